@@ -1,0 +1,94 @@
+import { z } from "zod";
+import { healthSchema, intervalFrameSchema } from "./frame";
+import { shardJobSchema } from "./jobs";
+
+/**
+ * The agent gateway: a Socket.IO namespace on the hub. Agents connect out; every message below is
+ * validated on receipt by both sides. Requests that need an answer use Socket.IO acks.
+ */
+export const AGENT_NAMESPACE = "/agent";
+
+export const agentCapacitySchema = z.object({
+  cores: z.number().int().positive(),
+  memoryMb: z.number().int().positive(),
+  maxConnections: z.number().int().positive(),
+  sourceAddresses: z.array(z.string()).default([]),
+});
+export type AgentCapacity = z.infer<typeof agentCapacitySchema>;
+
+/** Sent as the Socket.IO handshake `auth` payload. */
+export const agentHelloSchema = z.object({
+  token: z.string().min(1),
+  /** Stable across reconnects of one agent process, so the hub can resume its shard. */
+  instanceId: z.string().min(1),
+  name: z.string().min(1).max(200),
+  version: z.string(),
+  pool: z.string().default("default"),
+  labels: z.record(z.string(), z.string()).default({}),
+  capacity: agentCapacitySchema,
+});
+export type AgentHello = z.infer<typeof agentHelloSchema>;
+
+export const ackSchema = z.union([
+  z.object({ ok: z.literal(true) }),
+  z.object({ ok: z.literal(false), error: z.string() }),
+]);
+export type Ack = z.infer<typeof ackSchema>;
+
+export const welcomeSchema = z.object({ agentId: z.string() });
+export type Welcome = z.infer<typeof welcomeSchema>;
+
+/** agent → hub, acked with the hub's clock: NTP-style offset estimate (keep the min-RTT sample). */
+export const clockPingAckSchema = z.object({ hubTime: z.number() });
+
+/** hub → agent: prepare the shard; the ack says it is armed (or why not). */
+export const shardAssignSchema = shardJobSchema;
+export type ShardAssign = z.infer<typeof shardAssignSchema>;
+
+/** hub → agent: start at this hub-clock epoch ms. */
+export const shardStartSchema = z.object({ shardId: z.string(), startAt: z.number() });
+export type ShardStart = z.infer<typeof shardStartSchema>;
+
+export const shardAbortSchema = z.object({ shardId: z.string(), reason: z.string() });
+export type ShardAbort = z.infer<typeof shardAbortSchema>;
+
+/** agent → hub, acked once the frame is durably in the run's Redis stream. */
+export const frameMessageSchema = intervalFrameSchema;
+
+/** agent → hub, after the last frame of the shard has been acknowledged. */
+export const shardEndSchema = z.object({
+  runId: z.string(),
+  shardId: z.string(),
+  status: z.enum(["completed", "errored", "aborted"]),
+  error: z.string().optional(),
+  frames: z.number().int().nonnegative(),
+});
+export type ShardEnd = z.infer<typeof shardEndSchema>;
+
+export const heartbeatSchema = z.object({ busy: z.boolean(), health: healthSchema });
+export type Heartbeat = z.infer<typeof heartbeatSchema>;
+
+/** Event names, both directions. */
+export const AGENT_EVENTS = {
+  welcome: "welcome",
+  clockPing: "clock.ping",
+  shardAssign: "shard.assign",
+  shardStart: "shard.start",
+  shardAbort: "shard.abort",
+  frame: "frame",
+  shardEnd: "shard.end",
+  heartbeat: "heartbeat",
+} as const;
+
+/** Redis keys shared by web and hub. */
+export const REDIS_KEYS = {
+  /** Stream of IntervalFrame JSON (field `f`) per run, read by the aggregator's consumer group. */
+  frames: (runId: string) => `volley:run:${runId}:frames`,
+  /** Set of run ids whose frame streams the aggregator reads. */
+  activeRuns: "volley:runs:active",
+  /** Pub/sub channel the hub publishes run updates to (status changes, new intervals). */
+  runEvents: (runId: string) => `volley:run:${runId}:events`,
+  /** Pub/sub channel web publishes abort requests on. */
+  abort: "volley:abort",
+} as const;
+export const AGGREGATOR_GROUP = "aggregator";

@@ -1,0 +1,16 @@
+import { z } from "zod";
+import { planSchema } from "./plan";
+
+/** Queue job payloads. Job definitions (queue, name, attempts, backoff) live in @volley/queue. */
+export const runJobSchema = z.object({ runId: z.string().min(1) });
+export type RunJob = z.infer<typeof runJobSchema>;
+
+export const shardJobSchema = z.object({
+  runId: z.string().min(1),
+  shardId: z.string().min(1),
+  index: z.number().int().nonnegative(),
+  count: z.number().int().positive(),
+  /** The shard's own slice of the plan: connections and rates already divided. */
+  plan: planSchema,
+});
+export type ShardJob = z.infer<typeof shardJobSchema>;

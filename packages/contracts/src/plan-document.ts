@@ -1,0 +1,23 @@
+import { parse as parseYaml, YAMLParseError } from "yaml";
+import { planSchema, type Plan } from "./plan";
+import { fieldIssues, type FieldIssue } from "./errors";
+
+export type PlanParseResult = { ok: true; plan: Plan } | { ok: false; issues: FieldIssue[] };
+
+/** Parses a plan written as YAML or JSON (JSON is YAML) and validates it. */
+export function parsePlanDocument(text: string): PlanParseResult {
+  let doc: unknown;
+  try {
+    doc = parseYaml(text, { prettyErrors: true });
+  } catch (err) {
+    const message = err instanceof YAMLParseError ? err.message : String(err);
+    return { ok: false, issues: [{ path: "(document)", message: `not valid YAML or JSON: ${message}` }] };
+  }
+  return validatePlan(doc);
+}
+
+export function validatePlan(doc: unknown): PlanParseResult {
+  const result = planSchema.safeParse(doc);
+  if (result.success) return { ok: true, plan: result.data };
+  return { ok: false, issues: fieldIssues(result.error) };
+}

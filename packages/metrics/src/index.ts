@@ -1,0 +1,5 @@
+export * from "./histogram";
+export * from "./summary";
+export * from "./interval-recorder";
+export * from "./aggregate";
+export * from "./thresholds";
