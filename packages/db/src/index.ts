@@ -1,0 +1,11 @@
+export * from "./client";
+export * from "./migrate";
+export * from "./ids";
+export * as schema from "./schema";
+export { DEFAULT_ORG_ID } from "./schema";
+export type { ShardStatus } from "./schema";
+export * from "./repos/runs-repo";
+export * from "./repos/shards-repo";
+export * from "./repos/intervals-repo";
+export * from "./repos/agents-repo";
+export * from "./test-database";

@@ -1,0 +1,21 @@
+import { fileURLToPath } from "node:url";
+import { drizzle } from "drizzle-orm/node-postgres";
+import { migrate } from "drizzle-orm/node-postgres/migrator";
+import pg from "pg";
+
+export const MIGRATIONS_DIR = fileURLToPath(new URL("../migrations", import.meta.url));
+// Any fixed number; held while migrating so hub replicas starting together apply each migration once.
+const MIGRATION_LOCK = 7_340_211;
+
+/** Applies pending drizzle-kit migrations under an advisory lock. */
+export async function migrateDatabase(databaseUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query("select pg_advisory_lock($1)", [MIGRATION_LOCK]);
+    await migrate(drizzle(client), { migrationsFolder: MIGRATIONS_DIR });
+  } finally {
+    await client.query("select pg_advisory_unlock($1)", [MIGRATION_LOCK]).catch(() => {});
+    await client.end();
+  }
+}

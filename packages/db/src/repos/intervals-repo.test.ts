@@ -1,0 +1,49 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createDb, type DbHandle } from "../client";
+import { createTestDatabase } from "../test-database";
+import { insertRun, finishRun, getRun, markRunRunning } from "./runs-repo";
+import { insertShards } from "./shards-repo";
+import { insertFrames, listFrames } from "./intervals-repo";
+
+const SERVER = process.env.VOLLEY_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+let testDb: Awaited<ReturnType<typeof createTestDatabase>>;
+let h: DbHandle;
+
+beforeAll(async () => {
+  testDb = await createTestDatabase(SERVER);
+  h = createDb(testDb.url);
+});
+afterAll(async () => {
+  await h?.close();
+  await testDb?.drop();
+});
+
+const plan = {
+  name: "t",
+  target: { url: "ws://127.0.0.1:1/echo", protocol: "ws" as const, connectTimeout: "10s" },
+  connections: { count: 1, rate: 1 },
+  scenario: { kind: "echo" as const, message: { bytes: 64, rate: 1, per: "connection" as const, arrival: "constant" as const, timeout: "10s" }, duration: "1s", warmup: 0 },
+  thresholds: [],
+  agents: { pool: "default", count: 1 },
+};
+const health = { cpu: 1, eventLoopDelayMs: { p50: 1, max: 1 }, rssMb: 1, sendLagMaxMs: 0, saturated: false };
+
+describe("runs and intervals", () => {
+  it("stores a frame delivered twice once", async () => {
+    const run = await insertRun(h.db, { plan });
+    const [shard] = await insertShards(h.db, run.id, [plan]);
+    const frame = { runId: run.id, shardId: shard!.id, agentId: "agt_x", seq: 0, index: 0, startedAt: 1, durationMs: 1000, warmup: false, counters: { "messages.sent": 3 }, histograms: {}, health };
+    expect(await insertFrames(h.db, [frame])).toBe(1);
+    expect(await insertFrames(h.db, [frame, { ...frame, seq: 1, index: 1 }])).toBe(1);
+    expect((await listFrames(h.db, run.id)).map((f) => f.seq)).toEqual([0, 1]);
+  });
+
+  it("moves status forward once", async () => {
+    const run = await insertRun(h.db, { plan });
+    expect(await markRunRunning(h.db, run.id)).toBe(true);
+    expect(await markRunRunning(h.db, run.id)).toBe(false);
+    expect(await finishRun(h.db, run.id, { status: "aborted", reason: "stop" })).toBe(true);
+    expect(await finishRun(h.db, run.id, { status: "passed" })).toBe(false);
+    expect((await getRun(h.db, run.id))?.status).toBe("aborted");
+  });
+});

@@ -1,0 +1,35 @@
+import { asc, eq } from "drizzle-orm";
+import type { IntervalFrame } from "@volley/contracts";
+import type { Db } from "../client";
+import { runIntervals } from "../schema";
+
+export type IntervalRow = typeof runIntervals.$inferSelect;
+
+/** Stores frames; a frame delivered twice (same shard and seq) is stored once. Returns how many were new. */
+export async function insertFrames(db: Db, frames: IntervalFrame[]): Promise<number> {
+  if (frames.length === 0) return 0;
+  const rows = await db
+    .insert(runIntervals)
+    .values(
+      frames.map((f) => ({
+        runId: f.runId,
+        shardId: f.shardId,
+        agentId: f.agentId,
+        seq: f.seq,
+        index: f.index,
+        startedAt: f.startedAt,
+        durationMs: f.durationMs,
+        warmup: f.warmup,
+        counters: f.counters,
+        histograms: f.histograms,
+        health: f.health,
+      })),
+    )
+    .onConflictDoNothing({ target: [runIntervals.shardId, runIntervals.seq] })
+    .returning({ id: runIntervals.id });
+  return rows.length;
+}
+
+export async function listFrames(db: Db, runId: string): Promise<IntervalRow[]> {
+  return db.select().from(runIntervals).where(eq(runIntervals.runId, runId)).orderBy(asc(runIntervals.index), asc(runIntervals.shardId));
+}

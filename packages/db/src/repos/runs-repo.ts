@@ -1,0 +1,63 @@
+import { and, desc, eq, inArray, notInArray } from "drizzle-orm";
+import { FINAL_RUN_STATUSES, type Plan, type RunStatus, type RunSummary } from "@volley/contracts";
+import type { Db } from "../client";
+import { newId } from "../ids";
+import { DEFAULT_ORG_ID, runs } from "../schema";
+
+export type RunRow = typeof runs.$inferSelect;
+
+export async function insertRun(db: Db, input: { plan: Plan; orgId?: string; planId?: string | null }): Promise<RunRow> {
+  const [row] = await db
+    .insert(runs)
+    .values({ id: newId("run"), orgId: input.orgId ?? DEFAULT_ORG_ID, planId: input.planId ?? null, name: input.plan.name, plan: input.plan, status: "queued" })
+    .returning();
+  return row!;
+}
+
+export async function getRun(db: Db, id: string, orgId = DEFAULT_ORG_ID): Promise<RunRow | null> {
+  const [row] = await db.select().from(runs).where(and(eq(runs.id, id), eq(runs.orgId, orgId)));
+  return row ?? null;
+}
+
+export async function listRuns(db: Db, opts: { orgId?: string; limit?: number } = {}): Promise<RunRow[]> {
+  return db
+    .select()
+    .from(runs)
+    .where(eq(runs.orgId, opts.orgId ?? DEFAULT_ORG_ID))
+    .orderBy(desc(runs.createdAt))
+    .limit(opts.limit ?? 50);
+}
+
+/** queued → running; returns false if the run is no longer queued (aborted meanwhile, or taken by another hub). */
+export async function markRunRunning(db: Db, id: string): Promise<boolean> {
+  const rows = await db
+    .update(runs)
+    .set({ status: "running", startedAt: new Date() })
+    .where(and(eq(runs.id, id), eq(runs.status, "queued")))
+    .returning({ id: runs.id });
+  return rows.length === 1;
+}
+
+/** Moves a run to a final status once; later calls (a second hub, a late abort) change nothing. */
+export async function finishRun(
+  db: Db,
+  id: string,
+  result: { status: RunStatus; reason?: string | null; summary?: RunSummary | null; startSkewMs?: number | null },
+): Promise<boolean> {
+  const rows = await db
+    .update(runs)
+    .set({
+      status: result.status,
+      reason: result.reason ?? null,
+      summary: result.summary ?? null,
+      startSkewMs: result.startSkewMs ?? null,
+      endedAt: new Date(),
+    })
+    .where(and(eq(runs.id, id), notInArray(runs.status, [...FINAL_RUN_STATUSES])))
+    .returning({ id: runs.id });
+  return rows.length === 1;
+}
+
+export async function listRunsByStatus(db: Db, statuses: RunStatus[]): Promise<RunRow[]> {
+  return db.select().from(runs).where(inArray(runs.status, statuses));
+}

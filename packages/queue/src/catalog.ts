@@ -1,0 +1,28 @@
+import { runJobSchema, shardJobSchema } from "@volley/contracts";
+import { defineJob } from "./job-definition";
+
+/** Every queue Volley uses. BullMQ queue names may not contain ':'. */
+export const QUEUE_NAMES = {
+  runs: "volley-runs",
+  shards: (pool: string) => `volley-shards-${pool}`,
+} as const;
+
+/**
+ * One run, planned into shards by a hub. Not retried: executing a run twice would send load twice,
+ * so a failure ends the run `errored` with the reason instead.
+ */
+export const runJob = defineJob({
+  name: "run.execute",
+  schema: runJobSchema,
+  options: { attempts: 1, removeOnComplete: { age: 86_400, count: 1000 }, removeOnFail: { age: 7 * 86_400 } },
+});
+
+/**
+ * One shard, held active by the hub worker while an agent runs it. Not retried for the same reason;
+ * a lost agent fails the job with the agent named.
+ */
+export const shardJob = defineJob({
+  name: "shard.execute",
+  schema: shardJobSchema,
+  options: { attempts: 1, removeOnComplete: { age: 86_400, count: 1000 }, removeOnFail: { age: 7 * 86_400 } },
+});

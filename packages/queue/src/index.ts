@@ -1,0 +1,3 @@
+export * from "./redis";
+export * from "./job-definition";
+export * from "./catalog";
