@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import "@volley/devstack/vitest-context";
 import { createDb, type DbHandle } from "../client";
 import { createTestDatabase } from "../test-database";
 import { insertRun, finishRun, getRun, markRunRunning } from "./runs-repo";
 import { insertShards } from "./shards-repo";
 import { insertFrames, listFrames } from "./intervals-repo";
 
-const SERVER = process.env.VOLLEY_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const SERVER = inject("databaseServerUrl");
 let testDb: Awaited<ReturnType<typeof createTestDatabase>>;
 let h: DbHandle;
 

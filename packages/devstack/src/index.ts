@@ -1,0 +1,5 @@
+export * from "./env";
+export * from "./free-port";
+export * from "./embedded-postgres";
+export * from "./local-redis";
+export * from "./test-services";
