@@ -3,3 +3,5 @@ export * from "./free-port";
 export * from "./embedded-postgres";
 export * from "./local-redis";
 export * from "./test-services";
+export * from "./managed-process";
+export * from "./stack";

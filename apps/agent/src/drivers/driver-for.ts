@@ -1,0 +1,10 @@
+import type { Protocol } from "@volley/contracts";
+import type { Driver } from "./driver";
+import { wsDriver } from "./ws-driver";
+
+const DRIVERS: Record<Protocol, Driver> = { ws: wsDriver };
+
+/** The driver for a plan's protocol, or undefined when this agent cannot speak it. */
+export function driverFor(protocol: string): Driver | undefined {
+  return Object.hasOwn(DRIVERS, protocol) ? DRIVERS[protocol as Protocol] : undefined;
+}

@@ -1,0 +1,41 @@
+/**
+ * The seam between the engine and a protocol. Later protocols (socket.io, sockjs, stomp, sse, http)
+ * add a Driver; the engine never learns which one it runs. Connect time is measured by the engine
+ * around `connect()`, so drivers must resolve exactly when the connection can carry messages.
+ */
+import type { ErrorClass } from "./connect-error";
+
+export interface ConnectOptions {
+  url: string;
+  headers?: Record<string, string>;
+  /** An attempt still pending after this long fails with class "timeout". */
+  connectTimeoutMs: number;
+  perMessageDeflate?: boolean;
+  /** Source address to bind, for agents with several addresses (beyond ~64K ports each). */
+  localAddress?: string;
+}
+
+export interface CloseInfo {
+  /** False when we closed it ourselves. */
+  byServer: boolean;
+  code?: number;
+  reason?: string;
+  /** Set when the connection ended because of an error rather than a close. */
+  errorClass?: ErrorClass;
+}
+
+export interface Connection {
+  /** Sends one message; ignored once the connection is closing. */
+  send(payload: Buffer | string): void;
+  /** One handler per connection (a later call replaces it): the hot path stays a direct call. */
+  onMessage(cb: (data: Buffer | string) => void): void;
+  /** Called once, however the connection ended. */
+  onClose(cb: (info: CloseInfo) => void): void;
+  close(): void;
+}
+
+export interface Driver {
+  readonly protocol: string;
+  /** Rejects with a ConnectError. */
+  connect(opts: ConnectOptions): Promise<Connection>;
+}

@@ -1,0 +1,109 @@
+import { WebSocket, type RawData } from "ws";
+import { ConnectError, type ErrorClass } from "./connect-error";
+import type { CloseInfo, ConnectOptions, Connection, Driver } from "./driver";
+
+const REFUSED = new Set(["ECONNREFUSED"]);
+const TIMED_OUT = new Set(["ETIMEDOUT", "ESOCKETTIMEDOUT"]);
+const CLOSED = new Set(["ECONNRESET", "EPIPE"]);
+
+/** Maps a socket or ws error to an error class. */
+export function classifyWsError(err: NodeJS.ErrnoException): { errorClass: ErrorClass; detail: string } {
+  const code = err.code ?? "";
+  if (REFUSED.has(code)) return { errorClass: "refused", detail: code };
+  if (TIMED_OUT.has(code)) return { errorClass: "timeout", detail: code };
+  if (CLOSED.has(code) || /socket hang up/i.test(err.message)) return { errorClass: "closed", detail: code || err.message };
+  // ws validates the upgrade answer itself; anything it rejects there or in framing is the peer's protocol fault.
+  if (code.startsWith("WS_ERR_") || /Sec-WebSocket|subprotocol|extension|Invalid WebSocket frame/i.test(err.message)) {
+    return { errorClass: "protocol", detail: err.message };
+  }
+  return { errorClass: "other", detail: code ? `${code}: ${err.message}` : err.message };
+}
+
+class WsConnection implements Connection {
+  private messageCb: (data: Buffer | string) => void = () => {};
+  private closeCb: (info: CloseInfo) => void = () => {};
+  private closingByUs = false;
+  private errorClass: ErrorClass | undefined;
+  private ended = false;
+
+  constructor(private readonly ws: WebSocket) {
+    ws.on("message", (data: RawData, isBinary: boolean) => {
+      // binaryType is "nodebuffer", so data is one Buffer.
+      const buf = data as Buffer;
+      this.messageCb(isBinary ? buf : buf.toString("utf8"));
+    });
+    ws.on("error", (err: NodeJS.ErrnoException) => {
+      this.errorClass ??= classifyWsError(err).errorClass;
+    });
+    ws.on("close", (code: number, reason: Buffer) => {
+      if (this.ended) return;
+      this.ended = true;
+      const info: CloseInfo = { byServer: !this.closingByUs, code, reason: reason.toString("utf8") };
+      if (this.errorClass && !this.closingByUs) info.errorClass = this.errorClass;
+      this.closeCb(info);
+    });
+  }
+
+  send(payload: Buffer | string): void {
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(payload);
+  }
+
+  onMessage(cb: (data: Buffer | string) => void): void {
+    this.messageCb = cb;
+  }
+
+  onClose(cb: (info: CloseInfo) => void): void {
+    this.closeCb = cb;
+  }
+
+  close(): void {
+    if (this.closingByUs) return;
+    this.closingByUs = true;
+    this.ws.close(1000);
+    // A peer that never answers the close frame must not hold the socket for ws's 30 s close timeout.
+    setTimeout(() => this.ws.terminate(), 2000).unref();
+  }
+}
+
+/** Raw WebSocket (RFC 6455) via the `ws` package. */
+export const wsDriver: Driver = {
+  protocol: "ws",
+  connect(opts: ConnectOptions): Promise<Connection> {
+    return new Promise((resolve, reject) => {
+      const ws = new WebSocket(opts.url, {
+        headers: opts.headers,
+        perMessageDeflate: opts.perMessageDeflate ?? false,
+        localAddress: opts.localAddress,
+        // Load tests measure the server, not redirects the user did not ask for.
+        followRedirects: false,
+      });
+      let settled = false;
+      const fail = (errorClass: ErrorClass, detail: string) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        ws.terminate();
+        reject(new ConnectError(errorClass, detail));
+      };
+      const timer = setTimeout(() => fail("timeout", `no answer in ${opts.connectTimeoutMs} ms`), opts.connectTimeoutMs);
+      ws.on("unexpected-response", (_req, res) => {
+        res.resume();
+        fail("handshake", `HTTP ${res.statusCode ?? "?"}`);
+      });
+      ws.on("error", (err: NodeJS.ErrnoException) => {
+        const { errorClass, detail } = classifyWsError(err);
+        fail(errorClass, detail);
+      });
+      ws.once("close", () => fail("closed", "closed before the handshake completed"));
+      ws.once("open", () => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        ws.removeAllListeners("unexpected-response");
+        ws.removeAllListeners("error");
+        ws.removeAllListeners("close");
+        resolve(new WsConnection(ws));
+      });
+    });
+  },
+};

@@ -1,0 +1,39 @@
+import { hostname } from "node:os";
+import { z } from "zod";
+
+const LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+const envSchema = z.object({
+  HUB_URL: z
+    .url({ protocol: /^https?$/, error: "set it to the hub's http(s) URL, e.g. http://127.0.0.1:3001" })
+    .default("http://127.0.0.1:3001")
+    .transform((u) => u.replace(/\/+$/, "")),
+  // A later issue replaces this dev default with enrollment via a join token.
+  AGENT_TOKEN: z.string().min(1, "set it to the agent token the hub gave you").default("dev-local-agent-token"),
+  AGENT_NAME: z.string().min(1).max(200, "use at most 200 characters").default(hostname()),
+  AGENT_POOL: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, "use lowercase letters, digits and dashes, e.g. default")
+    .default("default"),
+  AGENT_MAX_CONNECTIONS: z.coerce
+    .number({ error: "set it to a whole number of connections, e.g. 50000" })
+    .int("set it to a whole number of connections, e.g. 50000")
+    .positive("set it to a positive number of connections, e.g. 50000")
+    .default(50_000),
+  LOG_LEVEL: z.enum(LEVELS, { error: `use one of ${LEVELS.join(", ")}` }).default("info"),
+});
+
+export type AgentEnv = z.infer<typeof envSchema>;
+
+/** Reads and validates the environment once; a bad value stops the process with one line naming it. */
+export function loadEnv(source: NodeJS.ProcessEnv = process.env): AgentEnv {
+  // Empty strings mean "unset", so `AGENT_NAME= npm start` falls back to the default.
+  const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== ""));
+  const result = envSchema.safeParse(cleaned);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const name = String(issue?.path[0] ?? "environment");
+  const shown = name === "AGENT_TOKEN" ? "(hidden)" : JSON.stringify(source[name] ?? "");
+  process.stderr.write(`invalid environment variable ${name}=${shown}: ${issue?.message}\n`);
+  process.exit(1);
+}

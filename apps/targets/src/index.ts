@@ -1,0 +1,1 @@
+export { startWsEchoServer, ECHO_PATH, type WsEchoServer, type WsEchoServerOptions } from "./ws-echo-server";

@@ -1,0 +1,102 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
+import { startWsEchoServer, type WsEchoServer } from "./ws-echo-server";
+
+const servers: WsEchoServer[] = [];
+const sockets: WebSocket[] = [];
+
+afterEach(async () => {
+  for (const s of sockets.splice(0)) s.terminate();
+  for (const s of servers.splice(0)) await s.close();
+});
+
+async function start(delayMs = 0): Promise<WsEchoServer> {
+  const server = await startWsEchoServer({ delayMs });
+  servers.push(server);
+  return server;
+}
+
+function open(url: string): Promise<WebSocket> {
+  const ws = new WebSocket(url);
+  sockets.push(ws);
+  return new Promise((resolve, reject) => {
+    ws.once("open", () => resolve(ws));
+    ws.once("error", reject);
+  });
+}
+
+function nextMessage(ws: WebSocket): Promise<{ data: Buffer; isBinary: boolean; at: number }> {
+  return new Promise((resolve) =>
+    ws.once("message", (data, isBinary) => resolve({ data: data as Buffer, isBinary, at: performance.now() })),
+  );
+}
+
+describe("ws echo server", () => {
+  it("echoes text as text and binary as binary", async () => {
+    const server = await start();
+    expect(server.url).toBe(`ws://127.0.0.1:${server.port}/echo`);
+    const ws = await open(server.url);
+
+    const text = nextMessage(ws);
+    ws.send("hello");
+    const t = await text;
+    expect(t.isBinary).toBe(false);
+    expect(t.data.toString()).toBe("hello");
+
+    const payload = Buffer.from([0, 1, 2, 250, 255]);
+    const bin = nextMessage(ws);
+    ws.send(payload);
+    const b = await bin;
+    expect(b.isBinary).toBe(true);
+    expect(Buffer.compare(b.data, payload)).toBe(0);
+  });
+
+  it("honours the server delay and a per-connection ?delay=", async () => {
+    const server = await start(40);
+    for (const [url, expected] of [
+      [server.url, 40],
+      [`${server.url}?delay=15`, 15],
+    ] as const) {
+      const ws = await open(url);
+      const reply = nextMessage(ws);
+      const sentAt = performance.now();
+      ws.send("x");
+      const elapsed = (await reply).at - sentAt;
+      expect(elapsed).toBeGreaterThanOrEqual(expected - 1);
+      expect(elapsed).toBeLessThan(expected + 15);
+    }
+  });
+
+  it("holds replies while stalled and releases them in order", async () => {
+    const server = await start();
+    const ws = await open(server.url);
+    const got: string[] = [];
+    const done = new Promise<number>((resolve) =>
+      ws.on("message", (d) => {
+        got.push(String(d));
+        if (got.length === 3) resolve(performance.now());
+      }),
+    );
+    const sentAt = performance.now();
+    server.stall(150);
+    ws.send("a");
+    ws.send("b");
+    ws.send("c");
+    const elapsed = (await done) - sentAt;
+    expect(got).toEqual(["a", "b", "c"]);
+    expect(elapsed).toBeGreaterThanOrEqual(140);
+  });
+
+  it("rejects other paths with 404 and a bad delay with 400", async () => {
+    const server = await start();
+    const status = (url: string) =>
+      new Promise<number>((resolve) => {
+        const ws = new WebSocket(url);
+        sockets.push(ws);
+        ws.on("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
+        ws.on("error", () => resolve(-1));
+      });
+    expect(await status(`ws://127.0.0.1:${server.port}/nope`)).toBe(404);
+    expect(await status(`${server.url}?delay=soon`)).toBe(400);
+  });
+});

@@ -1,0 +1,71 @@
+import { inject } from "vitest";
+import "@volley/devstack/vitest-context";
+import { createTestDatabase } from "@volley/db";
+import { freePort, startApp, type AppName, type ManagedProcess } from "@volley/devstack";
+
+export interface Stack {
+  webUrl: string;
+  hubPort: number;
+  databaseUrl: string;
+  redisUrl: string;
+  processes: Record<Exclude<AppName, "targets">, ManagedProcess>;
+  output: string[];
+  stop(): Promise<void>;
+}
+
+/** hub, one agent and web as real processes on free ports, with their own database and Redis db. */
+export async function startStack(redisDb: number): Promise<Stack> {
+  const db = await createTestDatabase(inject("databaseServerUrl"));
+  const redisUrl = `${inject("redisUrl")}/${redisDb}`;
+  const [hubPort, webPort] = [await freePort(), await freePort()];
+  const output: string[] = [];
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: db.url,
+    REDIS_URL: redisUrl,
+    HUB_PORT: String(hubPort),
+    HUB_URL: `http://127.0.0.1:${hubPort}`,
+    WEB_PORT: String(webPort),
+    WEB_HOST: "127.0.0.1",
+    AGENT_NAME: "e2e-agent",
+    LOG_LEVEL: "info",
+  };
+  const log = (name: string) => (line: string) => output.push(`[${name}] ${line}`);
+  const hub = startApp("hub", env, log("hub"));
+  const web = startApp("web", env, log("web"));
+  await hub.waitFor(/hub listening/i, 90_000);
+  const agent = startApp("agent", env, log("agent"));
+  await Promise.all([agent.waitFor(/connected to/i, 60_000), web.waitFor(/ready|Local:/i, 90_000)]);
+  return {
+    webUrl: `http://127.0.0.1:${webPort}`,
+    hubPort,
+    databaseUrl: db.url,
+    redisUrl,
+    processes: { hub, agent, web },
+    output,
+    async stop() {
+      await Promise.all([web.stop(), agent.stop()]);
+      await hub.stop();
+      await db.drop().catch(() => {});
+    },
+  };
+}
+
+export async function api<T = unknown>(stack: Stack, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const res = await fetch(`${stack.webUrl}${path}`, {
+    method,
+    headers: body === undefined ? {} : { "content-type": "application/json" },
+    body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as T };
+}
+
+export async function waitForFinal<T extends { status: string }>(stack: Stack, runId: string, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { body } = await api<T>(stack, "GET", `/api/v1/runs/${runId}`);
+    if (["passed", "failed", "errored", "aborted"].includes(body.status)) return body;
+    if (Date.now() > deadline) throw new Error(`run ${runId} still ${body.status} after ${timeoutMs} ms\n${stack.output.slice(-40).join("\n")}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * `npm start`: the whole system on one machine — PostgreSQL and Redis (embedded/local unless
+ * DATABASE_URL / REDIS_URL are set), the demo targets, the hub, one local agent and the web UI.
+ * Ctrl-C or SIGTERM stops everything in dependency order.
+ */
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { loadEnv, repoRoot } from "../env";
+import { startApp, type AppName } from "../stack";
+import type { ManagedProcess } from "../managed-process";
+import { startLocalServices } from "./local-services";
+
+const COLORS: Record<AppName, string> = { targets: "35", hub: "36", agent: "33", web: "32" };
+const tag = (name: string, color: string) => (process.stdout.isTTY ? `\x1b[${color}m[${name}]\x1b[0m` : `[${name}]`);
+const say = (line: string) => console.log(`${tag("volley", "1")} ${line}`);
+
+let shutdownHook: ((code: number) => Promise<void>) | null = null;
+
+async function main() {
+  const env = loadEnv();
+  if (!existsSync(path.join(repoRoot, "apps/web/.next/BUILD_ID"))) {
+    throw new Error("the web UI is not built yet — run `npm run setup` first");
+  }
+  const services = await startLocalServices(env, say);
+  const children: ManagedProcess[] = [];
+  let stopping = false;
+
+  const shutdown = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    say("stopping…");
+    // Web first (no new runs), then the agent (flushes its frames), hub, targets, then the stores.
+    for (const name of ["web", "agent", "hub", "targets"] as const) {
+      const child = children.find((c) => c.name === name);
+      if (child) await child.stop(20_000);
+    }
+    await services.stop();
+    say("stopped");
+    process.exit(code);
+  };
+  shutdownHook = shutdown;
+  process.on("SIGINT", () => void shutdown(0));
+  process.on("SIGTERM", () => void shutdown(0));
+
+  const hubUrl = `http://127.0.0.1:${env.HUB_PORT}`;
+  const childEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: services.databaseUrl,
+    REDIS_URL: services.redisUrl,
+    HUB_PORT: String(env.HUB_PORT),
+    HUB_URL: hubUrl,
+    WEB_PORT: String(env.WEB_PORT),
+    WS_ECHO_PORT: String(env.WS_ECHO_PORT),
+  };
+  const launch = (name: AppName) => {
+    const child = startApp(name, childEnv, (line) => console.log(`${tag(name, COLORS[name])} ${line}`));
+    children.push(child);
+    void child.exited.then((code) => {
+      if (!stopping) {
+        say(`${name} exited unexpectedly (${code}); stopping the rest`);
+        void shutdown(1);
+      }
+    });
+    return child;
+  };
+
+  const targets = launch("targets");
+  const hub = launch("hub");
+  await Promise.all([targets.waitFor(/listening/i, 60_000), hub.waitFor(/hub listening/i, 120_000)]);
+  const agent = launch("agent");
+  const web = launch("web");
+  await Promise.all([agent.waitFor(/connected to/i, 60_000), web.waitFor(/ready|started server|Local:/i, 120_000)]);
+
+  say("Volley is up:");
+  say(`  web       http://localhost:${env.WEB_PORT}   (REST API /api/v1)`);
+  say(`  hub       ${hubUrl}   (agent gateway /agent)`);
+  say(`  agent     1 local agent, pool "default"`);
+  say(`  targets   ws://127.0.0.1:${env.WS_ECHO_PORT}/echo`);
+  say(`  postgres  ${services.describe.postgres}`);
+  say(`  redis     ${services.describe.redis}`);
+  say("Ctrl-C stops everything.");
+}
+
+main().catch(async (err: unknown) => {
+  console.error(`${tag("volley", "31")} ${err instanceof Error ? err.message : String(err)}`);
+  if (shutdownHook) await shutdownHook(1);
+  process.exit(1);
+});
