@@ -1,4 +1,4 @@
-import { asc, eq } from "drizzle-orm";
+import { asc, count, eq } from "drizzle-orm";
 import type { IntervalFrame } from "@volley/contracts";
 import type { Db } from "../client";
 import { runIntervals } from "../schema";
@@ -32,4 +32,14 @@ export async function insertFrames(db: Db, frames: IntervalFrame[]): Promise<num
 
 export async function listFrames(db: Db, runId: string): Promise<IntervalRow[]> {
   return db.select().from(runIntervals).where(eq(runIntervals.runId, runId)).orderBy(asc(runIntervals.index), asc(runIntervals.shardId));
+}
+
+/** Stored frames per shard of a run, so the hub can tell when everything an agent reported has landed. */
+export async function countFramesByShard(db: Db, runId: string): Promise<Record<string, number>> {
+  const rows = await db
+    .select({ shardId: runIntervals.shardId, n: count() })
+    .from(runIntervals)
+    .where(eq(runIntervals.runId, runId))
+    .groupBy(runIntervals.shardId);
+  return Object.fromEntries(rows.map((r) => [r.shardId, r.n]));
 }

@@ -1,0 +1,28 @@
+import { parsePlanDocument, validatePlan } from "@volley/contracts";
+import { z } from "zod";
+import { apiHandler, invalidBody, json, readJson } from "../../../../../server/api-handler";
+
+const yamlBodySchema = z.strictObject({ yaml: z.string() });
+
+/**
+ * POST /api/v1/plans/validate — the body is a plan (JSON) or {"yaml": "..."} →
+ * {"ok": true, "plan"} with defaults filled in, or 400 invalid_body naming every bad field.
+ */
+export const POST = apiHandler({
+  permission: "plans:read",
+  handler: async ({ req }) => {
+    const body = await readJson(req);
+    // A plan never has a `yaml` field (the schema is strict), so its presence selects the YAML form.
+    const isYaml = typeof body === "object" && body !== null && !Array.isArray(body) && "yaml" in body;
+    let result;
+    if (isYaml) {
+      const parsed = yamlBodySchema.safeParse(body);
+      if (!parsed.success) throw invalidBody(parsed.error.issues.map((i) => ({ path: i.path.join(".") || "(root)", message: i.message })));
+      result = parsePlanDocument(parsed.data.yaml);
+    } else {
+      result = validatePlan(body);
+    }
+    if (!result.ok) throw invalidBody(result.issues);
+    return json({ ok: true, plan: result.plan });
+  },
+});

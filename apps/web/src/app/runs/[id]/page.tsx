@@ -1,0 +1,32 @@
+import type { Metadata } from "next";
+import { notFound } from "next/navigation";
+import { cache } from "react";
+import { ErrorPanel } from "../../../components/error-panel";
+import { RunView } from "../../../components/run-view";
+import { ApiError } from "../../../server/errors";
+import { describeLoadError } from "../../../server/page-errors";
+import { loadIntervals, loadRun } from "../../../server/runs";
+
+const load = cache(async (id: string) => {
+  try {
+    const [run, intervals] = await Promise.all([loadRun(id), loadIntervals(id)]);
+    return { ok: true as const, run, intervals };
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) return { ok: false as const, notFound: true as const };
+    return { ok: false as const, notFound: false as const, problem: describeLoadError(err, "this run") };
+  }
+});
+
+export async function generateMetadata({ params }: { params: Promise<{ id: string }> }): Promise<Metadata> {
+  const r = await load((await params).id);
+  return { title: r.ok ? r.run.name : "Run" };
+}
+
+export default async function RunPage({ params }: { params: Promise<{ id: string }> }) {
+  const r = await load((await params).id);
+  if (!r.ok) {
+    if (r.notFound) notFound();
+    return <ErrorPanel title={r.problem.title} message={r.problem.message} />;
+  }
+  return <RunView key={r.run.id} initialRun={r.run} initialIntervals={r.intervals} />;
+}

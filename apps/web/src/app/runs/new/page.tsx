@@ -1,0 +1,19 @@
+import { EXAMPLE_PLAN_YAML } from "@volley/contracts";
+import type { Metadata } from "next";
+import { PlanEditor } from "../../../components/plan-editor";
+
+export const metadata: Metadata = { title: "New run" };
+
+export default function NewRunPage() {
+  return (
+    <>
+      <div className="page-head">
+        <div>
+          <h1>New run</h1>
+          <p className="muted">Write the test plan in YAML (or JSON). It is checked as you type; Run queues it for a hub.</p>
+        </div>
+      </div>
+      <PlanEditor initialText={EXAMPLE_PLAN_YAML} />
+    </>
+  );
+}

@@ -1,0 +1,75 @@
+"use client";
+
+import { FINAL_RUN_STATUSES } from "@volley/contracts";
+import Link from "next/link";
+import { useRouter } from "next/navigation";
+import { useEffect } from "react";
+import { durationBetween, fmtDateTime, fmtDuration, fmtInt, fmtMs, fmtRelative } from "../lib/format";
+import type { RunListItem } from "../lib/types";
+import { StatusBadge } from "./status-badge";
+
+/** The runs list; refreshes itself every 2 s while any run on it is still queued or running. */
+export function RunsTable({ runs }: { runs: RunListItem[] }) {
+  const router = useRouter();
+  const active = runs.some((r) => !FINAL_RUN_STATUSES.includes(r.status));
+  useEffect(() => {
+    if (!active) return;
+    const t = setInterval(() => router.refresh(), 2000);
+    return () => clearInterval(t);
+  }, [active, router]);
+
+  return (
+    <div className="panel flush">
+      <table className="table runs-table">
+        <thead>
+          <tr>
+            <th>Name</th>
+            <th>Status</th>
+            <th>Created</th>
+            <th className="num">Duration</th>
+            <th className="num">p95 latency</th>
+            <th className="num">Sent</th>
+            <th className="num">Received</th>
+          </tr>
+        </thead>
+        <tbody>
+          {runs.map((r) => {
+            const lost = r.summary?.lost ?? 0;
+            return (
+              <tr key={r.id}>
+                <td>
+                  <Link href={`/runs/${r.id}`} className="run-link">
+                    {r.name}
+                  </Link>
+                  <div className="mono subtle">{r.id}</div>
+                </td>
+                <td>
+                  <StatusBadge status={r.status} />
+                  {r.reason && (r.status === "failed" || r.status === "errored") && (
+                    <div className="reason-inline" title={r.reason}>
+                      {r.reason}
+                    </div>
+                  )}
+                </td>
+                <td>
+                  <time dateTime={r.createdAt} title={fmtDateTime(r.createdAt)} suppressHydrationWarning>
+                    {fmtRelative(r.createdAt)}
+                  </time>
+                </td>
+                <td className="num" suppressHydrationWarning>
+                  {fmtDuration(durationBetween(r.startedAt, r.endedAt))}
+                </td>
+                <td className="num">{fmtMs(r.summary?.p95)}</td>
+                <td className="num">{fmtInt(r.summary?.sent)}</td>
+                <td className="num">
+                  {fmtInt(r.summary?.received)}
+                  {lost > 0 && <div className="bad small">{fmtInt(lost)} lost</div>}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,141 @@
+import type { Run } from "@volley/contracts";
+import { fmtInt, fmtMs, fmtPercent, fmtRate } from "../lib/format";
+
+const ERROR_LABELS: Record<string, string> = {
+  refused: "Connection refused",
+  timeout: "Timed out",
+  handshake: "Handshake failed",
+  protocol: "Protocol error",
+  closed: "Closed by server",
+  other: "Other",
+};
+
+function Row({ label, value, hint, tone }: { label: string; value: string; hint?: string; tone?: "bad" | "good" }) {
+  return (
+    <tr>
+      <th scope="row" title={hint}>
+        {label}
+      </th>
+      <td className={`num${tone ? ` ${tone}` : ""}`}>{value}</td>
+    </tr>
+  );
+}
+
+/** The run summary as compact tables; live while the run runs, the stored summary once it ended. */
+export function SummaryTables({ run }: { run: Run }) {
+  const s = run.summary;
+  if (!s) {
+    return (
+      <section className="panel summary-empty">
+        <h2 className="panel-title">Summary</h2>
+        <p className="muted">
+          {run.status === "queued" || run.status === "running"
+            ? "The summary fills in as soon as the first interval is stored."
+            : "This run has no summary: nothing was measured."}
+        </p>
+      </section>
+    );
+  }
+  const m = s.messages;
+  const errors = Object.entries(s.errors).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]);
+  const errorTotal = errors.reduce((n, [, v]) => n + v, 0);
+  const delivery = m.sent ? (100 * m.received) / m.sent : null;
+  const live = run.status === "running";
+
+  return (
+    <section className="summary">
+      <div className="summary-head">
+        <h2>Summary{live && <span className="live-tag">live</span>}</h2>
+        <span className="small subtle">
+          {fmtInt(s.intervals.measured)} measured second{s.intervals.measured === 1 ? "" : "s"}
+          {s.intervals.warmup > 0 && `, ${fmtInt(s.intervals.warmup)} warm-up left out`}
+        </span>
+      </div>
+      {s.intervals.saturated > 0 && (
+        <div className="banner banner-warn">
+          The load generator was saturated in {fmtInt(s.intervals.saturated)} interval{s.intervals.saturated === 1 ? "" : "s"}: its own CPU or send lag was a bottleneck, so
+          latency there includes agent delay. Use more agents or a lower rate for a clean measurement.
+        </div>
+      )}
+      <div className="summary-grid">
+        <div className="panel flush">
+          <table className="kv">
+            <caption>Messages</caption>
+            <tbody>
+              <Row label="Sent" value={fmtInt(m.sent)} />
+              <Row label="Received" value={fmtInt(m.received)} />
+              <Row label="Lost" value={fmtInt(m.lost)} tone={m.lost > 0 ? "bad" : undefined} hint="No reply within the message timeout" />
+              <Row label="Delivered" value={fmtPercent(delivery, 2)} />
+              <Row label="Send rate" value={fmtRate(m.sendRate)} hint="Over measured (non-warm-up) seconds" />
+              <Row label="Receive rate" value={fmtRate(m.receiveRate)} />
+            </tbody>
+          </table>
+        </div>
+        <div className="panel flush">
+          <table className="kv">
+            <caption>Latency</caption>
+            <tbody>
+              <Row label="min" value={fmtMs(s.latency.min)} />
+              <Row label="p50" value={fmtMs(s.latency.p50)} />
+              <Row label="p90" value={fmtMs(s.latency.p90)} />
+              <Row label="p95" value={fmtMs(s.latency.p95)} />
+              <Row label="p99" value={fmtMs(s.latency.p99)} />
+              <Row label="max" value={fmtMs(s.latency.max)} />
+            </tbody>
+          </table>
+        </div>
+        <div className="panel flush">
+          <table className="kv">
+            <caption>Agent and connections</caption>
+            <tbody>
+              <Row label="Send lag p99" value={fmtMs(s.sendLag.p99)} hint="How late messages left the agent vs. their intended time" />
+              <Row label="Send lag max" value={fmtMs(s.sendLag.max)} />
+              <Row label="Connect p50" value={fmtMs(s.connect.latency.p50)} />
+              <Row label="Connect p95" value={fmtMs(s.connect.latency.p95)} />
+              <Row label="Opened" value={fmtInt(s.connect.opened)} />
+              <Row label="Failed" value={fmtInt(s.connect.failed)} tone={s.connect.failed > 0 ? "bad" : undefined} />
+            </tbody>
+          </table>
+        </div>
+        <div className="panel flush">
+          <table className="kv">
+            <caption>Errors{errorTotal > 0 ? ` (${fmtInt(errorTotal)})` : ""}</caption>
+            <tbody>
+              {errors.length === 0 ? (
+                <tr>
+                  <td className="muted" colSpan={2}>
+                    No errors
+                  </td>
+                </tr>
+              ) : (
+                errors.map(([cls, n]) => <Row key={cls} label={ERROR_LABELS[cls] ?? cls} value={fmtInt(n)} tone="bad" />)
+              )}
+            </tbody>
+          </table>
+        </div>
+      </div>
+      <div className="panel flush">
+        <table className="table thresholds">
+          <caption>Thresholds{live ? " (so far)" : ""}</caption>
+          <tbody>
+            {s.thresholds.length === 0 ? (
+              <tr>
+                <td className="muted">No thresholds in this plan. Add e.g. “latency.p95 &lt; 200ms” to make the run pass or fail.</td>
+              </tr>
+            ) : (
+              s.thresholds.map((t, i) => (
+                <tr key={`${t.expression}-${i}`}>
+                  <td className="verdict">
+                    <span className={`badge ${t.ok ? "badge-passed" : "badge-failed"}`}>{t.ok ? "pass" : "fail"}</span>
+                  </td>
+                  <td className="mono">{t.expression}</td>
+                  <td className={t.ok ? "muted" : "bad"}>{t.message}</td>
+                </tr>
+              ))
+            )}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,22 @@
+import type { RunStatus } from "@volley/contracts";
+
+/** One row of `GET /api/v1/runs`: enough for a list, without the plan document. */
+export interface RunListItem {
+  id: string;
+  name: string;
+  status: RunStatus;
+  reason: string | null;
+  createdAt: string;
+  startedAt: string | null;
+  endedAt: string | null;
+  /** From the stored summary; null until the run has finished with measurements. */
+  summary: { sent: number; received: number; lost: number; p50: number | null; p95: number | null; p99: number | null } | null;
+}
+
+/** `POST /api/v1/runs/{id}/abort` → 202. */
+export interface AbortResponse {
+  id: string;
+  /** `aborted` when the run was still queued; `running` while the hub stops it. */
+  status: RunStatus;
+  abort: "done" | "requested";
+}

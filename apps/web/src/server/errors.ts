@@ -1,0 +1,88 @@
+import type { FieldIssue } from "@volley/contracts";
+import { databaseUrl, MisconfiguredError, redisUrl } from "../env";
+
+/** An error with an HTTP status and one of the API's error codes; its message is safe to show. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly issues?: FieldIssue[],
+  ) {
+    super(message);
+    this.name = "ApiError";
+  }
+}
+
+export const notFound = (what: string) => new ApiError(404, "not_found", `${what} does not exist`);
+
+/** Follows `cause` chains (drizzle wraps pg errors) and AggregateErrors (net connect to v4+v6). */
+function* causes(err: unknown): Generator<unknown> {
+  const seen = new Set<unknown>();
+  const stack: unknown[] = [err];
+  while (stack.length) {
+    const e = stack.pop();
+    if (e === null || e === undefined || seen.has(e)) continue;
+    seen.add(e);
+    yield e;
+    if (e instanceof AggregateError) stack.push(...e.errors);
+    if (typeof e === "object" && "cause" in e) stack.push((e as { cause?: unknown }).cause);
+  }
+}
+
+const NETWORK_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "ECONNRESET", "EHOSTUNREACH", "ENETUNREACH", "57P03"]);
+
+/**
+ * Turns infrastructure failures into errors a person can act on: PostgreSQL unreachable, tables
+ * missing, Redis unreachable, a missing variable. Returns null for everything else (a bug: 500).
+ */
+export function classifyError(err: unknown): ApiError | MisconfiguredError | null {
+  for (const e of causes(err)) {
+    if (e instanceof ApiError || e instanceof MisconfiguredError) return e;
+  }
+  for (const e of causes(err)) {
+    if (typeof e !== "object" || e === null) continue;
+    const code = (e as { code?: unknown }).code;
+    const message = e instanceof Error ? e.message : "";
+    if (code === "42P01") {
+      return new MisconfiguredError(
+        "DATABASE_URL",
+        "the database at DATABASE_URL has no Volley tables — apply the Volley migrations to it (migrateDatabase from @volley/db) or point DATABASE_URL at the Volley database",
+      );
+    }
+    if (code === "3D000" || code === "28P01" || code === "28000") {
+      return new MisconfiguredError("DATABASE_URL", `PostgreSQL refused DATABASE_URL: ${message} — check the database name and credentials`);
+    }
+    if (typeof code === "string" && NETWORK_CODES.has(code)) {
+      const service = serviceAt((e as { port?: unknown }).port);
+      const what = service ? `${service.name} at ${service.variable} is unreachable` : "a backing service is unreachable";
+      return new ApiError(503, "unavailable", `${what} (${message || code}) — check that ${service ? `it is running and ${service.variable} is right` : "PostgreSQL and Redis are running"}`);
+    }
+    if (e instanceof RedisUnavailableError) return new ApiError(503, "unavailable", e.message);
+  }
+  return null;
+}
+
+/** Redis did not answer in time (ioredis retries while it reconnects; we don't keep a request waiting). */
+export class RedisUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "RedisUnavailableError";
+  }
+}
+
+/** Which configured service listens on a port, to name it in a connection error. */
+function serviceAt(port: unknown): { name: string; variable: string } | null {
+  if (typeof port !== "number") return null;
+  const portOf = (get: () => string, fallback: number) => {
+    try {
+      const u = new URL(get());
+      return u.port ? Number(u.port) : fallback;
+    } catch {
+      return null;
+    }
+  };
+  if (portOf(databaseUrl, 5432) === port) return { name: "PostgreSQL", variable: "DATABASE_URL" };
+  if (portOf(redisUrl, 6379) === port) return { name: "Redis", variable: "REDIS_URL" };
+  return null;
+}

@@ -1,0 +1,137 @@
+import {
+  FINAL_RUN_STATUSES,
+  REDIS_KEYS,
+  type IntervalPoint,
+  type Plan,
+  type Run,
+  type RunSummary,
+} from "@volley/contracts";
+import { finishRun, getRun, insertRun, listFrames, listRuns, DEFAULT_ORG_ID, type Db, type RunRow } from "@volley/db";
+import { evaluateThresholds, mergeTimeline, summarizeFrames } from "@volley/metrics";
+import { enqueue, runJob } from "@volley/queue";
+import type { AbortResponse, RunListItem } from "../lib/types";
+import { ApiError, notFound } from "./errors";
+import { getLogger } from "./log";
+import { getDb, getRedis, getRunsQueue, withRedisDeadline } from "./services";
+
+/**
+ * What web does with runs. Used by the API route handlers and by the server-rendered pages, so
+ * both see exactly the same data. Every function is scoped to an org (the default one for now).
+ */
+
+export const isFinal = (status: Run["status"]) => FINAL_RUN_STATUSES.includes(status);
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+/** The summary of a run from its stored frames: histograms merged exactly, thresholds evaluated. */
+async function summaryFromFrames(db: Db, row: RunRow): Promise<RunSummary | null> {
+  const frames = await listFrames(db, row.id);
+  if (frames.length === 0) return null;
+  const measured = summarizeFrames(frames);
+  return { ...measured, thresholds: evaluateThresholds(row.plan.thresholds, measured) };
+}
+
+function toRun(row: RunRow, summary: RunSummary | null): Run {
+  return {
+    id: row.id,
+    status: row.status,
+    reason: row.reason,
+    name: row.name,
+    plan: row.plan,
+    createdAt: row.createdAt.toISOString(),
+    startedAt: iso(row.startedAt),
+    endedAt: iso(row.endedAt),
+    summary,
+  };
+}
+
+/** Writes the run row (queued) and puts `runJob {runId}` on the runs queue for a hub to execute. */
+export async function createRun(plan: Plan, orgId = DEFAULT_ORG_ID): Promise<{ id: string }> {
+  const db = getDb();
+  const queue = getRunsQueue();
+  const row = await insertRun(db, { plan, orgId });
+  try {
+    // jobId = run id: enqueuing the same run twice is a no-op in BullMQ.
+    await withRedisDeadline("queue the run", enqueue(queue, runJob, { runId: row.id }, { jobId: row.id }));
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    // The row must not sit in `queued` forever when no job will ever run it.
+    await finishRun(db, row.id, { status: "errored", reason: `could not be queued: ${why}` }).catch(() => {});
+    throw new ApiError(503, "unavailable", `the run could not be queued: ${why}`);
+  }
+  getLogger().info({ runId: row.id, name: plan.name }, "run queued");
+  return { id: row.id };
+}
+
+/**
+ * One run. A finished run returns its stored summary; a running one gets a summary computed live
+ * from the frames stored so far (null before the first frame).
+ */
+export async function loadRun(id: string, orgId = DEFAULT_ORG_ID): Promise<Run> {
+  const db = getDb();
+  const row = await getRun(db, id, orgId);
+  if (!row) throw notFound(`run ${id}`);
+  let summary: RunSummary | null = null;
+  if (row.status === "running") summary = await summaryFromFrames(db, row);
+  else if (isFinal(row.status)) summary = row.summary ?? (await summaryFromFrames(db, row));
+  return toRun(row, summary);
+}
+
+export async function loadRunList(limit = 50, orgId = DEFAULT_ORG_ID): Promise<RunListItem[]> {
+  const rows = await listRuns(getDb(), { orgId, limit });
+  return rows.map((row) => ({
+    id: row.id,
+    name: row.name,
+    status: row.status,
+    reason: row.reason,
+    createdAt: row.createdAt.toISOString(),
+    startedAt: iso(row.startedAt),
+    endedAt: iso(row.endedAt),
+    summary: row.summary
+      ? {
+          sent: row.summary.messages.sent,
+          received: row.summary.messages.received,
+          lost: row.summary.messages.lost,
+          p50: row.summary.latency.p50,
+          p95: row.summary.latency.p95,
+          p99: row.summary.latency.p99,
+        }
+      : null,
+  }));
+}
+
+/** The run timeline: one point per 1 s interval, every shard's frame merged. */
+export async function loadIntervals(id: string, orgId = DEFAULT_ORG_ID): Promise<IntervalPoint[]> {
+  const db = getDb();
+  const row = await getRun(db, id, orgId);
+  if (!row) throw notFound(`run ${id}`);
+  return mergeTimeline(await listFrames(db, id));
+}
+
+export const ABORT_REASON = "aborted by user";
+
+/**
+ * Stops a run. A queued run is finished as aborted right here; a running one is stopped by the hub,
+ * which we ask over pub/sub. We publish in both cases: a hub may have started the queued run a
+ * moment ago, and the message makes it stop its agents.
+ */
+export async function abortRun(id: string, orgId = DEFAULT_ORG_ID): Promise<AbortResponse> {
+  const db = getDb();
+  const row = await getRun(db, id, orgId);
+  if (!row) throw notFound(`run ${id}`);
+  if (isFinal(row.status)) throw new ApiError(409, "conflict", `run ${id} has already ended (${row.status}); there is nothing to stop`);
+  const message = JSON.stringify({ runId: id, reason: ABORT_REASON });
+  const publish = () => withRedisDeadline("publish the abort request", getRedis().publish(REDIS_KEYS.abort, message));
+
+  if (row.status === "queued") {
+    const finished = await finishRun(db, id, { status: "aborted", reason: ABORT_REASON });
+    if (finished) {
+      await publish().catch((err: unknown) => getLogger().warn({ runId: id, err: String(err) }, "abort of a queued run not published"));
+      return { id, status: "aborted", abort: "done" };
+    }
+    const now = await getRun(db, id, orgId);
+    throw new ApiError(409, "conflict", `run ${id} has already ended (${now?.status ?? "unknown"}); there is nothing to stop`);
+  }
+  await publish();
+  getLogger().info({ runId: id }, "abort requested");
+  return { id, status: row.status, abort: "requested" };
+}
