@@ -7,3 +7,4 @@ export * from "./jobs";
 export * from "./agent-protocol";
 export * from "./plan-document";
 export * from "./examples";
+export * from "./run-events";

@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { inject } from "vitest";
+import "@volley/devstack/vitest-context";
+import { pino } from "pino";
+import { AGGREGATOR_GROUP, REDIS_KEYS } from "@volley/contracts";
+import { createDb, createTestDatabase, insertRun, insertShards, listFrames, type DbHandle } from "@volley/db";
+import { createRedis } from "@volley/queue";
+import type { Redis } from "ioredis";
+import { runStateKey } from "../coordination/run-coordinator";
+import { redisDbUrl } from "../test-support/hub-harness";
+import { testFrame, testPlan } from "../test-support/fixtures";
+import { Aggregator } from "./aggregator";
+import { streamDrained } from "./stream-backlog";
+
+let testDb: Awaited<ReturnType<typeof createTestDatabase>>;
+let h: DbHandle;
+let redis: Redis;
+let reader: Redis;
+const stored: Array<[string, number]> = [];
+
+beforeAll(async () => {
+  testDb = await createTestDatabase(inject("databaseServerUrl"));
+  h = createDb(testDb.url, 2);
+  const url = redisDbUrl(inject("redisUrl"), 7);
+  redis = createRedis(url);
+  reader = createRedis(url);
+  await redis.flushdb();
+});
+afterAll(async () => {
+  redis?.disconnect();
+  reader?.disconnect();
+  await h?.close();
+  await testDb?.drop();
+});
+
+function aggregator(consumer = "test-hub", claimIdleMs = 30_000) {
+  return new Aggregator({ db: h.db, redis, reader, consumer, log: pino({ level: "silent" }), onStored: (r, n) => stored.push([r, n]), blockMs: 100, claimIdleMs, maintenanceEveryMs: 0 });
+}
+
+async function runWithShard() {
+  const run = await insertRun(h.db, { plan: testPlan() });
+  const [shard] = await insertShards(h.db, run.id, [testPlan()]);
+  return { runId: run.id, shardId: shard!.id, agentId: "agt_test" };
+}
+
+const xadd = (runId: string, value: unknown) => redis.multi().xadd(REDIS_KEYS.frames(runId), "*", "f", JSON.stringify(value)).sadd(REDIS_KEYS.activeRuns, runId).exec();
+
+describe("aggregator", () => {
+  it("stores a frame delivered twice once, and acks both entries", async () => {
+    const ids = await runWithShard();
+    const frame = testFrame(ids, 0, [10, 20]);
+    await xadd(ids.runId, frame);
+    await xadd(ids.runId, frame);
+    await xadd(ids.runId, testFrame(ids, 1, [30]));
+    const agg = aggregator();
+    await agg.pollOnce();
+    await agg.pollOnce();
+    expect((await listFrames(h.db, ids.runId)).map((f) => f.seq)).toEqual([0, 1]);
+    const pending = (await redis.xpending(REDIS_KEYS.frames(ids.runId), AGGREGATOR_GROUP)) as [number, ...unknown[]];
+    expect(pending[0]).toBe(0);
+    expect(await streamDrained(redis, ids.runId)).toBe(true);
+    expect(stored.find(([r]) => r === ids.runId)?.[1]).toBe(2);
+  });
+
+  it("drops malformed entries and frames of unknown shards without blocking the good ones", async () => {
+    const ids = await runWithShard();
+    await xadd(ids.runId, { nonsense: true });
+    await xadd(ids.runId, testFrame({ ...ids, shardId: "shd_missing" }, 0, [1]));
+    await xadd(ids.runId, testFrame(ids, 0, [1]));
+    await aggregator().pollOnce();
+    expect(await listFrames(h.db, ids.runId)).toHaveLength(1);
+    expect(await streamDrained(redis, ids.runId)).toBe(true);
+  });
+
+  it("claims entries a crashed hub read but never acked", async () => {
+    const ids = await runWithShard();
+    const key = REDIS_KEYS.frames(ids.runId);
+    await xadd(ids.runId, testFrame(ids, 0, [5]));
+    await redis.xgroup("CREATE", key, AGGREGATOR_GROUP, "0", "MKSTREAM");
+    // The "crashed" consumer reads and dies before storing.
+    await redis.xreadgroup("GROUP", AGGREGATOR_GROUP, "crashed-hub", "COUNT", 10, "STREAMS", key, ">");
+    expect(await streamDrained(redis, ids.runId)).toBe(false);
+    await new Promise((r) => setTimeout(r, 60));
+    await aggregator("rescuer", 50).pollOnce();
+    expect(await listFrames(h.db, ids.runId)).toHaveLength(1);
+    expect(await streamDrained(redis, ids.runId)).toBe(true);
+  });
+
+  it("retires a run once it is finalized and its stream is drained", async () => {
+    const ids = await runWithShard();
+    await xadd(ids.runId, testFrame(ids, 0, [5]));
+    const agg = aggregator();
+    await agg.pollOnce();
+    expect(await redis.sismember(REDIS_KEYS.activeRuns, ids.runId)).toBe(1);
+    await redis.hset(runStateKey(ids.runId), "finalized", "passed");
+    await agg.pollOnce();
+    expect(await redis.sismember(REDIS_KEYS.activeRuns, ids.runId)).toBe(0);
+  });
+});

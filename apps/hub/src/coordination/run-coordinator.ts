@@ -1,0 +1,181 @@
+import type { Redis } from "ioredis";
+import type { Logger } from "pino";
+import { REDIS_KEYS } from "@volley/contracts";
+import { deferred, errorMessage, sleep } from "../util/wait";
+
+/**
+ * Cross-replica run coordination. A run's shards may be held by other hub replicas (whichever has
+ * the idle agent), so arming, the start instant, cancellation and shard ends go through Redis: a
+ * hash per run is the source of truth, and a pub/sub channel wakes waiters at once (they also poll
+ * the hash, so a missed message costs a second, never a hang).
+ */
+export const COORD_CHANNEL = "volley:hub:coord";
+export const runStateKey = (runId: string) => `volley:run:${runId}:state`;
+// Long enough for any run plus late readers; short enough that Redis does not keep every run forever.
+const STATE_TTL_S = 2 * 86_400;
+
+export interface ArmedShard {
+  agentId: string;
+  agentName: string;
+  at: number;
+}
+
+export interface EndedShard {
+  status: "completed" | "errored" | "aborted";
+  error: string | null;
+  /** Frames the agent reported sending; null when the agent was lost before saying. */
+  frames: number | null;
+  agentId: string | null;
+  agentName: string | null;
+}
+
+export interface RunState {
+  armed: Map<string, ArmedShard>;
+  ended: Map<string, EndedShard>;
+  startAt: number | null;
+  /** The run worker told every shard to stand down (arming timed out, a shard failed, deadline). */
+  cancel: string | null;
+  /** A user abort (web published on REDIS_KEYS.abort). */
+  abort: string | null;
+  finalized: string | null;
+}
+
+type CoordKind = "armed" | "ended" | "start" | "cancel" | "finalized" | "abort";
+interface CoordMessage {
+  kind: CoordKind;
+  runId: string;
+  reason?: string;
+}
+
+export class RunCoordinator {
+  private readonly listeners = new Map<string, Set<(msg: CoordMessage) => void>>();
+  private readonly abortHandlers: Array<(runId: string, reason: string) => void> = [];
+  private readonly cancelHandlers: Array<(runId: string, reason: string) => void> = [];
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly subscriber: Redis,
+    private readonly log: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    this.subscriber.on("message", (channel: string, text: string) => this.onMessage(channel, text));
+    await this.subscriber.subscribe(COORD_CHANNEL, REDIS_KEYS.abort);
+  }
+
+  /** Called for every abort request, on every replica (each forwards it to its own agents). */
+  onAbort(handler: (runId: string, reason: string) => void): void {
+    this.abortHandlers.push(handler);
+  }
+
+  onCancel(handler: (runId: string, reason: string) => void): void {
+    this.cancelHandlers.push(handler);
+  }
+
+  private onMessage(channel: string, text: string): void {
+    let msg: CoordMessage;
+    try {
+      const parsed = JSON.parse(text) as Partial<CoordMessage> & { reason?: unknown };
+      if (typeof parsed.runId !== "string") throw new Error("runId missing");
+      const reason = typeof parsed.reason === "string" && parsed.reason ? parsed.reason : undefined;
+      msg = channel === REDIS_KEYS.abort ? { kind: "abort", runId: parsed.runId, reason: reason ?? "aborted" } : { kind: parsed.kind as CoordKind, runId: parsed.runId, reason };
+    } catch (err) {
+      this.log.warn({ channel, err: errorMessage(err) }, "ignored a malformed coordination message");
+      return;
+    }
+    if (msg.kind === "abort") {
+      // Recorded in the hash so waiters (and a run worker that picks the run up later) see it too.
+      this.redis
+        .multi()
+        .hset(runStateKey(msg.runId), "abort", msg.reason!)
+        .expire(runStateKey(msg.runId), STATE_TTL_S)
+        .exec()
+        .catch((err) => this.log.error({ runId: msg.runId, err: errorMessage(err) }, "could not record abort"));
+      for (const h of this.abortHandlers) h(msg.runId, msg.reason!);
+    }
+    if (msg.kind === "cancel") for (const h of this.cancelHandlers) h(msg.runId, msg.reason ?? "cancelled");
+    for (const l of this.listeners.get(msg.runId) ?? []) l(msg);
+  }
+
+  /** Local subscription to one run's coordination messages; returns the unsubscribe function. */
+  onRun(runId: string, listener: (msg: CoordMessage) => void): () => void {
+    let set = this.listeners.get(runId);
+    if (!set) this.listeners.set(runId, (set = new Set()));
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0) this.listeners.delete(runId);
+    };
+  }
+
+  private async write(runId: string, field: string, value: string, msg: CoordMessage): Promise<void> {
+    const key = runStateKey(runId);
+    await this.redis.multi().hset(key, field, value).expire(key, STATE_TTL_S).publish(COORD_CHANNEL, JSON.stringify(msg)).exec();
+  }
+
+  markArmed(runId: string, shardId: string, info: ArmedShard): Promise<void> {
+    return this.write(runId, `armed:${shardId}`, JSON.stringify(info), { kind: "armed", runId });
+  }
+
+  markEnded(runId: string, shardId: string, ended: EndedShard): Promise<void> {
+    return this.write(runId, `ended:${shardId}`, JSON.stringify(ended), { kind: "ended", runId });
+  }
+
+  publishStart(runId: string, startAt: number): Promise<void> {
+    return this.write(runId, "start", String(startAt), { kind: "start", runId });
+  }
+
+  cancel(runId: string, reason: string): Promise<void> {
+    return this.write(runId, "cancel", reason, { kind: "cancel", runId, reason });
+  }
+
+  markFinalized(runId: string, status: string): Promise<void> {
+    return this.write(runId, "finalized", status, { kind: "finalized", runId });
+  }
+
+  async getState(runId: string): Promise<RunState> {
+    const raw = await this.redis.hgetall(runStateKey(runId));
+    const state: RunState = { armed: new Map(), ended: new Map(), startAt: null, cancel: null, abort: null, finalized: null };
+    for (const [field, value] of Object.entries(raw)) {
+      if (field.startsWith("armed:")) state.armed.set(field.slice(6), JSON.parse(value) as ArmedShard);
+      else if (field.startsWith("ended:")) state.ended.set(field.slice(6), JSON.parse(value) as EndedShard);
+      else if (field === "start") state.startAt = Number(value);
+      else if (field === "cancel") state.cancel = value;
+      else if (field === "abort") state.abort = value;
+      else if (field === "finalized") state.finalized = value;
+    }
+    return state;
+  }
+
+  /**
+   * Re-evaluates `check` on the run's state whenever a coordination message for the run arrives
+   * (and every `pollMs` regardless); returns its first defined result, or undefined once `timeoutMs`
+   * has passed or `signal` fired.
+   */
+  async waitFor<T>(
+    runId: string,
+    check: (state: RunState) => T | undefined,
+    opts: { timeoutMs: number; signal?: AbortSignal; pollMs?: number },
+  ): Promise<T | undefined> {
+    const deadline = Date.now() + opts.timeoutMs;
+    let wake = deferred<void>();
+    const off = this.onRun(runId, () => wake.resolve());
+    const onAbort = () => wake.resolve();
+    opts.signal?.addEventListener("abort", onAbort);
+    try {
+      for (;;) {
+        const result = check(await this.getState(runId));
+        if (result !== undefined) return result;
+        const left = deadline - Date.now();
+        if (left <= 0 || opts.signal?.aborted) return undefined;
+        const nap = new AbortController();
+        await Promise.race([wake.promise, sleep(Math.min(left, opts.pollMs ?? 1000), nap.signal)]);
+        nap.abort(); // no stray timers left behind by a wait that woke early
+        wake = deferred<void>();
+      }
+    } finally {
+      off();
+      opts.signal?.removeEventListener("abort", onAbort);
+    }
+  }
+}

@@ -1,0 +1,176 @@
+import { EventEmitter } from "node:events";
+import type { Socket } from "socket.io";
+import type { Logger } from "pino";
+import type { AgentHello, ShardEnd } from "@volley/contracts";
+import { deferred, seconds, type Deferred } from "../util/wait";
+
+export type AgentStatus = "online" | "busy" | "offline";
+
+/** One shard held by one agent; settles when the agent ends it or is declared lost. */
+export interface ShardLease {
+  runId: string;
+  shardId: string;
+  ended: Deferred<ShardEnd>;
+  /** Resolves with the reason once the agent's reconnect grace has run out. */
+  lost: Deferred<string>;
+}
+
+export interface AgentSession {
+  readonly agentId: string;
+  readonly instanceId: string;
+  readonly name: string;
+  readonly pool: string;
+  /** null while disconnected inside the grace period. */
+  socket: Socket | null;
+  busy: boolean;
+  lease: ShardLease | null;
+  graceTimer: NodeJS.Timeout | null;
+  /** Messages sent while disconnected, delivered in order on reconnect. */
+  outbox: Array<{ event: string; payload: unknown }>;
+}
+
+/** "agent eu-1 (agt_…)": how agents are named in every error a user reads. */
+export const describeAgent = (s: Pick<AgentSession, "name" | "agentId">) => `agent ${s.name} (${s.agentId})`;
+
+/**
+ * The agents connected to this hub replica, by pool, with idle/busy state. An agent whose socket
+ * drops keeps its session (and its shard) for `graceMs` so it can reconnect with the same
+ * instanceId and carry on; only then is it declared lost. Emits "idle"(pool) whenever an agent
+ * becomes free for work and "pool"(pool) the first time a pool is seen.
+ */
+export class AgentRegistry extends EventEmitter {
+  private readonly sessions = new Map<string, AgentSession>();
+  private readonly pools = new Set<string>();
+
+  constructor(
+    private readonly opts: { graceMs: number; log: Logger; onStatus: (agentId: string, status: AgentStatus) => void },
+  ) {
+    super();
+    this.setMaxListeners(0);
+  }
+
+  attach(hello: AgentHello, agentId: string, socket: Socket): AgentSession {
+    const existing = this.sessions.get(hello.instanceId);
+    if (existing && (existing.busy || existing.socket)) {
+      // Same process reconnecting (possibly before we noticed the old socket drop): resume its session.
+      if (existing.graceTimer) clearTimeout(existing.graceTimer);
+      existing.graceTimer = null;
+      const old = existing.socket;
+      existing.socket = socket;
+      if (old && old !== socket) old.disconnect(true);
+      for (const { event, payload } of existing.outbox.splice(0)) socket.emit(event, payload);
+      this.opts.log.info({ agentId, name: hello.name, shardId: existing.lease?.shardId }, "agent reconnected");
+      this.opts.onStatus(agentId, existing.busy ? "busy" : "online");
+      if (!existing.busy) this.emit("idle", existing.pool);
+      return existing;
+    }
+    const session: AgentSession = { agentId, instanceId: hello.instanceId, name: hello.name, pool: hello.pool, socket, busy: false, lease: null, graceTimer: null, outbox: [] };
+    this.sessions.set(hello.instanceId, session);
+    if (!this.pools.has(session.pool)) {
+      this.pools.add(session.pool);
+      this.emit("pool", session.pool);
+    }
+    this.emit("idle", session.pool);
+    return session;
+  }
+
+  detach(socket: Socket, reason: string): void {
+    const session = [...this.sessions.values()].find((s) => s.socket === socket);
+    if (!session) return; // an old socket of a session that already moved on
+    session.socket = null;
+    if (!session.busy) {
+      this.sessions.delete(session.instanceId);
+      this.opts.onStatus(session.agentId, "offline");
+      return;
+    }
+    this.opts.log.warn({ agentId: session.agentId, name: session.name, reason, graceMs: this.opts.graceMs }, "busy agent disconnected; waiting for it to reconnect");
+    session.graceTimer = setTimeout(() => {
+      session.graceTimer = null;
+      if (session.socket) return;
+      this.sessions.delete(session.instanceId);
+      this.opts.onStatus(session.agentId, "offline");
+      session.lease?.lost.resolve(`disconnected (${reason}) and did not reconnect within ${seconds(this.opts.graceMs)}`);
+    }, this.opts.graceMs);
+  }
+
+  /** Takes an idle connected agent of the pool for a shard, synchronously so two shards never get one agent. */
+  takeIdle(pool: string): AgentSession | null {
+    for (const s of this.sessions.values()) {
+      if (s.pool === pool && !s.busy && s.socket?.connected) {
+        s.busy = true;
+        this.opts.onStatus(s.agentId, "busy");
+        return s;
+      }
+    }
+    return null;
+  }
+
+  lease(session: AgentSession, runId: string, shardId: string): ShardLease {
+    session.lease = { runId, shardId, ended: deferred(), lost: deferred() };
+    return session.lease;
+  }
+
+  /** The agent is done with its shard: idle again if still connected, forgotten if it was lost. */
+  release(session: AgentSession): void {
+    session.lease = null;
+    session.busy = false;
+    session.outbox.length = 0;
+    if (this.sessions.get(session.instanceId) !== session) return;
+    if (session.socket) {
+      this.opts.onStatus(session.agentId, "online");
+      this.emit("idle", session.pool);
+    } else {
+      // Disconnected while busy and the shard is over: nothing left to reconnect for.
+      if (session.graceTimer) clearTimeout(session.graceTimer);
+      this.sessions.delete(session.instanceId);
+      this.opts.onStatus(session.agentId, "offline");
+    }
+  }
+
+  /** Sends now, or on reconnect if the agent is inside its grace period. */
+  send(session: AgentSession, event: string, payload: unknown): void {
+    if (session.socket?.connected) session.socket.emit(event, payload);
+    else session.outbox.push({ event, payload });
+  }
+
+  bySocket(socket: Socket): AgentSession | undefined {
+    return [...this.sessions.values()].find((s) => s.socket === socket);
+  }
+
+  idleCount(pool: string): number {
+    let n = 0;
+    for (const s of this.sessions.values()) if (s.pool === pool && !s.busy && s.socket?.connected) n++;
+    return n;
+  }
+
+  /** Resolves when an agent of the pool becomes idle, or when `signal` fires. */
+  waitIdle(pool: string, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        this.off("idle", onIdle);
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      const onIdle = (p: string) => {
+        if (p === pool) done();
+      };
+      if (signal.aborted || this.idleCount(pool) > 0) return resolve();
+      this.on("idle", onIdle);
+      signal.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  knownPools(): string[] {
+    return [...this.pools];
+  }
+
+  all(): AgentSession[] {
+    return [...this.sessions.values()];
+  }
+
+  /** Stops grace timers; used at shutdown. */
+  clear(): void {
+    for (const s of this.sessions.values()) if (s.graceTimer) clearTimeout(s.graceTimer);
+    this.sessions.clear();
+  }
+}

@@ -1,0 +1,221 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import "@volley/devstack/vitest-context";
+import { REDIS_KEYS, runEventSchema, type RunEvent, type ShardJob } from "@volley/contracts";
+import { listFrames, listShards } from "@volley/db";
+import { createRedis } from "@volley/queue";
+import { pino } from "pino";
+import { startHub } from "./hub";
+import { ScriptedAgent } from "./test-support/scripted-agent";
+import { startHubHarness, TEST_AGENT_TOKEN, type HubHarness } from "./test-support/hub-harness";
+import { testFrame, testPlan } from "./test-support/fixtures";
+
+let h: HubHarness;
+const agents: ScriptedAgent[] = [];
+
+beforeAll(async () => {
+  h = await startHubHarness({
+    databaseServerUrl: inject("databaseServerUrl"),
+    redisUrl: inject("redisUrl"),
+    redisDb: 5,
+    hub: { armTimeoutMs: 1500, agentGraceMs: 500, abortEndTimeoutMs: 2000, storeWaitMs: 5000 },
+  });
+});
+afterAll(async () => {
+  for (const a of agents) a.close();
+  await h?.close();
+});
+
+async function agent(name: string, pool: string): Promise<ScriptedAgent> {
+  const a = await ScriptedAgent.connect({ hubUrl: h.hubUrl, token: TEST_AGENT_TOKEN, name, pool });
+  agents.push(a);
+  return a;
+}
+
+const idsOf = (a: ScriptedAgent, job: ShardJob) => ({ runId: job.runId, shardId: job.shardId, agentId: a.agentId });
+
+describe("hub run orchestration", () => {
+  it("runs a plan end to end: assign → armed → start → frames → end → passed, with the summary from the frames", async () => {
+    const a = await agent("agent-pass", "pass");
+    const events: RunEvent[] = [];
+    const sub = createRedis(inject("redisUrl"));
+    await sub.psubscribe("volley:run:*:events");
+    sub.on("pmessage", (_p: string, _c: string, text: string) => events.push(runEventSchema.parse(JSON.parse(text))));
+
+    const plan = testPlan({ agents: { pool: "pass" }, thresholds: ["latency.p95 < 200ms", "errors.rate < 1%"] });
+    const runId = await h.startRun(plan);
+    const job = await a.until((r) => r.assign.find((j) => j.runId === runId), 5000, "shard.assign");
+    expect(job).toMatchObject({ runId, index: 0, count: 1 });
+    expect(job.plan.connections.count).toBe(10);
+
+    const start = await a.nextStart();
+    expect(start.shardId).toBe(job.shardId);
+    // One start instant, set in the future so every agent hears of it before it passes.
+    expect(start.startAt).toBeGreaterThan(start.receivedAt);
+    const latencies = [[10, 20, 30], [15, 25], [12, 18, 22, 40]];
+    for (const [seq, ms] of latencies.entries()) expect(await a.sendFrame(testFrame(idsOf(a, job), seq, ms, { startedAt: start.startAt + seq * 1000 }))).toEqual({ ok: true });
+    expect(await a.end({ runId, shardId: job.shardId, status: "completed", frames: 3 })).toEqual({ ok: true });
+
+    const run = await h.waitForFinal(runId);
+    expect(run.status).toBe("passed");
+    expect(run.reason).toBeNull();
+    expect(run.summary?.messages.sent).toBe(9);
+    expect(run.summary?.latency.count).toBe(9);
+    expect(run.summary?.latency.max).toBeCloseTo(40, 0);
+    expect(run.summary?.thresholds.map((t) => t.ok)).toEqual([true, true]);
+    expect(await listFrames(h.db.db, runId)).toHaveLength(3);
+    const [shard] = await listShards(h.db.db, runId);
+    expect(shard).toMatchObject({ status: "completed", agentId: a.agentId, frames: 3 });
+    await new Promise((r) => setTimeout(r, 100));
+    const statuses = events.filter((e) => e.runId === runId && e.type === "status").map((e) => (e.type === "status" ? e.status : ""));
+    expect(statuses).toEqual(["running", "passed"]);
+    expect(events.some((e) => e.runId === runId && e.type === "intervals")).toBe(true);
+    sub.disconnect();
+  });
+
+  it("fails a run whose threshold fails and says by how much", async () => {
+    const a = await agent("agent-slow", "slow");
+    const runId = await h.startRun(testPlan({ agents: { pool: "slow" }, thresholds: ["latency.p95 < 200ms"] }));
+    const job = await a.until((r) => r.assign.find((j) => j.runId === runId));
+    await a.nextStart();
+    await a.sendFrame(testFrame(idsOf(a, job), 0, [250, 250, 250]));
+    await a.end({ runId, shardId: job.shardId, status: "completed", frames: 1 });
+    const run = await h.waitForFinal(runId);
+    expect(run.status).toBe("failed");
+    expect(run.reason).toMatch(/^latency\.p95 = 250(\.\d+)?ms, limit < 200ms \(off by 50(\.\d+)?ms\)$/);
+  });
+
+  it("splits a run over several agents and starts them at one instant", async () => {
+    const [a1, a2] = [await agent("agent-m1", "multi"), await agent("agent-m2", "multi")];
+    const runId = await h.startRun(testPlan({ agents: { pool: "multi", count: 2 }, connections: { count: 5 } }));
+    const jobs = await Promise.all([a1, a2].map((a) => a.until((r) => r.assign.find((j) => j.runId === runId))));
+    expect(jobs.map((j) => j.plan.connections.count).sort()).toEqual([2, 3]);
+    const starts = await Promise.all([a1.nextStart(), a2.nextStart()]);
+    expect(starts[0].startAt).toBe(starts[1].startAt);
+    for (const [i, a] of [a1, a2].entries()) {
+      await a.sendFrame(testFrame(idsOf(a, jobs[i]!), 0, [5], { startedAt: starts[i]!.startAt + i * 3 }));
+      await a.end({ runId, shardId: jobs[i]!.shardId, status: "completed", frames: 1 });
+    }
+    const run = await h.waitForFinal(runId);
+    expect(run.status).toBe("passed");
+    expect(run.summary?.messages.sent).toBe(2);
+    expect(run.startSkewMs).toBe(3);
+  });
+
+  it("gives a new run to an agent that connects while the pool's only other agent is busy", async () => {
+    const a1 = await agent("agent-busy", "busy");
+    const runA = await h.startRun(testPlan({ agents: { pool: "busy" }, duration: "60s" }));
+    const jobA = await a1.until((r) => r.assign.find((j) => j.runId === runA));
+    await a1.nextStart();
+    const runB = await h.startRun(testPlan({ agents: { pool: "busy" } }));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(a1.received.assign.some((j) => j.runId === runB)).toBe(false); // never two shards on one agent
+    const a2 = await agent("agent-late", "busy");
+    const jobB = await a2.until((r) => r.assign.find((j) => j.runId === runB), 1000, "shard.assign of the second run");
+    await a2.nextStart();
+    await a2.end({ runId: runB, shardId: jobB.shardId, status: "completed", frames: 0 });
+    await a1.end({ runId: runA, shardId: jobA.shardId, status: "completed", frames: 0 });
+    expect((await h.waitForFinal(runB)).status).toBe("passed");
+    expect((await h.waitForFinal(runA)).status).toBe("passed");
+  });
+
+  it("coordinates a run across hub replicas: the agent on one, the run on either", async () => {
+    const other = await startHub({ databaseUrl: h.databaseUrl, redisUrl: h.redisUrl, agentToken: TEST_AGENT_TOKEN, port: 0, log: pino({ level: "silent" }), shutdownGraceMs: 1000 });
+    try {
+      const a = await ScriptedAgent.connect({ hubUrl: `http://127.0.0.1:${other.port}`, token: TEST_AGENT_TOKEN, name: "agent-replica", pool: "replica" });
+      agents.push(a);
+      const runIds = [await h.startRun(testPlan({ agents: { pool: "replica" } })), await h.startRun(testPlan({ agents: { pool: "replica" } }))];
+      for (const runId of runIds) {
+        const job = await a.until((r) => r.assign.find((j) => j.runId === runId));
+        await a.until((r) => r.start.find((s) => s.shardId === job.shardId));
+        await a.sendFrame(testFrame(idsOf(a, job), 0, [3]));
+        await a.end({ runId, shardId: job.shardId, status: "completed", frames: 1 });
+        const run = await h.waitForFinal(runId);
+        expect(run.status).toBe("passed");
+        expect(run.summary?.messages.sent).toBe(1);
+      }
+    } finally {
+      await other.close();
+    }
+  });
+
+  it("errors a run with the agent's own reason when a shard cannot arm", async () => {
+    const a = await agent("agent-refused", "refused");
+    a.armReply = { ok: false, error: "connect refused: ECONNREFUSED 127.0.0.1:9" };
+    const runId = await h.startRun(testPlan({ agents: { pool: "refused" } }));
+    const run = await h.waitForFinal(runId);
+    expect(run).toMatchObject({ status: "errored", reason: "connect refused: ECONNREFUSED 127.0.0.1:9" });
+    const [shard] = await listShards(h.db.db, runId);
+    expect(shard?.status).toBe("errored");
+  });
+
+  it("errors a run no agent armed, with a clear reason, within the arming timeout", async () => {
+    const t0 = Date.now();
+    const runId = await h.startRun(testPlan({ agents: { pool: "nobody" } }));
+    const run = await h.waitForFinal(runId, 10_000);
+    expect(run.status).toBe("errored");
+    expect(run.reason).toBe("no agent in pool 'nobody' armed shard 1/1 within 1.5 s (0 agents connected)");
+    expect(Date.now() - t0).toBeLessThan(5000);
+    expect((await listShards(h.db.db, runId))[0]?.status).toBe("errored");
+  });
+
+  it("errors a run whose agent is lost, naming the agent and keeping its frames", async () => {
+    const a = await agent("agent-lost", "lost");
+    const runId = await h.startRun(testPlan({ agents: { pool: "lost" } }));
+    const job = await a.until((r) => r.assign.find((j) => j.runId === runId));
+    await a.nextStart();
+    expect(await a.sendFrame(testFrame(idsOf(a, job), 0, [10]))).toEqual({ ok: true });
+    expect(await a.sendFrame(testFrame(idsOf(a, job), 1, [11]))).toEqual({ ok: true });
+    a.close(); // and never comes back
+    const run = await h.waitForFinal(runId);
+    expect(run.status).toBe("errored");
+    expect(run.reason).toMatch(new RegExp(`^agent agent-lost \\(${a.agentId}\\) lost: disconnected \\(.+\\) and did not reconnect within 0.5 s$`));
+    expect(await listFrames(h.db.db, runId)).toHaveLength(2);
+    expect(run.summary?.messages.sent).toBe(2);
+    const [shard] = await listShards(h.db.db, runId);
+    expect(shard).toMatchObject({ status: "errored", error: run.reason });
+  });
+
+  it("lets an agent reconnect within the grace period and finish its shard", async () => {
+    const hello = { hubUrl: h.hubUrl, token: TEST_AGENT_TOKEN, name: "agent-flaky", pool: "flaky", instanceId: "flaky-instance-1" };
+    const a = await ScriptedAgent.connect(hello);
+    agents.push(a);
+    const runId = await h.startRun(testPlan({ agents: { pool: "flaky" } }));
+    const job = await a.until((r) => r.assign.find((j) => j.runId === runId));
+    await a.nextStart();
+    a.close();
+    const back = await ScriptedAgent.connect(hello);
+    agents.push(back);
+    expect(back.agentId).toBe(a.agentId);
+    expect(await back.sendFrame(testFrame(idsOf(back, job), 0, [7]))).toEqual({ ok: true });
+    expect(await back.end({ runId, shardId: job.shardId, status: "completed", frames: 1 })).toEqual({ ok: true });
+    expect((await h.waitForFinal(runId)).status).toBe("passed");
+  });
+
+  it("aborts a running run: shard.abort reaches the agent within a second, the run ends aborted", async () => {
+    const a = await agent("agent-abort", "abort");
+    const runId = await h.startRun(testPlan({ agents: { pool: "abort" }, duration: "60s" }));
+    const job = await a.until((r) => r.assign.find((j) => j.runId === runId));
+    await a.nextStart();
+    await a.sendFrame(testFrame(idsOf(a, job), 0, [10]));
+    const sentAt = Date.now();
+    await h.redis.publish(REDIS_KEYS.abort, JSON.stringify({ runId, reason: "stopped from the test" }));
+    const abort = await a.nextAbort(2000);
+    expect(abort).toMatchObject({ shardId: job.shardId, reason: "stopped from the test" });
+    expect(abort.receivedAt - sentAt).toBeLessThan(1000);
+    await a.end({ runId, shardId: job.shardId, status: "aborted", frames: 1 });
+    const run = await h.waitForFinal(runId);
+    expect(run).toMatchObject({ status: "aborted", reason: "stopped from the test" });
+    expect(await listFrames(h.db.db, runId)).toHaveLength(1);
+  });
+
+  it("aborts a queued run right away", async () => {
+    // No agent in this pool, so the run sits arming; the abort must not wait for the arming timeout.
+    const runId = await h.startRun(testPlan({ agents: { pool: "abort-early" } }));
+    await new Promise((r) => setTimeout(r, 200));
+    const t0 = Date.now();
+    await h.redis.publish(REDIS_KEYS.abort, JSON.stringify({ runId, reason: "changed my mind" }));
+    const run = await h.waitForFinal(runId, 5000);
+    expect(run).toMatchObject({ status: "aborted", reason: "changed my mind" });
+    expect(Date.now() - t0).toBeLessThan(1000);
+  });
+});

@@ -1,0 +1,170 @@
+import { createServer } from "node:http";
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import type { AddressInfo } from "node:net";
+import { pino, type Logger } from "pino";
+import { checkDatabase, createDb, finishRun, getRun, migrateDatabase, setAgentStatus } from "@volley/db";
+import { checkRedis, createRedis } from "@volley/queue";
+import { Aggregator } from "./aggregator/aggregator";
+import { RunCoordinator } from "./coordination/run-coordinator";
+import { startAgentGateway } from "./gateway/agent-gateway";
+import { AgentRegistry } from "./gateway/agent-registry";
+import { RunEvents } from "./runs/run-events";
+import { RunWorker } from "./runs/run-worker";
+import { PoolDispatcher } from "./shards/pool-dispatcher";
+import { ShardQueues } from "./shards/shard-queues";
+import { ShardRunner } from "./shards/shard-runner";
+import { errorMessage, settlesWithin } from "./util/wait";
+
+export interface HubConfig {
+  databaseUrl: string;
+  redisUrl: string;
+  agentToken: string;
+  host?: string;
+  /** 0 picks a free port (tests). */
+  port?: number;
+  log?: Logger;
+  /** Every shard must arm within this (default 30 s). */
+  armTimeoutMs?: number;
+  /** A dropped agent may reconnect within this before it is declared lost (default 10 s). */
+  agentGraceMs?: number;
+  /** Start instant = all armed + this (default 300 ms). */
+  startLeadMs?: number;
+  /** After the last shard.end, bound on waiting for the frames to be stored (default 15 s). */
+  storeWaitMs?: number;
+  /** Bound on an agent's shard.end after shard.abort (default 10 s). */
+  abortEndTimeoutMs?: number;
+  /** At shutdown, how long running runs may finish on their own before they are aborted (default 10 s). */
+  shutdownGraceMs?: number;
+  /** Runs one hub orchestrates at once (default 16; they mostly wait). */
+  runConcurrency?: number;
+}
+
+export interface RunningHub {
+  port: number;
+  hubId: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts one hub replica: checks and migrates the database, then the agent gateway, the run
+ * worker, a shard dispatcher per pool (on its first agent), the abort listener and the
+ * aggregator. `close()` shuts down without losing rows: stop taking jobs, let running shards and
+ * runs end (aborting them after a grace period), let the aggregator store what it read, then
+ * close Socket.IO, Redis and the pool.
+ */
+export async function startHub(config: HubConfig): Promise<RunningHub> {
+  const log = config.log ?? pino({ name: "hub" });
+  await checkDatabase(config.databaseUrl);
+  await checkRedis(config.redisUrl);
+  await migrateDatabase(config.databaseUrl);
+
+  const hubId = `hub-${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`;
+  const timing = {
+    armTimeoutMs: config.armTimeoutMs ?? 30_000,
+    startLeadMs: config.startLeadMs ?? 300,
+    storeWaitMs: config.storeWaitMs ?? 15_000,
+    abortEndTimeoutMs: config.abortEndTimeoutMs ?? 10_000,
+  };
+  const dbHandle = createDb(config.databaseUrl);
+  const { db } = dbHandle;
+  const connections = {
+    commands: createRedis(config.redisUrl, { connectionName: `${hubId}:commands` }),
+    subscriber: createRedis(config.redisUrl, { connectionName: `${hubId}:coord` }),
+    adapterPub: createRedis(config.redisUrl, { connectionName: `${hubId}:adapter-pub` }),
+    adapterSub: createRedis(config.redisUrl, { connectionName: `${hubId}:adapter-sub` }),
+    bull: createRedis(config.redisUrl, { connectionName: `${hubId}:bullmq` }),
+    reader: createRedis(config.redisUrl, { connectionName: `${hubId}:aggregator` }),
+  };
+  for (const [name, c] of Object.entries(connections)) c.on("error", (err) => log.warn({ connection: name, err: errorMessage(err) }, "redis connection error"));
+  const redis = connections.commands;
+
+  const events = new RunEvents(redis, log);
+  const coordinator = new RunCoordinator(redis, connections.subscriber, log);
+  const setStatus = (agentId: string, status: "online" | "busy" | "offline") =>
+    void setAgentStatus(db, agentId, status).catch((err) => log.warn({ agentId, err: errorMessage(err) }, "could not update agent status"));
+  const registry = new AgentRegistry({ graceMs: config.agentGraceMs ?? 10_000, log, onStatus: setStatus });
+  registry.on("heartbeat", (s: { agentId: string; busy: boolean }) => setStatus(s.agentId, s.busy ? "busy" : "online"));
+  const runner = new ShardRunner({ db, registry, coordinator, log, armTimeoutMs: timing.armTimeoutMs, abortEndTimeoutMs: timing.abortEndTimeoutMs });
+
+  let stopping = false;
+  const dispatchers = new Map<string, PoolDispatcher>();
+  registry.on("pool", (pool: string) => {
+    if (dispatchers.has(pool) || stopping) return;
+    const d = new PoolDispatcher({ pool, hubId, connection: connections.bull, registry, runner, log });
+    dispatchers.set(pool, d);
+    d.start();
+    log.info({ pool }, "shard worker started for pool");
+  });
+
+  // Aborts reach agents straight from here (< 1 s); a run still queued ends right away.
+  coordinator.onAbort((runId, reason) => {
+    runner.abortRun(runId, reason);
+    void (async () => {
+      const run = await getRun(db, runId);
+      if (run?.status === "queued" && (await finishRun(db, runId, { status: "aborted", reason }))) {
+        await events.status(runId, "aborted", reason);
+        await coordinator.markFinalized(runId, "aborted");
+        log.info({ runId, reason }, "queued run aborted");
+      }
+    })().catch((err) => log.error({ runId, err: errorMessage(err) }, "could not abort queued run"));
+  });
+  coordinator.onCancel((runId, reason) => runner.abortRun(runId, reason));
+  await coordinator.start();
+
+  const queues = new ShardQueues(connections.bull);
+  const runWorker = new RunWorker({ db, redis, coordinator, events, queues, log, timing, connection: connections.bull, concurrency: config.runConcurrency ?? 16 });
+  const aggregator = new Aggregator({ db, redis, reader: connections.reader, consumer: hubId, log, onStored: (runId, n) => void events.intervals(runId, n) });
+
+  const httpServer = createServer((req, res) => {
+    // Socket.IO answers its own path; this is a liveness probe for orchestrators.
+    if (req.url === "/healthz") {
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ok: true, hubId }));
+      return;
+    }
+    res.writeHead(404).end();
+  });
+  const io = startAgentGateway({ httpServer, db, redis, adapterPub: connections.adapterPub, adapterSub: connections.adapterSub, agentToken: config.agentToken, registry, log });
+
+  runWorker.start();
+  aggregator.start();
+  await new Promise<void>((resolve, reject) => {
+    httpServer.once("error", reject);
+    httpServer.listen(config.port ?? 3001, config.host ?? "127.0.0.1", () => resolve());
+  });
+  const port = (httpServer.address() as AddressInfo).port;
+
+  let closed: Promise<void> | null = null;
+  async function shutdown(): Promise<void> {
+    stopping = true;
+    const grace = config.shutdownGraceMs ?? 10_000;
+    // 1. Take no new work; what runs may finish on its own for a while, then is aborted.
+    //    (Waits on our own executions, not on BullMQ's close, which hangs while Redis is down.)
+    const workerClosed = runWorker.close();
+    await settlesWithin(Promise.all([...dispatchers.values()].map((d) => d.stop())), 3000);
+    const ourWork = () => Promise.all([runWorker.idle(), ...[...dispatchers.values()].map((d) => d.drained())]);
+    if (!(await settlesWithin(ourWork(), grace))) {
+      log.warn({ runs: runWorker.activeRuns().length, shards: runner.activeCount() }, "aborting runs still going at shutdown");
+      await settlesWithin(runWorker.abortLocalRuns(redis, "hub shutting down"), 2000);
+      runner.abortAll("hub shutting down");
+      if (!(await settlesWithin(ourWork(), timing.abortEndTimeoutMs + timing.storeWaitMs + 5000))) log.error("runs did not end after abort; closing anyway");
+    }
+    // Each remaining step is bounded: with Redis or PostgreSQL gone, commands would otherwise wait forever.
+    if (!(await settlesWithin(workerClosed, 3000))) await settlesWithin(runWorker.close(true), 2000);
+    await settlesWithin(Promise.all([...dispatchers.values()].map((d) => d.close())), 3000);
+    // 2. Everything read from the streams is stored and acked before the connections go.
+    await settlesWithin(aggregator.stop(), 5000);
+    await settlesWithin(new Promise<void>((resolve) => io.close(() => resolve())), 3000);
+    registry.clear();
+    await settlesWithin(queues.close(), 3000);
+    await Promise.all(Object.values(connections).map(async (c) => (await settlesWithin(c.quit(), 2000)) || c.disconnect()));
+    await settlesWithin(dbHandle.close(), 3000);
+    log.info("hub stopped");
+  }
+
+  return {
+    port,
+    hubId,
+    close: () => (closed ??= shutdown()),
+  };
+}

@@ -1,0 +1,2 @@
+export { startHub, type HubConfig, type RunningHub } from "./hub";
+export { planShards } from "./runs/shard-planner";

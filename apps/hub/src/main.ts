@@ -1,0 +1,47 @@
+import { pino } from "pino";
+import { loadEnv } from "./env";
+import { startHub } from "./hub";
+import { errorMessage } from "./util/wait";
+
+const env = loadEnv();
+const log = pino({ name: "hub", level: env.LOG_LEVEL });
+
+const hub = await startHub({
+  databaseUrl: env.DATABASE_URL,
+  redisUrl: env.REDIS_URL,
+  host: env.HUB_HOST,
+  port: env.HUB_PORT,
+  agentToken: env.AGENT_TOKEN,
+  log,
+}).catch((err: NodeJS.ErrnoException) => {
+  // checkDatabase/checkRedis already say what is wrong and how to fix it, in one line.
+  const hint = err.code === "EADDRINUSE" ? ` (port in use: set HUB_PORT to a free port)` : "";
+  process.stderr.write(`hub could not start: ${errorMessage(err)}${hint}\n`);
+  process.exit(1);
+});
+log.info(`hub listening on http://${env.HUB_HOST}:${hub.port} (agent gateway /agent)`);
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) {
+    // A second signal means "now": skip what is left of the graceful path.
+    log.warn(`${signal} received again, exiting at once`);
+    process.exit(1);
+  }
+  stopping = true;
+  log.info(`${signal} received, stopping hub (send it again to exit at once)`);
+  // Graceful shutdown is itself bounded, but never trust that with Redis or PostgreSQL gone.
+  setTimeout(() => {
+    log.error("hub did not stop within 60 s; exiting");
+    process.exit(1);
+  }, 60_000).unref();
+  try {
+    await hub.close();
+    process.exit(0);
+  } catch (err) {
+    log.error({ err: errorMessage(err) }, "unclean shutdown");
+    process.exit(1);
+  }
+}
+process.on("SIGINT", () => void shutdown("SIGINT"));
+process.on("SIGTERM", () => void shutdown("SIGTERM"));

@@ -1,0 +1,214 @@
+import type { Redis } from "ioredis";
+import type { Logger } from "pino";
+import { durationMs, type Plan } from "@volley/contracts";
+import {
+  countFramesByShard,
+  finishRun,
+  getRun,
+  insertShards,
+  listAgents,
+  listFrames,
+  listShards,
+  markRunRunning,
+  updateShard,
+  type Db,
+  type ShardRow,
+} from "@volley/db";
+import { evaluateThresholds, summarizeFrames } from "@volley/metrics";
+import { enqueue, shardJob } from "@volley/queue";
+import { streamDrained } from "../aggregator/stream-backlog";
+import type { RunCoordinator, RunState } from "../coordination/run-coordinator";
+import type { ShardQueues } from "../shards/shard-queues";
+import { errorMessage, seconds, sleep } from "../util/wait";
+import { decideOutcome, startSkewMs } from "./run-outcome";
+import type { RunEvents } from "./run-events";
+import { planShards } from "./shard-planner";
+
+export interface RunTiming {
+  /** Every shard must be armed within this, or the run errors. */
+  armTimeoutMs: number;
+  /** The start instant is this far ahead of "all armed", so every agent hears of it in time. */
+  startLeadMs: number;
+  /** After the last shard.end, how long to wait for the aggregator to store the frames. */
+  storeWaitMs: number;
+  /** After a cancel, how long armed agents get to stand down before the run is finalized anyway. */
+  abortEndTimeoutMs: number;
+}
+
+export interface RunExecutionDeps {
+  db: Db;
+  redis: Redis;
+  coordinator: RunCoordinator;
+  events: RunEvents;
+  queues: ShardQueues;
+  log: Logger;
+  timing: RunTiming;
+}
+
+/** The longest a run may take from start to its last shard.end, from the plan. */
+export function runLengthMs(plan: Plan): number {
+  return (
+    (1000 * plan.connections.count) / plan.connections.rate +
+    durationMs(plan.scenario.duration) +
+    durationMs(plan.scenario.message.timeout) +
+    durationMs(plan.target.connectTimeout)
+  );
+}
+
+/** The run job's hard deadline: arming + the plan's length + every wait after it, with margin. */
+export function runDeadlineMs(plan: Plan, t: RunTiming): number {
+  return t.armTimeoutMs + t.startLeadMs + runLengthMs(plan) + 30_000 + t.abortEndTimeoutMs + t.storeWaitMs + 30_000;
+}
+
+/**
+ * One run, start to finish, on the hub that took its job: plan and enqueue shards, wait for all
+ * of them to arm (through Redis: shards may be held by other replicas), publish one start
+ * instant, wait for every shard to end and every reported frame to be stored, then finalize.
+ */
+export class RunExecution {
+  private shards: ShardRow[] = [];
+  private plan: Plan | null = null;
+  private started = false;
+
+  constructor(
+    private readonly runId: string,
+    private readonly deps: RunExecutionDeps,
+  ) {}
+
+  /** `recovered`: BullMQ handed us a job whose previous holder stopped renewing its lock (a hub crashed). */
+  async execute(recovered = false): Promise<void> {
+    const { db, log, coordinator, events, timing } = this.deps;
+    const runId = this.runId;
+    const run = await getRun(db, runId);
+    if (!run) return void log.warn({ runId }, "run job for an unknown run; skipped");
+    if (!(await markRunRunning(db, runId))) {
+      if (recovered && run.status === "running") {
+        // Nobody supervises this run any more; its shards must not go on loading the target.
+        this.plan = run.plan;
+        this.shards = await listShards(db, runId);
+        this.started = (await coordinator.getState(runId)).startAt !== null;
+        return this.standDown("the hub orchestrating this run stopped (its job stalled); the run was ended rather than left unsupervised");
+      }
+      return void log.info({ runId, status: run.status }, "run is no longer queued; skipped");
+    }
+    this.plan = run.plan;
+    await events.status(runId, "running");
+    log.info({ runId, name: run.name }, "run started");
+
+    // An abort that arrived while the job was queued (markRunRunning won the race against it).
+    const early = await coordinator.getState(runId);
+    if (early.abort) return this.finalize(null);
+
+    const plans = planShards(run.plan);
+    this.shards = await insertShards(db, runId, plans);
+    const queue = this.deps.queues.get(run.plan.agents.pool);
+    for (const s of this.shards) {
+      await enqueue(queue, shardJob, { runId, shardId: s.id, index: s.index, count: s.count, plan: s.plan }, { jobId: s.id });
+    }
+
+    const arming = await coordinator.waitFor(
+      runId,
+      (s) => {
+        if (s.abort) return "abort" as const;
+        if (this.shards.some((sh) => s.ended.get(sh.id))) return "shard-ended" as const;
+        if (this.shards.every((sh) => s.armed.has(sh.id))) return "armed" as const;
+        return undefined;
+      },
+      { timeoutMs: timing.armTimeoutMs },
+    );
+    if (arming !== "armed") {
+      const reason = arming === undefined ? await this.armingTimeoutReason() : null;
+      return this.standDown(reason);
+    }
+
+    const startAt = Date.now() + timing.startLeadMs;
+    await coordinator.publishStart(runId, startAt);
+    this.started = true;
+    log.info({ runId, startAt, shards: this.shards.length }, "run start published");
+
+    const endWithinMs = timing.startLeadMs + runLengthMs(run.plan) + 30_000;
+    const ended = await coordinator.waitFor(runId, (s) => (this.shards.every((sh) => s.ended.has(sh.id)) ? s : undefined), { timeoutMs: endWithinMs });
+    if (!ended) {
+      const state = await coordinator.getState(runId);
+      const late = this.shards.filter((sh) => !state.ended.has(sh.id)).map((sh) => `${sh.index + 1}/${sh.count}`);
+      return this.standDown(`shard ${late.join(", ")} did not end within ${seconds(endWithinMs)} of the start`);
+    }
+    await this.waitForStoredFrames(ended);
+    return this.finalize(null);
+  }
+
+  /** Stops every shard (cancel reaches the agents through their hubs) and finalizes with `runError`. */
+  async standDown(runError: string | null): Promise<void> {
+    const { coordinator, timing, db, log } = this.deps;
+    const state = await coordinator.getState(this.runId);
+    const reason = state.abort ?? runError ?? "cancelled";
+    await coordinator.cancel(this.runId, reason);
+    // Shards still waiting in the queue never reach an agent.
+    const queue = this.plan ? this.deps.queues.get(this.plan.agents.pool) : null;
+    for (const sh of this.shards) {
+      if (state.ended.has(sh.id) || state.armed.has(sh.id)) continue;
+      const removed = await queue?.remove(sh.id).catch(() => 0);
+      if (removed) await updateShard(db, sh.id, { status: state.abort ? "aborted" : "errored", error: reason, endedAt: new Date() });
+    }
+    if (this.started) {
+      // Agents that ran get a bounded moment to send their last frames and shard.end.
+      await coordinator.waitFor(this.runId, (s) => (this.shards.every((sh) => s.ended.has(sh.id)) ? true : undefined), { timeoutMs: timing.abortEndTimeoutMs });
+      await this.waitForStoredFrames(await coordinator.getState(this.runId));
+    }
+    log.info({ runId: this.runId, reason }, "run stood down");
+    return this.finalize(runError);
+  }
+
+  private async armingTimeoutReason(): Promise<string> {
+    const { coordinator, db, timing } = this.deps;
+    const plan = this.plan!;
+    const state = await coordinator.getState(this.runId);
+    const unarmed = this.shards.filter((sh) => !state.armed.has(sh.id)).map((sh) => `${sh.index + 1}/${sh.count}`);
+    const agents = (await listAgents(db)).filter((a) => a.pool === plan.agents.pool && a.status !== "offline").length;
+    return `no agent in pool '${plan.agents.pool}' armed shard ${unarmed.join(", ")} within ${seconds(timing.armTimeoutMs)} (${agents} agent${agents === 1 ? "" : "s"} connected)`;
+  }
+
+  /** Waits (bounded) until the aggregator has stored every frame each agent reported, and the stream is drained. */
+  private async waitForStoredFrames(state: RunState): Promise<void> {
+    const { db, redis, log, timing } = this.deps;
+    const deadline = Date.now() + timing.storeWaitMs;
+    let counts: Record<string, number> = {};
+    for (;;) {
+      try {
+        counts = await countFramesByShard(db, this.runId);
+        const complete = this.shards.every((sh) => (counts[sh.id] ?? 0) >= (state.ended.get(sh.id)?.frames ?? 0));
+        if (complete && (await streamDrained(redis, this.runId))) return;
+      } catch (err) {
+        log.warn({ runId: this.runId, err: errorMessage(err) }, "could not check stored frames");
+      }
+      if (Date.now() >= deadline) break;
+      await sleep(100);
+    }
+    log.warn({ runId: this.runId, stored: counts }, `frames not all stored within ${seconds(timing.storeWaitMs)}; finalizing with what is stored`);
+  }
+
+  /** Summary, thresholds and the final status, written once; then the aggregator may let the run go. */
+  async finalize(runError: string | null): Promise<void> {
+    const { db, coordinator, events, log } = this.deps;
+    const runId = this.runId;
+    const state = await coordinator.getState(runId);
+    const frames = await listFrames(db, runId);
+    let summary = null;
+    let thresholds: ReturnType<typeof evaluateThresholds> = [];
+    if (this.started || frames.length > 0) {
+      const measured = summarizeFrames(frames);
+      thresholds = evaluateThresholds(this.plan?.thresholds ?? [], measured);
+      summary = { ...measured, thresholds };
+    }
+    const outcome = decideOutcome({
+      abort: state.abort,
+      runError,
+      shards: this.shards.map((sh) => ({ index: sh.index, count: sh.count, ended: state.ended.get(sh.id) })),
+      thresholds,
+    });
+    const changed = await finishRun(db, runId, { ...outcome, summary, startSkewMs: startSkewMs(frames) });
+    if (changed) await events.status(runId, outcome.status, outcome.reason);
+    await coordinator.markFinalized(runId, outcome.status);
+    log.info({ runId, status: outcome.status, reason: outcome.reason, frames: frames.length }, "run finished");
+  }
+}

@@ -1,0 +1,75 @@
+import { Worker } from "bullmq";
+import type { Redis } from "ioredis";
+import { REDIS_KEYS } from "@volley/contracts";
+import { getRun, finishRun } from "@volley/db";
+import { QUEUE_NAMES, runJob } from "@volley/queue";
+import { errorMessage, seconds, sleep, TimeoutError, withTimeout } from "../util/wait";
+import { RunExecution, runDeadlineMs, type RunExecutionDeps } from "./run-execution";
+
+/**
+ * The BullMQ worker of the runs queue (handler of `runJob`). Each job is one RunExecution, bounded
+ * by a deadline computed from its plan, so a run job can never hang: past it, the run ends
+ * `errored` and its shards are cancelled.
+ */
+export class RunWorker {
+  private readonly worker: Worker;
+  private readonly running = new Map<string, RunExecution>();
+
+  constructor(
+    private readonly deps: RunExecutionDeps & { connection: Redis; concurrency: number },
+  ) {
+    this.worker = new Worker(QUEUE_NAMES.runs, (job) => this.process(runJob.schema.parse(job.data).runId, job.stalledCounter > 0), {
+      connection: deps.connection,
+      concurrency: deps.concurrency,
+      autorun: false,
+    });
+    this.worker.on("error", (err) => deps.log.error({ err: errorMessage(err) }, "run worker error"));
+    this.worker.on("failed", (job, err) => deps.log.error({ runId: job?.data?.runId, err: errorMessage(err) }, "run job failed"));
+  }
+
+  start(): void {
+    void this.worker.run().catch((err) => this.deps.log.error({ err: errorMessage(err) }, "run worker stopped"));
+  }
+
+  private async process(runId: string, recovered: boolean): Promise<void> {
+    const exec = new RunExecution(runId, this.deps);
+    this.running.set(runId, exec);
+    try {
+      const run = await getRun(this.deps.db, runId);
+      const deadline = run ? runDeadlineMs(run.plan, this.deps.timing) : 60_000;
+      await withTimeout(exec.execute(recovered), deadline, `run did not finish within its deadline of ${seconds(deadline)}`);
+    } catch (err) {
+      const reason = err instanceof TimeoutError ? err.message : `hub error: ${errorMessage(err)}`;
+      this.deps.log.error({ runId, err: errorMessage(err) }, "run execution failed");
+      // Stand the shards down and record why; the run must not stay `running`.
+      await exec.standDown(reason).catch(async (e) => {
+        this.deps.log.error({ runId, err: errorMessage(e) }, "could not stand the run down cleanly");
+        if (await finishRun(this.deps.db, runId, { status: "errored", reason }).catch(() => false)) await this.deps.events.status(runId, "errored", reason);
+      });
+    } finally {
+      this.running.delete(runId);
+    }
+  }
+
+  /** Resolves once no run is executing on this hub. */
+  async idle(): Promise<void> {
+    while (this.running.size > 0) await sleep(100);
+  }
+
+  activeRuns(): string[] {
+    return [...this.running.keys()];
+  }
+
+  /**
+   * Shutdown, after the grace period: abort this hub's runs everywhere (their shards may be on
+   * other replicas), through the same channel a user abort takes.
+   */
+  async abortLocalRuns(redis: Redis, reason: string): Promise<void> {
+    for (const runId of this.running.keys()) await redis.publish(REDIS_KEYS.abort, JSON.stringify({ runId, reason }));
+  }
+
+  /** Stops taking run jobs; resolves when the running ones have finished (or at once with force). */
+  close(force = false): Promise<void> {
+    return this.worker.close(force);
+  }
+}

@@ -1,0 +1,49 @@
+import { describe, expect, it } from "vitest";
+import { planShards, splitProportionally } from "./shard-planner";
+import { testPlan } from "../test-support/fixtures";
+
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+describe("shard planning", () => {
+  it("splits connections exactly, remainders to the first shards", () => {
+    const shards = planShards(testPlan({ connections: { count: 1001, rate: 250 }, agents: { count: 7 } }));
+    const counts = shards.map((s) => s.connections.count);
+    expect(counts).toEqual([143, 143, 143, 143, 143, 143, 143]);
+    const awkward = planShards(testPlan({ connections: { count: 1000, rate: 250 }, agents: { count: 7 } }));
+    expect(awkward.map((s) => s.connections.count)).toEqual([143, 143, 143, 143, 143, 143, 142]);
+    expect(sum(awkward.map((s) => s.connections.count))).toBe(1000);
+    // Every shard ramps over the same time: its rate is proportional to its connections.
+    for (const s of awkward) expect(s.connections.count / s.connections.rate).toBeCloseTo(1000 / 250, 9);
+    expect(sum(awkward.map((s) => s.connections.rate))).toBeCloseTo(250, 9);
+  });
+
+  it("splits an aggregate message rate exactly and keeps per-connection rates", () => {
+    const agg = planShards(testPlan({ connections: { count: 10 }, message: { rate: 1000, per: "aggregate" }, agents: { count: 3 } }));
+    expect(agg.map((s) => s.scenario.message.rate)).toEqual([400, 300, 300]);
+    const odd = planShards(testPlan({ connections: { count: 7 }, message: { rate: 100, per: "aggregate" }, agents: { count: 3 } }));
+    expect(sum(odd.map((s) => s.scenario.message.rate))).toBe(100);
+    expect(odd.map((s) => s.scenario.message.rate)).toEqual([43, 29, 28]);
+    const perConn = planShards(testPlan({ connections: { count: 7 }, message: { rate: 17, per: "connection" }, agents: { count: 3 } }));
+    expect(perConn.map((s) => s.scenario.message.rate)).toEqual([17, 17, 17]);
+  });
+
+  it("splits small and fractional aggregate rates in finer steps so every shard sends", () => {
+    const small = planShards(testPlan({ connections: { count: 9 }, message: { rate: 2, per: "aggregate" }, agents: { count: 3 } }));
+    const rates = small.map((s) => s.scenario.message.rate);
+    expect(rates.every((r) => r > 0)).toBe(true);
+    expect(sum(rates.map((r) => Math.round(r * 1000)))).toBe(2000);
+    const frac = planShards(testPlan({ connections: { count: 5 }, message: { rate: 0.7, per: "aggregate" }, agents: { count: 4 } }));
+    expect(sum(frac.map((s) => Math.round(s.scenario.message.rate * 1000)))).toBe(700);
+  });
+
+  it("never plans a shard without connections", () => {
+    const shards = planShards(testPlan({ connections: { count: 2 }, agents: { count: 5 } }));
+    expect(shards.map((s) => s.connections.count)).toEqual([1, 1]);
+  });
+
+  it("largest remainder split is exact for any weights", () => {
+    expect(splitProportionally(10, [1, 1, 1])).toEqual([4, 3, 3]);
+    expect(splitProportionally(1, [3, 3, 3, 1])).toEqual([1, 0, 0, 0]);
+    expect(sum(splitProportionally(99_999, [5, 7, 11, 13]))).toBe(99_999);
+  });
+});

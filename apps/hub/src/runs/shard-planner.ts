@@ -1,0 +1,57 @@
+import type { Plan } from "@volley/contracts";
+
+/**
+ * Splits `total` into parts proportional to `weights` that sum exactly to `total`, each part a
+ * multiple of 1/scale (largest-remainder method: floor every share, then hand the leftover units to
+ * the largest fractional remainders, ties to the earliest part so the result is deterministic).
+ */
+export function splitProportionally(total: number, weights: readonly number[], scale = 1): number[] {
+  const units = Math.round(total * scale);
+  const weightSum = weights.reduce((a, b) => a + b, 0);
+  const exact = weights.map((w) => (units * w) / weightSum);
+  const parts = exact.map(Math.floor);
+  let left = units - parts.reduce((a, b) => a + b, 0);
+  const order = exact.map((e, i) => ({ i, rem: e - Math.floor(e) })).sort((a, b) => b.rem - a.rem || a.i - b.i);
+  for (const { i } of order) {
+    if (left <= 0) break;
+    parts[i]! += 1;
+    left -= 1;
+  }
+  return parts.map((p) => p / scale);
+}
+
+/**
+ * Splits a rate (messages/s) in proportion to each shard's connections, exactly: whole messages per
+ * second when that gives every shard a positive rate, otherwise in finer steps (1/1000, 1/10^6) so a
+ * small aggregate rate over many shards still gives each shard some load.
+ */
+function splitRate(rate: number, weights: readonly number[]): number[] {
+  for (const scale of [1, 1_000, 1_000_000]) {
+    if (!Number.isInteger(Math.round(rate * scale * 1e6) / 1e6)) continue; // not representable at this step
+    const parts = splitProportionally(rate, weights, scale);
+    if (parts.every((p) => p > 0)) return parts;
+  }
+  // Rates finer than a millionth of a message per second: proportional floats are as exact as it gets.
+  const sum = weights.reduce((a, b) => a + b, 0);
+  return weights.map((w) => (rate * w) / sum);
+}
+
+/**
+ * The shard plans of a run: one per agent (plan.agents.count), each with its slice of the
+ * connections and of an aggregate message rate, summing exactly to the plan. Per-connection rates
+ * stay as written; the connection ramp rate is split in proportion so every shard ramps over the
+ * same time. A shard needs at least one connection, so a plan asking for more agents than
+ * connections gets one shard per connection.
+ */
+export function planShards(plan: Plan): Plan[] {
+  const count = Math.min(plan.agents.count, plan.connections.count);
+  const connections = splitProportionally(plan.connections.count, Array.from({ length: count }, () => 1));
+  const message = plan.scenario.message;
+  const messageRates = message.per === "aggregate" ? splitRate(message.rate, connections) : connections.map(() => message.rate);
+  return connections.map((n, i) => ({
+    ...plan,
+    connections: { ...plan.connections, count: n, rate: (plan.connections.rate * n) / plan.connections.count },
+    scenario: { ...plan.scenario, message: { ...message, rate: messageRates[i]! } },
+    agents: { ...plan.agents, count: 1 },
+  }));
+}

@@ -1,0 +1,182 @@
+import type { Logger } from "pino";
+import { AGENT_EVENTS, ackSchema, durationMs, type Ack, type ShardEnd, type ShardJob } from "@volley/contracts";
+import { updateShard, type Db } from "@volley/db";
+import type { EndedShard, RunCoordinator } from "../coordination/run-coordinator";
+import { describeAgent, type AgentRegistry, type AgentSession, type ShardLease } from "../gateway/agent-registry";
+import { deferred, errorMessage, seconds, sleep, type Deferred } from "../util/wait";
+
+export interface ShardRunnerOptions {
+  db: Db;
+  registry: AgentRegistry;
+  coordinator: RunCoordinator;
+  log: Logger;
+  /** How long an agent may take to arm (and the run worker to publish the start instant). */
+  armTimeoutMs: number;
+  /** How long an agent told to abort may take to send its last frames and shard.end. */
+  abortEndTimeoutMs: number;
+}
+
+/** Thrown (failing the BullMQ job) when a shard ends errored; the message is the shard's error. */
+export class ShardFailed extends Error {
+  override name = "ShardFailed";
+}
+
+interface Execution {
+  job: ShardJob;
+  session: AgentSession;
+  abort: Deferred<string>;
+}
+
+type Interrupt = { t: "lost"; reason: string } | { t: "ended"; end: ShardEnd } | { t: "abort"; reason: string };
+
+/**
+ * Runs one shard job on one agent of this hub: assign (ack = armed), report armed to the run's
+ * coordinator, wait for the one start instant, forward it, and hold on until the agent's
+ * shard.end. Any phase can be cut short by the agent being lost, the agent ending early, or an
+ * abort/cancel for the run; every wait is bounded.
+ */
+export class ShardRunner {
+  private readonly active = new Map<string, Execution>();
+
+  constructor(private readonly opts: ShardRunnerOptions) {}
+
+  /** Forwards shard.abort to the agents of this hub running shards of `runId` (user abort or cancel). */
+  abortRun(runId: string, reason: string): void {
+    for (const exec of this.active.values()) if (exec.job.runId === runId) this.abortExecution(exec, reason);
+  }
+
+  abortAll(reason: string): void {
+    for (const exec of this.active.values()) this.abortExecution(exec, reason);
+  }
+
+  activeCount(): number {
+    return this.active.size;
+  }
+
+  private abortExecution(exec: Execution, reason: string): void {
+    if (exec.abort.settled) return;
+    this.opts.registry.send(exec.session, AGENT_EVENTS.shardAbort, { shardId: exec.job.shardId, reason });
+    exec.abort.resolve(reason);
+  }
+
+  async run(job: ShardJob, session: AgentSession): Promise<EndedShard> {
+    const { registry, coordinator, db, log } = this.opts;
+    const exec: Execution = { job, session, abort: deferred() };
+    const who = describeAgent(session);
+    const state = await coordinator.getState(job.runId);
+    const taken = state.armed.has(job.shardId) || state.ended.has(job.shardId) ? "shard was already run by another agent" : null;
+    const stale = state.abort ?? state.cancel ?? (state.finalized ? `run already ${state.finalized}` : taken);
+    if (stale) {
+      // The run stopped while this job waited in the queue: never hand it to an agent.
+      registry.release(session);
+      // A shard another agent already ran keeps the row its holder wrote.
+      if (!taken) await updateShard(db, job.shardId, { status: "aborted", error: stale, endedAt: new Date() });
+      return { status: "aborted", error: stale, frames: 0, agentId: null, agentName: null };
+    }
+
+    const lease = registry.lease(session, job.runId, job.shardId);
+    this.active.set(job.shardId, exec);
+    const stop = new AbortController();
+    try {
+      await updateShard(db, job.shardId, { status: "assigned", agentId: session.agentId });
+      log.info({ runId: job.runId, shardId: job.shardId, agentId: session.agentId }, "shard assigned");
+      const ended = await this.drive(exec, lease, who, stop.signal);
+      await updateShard(db, job.shardId, {
+        status: ended.status,
+        error: ended.error,
+        ...(ended.frames !== null ? { frames: ended.frames } : {}),
+        endedAt: new Date(),
+      });
+      await coordinator.markEnded(job.runId, job.shardId, ended);
+      log.info({ runId: job.runId, shardId: job.shardId, status: ended.status, frames: ended.frames, error: ended.error }, "shard ended");
+      if (ended.status === "errored") throw new ShardFailed(ended.error ?? "shard errored");
+      return ended;
+    } finally {
+      stop.abort();
+      this.active.delete(job.shardId);
+      registry.release(session);
+    }
+  }
+
+  private async drive(exec: Execution, lease: ShardLease, who: string, signal: AbortSignal): Promise<EndedShard> {
+    const { registry, coordinator, armTimeoutMs } = this.opts;
+    const { job, session } = exec;
+    const base = { agentId: session.agentId, agentName: session.name };
+    const interrupts: Promise<Interrupt> = Promise.race([
+      lease.lost.promise.then((reason): Interrupt => ({ t: "lost", reason })),
+      lease.ended.promise.then((end): Interrupt => ({ t: "ended", end })),
+      exec.abort.promise.then((reason): Interrupt => ({ t: "abort", reason })),
+    ]);
+    const fromInterrupt = (i: Interrupt): Promise<EndedShard> | EndedShard => {
+      if (i.t === "lost") return { ...base, status: "errored", error: `${who} lost: ${i.reason}`, frames: null };
+      if (i.t === "ended") return { ...base, status: i.end.status, error: i.end.error ?? null, frames: i.end.frames };
+      return this.afterAbort(exec, lease, who, i.reason);
+    };
+
+    // 1. Arm: the assign ack says the agent is armed, or why not.
+    const armed = await Promise.race([this.assign(session, job, who), interrupts]);
+    if ("t" in armed) return fromInterrupt(armed);
+    if (!armed.ok) return { ...base, status: "errored", error: armed.error, frames: 0 };
+    await coordinator.markArmed(job.runId, job.shardId, { agentId: session.agentId, agentName: session.name, at: Date.now() });
+
+    // 2. The one start instant, published by the run worker once every shard is armed.
+    const started = await Promise.race([
+      coordinator.waitFor(job.runId, (s) => s.startAt ?? ((s.cancel ?? s.abort) ? -1 : undefined), { timeoutMs: armTimeoutMs + 10_000, signal }),
+      interrupts,
+    ]);
+    if (typeof started === "object") return fromInterrupt(started);
+    if (started === undefined || started < 0) {
+      // Cancelled (or the run worker vanished): stand the armed agent down.
+      const s = await coordinator.getState(job.runId);
+      this.abortExecution(exec, s.abort ?? s.cancel ?? "the run did not start");
+      return fromInterrupt(await interrupts);
+    }
+    registry.send(session, AGENT_EVENTS.shardStart, { shardId: job.shardId, startAt: started });
+    await updateShard(this.opts.db, job.shardId, { status: "running", startedAt: new Date(started) });
+
+    // 3. Run until shard.end, bounded by the plan's own length plus generous margins.
+    const plan = job.plan;
+    const runMs =
+      Math.max(0, started - Date.now()) +
+      (1000 * plan.connections.count) / plan.connections.rate +
+      durationMs(plan.scenario.duration) +
+      durationMs(plan.scenario.message.timeout) +
+      durationMs(plan.target.connectTimeout) +
+      30_000;
+    const overdue = sleep(runMs, signal).then((): Interrupt => ({ t: "abort", reason: `shard did not end within ${seconds(runMs)} of its start` }));
+    const outcome = await Promise.race([interrupts, overdue]);
+    if (outcome.t === "abort" && !exec.abort.settled) {
+      this.abortExecution(exec, outcome.reason);
+      const after = await this.afterAbort(exec, lease, who, outcome.reason);
+      // An agent that overran its plan is an error, not a user abort.
+      return after.status === "aborted" ? { ...after, status: "errored", error: `${who}: ${outcome.reason}` } : after;
+    }
+    return fromInterrupt(outcome);
+  }
+
+  private async assign(session: AgentSession, job: ShardJob, who: string): Promise<Ack> {
+    const socket = session.socket;
+    if (!socket) return { ok: false, error: `${who} disconnected before the shard was assigned` };
+    try {
+      const reply: unknown = await socket.timeout(this.opts.armTimeoutMs).emitWithAck(AGENT_EVENTS.shardAssign, job);
+      const ack = ackSchema.safeParse(reply);
+      return ack.success ? ack.data : { ok: false, error: `${who} sent an invalid reply to shard.assign` };
+    } catch (err) {
+      return { ok: false, error: `${who} did not confirm arming within ${seconds(this.opts.armTimeoutMs)} (${errorMessage(err)})` };
+    }
+  }
+
+  /** After shard.abort: the agent's own shard.end (with its frame count), or a bounded wait. */
+  private async afterAbort(exec: Execution, lease: ShardLease, who: string, reason: string): Promise<EndedShard> {
+    const base = { agentId: exec.session.agentId, agentName: exec.session.name };
+    const giveUp = new AbortController();
+    const timeout = sleep(this.opts.abortEndTimeoutMs, giveUp.signal).then(() => null);
+    const r = await Promise.race([lease.ended.promise, lease.lost.promise.then((why) => ({ lost: why })), timeout]).finally(() => giveUp.abort());
+    if (r === null) {
+      this.opts.log.warn({ shardId: exec.job.shardId, agentId: base.agentId }, "agent did not end its shard after abort");
+      return { ...base, status: "aborted", error: reason, frames: null };
+    }
+    if ("lost" in r) return { ...base, status: "errored", error: `${who} lost: ${r.lost}`, frames: null };
+    return { ...base, status: r.status, error: r.error ?? (r.status === "aborted" ? reason : null), frames: r.frames };
+  }
+}
