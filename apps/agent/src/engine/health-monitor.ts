@@ -8,15 +8,24 @@ const RESOLUTION_MS = 10;
  * - CPU over 90 % of one core: JavaScript runs on one thread, so this is the ceiling.
  * - Event-loop delay p50 over 20 ms or max over 250 ms: timers (and so sends) fire late and
  *   replies wait to be read, which inflates the latency we report.
- * - Worst send lag over 10 ms in two intervals in a row: the schedule is slipping. One interval
- *   alone can be a single GC pause, which the event-loop max already catches when it is large.
+ * - Send lag over 10 ms, sustained: more than 10 % of the interval's sends were that late. The
+ *   worst lag alone is not enough: one 30 ms GC or VM pause per second makes it exceed 10 ms on
+ *   an otherwise idle agent, and a long pause is already caught by the event-loop max.
  */
 export const SATURATION = {
   cpuPercent: 90,
   eventLoopP50Ms: 20,
   eventLoopMaxMs: 250,
   sendLagMs: 10,
+  lateSendShare: 0.1,
 } as const;
+
+export interface SendLagSample {
+  /** Worst send lag in the period, ms. */
+  maxMs: number;
+  /** Fraction of the period's sends that lagged more than SATURATION.sendLagMs. */
+  lateShare: number;
+}
 
 /**
  * Samples the process over consecutive periods (one per frame, or per heartbeat). Each sample
@@ -26,13 +35,12 @@ export class HealthMonitor {
   private readonly eld: IntervalHistogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
   private lastCpu = process.cpuUsage();
   private lastAt = performance.now();
-  private laggedLastTime = false;
 
   constructor() {
     this.eld.enable();
   }
 
-  sample(sendLagMaxMs = 0): Health {
+  sample(sendLag: SendLagSample = { maxMs: 0, lateShare: 0 }): Health {
     const now = performance.now();
     const cpu = process.cpuUsage(this.lastCpu);
     const elapsedMs = Math.max(1, now - this.lastAt);
@@ -46,19 +54,17 @@ export class HealthMonitor {
     const max = beyond(this.eld.max);
     this.eld.reset();
 
-    const lagged = sendLagMaxMs > SATURATION.sendLagMs;
     const saturated =
       cpuPercent > SATURATION.cpuPercent ||
       p50 > SATURATION.eventLoopP50Ms ||
       max > SATURATION.eventLoopMaxMs ||
-      (lagged && this.laggedLastTime);
-    this.laggedLastTime = lagged;
+      sendLag.lateShare > SATURATION.lateSendShare;
 
     return {
       cpu: round(cpuPercent),
       eventLoopDelayMs: { p50: round(p50), max: round(max) },
       rssMb: round(process.memoryUsage.rss() / 1_048_576),
-      sendLagMaxMs: round(Math.max(0, sendLagMaxMs)),
+      sendLagMaxMs: round(Math.max(0, sendLag.maxMs)),
       saturated,
     };
   }

@@ -1,0 +1,22 @@
+import { describe, expect, it } from "vitest";
+import { HealthMonitor } from "./health-monitor";
+
+describe("health monitor", () => {
+  it("reports CPU, memory and send lag, and flags a busy loop", async () => {
+    const m = new HealthMonitor();
+    await new Promise((r) => setTimeout(r, 50));
+    const idle = m.sample({ maxMs: 3, lateShare: 0 });
+    expect(idle.saturated).toBe(false);
+    expect(idle.rssMb).toBeGreaterThan(10);
+    expect(idle.sendLagMaxMs).toBe(3);
+
+    const until = performance.now() + 120;
+    while (performance.now() < until); // one core, flat out
+    const busy = m.sample();
+    expect(busy.cpu).toBeGreaterThan(90);
+    expect(busy.saturated).toBe(true);
+
+    expect(m.sample({ maxMs: 40, lateShare: 0.5 }).saturated).toBe(true);
+    m.stop();
+  });
+});

@@ -1,0 +1,165 @@
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { WebSocketServer } from "ws";
+import { COUNTERS, HISTOGRAMS, planSchema, type Plan, type PlanInput } from "@volley/contracts";
+import { mergeEncoded } from "@volley/metrics";
+import { startWsEchoServer, type WsEchoServer } from "@volley/targets";
+import { runShard } from "./run-shard";
+import { DUPLICATED_COUNTER } from "./shard-engine";
+import type { EngineFrame } from "./types";
+
+const cleanup: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const fn of cleanup.splice(0).reverse()) await fn();
+});
+
+async function echo(delayMs = 0): Promise<WsEchoServer> {
+  const server = await startWsEchoServer({ delayMs });
+  cleanup.push(() => server.close());
+  return server;
+}
+
+function plan(url: string, overrides: { connections?: PlanInput["connections"]; message?: Partial<PlanInput["scenario"]["message"]>; duration?: string; warmup?: string } = {}): Plan {
+  return planSchema.parse({
+    name: "test",
+    target: { url, connectTimeout: "2s" },
+    connections: overrides.connections ?? { count: 20, rate: 1000 },
+    scenario: {
+      kind: "echo",
+      message: { rate: 20, bytes: 64, ...overrides.message },
+      duration: overrides.duration ?? "1s",
+      warmup: overrides.warmup ?? 0,
+    },
+  });
+}
+
+function total(frames: EngineFrame[], counter: string): number {
+  return frames.reduce((n, f) => n + (f.counters[counter] ?? 0), 0);
+}
+
+function latencyMs(frames: EngineFrame[], percentile: number): number {
+  const h = mergeEncoded(frames.flatMap((f) => f.histograms[HISTOGRAMS.messageLatency] ?? []));
+  return h.getValueAtPercentile(percentile) / 1000;
+}
+
+async function run(p: Plan, opts: { signal?: AbortSignal; startInMs?: number } = {}) {
+  const frames: EngineFrame[] = [];
+  const startAt = Date.now() + (opts.startInMs ?? 20);
+  const outcome = await runShard(p, { startAt, onFrame: (f) => frames.push(f), signal: opts.signal });
+  return { outcome, frames, startAt };
+}
+
+describe("shard engine", () => {
+  it("measures the true latency of a 25 ms echo and sends exactly the schedule", async () => {
+    const server = await echo(25);
+    // 20 connections × 20 msg/s; duration chosen so every connection's last slot is well inside the run.
+    const { outcome, frames, startAt } = await run(plan(server.url, { duration: "3005ms" }));
+    expect(outcome.status).toBe("completed");
+
+    const sent = total(frames, COUNTERS.sent);
+    expect(sent).toBe(outcome.totals.sent);
+    expect(total(frames, COUNTERS.received)).toBe(sent);
+    expect(total(frames, COUNTERS.lost)).toBe(0);
+    expect(Math.abs(sent - outcome.totals.expected)).toBeLessThanOrEqual(1);
+    // Each connection sends from its open until the end: at most 61 slots, and fewer only by its connect time.
+    expect(sent).toBeGreaterThanOrEqual(20 * 58);
+    expect(sent).toBeLessThanOrEqual(20 * 61);
+
+    const p50 = latencyMs(frames, 50);
+    expect(p50).toBeGreaterThanOrEqual(25);
+    expect(p50).toBeLessThanOrEqual(28);
+
+    expect(frames.map((f) => f.index)).toEqual([0, 1, 2, 3]);
+    expect(frames.map((f) => f.startedAt)).toEqual([0, 1, 2, 3].map((i) => startAt + i * 1000));
+    expect(frames.slice(0, 3).every((f) => f.durationMs === 1000)).toBe(true);
+    expect(frames[3]!.durationMs).toBeLessThan(1000);
+    expect(total(frames, COUNTERS.connectionsOpened)).toBe(20);
+    expect(frames[0]!.histograms[HISTOGRAMS.wsConnect]).toBeDefined();
+    expect(frames[1]!.counters[COUNTERS.connectionsActive]).toBe(20);
+    expect(frames.at(-1)!.counters[COUNTERS.connectionsActive]).toBe(0);
+  });
+
+  it("does not hide a 500 ms stall (no coordinated omission)", async () => {
+    const server = await echo(0);
+    const stall = setTimeout(() => server.stall(500), 900);
+    cleanup.push(() => clearTimeout(stall));
+    const { outcome, frames } = await run(plan(server.url, { duration: "2s" }));
+    expect(outcome.status).toBe("completed");
+    expect(total(frames, COUNTERS.received)).toBe(total(frames, COUNTERS.sent));
+    // ~20 % of messages were sent into the stall; a closed-loop tester would have sent only 20 of them.
+    expect(latencyMs(frames, 99)).toBeGreaterThanOrEqual(400);
+    expect(latencyMs(frames, 50)).toBeLessThan(50);
+  });
+
+  it("ends errored, promptly, when the target refuses every connection", async () => {
+    const server = await echo();
+    const url = server.url;
+    await server.close();
+    const started = performance.now();
+    const { outcome, frames } = await run(plan(url, { connections: { count: 50, rate: 500 } }));
+    expect(performance.now() - started).toBeLessThan(1500);
+    expect(outcome.status).toBe("errored");
+    expect(outcome.error).toBe(`connect refused: ${url} (ECONNREFUSED) — 50 of 50 attempts failed`);
+    expect(total(frames, COUNTERS.connectionsFailed)).toBe(50);
+    expect(total(frames, "errors.refused")).toBe(50);
+  });
+
+  it("aborts within 100 ms and flushes the partial frame", async () => {
+    const server = await echo();
+    const controller = new AbortController();
+    const running = run(plan(server.url, { connections: { count: 5, rate: 100 }, duration: "30s" }), { signal: controller.signal });
+    await new Promise((r) => setTimeout(r, 1300));
+    const abortedAt = performance.now();
+    controller.abort("user pressed stop");
+    const { outcome, frames } = await running;
+    expect(performance.now() - abortedAt).toBeLessThan(100);
+    expect(outcome).toMatchObject({ status: "aborted", error: "user pressed stop", frames: 2 });
+    expect(frames[1]!.durationMs).toBeGreaterThan(200);
+    expect(frames[1]!.durationMs).toBeLessThan(600);
+    expect(total(frames, COUNTERS.sent)).toBeGreaterThan(0);
+  });
+
+  it("counts a reply after the timeout as lost once, and duplicates separately", async () => {
+    const slow = await echo(250);
+    const late = await run(plan(slow.url, { connections: { count: 2, rate: 100 }, message: { rate: 10, timeout: "100ms" }, duration: "500ms" }));
+    expect(late.outcome.status).toBe("completed");
+    expect(total(late.frames, COUNTERS.received)).toBe(0);
+    expect(total(late.frames, COUNTERS.lost)).toBe(total(late.frames, COUNTERS.sent));
+
+    const twice = new WebSocketServer({ port: 0, host: "127.0.0.1" });
+    cleanup.push(() => new Promise<void>((r) => twice.close(() => r())));
+    twice.on("connection", (ws) => ws.on("message", (d) => (ws.send(d), ws.send(d))));
+    await new Promise((r) => twice.once("listening", r));
+    const url = `ws://127.0.0.1:${(twice.address() as AddressInfo).port}/`;
+    const dup = await run(plan(url, { connections: { count: 2, rate: 100 }, message: { rate: 20 }, duration: "500ms" }));
+    const sent = total(dup.frames, COUNTERS.sent);
+    expect(sent).toBeGreaterThan(0);
+    expect(total(dup.frames, COUNTERS.received)).toBe(sent);
+    // The last replies' duplicates can arrive after the shard has ended.
+    expect(total(dup.frames, DUPLICATED_COUNTER)).toBeGreaterThanOrEqual(sent - 2);
+  });
+
+  it("counts connections closed by the server without failing the shard", async () => {
+    const server = await echo(0);
+    const kill = setTimeout(() => void server.close(), 400);
+    cleanup.push(() => clearTimeout(kill));
+    const { outcome, frames } = await run(plan(server.url, { connections: { count: 4, rate: 100 }, duration: "800ms" }));
+    expect(outcome.status).toBe("completed");
+    expect(total(frames, COUNTERS.connectionsClosed)).toBe(4);
+    expect(total(frames, "errors.closed")).toBe(4);
+  });
+
+  it("spreads an aggregate rate over the open connections and marks warm-up", async () => {
+    const server = await echo(0);
+    const { outcome, frames } = await run(
+      plan(server.url, { connections: { count: 10, rate: 1000 }, message: { rate: 200, per: "aggregate", arrival: "poisson" }, duration: "1500ms", warmup: "1s" }),
+    );
+    expect(outcome.status).toBe("completed");
+    const sent = total(frames, COUNTERS.sent);
+    // Poisson: 300 expected; 5 standard deviations either way.
+    expect(sent).toBeGreaterThan(300 - 5 * Math.sqrt(300));
+    expect(sent).toBeLessThan(300 + 5 * Math.sqrt(300));
+    expect(total(frames, COUNTERS.received)).toBe(sent);
+    expect(frames.map((f) => f.warmup)).toEqual([true, false]);
+  });
+});

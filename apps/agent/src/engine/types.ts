@@ -1,0 +1,43 @@
+import type { IntervalFrame } from "@volley/contracts";
+import type { Driver } from "../drivers/driver";
+import type { Clock } from "./clock";
+
+export type ShardStatus = "completed" | "errored" | "aborted";
+
+/** A frame as the engine makes it; whoever ships it adds the run, shard, agent and sequence ids. */
+export type EngineFrame = Omit<IntervalFrame, "runId" | "shardId" | "agentId" | "seq">;
+
+export interface RunShardOptions {
+  /** The synchronized start instant, hub-clock epoch ms. Interval 0 begins exactly here. */
+  startAt: number;
+  /** Defaults to the local clocks with no hub offset (standalone runs). */
+  clock?: Clock;
+  /** Called synchronously once per interval, the final partial one included; keep it cheap. */
+  onFrame: (frame: EngineFrame) => void;
+  /** Aborting stops sending and connecting at once, flushes the partial frame and ends "aborted". */
+  signal?: AbortSignal;
+  /** Overrides the driver chosen from plan.target.protocol (tests, custom transports). */
+  driver?: Driver;
+  /** Source of randomness for Poisson arrivals (tests pass a seeded one). */
+  random?: () => number;
+}
+
+/** Whole-shard totals, for logs, the standalone CLI and tests; the frames carry the same counts. */
+export interface ShardTotals {
+  /** Messages the schedule called for, from each connection's open time to the end (Poisson: expected value). */
+  expected: number;
+  sent: number;
+  received: number;
+  lost: number;
+  duplicated: number;
+  opened: number;
+  failed: number;
+  closed: number;
+}
+
+export interface ShardOutcome {
+  status: ShardStatus;
+  error?: string;
+  frames: number;
+  totals: ShardTotals;
+}

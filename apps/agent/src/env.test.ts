@@ -1,0 +1,41 @@
+import { hostname } from "node:os";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { loadEnv } from "./env";
+
+afterEach(() => vi.restoreAllMocks());
+
+function failure(env: NodeJS.ProcessEnv): string {
+  const lines: string[] = [];
+  vi.spyOn(process.stderr, "write").mockImplementation((chunk) => (lines.push(String(chunk)), true));
+  vi.spyOn(process, "exit").mockImplementation((code) => {
+    throw new Error(`exit ${code}`);
+  });
+  expect(() => loadEnv(env)).toThrow("exit 1");
+  expect(lines).toHaveLength(1);
+  return lines[0]!;
+}
+
+describe("agent env", () => {
+  it("has working defaults", () => {
+    expect(loadEnv({})).toEqual({
+      HUB_URL: "http://127.0.0.1:3001",
+      AGENT_TOKEN: "dev-local-agent-token",
+      AGENT_NAME: hostname(),
+      AGENT_POOL: "default",
+      AGENT_MAX_CONNECTIONS: 50_000,
+      LOG_LEVEL: "info",
+    });
+    expect(loadEnv({ HUB_URL: "https://hub.example.com/", AGENT_MAX_CONNECTIONS: "200", AGENT_NAME: "" })).toMatchObject({
+      HUB_URL: "https://hub.example.com",
+      AGENT_MAX_CONNECTIONS: 200,
+      AGENT_NAME: hostname(),
+    });
+  });
+
+  it("stops with one line naming the variable and the fix", () => {
+    expect(failure({ AGENT_MAX_CONNECTIONS: "lots" })).toMatch(/^invalid environment variable AGENT_MAX_CONNECTIONS="lots": set it to a whole number/);
+    expect(failure({ HUB_URL: "ftp://x" })).toMatch(/^invalid environment variable HUB_URL="ftp:\/\/x": set it to the hub's http\(s\) URL/);
+    expect(failure({ AGENT_POOL: "My Pool" })).toMatch(/AGENT_POOL.*lowercase letters/);
+    expect(failure({ LOG_LEVEL: "loud" })).toMatch(/LOG_LEVEL.*use one of/);
+  });
+});

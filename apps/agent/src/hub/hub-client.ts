@@ -1,0 +1,190 @@
+import type { Logger } from "pino";
+import { io, type Socket } from "socket.io-client";
+import {
+  AGENT_EVENTS,
+  AGENT_NAMESPACE,
+  clockPingAckSchema,
+  welcomeSchema,
+  type Ack,
+  type AgentHello,
+  type Heartbeat,
+} from "@volley/contracts";
+import { systemClock } from "../engine/clock";
+import { HealthMonitor } from "../engine/health-monitor";
+import { estimateClockOffset, type ClockEstimate } from "./clock-sync";
+import { ReliableOutbox } from "./reliable-outbox";
+import { ShardSlot } from "./shard-slot";
+
+export interface HubClientOptions {
+  hubUrl: string;
+  hello: AgentHello;
+  log: Logger;
+  onConnected?: () => void;
+  onDisconnected?: (reason: string) => void;
+  heartbeatMs?: number;
+  clockSyncMs?: number;
+  clockSamples?: number;
+  ackTimeoutMs?: number;
+  reconnectDelayMs?: number;
+  reconnectDelayMaxMs?: number;
+}
+
+type AckFn = (ack: Ack) => void;
+
+/**
+ * The agent's side of the hub gateway: one outbound Socket.IO connection (WebSocket first, long
+ * polling when WebSocket is blocked), kept up forever; clock sync; shard assign/start/abort; frames
+ * and shard.end through a spool that survives reconnects; heartbeats.
+ */
+export class HubClient {
+  private readonly socket: Socket;
+  private readonly outbox: ReliableOutbox;
+  private readonly slot: ShardSlot;
+  private readonly health = new HealthMonitor();
+  private readonly log: Logger;
+  private offset: ClockEstimate | undefined;
+  private syncing: Promise<void> | undefined;
+  private agentId: string;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private syncTimer: NodeJS.Timeout | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private retries = 0;
+  private stopped = false;
+
+  constructor(private readonly opts: HubClientOptions) {
+    this.log = opts.log;
+    this.agentId = opts.hello.instanceId;
+    this.socket = io(`${opts.hubUrl}${AGENT_NAMESPACE}`, {
+      transports: ["websocket", "polling"],
+      // Without this, a failed WebSocket never falls back to polling (socket.io-client 4.8).
+      tryAllTransports: true,
+      auth: opts.hello,
+      autoConnect: false,
+      forceNew: true,
+      reconnection: true,
+      reconnectionAttempts: Infinity,
+      reconnectionDelay: opts.reconnectDelayMs ?? 1000,
+      reconnectionDelayMax: opts.reconnectDelayMaxMs ?? 15_000,
+      randomizationFactor: 0.5,
+    });
+    this.outbox = new ReliableOutbox(this.socket, this.log, { ackTimeoutMs: opts.ackTimeoutMs ?? 5000 });
+    this.slot = new ShardSlot({
+      outbox: this.outbox,
+      log: this.log,
+      limits: { maxConnections: opts.hello.capacity.maxConnections },
+      clock: () => systemClock(() => this.offset?.offsetMs ?? 0),
+      agentId: () => this.agentId,
+    });
+    this.wire();
+  }
+
+  /** hub − local clock, ms, from the last successful sync (0 before the first). */
+  get clockOffsetMs(): number {
+    return this.offset?.offsetMs ?? 0;
+  }
+
+  get connected(): boolean {
+    return this.socket.connected;
+  }
+
+  get busy(): boolean {
+    return this.slot.busy;
+  }
+
+  start(): void {
+    this.socket.connect();
+    const beat = this.opts.heartbeatMs ?? 5000;
+    this.heartbeatTimer = setInterval(() => this.heartbeat(), beat);
+    this.syncTimer = setInterval(() => void this.syncClock(), this.opts.clockSyncMs ?? 30_000);
+  }
+
+  /**
+   * Graceful stop: abort the running shard (its final frame and shard.end still go out), wait up to
+   * flushTimeoutMs for the hub to ack them, then disconnect.
+   */
+  async stop(flushTimeoutMs = 5000): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    clearInterval(this.heartbeatTimer);
+    clearInterval(this.syncTimer);
+    clearTimeout(this.retryTimer);
+    await this.slot.abortCurrent("agent shutting down");
+    if (this.socket.connected && !(await this.outbox.whenIdle(flushTimeoutMs))) {
+      this.log.warn({ unsent: this.outbox.size }, "hub did not ack everything before shutdown");
+    }
+    this.outbox.close();
+    this.health.stop();
+    this.socket.disconnect();
+  }
+
+  private wire(): void {
+    const s = this.socket;
+    s.on("connect", () => {
+      this.retries = 0;
+      this.log.debug({ transport: s.io.engine.transport.name }, "connected");
+      this.opts.onConnected?.();
+      void this.syncClock();
+    });
+    s.on("disconnect", (reason) => {
+      this.log.warn({ reason }, "disconnected from hub");
+      this.opts.onDisconnected?.(reason);
+      // socket.io retries transport failures itself, but not a server-side kick: retry those here.
+      if (reason === "io server disconnect") this.retryLater();
+    });
+    s.on("connect_error", (err) => {
+      this.log.warn({ err: err.message }, `cannot connect to hub ${this.opts.hubUrl}`);
+      // A refusal by the hub's middleware (bad token...) is not retried by socket.io itself.
+      if (!s.active) this.retryLater();
+    });
+    s.on(AGENT_EVENTS.welcome, (payload: unknown) => {
+      const w = welcomeSchema.safeParse(payload);
+      if (w.success) this.agentId = w.data.agentId;
+    });
+    s.on(AGENT_EVENTS.shardAssign, (payload: unknown, ack?: AckFn) => this.answer(ack, this.slot.assign(payload)));
+    s.on(AGENT_EVENTS.shardStart, async (payload: unknown, ack?: AckFn) => {
+      // The start instant is in hub time: convert with a measured offset, not the default of 0.
+      if (!this.offset && this.syncing) await this.syncing;
+      this.answer(ack, this.slot.start(payload));
+    });
+    s.on(AGENT_EVENTS.shardAbort, (payload: unknown, ack?: AckFn) => this.answer(ack, this.slot.abort(payload)));
+  }
+
+  private answer(ack: AckFn | undefined, result: Ack): void {
+    if (!result.ok) this.log.warn({ error: result.error }, "refused a hub request");
+    if (typeof ack === "function") ack(result);
+  }
+
+  private retryLater(): void {
+    if (this.stopped) return;
+    clearTimeout(this.retryTimer);
+    const base = this.opts.reconnectDelayMs ?? 1000;
+    const max = this.opts.reconnectDelayMaxMs ?? 15_000;
+    const delay = Math.min(max, base * 2 ** Math.min(this.retries++, 10)) * (0.75 + Math.random() / 2);
+    this.retryTimer = setTimeout(() => {
+      if (!this.stopped && !this.socket.connected) this.socket.connect();
+    }, delay);
+  }
+
+  private syncClock(): Promise<void> {
+    if (this.syncing || !this.socket.connected) return this.syncing ?? Promise.resolve();
+    const ask = async () => {
+      // clock.ping carries no payload: the hub answers through the ack only.
+      const answer: unknown = await this.socket.timeout(2000).emitWithAck(AGENT_EVENTS.clockPing);
+      return clockPingAckSchema.parse(answer).hubTime;
+    };
+    this.syncing = estimateClockOffset(ask, this.opts.clockSamples ?? 8)
+      .then((estimate) => {
+        if (!estimate) return this.log.warn("clock sync failed; keeping the previous offset");
+        this.offset = estimate;
+        this.log.debug({ offsetMs: estimate.offsetMs, rttMs: estimate.rttMs }, "clock synced");
+      })
+      .finally(() => (this.syncing = undefined));
+    return this.syncing;
+  }
+
+  private heartbeat(): void {
+    if (!this.socket.connected) return;
+    const beat: Heartbeat = { busy: this.slot.busy, health: this.health.sample() };
+    this.socket.emit(AGENT_EVENTS.heartbeat, beat);
+  }
+}

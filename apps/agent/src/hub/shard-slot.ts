@@ -1,0 +1,157 @@
+import type { Logger } from "pino";
+import {
+  AGENT_EVENTS,
+  describeIssues,
+  fieldIssues,
+  frameMessageSchema,
+  shardAbortSchema,
+  shardAssignSchema,
+  shardStartSchema,
+  type Ack,
+  type IntervalFrame,
+  type ShardEnd,
+  type ShardJob,
+} from "@volley/contracts";
+import { runShard } from "../engine/run-shard";
+import { shardPreflight, type AgentLimits } from "../engine/shard-preflight";
+import type { Clock } from "../engine/clock";
+import type { EngineFrame, ShardOutcome } from "../engine/types";
+import type { ReliableOutbox } from "./reliable-outbox";
+
+/** A start instant this far in the past is not honoured (the run would open with a burst to catch up). */
+const LATE_START_LIMIT_MS = 1000;
+
+type SlotState =
+  | { kind: "idle" }
+  | { kind: "armed"; job: ShardJob }
+  | { kind: "running"; job: ShardJob; controller: AbortController; done: Promise<void> }
+  /** The engine has ended; its frames and shard.end are still being delivered. */
+  | { kind: "ending"; job: ShardJob };
+
+export interface ShardSlotDeps {
+  outbox: ReliableOutbox;
+  log: Logger;
+  limits: AgentLimits;
+  clock: () => Clock;
+  agentId: () => string;
+}
+
+const fail = (error: string): Ack => ({ ok: false, error });
+const OK: Ack = { ok: true };
+
+/**
+ * The agent's single shard: idle → armed (assign) → running (start) → ending (frames and
+ * shard.end in flight) → idle once the hub has acked shard.end. One shard at a time.
+ */
+export class ShardSlot {
+  private state: SlotState = { kind: "idle" };
+  private lastEnded: string | undefined;
+
+  constructor(private readonly deps: ShardSlotDeps) {}
+
+  get busy(): boolean {
+    return this.state.kind !== "idle";
+  }
+
+  get shardId(): string | undefined {
+    return this.state.kind === "idle" ? undefined : this.state.job.shardId;
+  }
+
+  assign(payload: unknown): Ack {
+    const parsed = shardAssignSchema.safeParse(payload);
+    if (!parsed.success) return fail(`invalid shard: ${describeIssues(fieldIssues(parsed.error))}`);
+    const job = parsed.data;
+    // The hub may re-send an assignment after a reconnect; the same shard is already ours.
+    if (this.state.kind !== "idle" && this.state.job.shardId === job.shardId) return OK;
+    if (this.state.kind !== "idle") return fail(`busy with shard ${this.state.job.shardId}`);
+    const unfit = shardPreflight(job.plan, this.deps.limits);
+    if (unfit) return fail(unfit);
+    this.state = { kind: "armed", job };
+    this.deps.log.info({ runId: job.runId, shardId: job.shardId }, `shard ${job.shardId} armed: ${job.plan.connections.count} connections to ${job.plan.target.url}`);
+    return OK;
+  }
+
+  start(payload: unknown): Ack {
+    const parsed = shardStartSchema.safeParse(payload);
+    if (!parsed.success) return fail(`invalid start: ${describeIssues(fieldIssues(parsed.error))}`);
+    const { shardId } = parsed.data;
+    const state = this.state;
+    if (state.kind !== "idle" && state.kind !== "armed" && state.job.shardId === shardId) return OK; // repeated start
+    if (state.kind !== "armed" || state.job.shardId !== shardId) return fail(`shard ${shardId} is not armed on this agent`);
+
+    const clock = this.deps.clock();
+    let startAt = parsed.data.startAt;
+    const lateMs = clock.hubNowMs() - startAt;
+    if (lateMs > LATE_START_LIMIT_MS) {
+      this.deps.log.warn({ shardId, lateMs: Math.round(lateMs) }, "start instant already passed; starting now");
+      startAt = clock.hubNowMs();
+    }
+    const controller = new AbortController();
+    const job = state.job;
+    const done = this.execute(job, startAt, clock, controller.signal);
+    this.state = { kind: "running", job, controller, done };
+    return OK;
+  }
+
+  abort(payload: unknown): Ack {
+    const parsed = shardAbortSchema.safeParse(payload);
+    if (!parsed.success) return fail(`invalid abort: ${describeIssues(fieldIssues(parsed.error))}`);
+    const { shardId, reason } = parsed.data;
+    const state = this.state;
+    if (state.kind === "idle" || state.job.shardId !== shardId) {
+      return shardId === this.lastEnded ? OK : fail(`shard ${shardId} is not on this agent`);
+    }
+    if (state.kind === "armed") {
+      this.deps.log.info({ shardId, reason }, "armed shard aborted before its start");
+      this.deliverEnd(state.job, { status: "aborted", error: reason, frames: 0 });
+    } else if (state.kind === "running") {
+      this.deps.log.info({ shardId, reason }, "aborting shard");
+      state.controller.abort(reason);
+    }
+    return OK;
+  }
+
+  /** Aborts whatever runs (shutdown) and resolves once its end is queued for delivery. */
+  async abortCurrent(reason: string): Promise<void> {
+    const state = this.state;
+    if (state.kind === "armed") this.deliverEnd(state.job, { status: "aborted", error: reason, frames: 0 });
+    if (state.kind === "running") {
+      state.controller.abort(reason);
+      await state.done;
+    }
+  }
+
+  private async execute(job: ShardJob, startAt: number, clock: Clock, signal: AbortSignal): Promise<void> {
+    const { log } = this.deps;
+    let seq = 0;
+    const onFrame = (body: EngineFrame) => {
+      const frame: IntervalFrame = { runId: job.runId, shardId: job.shardId, agentId: this.deps.agentId(), seq: seq++, ...body };
+      const checked = frameMessageSchema.safeParse(frame);
+      if (!checked.success) log.error({ issues: describeIssues(fieldIssues(checked.error)) }, "frame does not match the contract");
+      this.deps.outbox.push(AGENT_EVENTS.frame, frame);
+    };
+    log.info({ shardId: job.shardId, inMs: Math.round(startAt - clock.hubNowMs()) }, `shard ${job.shardId} starting`);
+    let ended: Pick<ShardOutcome, "status" | "error">;
+    try {
+      const outcome = await runShard(job.plan, { startAt, clock, onFrame, signal });
+      log.info({ shardId: job.shardId, error: outcome.error, totals: outcome.totals }, `shard ${job.shardId} ${outcome.status}`);
+      ended = outcome;
+    } catch (err) {
+      // runShard is not meant to throw; if it does, the hub must still hear how the shard ended.
+      ended = { status: "errored", error: `agent failure: ${(err as Error).message}` };
+      log.error({ shardId: job.shardId, err }, `shard ${job.shardId} failed inside the agent`);
+    }
+    this.deliverEnd(job, { status: ended.status, error: ended.error, frames: seq });
+  }
+
+  /** shard.end goes through the outbox behind the shard's frames, so the hub gets it only after every frame. */
+  private deliverEnd(job: ShardJob, end: Pick<ShardEnd, "status" | "error" | "frames">): void {
+    const message: ShardEnd = { runId: job.runId, shardId: job.shardId, status: end.status, frames: end.frames, ...(end.error ? { error: end.error } : {}) };
+    this.state = { kind: "ending", job };
+    const settle = () => {
+      if (this.state.kind === "ending" && this.state.job.shardId === job.shardId) this.state = { kind: "idle" };
+      this.lastEnded = job.shardId;
+    };
+    this.deps.outbox.push(AGENT_EVENTS.shardEnd, message, { onAcked: settle, onDropped: settle });
+  }
+}

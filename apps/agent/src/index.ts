@@ -1,0 +1,13 @@
+export { runShard } from "./engine/run-shard";
+export { ShardEngine, DUPLICATED_COUNTER } from "./engine/shard-engine";
+export { shardPreflight, type AgentLimits } from "./engine/shard-preflight";
+export { systemClock, type Clock } from "./engine/clock";
+export { HealthMonitor, SATURATION } from "./engine/health-monitor";
+export { encodeMessage, decodeMessage, MESSAGE_HEADER_BYTES } from "./engine/message-codec";
+export type { EngineFrame, RunShardOptions, ShardOutcome, ShardStatus, ShardTotals } from "./engine/types";
+export type { Driver, Connection, ConnectOptions, CloseInfo } from "./drivers/driver";
+export { ConnectError, type ErrorClass } from "./drivers/connect-error";
+export { wsDriver } from "./drivers/ws-driver";
+export { driverFor } from "./drivers/driver-for";
+export { HubClient, type HubClientOptions } from "./hub/hub-client";
+export { buildAgentHello } from "./hub/agent-hello";
