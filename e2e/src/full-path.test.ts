@@ -36,9 +36,11 @@ describe("one plan from the API to the stored summary", () => {
     // 20 connections × 10/s over the 4 s after each opened, open-loop: every message sent is answered.
     expect(s.messages.sent).toBeGreaterThanOrEqual(700);
     expect(s.messages.received).toBe(s.messages.sent);
-    // The target holds every echo exactly ECHO_DELAY_MS; loopback and the agent add little.
+    // The target holds every echo exactly ECHO_DELAY_MS: no message can come back sooner, and the
+    // median sits just above it (loose bound: CI machines pause processes for tens of ms at times).
+    expect(s.latency.min).toBeGreaterThanOrEqual(ECHO_DELAY_MS - 0.05); // one HdrHistogram bucket
     expect(s.latency.p50).toBeGreaterThanOrEqual(ECHO_DELAY_MS);
-    expect(s.latency.p50).toBeLessThan(ECHO_DELAY_MS + 5);
+    expect(s.latency.p50).toBeLessThan(ECHO_DELAY_MS + 25);
     expect(s.latency.p99).not.toBeNull();
 
     const intervals = await api<{ intervals: Array<{ sent: number; p50: number | null }> }>(stack, "GET", `/api/v1/runs/${run.id}/intervals`);

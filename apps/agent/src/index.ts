@@ -1,5 +1,5 @@
 export { runShard } from "./engine/run-shard";
-export { ShardEngine, DUPLICATED_COUNTER } from "./engine/shard-engine";
+export { ShardEngine } from "./engine/shard-engine";
 export { shardPreflight, type AgentLimits } from "./engine/shard-preflight";
 export { systemClock, type Clock } from "./engine/clock";
 export { HealthMonitor, SATURATION } from "./engine/health-monitor";

@@ -67,18 +67,42 @@ export async function startWsEchoServer(options: WsEchoServerOptions = {}): Prom
   function serve(ws: WebSocket, delay: number): void {
     // A client that vanishes mid-send must not take the server down with it.
     ws.on("error", () => ws.terminate());
+    // Replies leave in arrival order, each no sooner than `delay` after its message arrived.
+    const queue: Array<{ due: number; data: RawData; isBinary: boolean }> = [];
+    let timer: NodeJS.Timeout | undefined;
+
+    const pump = () => {
+      if (timer) pending.delete(timer);
+      timer = undefined;
+      const now = performance.now();
+      const stalledFor = stalledUntil - Date.now();
+      while (queue.length > 0 && stalledFor <= 0 && queue[0]!.due <= now) {
+        const { data, isBinary } = queue.shift()!;
+        if (ws.readyState === ws.OPEN) ws.send(data, { binary: isBinary });
+      }
+      if (queue.length === 0) return;
+      // Node's timers run off a cached millisecond loop time and can fire up to ~1 ms early; a
+      // reference server whose hold time is the ground truth of latency tests must never be early,
+      // so pump re-checks the monotonic clock and re-arms.
+      const wait = Math.max(queue[0]!.due - now, stalledFor);
+      timer = setTimeout(pump, Math.max(1, Math.ceil(wait)));
+      pending.add(timer);
+    };
+
     ws.on("message", (data: RawData, isBinary: boolean) => {
-      const now = Date.now();
-      const wait = Math.max(delay, stalledUntil - now);
-      if (wait <= 0) {
+      if (delay <= 0 && queue.length === 0 && stalledUntil <= Date.now()) {
         ws.send(data, { binary: isBinary });
         return;
       }
-      const timer = setTimeout(() => {
+      queue.push({ due: performance.now() + delay, data, isBinary });
+      if (timer === undefined) pump();
+    });
+    ws.on("close", () => {
+      if (timer) {
+        clearTimeout(timer);
         pending.delete(timer);
-        if (ws.readyState === ws.OPEN) ws.send(data, { binary: isBinary });
-      }, wait);
-      pending.add(timer);
+      }
+      queue.length = 0;
     });
   }
 

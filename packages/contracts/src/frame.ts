@@ -18,6 +18,10 @@ export const COUNTERS = {
   sent: "messages.sent",
   received: "messages.received",
   lost: "messages.lost",
+  /** A reply for a (connection, sequence) already answered: counted, not timed twice. */
+  duplicated: "messages.duplicated",
+  /** A reply older than one already received on the same connection. */
+  outOfOrder: "messages.out_of_order",
   connectionsOpened: "connections.opened",
   connectionsFailed: "connections.failed",
   connectionsClosed: "connections.closed",

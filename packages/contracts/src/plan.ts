@@ -35,9 +35,12 @@ export const messageSchema = z.strictObject({
 export const echoScenarioSchema = z.strictObject({
   kind: z.literal("echo"),
   message: messageSchema,
-  /** How long messages are sent, counted from when every connection is open. */
+  /**
+   * How long each connection sends, from when it opened; the run lasts the ramp (count / rate)
+   * plus this.
+   */
   duration: durationSchema,
-  /** Leading part of the duration whose intervals are marked warm-up and left out of summaries. */
+  /** Intervals starting within this time of the synchronized start are warm-up, left out of summaries. */
   warmup: durationSchema.default(0),
 });
 

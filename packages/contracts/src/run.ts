@@ -29,6 +29,8 @@ export const runSummarySchema = z.object({
     sent: z.number().int(),
     received: z.number().int(),
     lost: z.number().int(),
+    duplicated: z.number().int(),
+    outOfOrder: z.number().int(),
     /** Achieved send rate over the measured (non-warm-up) intervals, messages per second. */
     sendRate: z.number(),
     receiveRate: z.number(),

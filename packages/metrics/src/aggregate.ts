@@ -95,7 +95,10 @@ export function summarizeFrames(frames: readonly FrameLike[]): Omit<RunSummary, 
     for (const [k, v] of Object.entries(f.counters))
       if (k.startsWith(ERROR_PREFIX)) errors[k.slice(ERROR_PREFIX.length)] = (errors[k.slice(ERROR_PREFIX.length)] ?? 0) + v;
 
-  const measuredSeconds = new Set(measured.map((f) => f.index)).size;
+  // Rates divide by measured time, not interval count: the last interval of a shard is partial.
+  const measuredDuration = new Map<number, number>();
+  for (const f of measured) measuredDuration.set(f.index, Math.max(measuredDuration.get(f.index) ?? 0, f.durationMs));
+  const measuredSeconds = [...measuredDuration.values()].reduce((a, b) => a + b, 0) / 1000;
   const sent = sum(frames, COUNTERS.sent);
   const received = sum(frames, COUNTERS.received);
   return {
@@ -103,6 +106,8 @@ export function summarizeFrames(frames: readonly FrameLike[]): Omit<RunSummary, 
       sent,
       received,
       lost: sum(frames, COUNTERS.lost),
+      duplicated: sum(frames, COUNTERS.duplicated),
+      outOfOrder: sum(frames, COUNTERS.outOfOrder),
       sendRate: measuredSeconds ? round(sum(measured, COUNTERS.sent) / measuredSeconds) : 0,
       receiveRate: measuredSeconds ? round(sum(measured, COUNTERS.received) / measuredSeconds) : 0,
     },
@@ -115,7 +120,7 @@ export function summarizeFrames(frames: readonly FrameLike[]): Omit<RunSummary, 
     },
     errors,
     intervals: {
-      measured: measuredSeconds,
+      measured: measuredDuration.size,
       warmup: new Set(frames.filter((f) => f.warmup).map((f) => f.index)).size,
       saturated: new Set(frames.filter((f) => f.health.saturated).map((f) => f.index)).size,
     },

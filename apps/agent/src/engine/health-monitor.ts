@@ -1,4 +1,3 @@
-import { monitorEventLoopDelay, type IntervalHistogram } from "node:perf_hooks";
 import type { Health } from "@volley/contracts";
 
 const RESOLUTION_MS = 10;
@@ -32,12 +31,26 @@ export interface SendLagSample {
  * covers the time since the previous one.
  */
 export class HealthMonitor {
-  private readonly eld: IntervalHistogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
+  /**
+   * Event-loop lag samples of the current period, ms. Measured with our own timer rather than
+   * perf_hooks.monitorEventLoopDelay: on Node 20 that histogram does not record a long synchronous
+   * block at all (a 400 ms busy loop shows as ~10 ms), which is exactly what must be caught.
+   */
+  private lags: number[] = [];
+  private readonly ticker: NodeJS.Timeout;
+  private lastTick = performance.now();
   private lastCpu = process.cpuUsage();
   private lastAt = performance.now();
 
   constructor() {
-    this.eld.enable();
+    this.ticker = setInterval(() => this.tick(), RESOLUTION_MS);
+    this.ticker.unref();
+  }
+
+  private tick(): void {
+    const now = performance.now();
+    this.lags.push(Math.max(0, now - this.lastTick - RESOLUTION_MS));
+    this.lastTick = now;
   }
 
   sample(sendLag: SendLagSample = { maxMs: 0, lateShare: 0 }): Health {
@@ -48,11 +61,11 @@ export class HealthMonitor {
     this.lastAt = now;
 
     const cpuPercent = ((cpu.user + cpu.system) / 1000 / elapsedMs) * 100;
-    // The histogram records whole timer periods; the delay is what exceeds the period.
-    const beyond = (ns: number) => (this.eld.count > 0 ? Math.max(0, ns / 1e6 - RESOLUTION_MS) : 0);
-    const p50 = beyond(this.eld.percentile(50));
-    const max = beyond(this.eld.max);
-    this.eld.reset();
+    // A block still in progress shows as the time since the last tick.
+    const lags = [...this.lags, Math.max(0, now - this.lastTick - RESOLUTION_MS)].sort((a, b) => a - b);
+    this.lags = [];
+    const p50 = lags[Math.floor((lags.length - 1) / 2)] ?? 0;
+    const max = lags[lags.length - 1] ?? 0;
 
     const saturated =
       cpuPercent > SATURATION.cpuPercent ||
@@ -70,7 +83,7 @@ export class HealthMonitor {
   }
 
   stop(): void {
-    this.eld.disable();
+    clearInterval(this.ticker);
   }
 }
 

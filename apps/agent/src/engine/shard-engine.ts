@@ -12,7 +12,6 @@ import { PendingTracker, REPLY } from "./pending-tracker";
 import type { RunShardOptions, ShardOutcome, ShardStatus, ShardTotals } from "./types";
 
 /** Not in COUNTERS (yet): replies seen twice for one message. */
-export const DUPLICATED_COUNTER = "messages.duplicated";
 /** With no connection open after this many failed attempts, the shard errors instead of grinding through the ramp. */
 const FAIL_FAST_ATTEMPTS = 100;
 const S = 1_000_000;
@@ -51,6 +50,8 @@ export class ShardEngine {
   private readonly schedT0: number[] = [];
   private readonly schedK: number[] = [];
   private readonly seqs: number[] = [];
+  /** Highest sequence answered per connection, to count replies that arrive out of order. */
+  private readonly newestReply: number[] = [];
   /** Open connection ids for round-robin in aggregate mode; position kept for O(1) removal. */
   private readonly openList: number[] = [];
   private readonly openPos: number[] = [];
@@ -287,12 +288,15 @@ export class ShardEngine {
     const msg = decodeMessage(data);
     const intended = msg && msg.connId === id ? this.tracker.resolve(id, msg.seq) : REPLY.unknown;
     if (intended >= 0) {
+      const newest = this.newestReply[id] ?? -1;
+      if (msg!.seq < newest) this.recorder.increment(COUNTERS.outOfOrder);
+      else this.newestReply[id] = msg!.seq;
       this.recorder.recordMicros(HISTOGRAMS.messageLatency, now - intended);
       this.recorder.increment(COUNTERS.received);
       this.totals.received++;
       if (this.drained(now)) this.finish("completed");
     } else if (intended === REPLY.duplicate) {
-      this.recorder.increment(DUPLICATED_COUNTER);
+      this.recorder.increment(COUNTERS.duplicated);
       this.totals.duplicated++;
     } else if (intended === REPLY.unknown) {
       this.recorder.increment(ERROR_PREFIX + "protocol");
