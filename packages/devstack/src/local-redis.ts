@@ -22,7 +22,8 @@ export async function startLocalRedis(opts: { dir: string; port: number; persist
   mkdirSync(opts.dir, { recursive: true });
   const args = ["--port", String(opts.port), "--bind", "127.0.0.1", "--dir", opts.dir, "--save", "", "--protected-mode", "yes"];
   args.push("--appendonly", opts.persist ? "yes" : "no");
-  const child: ChildProcess = spawn(bin, args, { stdio: ["ignore", "ignore", "pipe"] });
+  // Own process group, so a terminal's Ctrl-C leaves stopping Redis to its owner, after the apps.
+  const child: ChildProcess = spawn(bin, args, { stdio: ["ignore", "ignore", "pipe"], detached: true });
   let stderr = "";
   child.stderr?.on("data", (d) => (stderr += String(d)));
   const url = `redis://127.0.0.1:${opts.port}`;

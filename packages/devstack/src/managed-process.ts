@@ -7,6 +7,11 @@ export interface ManagedProcessOptions {
   args: string[];
   cwd?: string;
   env?: NodeJS.ProcessEnv;
+  /**
+   * Own process group: a terminal's Ctrl-C then reaches only the supervisor, which stops its
+   * children in dependency order instead of all at once.
+   */
+  detached?: boolean;
   /** Called with every output line (stdout and stderr). */
   onLine?: (line: string, stream: "stdout" | "stderr") => void;
 }
@@ -28,6 +33,7 @@ export function startManagedProcess(opts: ManagedProcessOptions): ManagedProcess
     cwd: opts.cwd,
     env: opts.env ?? process.env,
     stdio: ["ignore", "pipe", "pipe"],
+    detached: opts.detached ?? false,
   });
   const lines: string[] = [];
   const waiters = new Set<{ pattern: RegExp; resolve: (l: string) => void }>();

@@ -9,6 +9,7 @@ export function startApp(
   app: AppName,
   env: NodeJS.ProcessEnv,
   onLine?: (line: string, stream: "stdout" | "stderr") => void,
+  detached = false,
 ): ManagedProcess {
   const cwd = path.join(repoRoot, "apps", app);
   if (app === "web") {
@@ -20,6 +21,7 @@ export function startApp(
       cwd,
       env: { ...env, NODE_ENV: "production" },
       onLine,
+      detached,
     });
   }
   // `node --import tsx` keeps one process per app, so signals reach the app itself.
@@ -30,5 +32,6 @@ export function startApp(
     cwd,
     env,
     onLine,
+    detached,
   });
 }

