@@ -1,33 +1,16 @@
-import { pino } from "pino";
-import { loadEnv } from "./env";
-import { buildAgentHello } from "./hub/agent-hello";
-import { HubClient } from "./hub/hub-client";
+/**
+ * Entry point. No arguments (or `daemon`) keeps the hub daemon exactly as before — npm start and the
+ * e2e tests start it that way; anything else is the standalone CLI (`run plan.yaml`, `--help`).
+ * Each mode is imported lazily so the CLI never reads the hub's environment and vice versa.
+ */
+export {}; // a module, so top-level await is allowed
 
-const env = loadEnv();
-const log = pino({ name: "agent", level: env.LOG_LEVEL });
-
-const hello = buildAgentHello({
-  token: env.AGENT_TOKEN,
-  name: env.AGENT_NAME,
-  pool: env.AGENT_POOL,
-  maxConnections: env.AGENT_MAX_CONNECTIONS,
-});
-const client = new HubClient({
-  hubUrl: env.HUB_URL,
-  hello,
-  log,
-  onConnected: () => log.info(`agent ${env.AGENT_NAME} connected to ${env.HUB_URL}`),
-});
-log.info({ instanceId: hello.instanceId, pool: env.AGENT_POOL, capacity: hello.capacity }, `agent ${env.AGENT_NAME} starting; hub ${env.HUB_URL}`);
-client.start();
-
-let stopping = false;
-async function shutdown(signal: string): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  log.info(`${signal} received: aborting any shard, flushing frames, disconnecting`);
-  await client.stop(5000);
-  process.exit(0);
+const args = process.argv.slice(2);
+if (args.length === 0 || (args.length === 1 && args[0] === "daemon")) {
+  await import("./daemon");
+} else {
+  const { runCli } = await import("./cli/main");
+  const code = await runCli(args);
+  // Exit explicitly: a target that never answers our close frame must not keep the CLI alive.
+  process.stdout.write("", () => process.exit(code));
 }
-process.on("SIGINT", () => void shutdown("SIGINT"));
-process.on("SIGTERM", () => void shutdown("SIGTERM"));

@@ -5,8 +5,15 @@ afterEach(() => vi.restoreAllMocks());
 
 describe("targets env", () => {
   it("has working defaults", () => {
-    expect(loadEnv({})).toEqual({ TARGETS_HOST: "127.0.0.1", WS_ECHO_PORT: 9001, LOG_LEVEL: "info" });
+    expect(loadEnv({})).toEqual({
+      TARGETS_HOST: "127.0.0.1",
+      WS_ECHO_PORT: 9001,
+      SOCKETIO_ECHO_PORT: 9002,
+      SOCKJS_ECHO_PORT: 9003,
+      LOG_LEVEL: "info",
+    });
     expect(loadEnv({ WS_ECHO_PORT: "0" }).WS_ECHO_PORT).toBe(0);
+    expect(loadEnv({ SOCKETIO_ECHO_PORT: "0", SOCKJS_ECHO_PORT: "" })).toMatchObject({ SOCKETIO_ECHO_PORT: 0, SOCKJS_ECHO_PORT: 9003 });
   });
 
   it("stops with one line naming the variable and the fix", () => {

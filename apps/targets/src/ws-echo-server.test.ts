@@ -1,24 +1,12 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import { startWsEchoServer, type WsEchoServer } from "./ws-echo-server";
+import { echoTestKit } from "./echo-test-kit";
+import { startWsEchoServer } from "./ws-echo-server";
 
-const servers: WsEchoServer[] = [];
-const sockets: WebSocket[] = [];
-
-afterEach(async () => {
-  for (const s of sockets.splice(0)) s.terminate();
-  for (const s of servers.splice(0)) await s.close();
-});
-
-async function start(delayMs = 0): Promise<WsEchoServer> {
-  const server = await startWsEchoServer({ delayMs });
-  servers.push(server);
-  return server;
-}
+const { start, track } = echoTestKit(startWsEchoServer);
 
 function open(url: string): Promise<WebSocket> {
-  const ws = new WebSocket(url);
-  sockets.push(ws);
+  const ws = track(new WebSocket(url));
   return new Promise((resolve, reject) => {
     ws.once("open", () => resolve(ws));
     ws.once("error", reject);
@@ -93,8 +81,7 @@ describe("ws echo server", () => {
     const server = await start();
     const status = (url: string) =>
       new Promise<number>((resolve) => {
-        const ws = new WebSocket(url);
-        sockets.push(ws);
+        const ws = track(new WebSocket(url));
         ws.on("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
         ws.on("error", () => resolve(-1));
       });

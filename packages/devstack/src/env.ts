@@ -20,6 +20,8 @@ const schema = z.object({
   WEB_PORT: port(3000),
   HUB_PORT: port(3001),
   WS_ECHO_PORT: port(9001),
+  SOCKETIO_ECHO_PORT: port(9002),
+  SOCKJS_ECHO_PORT: port(9003),
   /** Test runs: use these servers instead of starting throwaway ones. */
   VOLLEY_TEST_DATABASE_URL: url(/^postgres(ql)?:\/\//, "postgres://postgres@127.0.0.1:5432/postgres"),
   VOLLEY_TEST_REDIS_URL: url(/^rediss?:\/\//, "redis://127.0.0.1:6379"),

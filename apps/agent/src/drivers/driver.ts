@@ -3,6 +3,7 @@
  * add a Driver; the engine never learns which one it runs. Connect time is measured by the engine
  * around `connect()`, so drivers must resolve exactly when the connection can carry messages.
  */
+import type { SocketioOptions, SockjsOptions } from "@volley/contracts";
 import type { ErrorClass } from "./connect-error";
 
 export interface ConnectOptions {
@@ -13,6 +14,10 @@ export interface ConnectOptions {
   perMessageDeflate?: boolean;
   /** Source address to bind, for agents with several addresses (beyond ~64K ports each). */
   localAddress?: string;
+  /** target.socketio from the plan; the socketio driver's defaults apply when absent. */
+  socketio?: SocketioOptions;
+  /** target.sockjs from the plan; the sockjs driver's defaults apply when absent. */
+  sockjs?: SockjsOptions;
 }
 
 export interface CloseInfo {

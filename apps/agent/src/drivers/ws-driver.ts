@@ -1,6 +1,7 @@
 import { WebSocket, type RawData } from "ws";
 import { ConnectError, type ErrorClass } from "./connect-error";
-import type { CloseInfo, ConnectOptions, Connection, Driver } from "./driver";
+import { ConnectionBase } from "./connection-base";
+import type { ConnectOptions, Connection, Driver } from "./driver";
 
 const REFUSED = new Set(["ECONNREFUSED"]);
 const TIMED_OUT = new Set(["ETIMEDOUT", "ESOCKETTIMEDOUT"]);
@@ -19,46 +20,27 @@ export function classifyWsError(err: NodeJS.ErrnoException): { errorClass: Error
   return { errorClass: "other", detail: code ? `${code}: ${err.message}` : err.message };
 }
 
-class WsConnection implements Connection {
-  private messageCb: (data: Buffer | string) => void = () => {};
-  private closeCb: (info: CloseInfo) => void = () => {};
-  private closingByUs = false;
+class WsConnection extends ConnectionBase {
   private errorClass: ErrorClass | undefined;
-  private ended = false;
 
   constructor(private readonly ws: WebSocket) {
+    super();
     ws.on("message", (data: RawData, isBinary: boolean) => {
       // binaryType is "nodebuffer", so data is one Buffer.
       const buf = data as Buffer;
-      this.messageCb(isBinary ? buf : buf.toString("utf8"));
+      this.deliver(isBinary ? buf : buf.toString("utf8"));
     });
     ws.on("error", (err: NodeJS.ErrnoException) => {
       this.errorClass ??= classifyWsError(err).errorClass;
     });
-    ws.on("close", (code: number, reason: Buffer) => {
-      if (this.ended) return;
-      this.ended = true;
-      const info: CloseInfo = { byServer: !this.closingByUs, code, reason: reason.toString("utf8") };
-      if (this.errorClass && !this.closingByUs) info.errorClass = this.errorClass;
-      this.closeCb(info);
-    });
+    ws.on("close", (code: number, reason: Buffer) => this.ended({ code, reason: reason.toString("utf8") }, this.errorClass));
   }
 
   send(payload: Buffer | string): void {
     if (this.ws.readyState === WebSocket.OPEN) this.ws.send(payload);
   }
 
-  onMessage(cb: (data: Buffer | string) => void): void {
-    this.messageCb = cb;
-  }
-
-  onClose(cb: (info: CloseInfo) => void): void {
-    this.closeCb = cb;
-  }
-
-  close(): void {
-    if (this.closingByUs) return;
-    this.closingByUs = true;
+  protected shutdown(): void {
     this.ws.close(1000);
     // A peer that never answers the close frame must not hold the socket for ws's 30 s close timeout.
     setTimeout(() => this.ws.terminate(), 2000).unref();

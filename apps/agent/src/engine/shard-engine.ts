@@ -171,7 +171,13 @@ export class ShardEngine {
     const target = this.plan.target;
     let connecting: Promise<Connection>;
     try {
-      connecting = this.driver!.connect({ url: target.url, headers: target.headers, connectTimeoutMs: this.connectTimeoutMs });
+      connecting = this.driver!.connect({
+        url: target.url,
+        headers: target.headers,
+        connectTimeoutMs: this.connectTimeoutMs,
+        socketio: target.socketio,
+        sockjs: target.sockjs,
+      });
     } catch (err) {
       connecting = Promise.reject(err); // a driver that throws instead of rejecting is still just a failed attempt
     }

@@ -6,6 +6,7 @@ import { usePathname } from "next/navigation";
 const LINKS = [
   { href: "/", label: "Runs", active: (p: string) => p === "/" || (p.startsWith("/runs/") && p !== "/runs/new") },
   { href: "/runs/new", label: "New run", active: (p: string) => p === "/runs/new" },
+  { href: "/api-docs", label: "API", active: (p: string) => p === "/api-docs" },
 ] as const;
 
 export function NavLinks() {

@@ -10,7 +10,7 @@ export interface AuthContext {
 }
 
 /** What a handler needs to be allowed to do. Checked by `authorize` (today: everything is allowed). */
-export type Permission = "runs:read" | "runs:write" | "plans:read";
+export type Permission = "runs:read" | "runs:write" | "plans:read" | "docs:read";
 
 export async function authenticate(_req: Request): Promise<AuthContext> {
   // Later: `Authorization: Bearer vly_…` → hashed token lookup; session cookie → user. 401 when invalid.

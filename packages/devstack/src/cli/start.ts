@@ -59,6 +59,8 @@ async function main() {
     HUB_URL: hubUrl,
     WEB_PORT: String(env.WEB_PORT),
     WS_ECHO_PORT: String(env.WS_ECHO_PORT),
+    SOCKETIO_ECHO_PORT: String(env.SOCKETIO_ECHO_PORT),
+    SOCKJS_ECHO_PORT: String(env.SOCKJS_ECHO_PORT),
   };
   const launch = (name: AppName) => {
     const child = startApp(name, childEnv, (line) => console.log(`${tag(name, COLORS[name])} ${line}`));
@@ -83,7 +85,7 @@ async function main() {
   say(`  web       http://localhost:${env.WEB_PORT}   (REST API /api/v1)`);
   say(`  hub       ${hubUrl}   (agent gateway /agent)`);
   say(`  agent     1 local agent, pool "default"`);
-  say(`  targets   ws://127.0.0.1:${env.WS_ECHO_PORT}/echo`);
+  say(`  targets   ws://127.0.0.1:${env.WS_ECHO_PORT}/echo (ws), http://127.0.0.1:${env.SOCKETIO_ECHO_PORT} (socket.io), http://127.0.0.1:${env.SOCKJS_ECHO_PORT}/echo (sockjs)`);
   say(`  postgres  ${services.describe.postgres}`);
   say(`  redis     ${services.describe.redis}`);
   say("Ctrl-C stops everything.");

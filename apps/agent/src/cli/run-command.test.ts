@@ -1,0 +1,95 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runSummarySchema } from "@volley/contracts";
+import { startWsEchoServer, type WsEchoServer } from "@volley/targets";
+
+const BIN = fileURLToPath(new URL("../../bin/volley-agent.js", import.meta.url));
+let dir: string;
+let server: WsEchoServer;
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), "volley-cli-"));
+  server = await startWsEchoServer({ port: 0 });
+});
+afterAll(async () => {
+  await server.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function planFile(name: string, body: string): string {
+  const file = path.join(dir, name);
+  writeFileSync(file, body);
+  return file;
+}
+
+const smallPlan = (url: string, thresholds = "[]") => `
+name: cli test
+target: { url: "${url}", connectTimeout: 2s }
+connections: { count: 5, rate: 1000 }
+scenario: { kind: echo, message: { rate: 10 }, duration: 1s }
+thresholds: ${thresholds}
+`;
+
+/** The CLI as a real process, through the same bin users run. */
+function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "", stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 25_000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe("volley-agent run", { timeout: 30_000 }, () => {
+  it("--json prints only the summary, in the API's shape, and exits 0 when it passed", async () => {
+    const out = path.join(dir, "summary.json");
+    const r = await cli(["run", planFile("ok.yaml", smallPlan(server.url, '["messages.lost == 0"]')), "--json", "--out", out]);
+    expect(r.code, r.stderr).toBe(0);
+    const summary = runSummarySchema.parse(JSON.parse(r.stdout));
+    expect(summary.messages.sent).toBeGreaterThan(0);
+    expect(summary.messages.received).toBe(summary.messages.sent);
+    expect(summary.thresholds).toEqual([expect.objectContaining({ expression: "messages.lost == 0", ok: true })]);
+    expect(r.stderr).toMatch(/sent\/s/); // progress goes to stderr, never into the JSON
+  });
+
+  it("exits 1 when a threshold fails, and prints the table", async () => {
+    const r = await cli(["run", planFile("fail.yaml", smallPlan(server.url, '["messages.sent < 1"]'))]);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stdout).toMatch(/messages\.sent < 1.*FAIL/);
+  });
+
+  it("exits 2 naming the reason when the target refuses connections", async () => {
+    const gone = await startWsEchoServer({ port: 0 });
+    await gone.close(); // a port that was just free: nothing listens there now
+    const r = await cli(["run", planFile("refused.yaml", smallPlan(gone.url)), "--json"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/refused/);
+    expect(runSummarySchema.parse(JSON.parse(r.stdout)).connect.failed).toBeGreaterThan(0);
+  });
+
+  it("exits 2 on an invalid plan, naming every bad field", async () => {
+    const bad = `name: bad\ntarget: { url: "http://x" }\nconnections: { count: 0 }\nscenario: { kind: echo, message: { rate: 1, bytes: 8 }, duration: 1s }\n`;
+    const r = await cli(["run", planFile("bad.yaml", bad)]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/target\.url: /);
+    expect(r.stderr).toMatch(/connections\.count: /);
+    expect(r.stderr).toMatch(/scenario\.message\.bytes: /);
+    expect(r.stdout).toBe("");
+  });
+
+  it("rejects an unknown flag by name", async () => {
+    const r = await cli(["run", "plan.yaml", "--bogus"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/unknown option '--bogus'/);
+  });
+});

@@ -1,0 +1,90 @@
+import { readFile, writeFile } from "node:fs/promises";
+import { parsePlanDocument, type RunSummary } from "@volley/contracts";
+import { evaluateThresholds, summarizeFrames } from "@volley/metrics";
+import { runShard } from "../engine/run-shard";
+import type { EngineFrame } from "../engine/types";
+import { Progress, type ProgressSink } from "./progress";
+import { summaryTable } from "./summary-table";
+
+/** 0 passed, 1 thresholds failed, 2 errored or bad input, 130 aborted (Ctrl-C), as shells expect after SIGINT. */
+export const EXIT = { passed: 0, failed: 1, errored: 2, aborted: 130 } as const;
+
+export interface RunCommandOptions {
+  json?: boolean;
+  out?: string;
+}
+
+export interface RunCommandIo {
+  stdout: (text: string) => void;
+  stderr: ProgressSink;
+  /** Aborts the run (Ctrl-C): sending stops, the partial summary is still printed. */
+  signal?: AbortSignal;
+}
+
+/** Lead time before the start instant, so connection setup of the first interval is not already late. */
+const START_DELAY_MS = 50;
+
+/**
+ * `volley-agent run plan.yaml`: the whole plan on this machine, on the same engine (runShard) as a
+ * hub shard, summarized exactly as the hub does (summarizeFrames + evaluateThresholds), so the
+ * --json output has the API's `summary` shape and CI scripts work on either.
+ */
+export async function runCommand(file: string, options: RunCommandOptions, io: RunCommandIo): Promise<number> {
+  const err = (line: string) => io.stderr.write(`${line}\n`);
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (e) {
+    err(`cannot read plan ${file}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+    return EXIT.errored;
+  }
+  const parsed = parsePlanDocument(text);
+  if (!parsed.ok) {
+    err(`invalid plan ${file}:`);
+    for (const issue of parsed.issues) err(`  ${issue.path}: ${issue.message}`);
+    return EXIT.errored;
+  }
+  const plan = parsed.plan;
+  if (plan.agents.count > 1) err(`note: agents.count is ${plan.agents.count}; standalone runs the whole plan on this machine`);
+  err(`running "${plan.name}" against ${plan.target.url}: ${plan.connections.count} connections, ${plan.scenario.message.rate} msg/s per ${plan.scenario.message.per}`);
+
+  const frames: EngineFrame[] = [];
+  const progress = new Progress(io.stderr);
+  const cpuBefore = process.cpuUsage();
+  const startedMs = performance.now();
+  const outcome = await runShard(plan, {
+    startAt: Date.now() + START_DELAY_MS,
+    signal: io.signal,
+    onFrame: (f) => {
+      frames.push(f);
+      progress.frame(f);
+    },
+  });
+  progress.done();
+  // CPU of the run alone (not process start-up or TypeScript loading): what the benchmarks compare.
+  const cpu = process.cpuUsage(cpuBefore);
+  const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+  const wallSeconds = (performance.now() - startedMs) / 1000;
+
+  const measured = summarizeFrames(frames);
+  const summary: RunSummary = { ...measured, thresholds: evaluateThresholds(plan.thresholds, measured) };
+  const json = `${JSON.stringify(summary, null, 2)}\n`;
+  if (options.out) {
+    try {
+      await writeFile(options.out, json);
+    } catch (e) {
+      err(`cannot write ${options.out}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+    }
+  }
+  io.stdout(options.json ? json : summaryTable(summary));
+
+  const failed = summary.thresholds.filter((t) => !t.ok);
+  let code: number;
+  let verdict: string;
+  if (outcome.status === "errored") [code, verdict] = [EXIT.errored, `errored: ${outcome.error ?? "unknown error"}`];
+  else if (outcome.status === "aborted") [code, verdict] = [EXIT.aborted, `aborted (${outcome.error ?? "interrupted"}); summary covers the run so far`];
+  else if (failed.length > 0) [code, verdict] = [EXIT.failed, `failed: ${failed.map((t) => t.message).join("; ")}`];
+  else [code, verdict] = [EXIT.passed, "passed"];
+  err(`${verdict} — ${wallSeconds.toFixed(1)} s, agent cpu ${cpuSeconds.toFixed(3)} s (user ${(cpu.user / 1e6).toFixed(3)}, system ${(cpu.system / 1e6).toFixed(3)})`);
+  return code;
+}

@@ -1,0 +1,43 @@
+import type { ErrorClass } from "./connect-error";
+import type { CloseInfo, Connection } from "./driver";
+
+/**
+ * The bookkeeping every driver's Connection shares: one message and one close handler, "closed by
+ * us or by the server", and a close reported exactly once. Subclasses wire their transport's
+ * events to `deliver` and `ended`.
+ */
+export abstract class ConnectionBase implements Connection {
+  /** The engine's message handler; subclasses call it directly on the hot path. */
+  protected deliver: (data: Buffer | string) => void = () => {};
+  protected closingByUs = false;
+  private closeCb: (info: CloseInfo) => void = () => {};
+  private isEnded = false;
+
+  abstract send(payload: Buffer | string): void;
+
+  /** Starts closing the transport; called once, from close(). */
+  protected abstract shutdown(): void;
+
+  onMessage(cb: (data: Buffer | string) => void): void {
+    this.deliver = cb;
+  }
+
+  onClose(cb: (info: CloseInfo) => void): void {
+    this.closeCb = cb;
+  }
+
+  close(): void {
+    if (this.closingByUs) return;
+    this.closingByUs = true;
+    this.shutdown();
+  }
+
+  /** Reports the end once; the error class only counts when the server (or the network) ended it. */
+  protected ended(info: Omit<CloseInfo, "byServer" | "errorClass">, errorClass?: ErrorClass): void {
+    if (this.isEnded) return;
+    this.isEnded = true;
+    const full: CloseInfo = { byServer: !this.closingByUs, ...info };
+    if (errorClass && !this.closingByUs) full.errorClass = errorClass;
+    this.closeCb(full);
+  }
+}

@@ -1,0 +1,115 @@
+import { request } from "node:http";
+import { request as requestTls } from "node:https";
+import { sockjsOptionsSchema } from "@volley/contracts";
+import SockJS from "sockjs-client";
+import { ConnectError, type ErrorClass } from "./connect-error";
+import { ConnectionBase } from "./connection-base";
+import type { ConnectOptions, Connection, Driver } from "./driver";
+import { classifyWsError } from "./ws-driver";
+
+/**
+ * SockJS frames carry text only, so binary messages travel as base64 text and replies are decoded
+ * back to a Buffer: the engine's codec (and the echo server) never learn about it. Text payloads
+ * go as they are; a text reply that is not base64 of one of our messages is counted as a protocol
+ * error by the engine, as on any other protocol.
+ */
+function decodeReply(data: unknown): Buffer {
+  return Buffer.from(typeof data === "string" ? data : String(data), "base64");
+}
+
+/** sockjs-client's own URL rule: the query goes after the path it appends. */
+function infoUrl(url: string): string {
+  const [base, query] = url.split("?", 2);
+  return `${base!.replace(/\/$/, "")}/info${query ? `?${query}` : ""}`;
+}
+
+/**
+ * sockjs-client reports every failed open as "Cannot connect to server" or "All transports
+ * failed", without the socket error or HTTP status. To count failures by class, a failed attempt
+ * asks the server's /info itself; successful opens are never slowed by this.
+ */
+function diagnose(url: string, timeoutMs: number): Promise<{ errorClass: ErrorClass; detail: string } | undefined> {
+  return new Promise((resolve) => {
+    const target = infoUrl(url);
+    const req = (target.startsWith("https:") ? requestTls : request)(target, { method: "GET", timeout: timeoutMs }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200 ? undefined : { errorClass: "handshake", detail: `HTTP ${res.statusCode ?? "?"}` });
+    });
+    req.on("timeout", () => {
+      req.destroy();
+      resolve({ errorClass: "timeout", detail: `no answer in ${timeoutMs} ms` });
+    });
+    req.on("error", (err: NodeJS.ErrnoException) => resolve(classifyWsError(err)));
+    req.end();
+  });
+}
+
+/** The part of sockjs-client's WebSocket-like object this driver uses (its typings lean on the DOM). */
+interface Sock {
+  readonly readyState: number;
+  send(data: string): void;
+  close(code?: number): void;
+  onopen: (() => void) | null;
+  onmessage: ((e: { data: unknown }) => void) | null;
+  onclose: ((e: { code: number; reason: string }) => void) | null;
+}
+
+class SockjsConnection extends ConnectionBase {
+  constructor(private readonly sock: Sock) {
+    super();
+    sock.onmessage = (e) => this.deliver(decodeReply(e.data));
+    // 1002 and 2xxx are sockjs-client's own codes for a lost or broken transport.
+    sock.onclose = (e) => this.ended({ code: e.code, reason: e.reason }, e.code === 1002 || (e.code >= 2000 && e.code < 3000) ? "protocol" : "closed");
+  }
+
+  send(payload: Buffer | string): void {
+    if (this.sock.readyState !== SockJS.OPEN) return;
+    this.sock.send(typeof payload === "string" ? payload : payload.toString("base64"));
+  }
+
+  protected shutdown(): void {
+    this.sock.close(1000);
+  }
+}
+
+/** SockJS via sockjs-client in Node, on the transports the plan allows. */
+export const sockjsDriver: Driver = {
+  protocol: "sockjs",
+  connect(opts: ConnectOptions): Promise<Connection> {
+    const { transports } = opts.sockjs ?? sockjsOptionsSchema.parse({});
+    const startedAt = performance.now();
+    return new Promise((resolve, reject) => {
+      let sock: Sock;
+      try {
+        sock = new SockJS(opts.url, undefined, { transports, timeout: opts.connectTimeoutMs }) as unknown as Sock;
+      } catch (err) {
+        reject(new ConnectError("other", err instanceof Error ? err.message : String(err)));
+        return;
+      }
+      let settled = false;
+      const fail = (errorClass: ErrorClass, detail: string) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        sock.onopen = sock.onclose = null;
+        sock.close();
+        reject(new ConnectError(errorClass, detail));
+      };
+      const timer = setTimeout(() => fail("timeout", `no answer in ${opts.connectTimeoutMs} ms`), opts.connectTimeoutMs);
+      sock.onclose = (e) => {
+        if (settled) return;
+        const left = Math.max(100, opts.connectTimeoutMs - (performance.now() - startedAt));
+        void diagnose(opts.url, left).then((found) => {
+          fail(found?.errorClass ?? "handshake", found?.detail ?? `${e.reason || "closed"} (SockJS ${e.code})`);
+        });
+      };
+      sock.onopen = () => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        sock.onopen = sock.onclose = null;
+        resolve(new SockjsConnection(sock));
+      };
+    });
+  },
+};

@@ -1,0 +1,64 @@
+import { Command, CommanderError, Option } from "commander";
+import { ApiRequestError, UnreachableError } from "./api-client";
+import { DEFAULT_VOLLEY_URL, EnvError } from "./env";
+import { EXIT, UsageError, type CliIo, type ExitCode } from "./io";
+import { DEFAULT_TIMEOUT, runCommand, type RunOptions } from "./run-command";
+import { validateCommand } from "./validate-command";
+
+const EXIT_HELP = `
+Environment:
+  VOLLEY_URL    the Volley web app (default ${DEFAULT_VOLLEY_URL})
+  VOLLEY_TOKEN  API token, sent as Authorization: Bearer <token> (optional)
+
+Exit codes: 0 passed, 1 thresholds failed, 2 errored/aborted, bad input, server unreachable or timeout.`;
+
+/** The one line printed for an error we expected; anything else is a bug and keeps its stack. */
+function describeError(err: unknown): string | null {
+  if (err instanceof ApiRequestError) return `Volley answered ${err.status} ${err.code}: ${err.message}`;
+  if (err instanceof UnreachableError || err instanceof UsageError || err instanceof EnvError) return err.message;
+  return null;
+}
+
+/** Runs the CLI with these arguments and returns the exit code (main.ts owns the process). */
+export async function runCli(args: readonly string[], io: CliIo): Promise<ExitCode> {
+  let code: ExitCode = EXIT.passed;
+  const program = new Command()
+    .name("volley")
+    .description("Validate Volley test plans and run them on a Volley server, from a terminal or CI.")
+    .exitOverride()
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .addHelpText("after", EXIT_HELP);
+
+  program
+    .command("validate")
+    .description("check a plan file (YAML or JSON) locally, without a server")
+    .argument("<plan>", "plan file")
+    .action(async (file: string) => {
+      code = await validateCommand(file, io);
+    });
+
+  program
+    .command("run")
+    .description("queue a plan on the Volley server at VOLLEY_URL; with --wait, follow it to the end")
+    .argument("<plan>", "plan file")
+    .option("--wait", "wait for the run to end; the exit code then says whether it passed")
+    .option("--junit <file>", "with --wait: write a JUnit XML report (one testcase per threshold)")
+    .option("--json", "print only JSON to stdout: the run (with --wait) or {id, url}")
+    .addOption(new Option("--timeout <duration>", "with --wait: abort the run and exit 2 if it has not ended by then").default(DEFAULT_TIMEOUT))
+    .addHelpText("after", EXIT_HELP)
+    .action(async (file: string, opts: RunOptions) => {
+      code = await runCommand(file, opts, io);
+    });
+
+  try {
+    await program.parseAsync([...args], { from: "user" });
+  } catch (err) {
+    // Commander has already printed its one-line message (unknown flag, missing argument).
+    if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.passed : EXIT.error;
+    const line = describeError(err);
+    if (line === null) throw err;
+    io.stderr(`error: ${line}\n`);
+    return EXIT.error;
+  }
+  return code;
+}

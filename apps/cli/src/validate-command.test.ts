@@ -1,0 +1,36 @@
+import { rmSync } from "node:fs";
+import { afterAll, describe, expect, it } from "vitest";
+import { planYaml, runBin, tempDir, writeFile } from "./test-support";
+
+const dir = tempDir();
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("volley validate (the bin, as a process)", () => {
+  it("exits 0 and describes a valid plan in one line", async () => {
+    const file = writeFile(dir, "good.yaml", planYaml("smoke"));
+    const r = await runBin(["validate", file]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} is valid: smoke \\(ws ws://127\\.0\\.0\\.1:9001/echo; 5 connections`));
+    expect(r.stdout.trim().split("\n")).toHaveLength(1);
+  });
+
+  it("exits 2 and prints each issue as `path: message` on stderr", async () => {
+    const file = writeFile(dir, "bad.yaml", 'name: ""\ntarget: { url: "ftp://x" }\nconnections: { count: 0 }\nscenario: { kind: echo, message: { rate: 1 }, duration: 1s }\n');
+    const r = await runBin(["validate", file]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain("is not a valid plan");
+    expect(r.stderr).toMatch(/^name: .+$/m);
+    expect(r.stderr).toMatch(/^target\.url: .+$/m);
+    expect(r.stderr).toMatch(/^connections\.count: .+$/m);
+  });
+
+  it("exits 2 with one line for a missing file or an unknown flag", async () => {
+    const missing = await runBin(["validate", `${dir}/nope.yaml`]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr.trim()).toBe(`error: cannot read plan file ${dir}/nope.yaml: no such file`);
+    const flag = await runBin(["validate", "x.yaml", "--frobnicate"]);
+    expect(flag.code).toBe(2);
+    expect(flag.stderr.trim()).toBe("error: unknown option '--frobnicate'");
+  });
+});

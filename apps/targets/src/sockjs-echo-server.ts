@@ -1,0 +1,77 @@
+import { createServer, type IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import sockjs from "sockjs";
+import { EchoHold, parseDelay } from "./echo-hold";
+import type { EchoServer, EchoServerOptions } from "./echo-server";
+import { closeHttp, hostPort, listenHttp } from "./listen-http";
+
+export const SOCKJS_PREFIX = "/echo";
+
+/** The connection's `?delay=`, the server default when absent, undefined when malformed. */
+function delayOf(rawUrl: string | undefined, fallback: number): number | undefined {
+  return parseDelay(new URL(rawUrl ?? "/", "http://x").searchParams.get("delay"), fallback);
+}
+
+/**
+ * A SockJS echo at `/echo` (every transport sockjs-node offers): each message comes back
+ * unchanged. `?delay=<ms>` on the URL overrides the server's delay for that session; a malformed
+ * one is refused with HTTP 400 before SockJS sees the request, as the ws echo does.
+ */
+export async function startSockjsEchoServer(options: EchoServerOptions = {}): Promise<EchoServer> {
+  const { port = 0, host = "127.0.0.1", delayMs = 0 } = options;
+  const hold = new EchoHold();
+  const open = new Set<sockjs.Connection>();
+
+  const sjs = sockjs.createServer({ prefix: SOCKJS_PREFIX, log: () => {} });
+  sjs.on("connection", (conn: sockjs.Connection | null) => {
+    // sockjs-node emits null for a session that closed before it opened.
+    if (!conn) return;
+    open.add(conn);
+    const replies = hold.queue<string>(delayOf(conn.url, delayMs) ?? delayMs, (msg) => {
+      if (conn.readyState === 1) conn.write(msg);
+    });
+    conn.on("data", (msg: string) => replies.push(msg));
+    conn.on("close", () => {
+      open.delete(conn);
+      replies.dispose();
+    });
+  });
+
+  const http = createServer((_req, res) => {
+    res.writeHead(404, { "content-type": "text/plain" });
+    res.end("not found\n");
+  });
+  sjs.installHandlers(http, { prefix: SOCKJS_PREFIX });
+
+  // Put the delay check in front of SockJS's own request and upgrade handlers.
+  for (const event of ["request", "upgrade"] as const) {
+    const inner = http.listeners(event) as ((req: IncomingMessage, ...rest: unknown[]) => void)[];
+    http.removeAllListeners(event);
+    http.on(event, (req: IncomingMessage, resOrSocket: unknown, ...rest: unknown[]) => {
+      if (delayOf(req.url, delayMs) !== undefined) {
+        for (const fn of inner) fn.call(http, req, resOrSocket, ...rest);
+      } else if (event === "request") {
+        const res = resOrSocket as import("node:http").ServerResponse;
+        res.writeHead(400, { "content-type": "text/plain" });
+        res.end("invalid delay: use ?delay=<ms>\n");
+      } else {
+        (resOrSocket as Duplex).end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+      }
+    });
+  }
+
+  const actualPort = await listenHttp(http, port, host);
+
+  return {
+    port: actualPort,
+    url: `http://${hostPort(host, actualPort)}${SOCKJS_PREFIX}`,
+    stall: (ms: number) => hold.stall(ms),
+    connections: () => open.size,
+    async close() {
+      hold.clear();
+      for (const conn of open) conn.close();
+      open.clear();
+      await closeHttp(http);
+    },
+  };
+}

@@ -1,0 +1,68 @@
+import { describe, expect, it } from "vitest";
+import { validatePlan } from "./plan-document";
+
+function withTarget(target: Record<string, unknown>) {
+  return validatePlan({
+    name: "t",
+    target,
+    connections: { count: 1 },
+    scenario: { kind: "echo", message: { rate: 1 }, duration: "1s" },
+  });
+}
+
+describe("plan targets per protocol", () => {
+  it("accepts socketio and sockjs targets and fills their option defaults", () => {
+    const io = withTarget({ url: "http://127.0.0.1:9002", protocol: "socketio", socketio: { ack: true } });
+    expect(io.ok && io.plan.target.socketio).toEqual({
+      transports: ["polling", "websocket"],
+      path: "/socket.io",
+      event: "echo",
+      ack: true,
+    });
+    const sj = withTarget({ url: "https://example.com/echo", protocol: "sockjs", sockjs: { transports: ["xhr-streaming"] } });
+    expect(sj.ok && sj.plan.target.sockjs).toEqual({ transports: ["xhr-streaming"] });
+    // Options stay optional: the driver applies the same defaults.
+    const bare = withTarget({ url: "http://127.0.0.1:9003/echo", protocol: "sockjs" });
+    expect(bare.ok && bare.plan.target.sockjs).toBeUndefined();
+  });
+
+  it("names target.url with the fix when the scheme does not fit the protocol", () => {
+    for (const [url, protocol, fix] of [
+      ["ws://127.0.0.1:9002", "socketio", "http://"],
+      ["wss://example.com/echo", "sockjs", "http://"],
+      ["http://127.0.0.1:9001/echo", "ws", "ws://"],
+    ] as const) {
+      const r = withTarget({ url, protocol });
+      expect(r.ok).toBe(false);
+      if (r.ok) continue;
+      expect(r.issues).toHaveLength(1);
+      expect(r.issues[0]!.path).toBe("target.url");
+      expect(r.issues[0]!.message).toContain(fix);
+      expect(r.issues[0]!.message).toContain(protocol);
+    }
+  });
+
+  it("rejects options for another protocol, naming the field", () => {
+    const r = withTarget({ url: "ws://127.0.0.1:9001/echo", socketio: { ack: true } });
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.issues).toEqual([{ path: "target.socketio", message: expect.stringContaining("protocol: socketio") }]);
+    const s = withTarget({ url: "http://127.0.0.1:9002", protocol: "socketio", sockjs: {} });
+    expect(s.ok).toBe(false);
+    if (!s.ok) expect(s.issues.map((i) => i.path)).toEqual(["target.sockjs"]);
+  });
+
+  it("rejects unknown option fields and bad values", () => {
+    const r = withTarget({
+      url: "http://127.0.0.1:9002",
+      protocol: "socketio",
+      socketio: { transports: ["carrier-pigeon"], path: "socket.io", rooms: [] },
+    });
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.issues.map((i) => i.path)).toEqual(expect.arrayContaining(["target.socketio.transports.0", "target.socketio.path", "target.socketio"]));
+    }
+    const s = withTarget({ url: "http://127.0.0.1:9003/echo", protocol: "sockjs", sockjs: { transports: [] } });
+    expect(s.ok).toBe(false);
+    if (!s.ok) expect(s.issues.map((i) => i.path)).toEqual(["target.sockjs.transports"]);
+  });
+});
