@@ -1,7 +1,6 @@
 import { hostname } from "node:os";
 import { z } from "zod";
-
-const LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+import { loadEnvOrExit, logLevelSchema } from "@volley/contracts";
 
 const envSchema = z.object({
   HUB_URL: z
@@ -20,20 +19,12 @@ const envSchema = z.object({
     .int("set it to a whole number of connections, e.g. 50000")
     .positive("set it to a positive number of connections, e.g. 50000")
     .default(50_000),
-  LOG_LEVEL: z.enum(LEVELS, { error: `use one of ${LEVELS.join(", ")}` }).default("info"),
+  LOG_LEVEL: logLevelSchema,
 });
 
 export type AgentEnv = z.infer<typeof envSchema>;
 
 /** Reads and validates the environment once; a bad value stops the process with one line naming it. */
 export function loadEnv(source: NodeJS.ProcessEnv = process.env): AgentEnv {
-  // Empty strings mean "unset", so `AGENT_NAME= npm start` falls back to the default.
-  const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== ""));
-  const result = envSchema.safeParse(cleaned);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  const name = String(issue?.path[0] ?? "environment");
-  const shown = name === "AGENT_TOKEN" ? "(hidden)" : JSON.stringify(source[name] ?? "");
-  process.stderr.write(`invalid environment variable ${name}=${shown}: ${issue?.message}\n`);
-  process.exit(1);
+  return loadEnvOrExit(envSchema, source, (name) => name === "AGENT_TOKEN");
 }

@@ -8,3 +8,4 @@ export * from "./agent-protocol";
 export * from "./plan-document";
 export * from "./examples";
 export * from "./run-events";
+export * from "./env-loader";
