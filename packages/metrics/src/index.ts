@@ -3,3 +3,4 @@ export * from "./summary";
 export * from "./interval-recorder";
 export * from "./aggregate";
 export * from "./thresholds";
+export * from "./summarize-run";

@@ -1,6 +1,6 @@
 import { readFile, writeFile } from "node:fs/promises";
-import { parsePlanDocument, type RunSummary } from "@volley/contracts";
-import { evaluateThresholds, summarizeFrames } from "@volley/metrics";
+import { parsePlanDocument } from "@volley/contracts";
+import { summarizeRun } from "@volley/metrics";
 import { runShard } from "../engine/run-shard";
 import type { EngineFrame } from "../engine/types";
 import { Progress, type ProgressSink } from "./progress";
@@ -66,8 +66,7 @@ export async function runCommand(file: string, options: RunCommandOptions, io: R
   const cpuSeconds = (cpu.user + cpu.system) / 1e6;
   const wallSeconds = (performance.now() - startedMs) / 1000;
 
-  const measured = summarizeFrames(frames);
-  const summary: RunSummary = { ...measured, thresholds: evaluateThresholds(plan.thresholds, measured) };
+  const summary = summarizeRun(frames, plan.thresholds);
   const json = `${JSON.stringify(summary, null, 2)}\n`;
   if (options.out) {
     try {

@@ -14,7 +14,7 @@ import {
   type Db,
   type ShardRow,
 } from "@volley/db";
-import { evaluateThresholds, summarizeFrames } from "@volley/metrics";
+import { summarizeRun } from "@volley/metrics";
 import { enqueue, shardJob } from "@volley/queue";
 import { streamDrained } from "../aggregator/stream-backlog";
 import type { RunCoordinator, RunState } from "../coordination/run-coordinator";
@@ -193,13 +193,8 @@ export class RunExecution {
     const runId = this.runId;
     const state = await coordinator.getState(runId);
     const frames = await listFrames(db, runId);
-    let summary = null;
-    let thresholds: ReturnType<typeof evaluateThresholds> = [];
-    if (this.started || frames.length > 0) {
-      const measured = summarizeFrames(frames);
-      thresholds = evaluateThresholds(this.plan?.thresholds ?? [], measured);
-      summary = { ...measured, thresholds };
-    }
+    const summary = this.started || frames.length > 0 ? summarizeRun(frames, this.plan?.thresholds ?? []) : null;
+    const thresholds = summary?.thresholds ?? [];
     const outcome = decideOutcome({
       abort: state.abort,
       runError,

@@ -7,7 +7,7 @@ import {
   type RunSummary,
 } from "@volley/contracts";
 import { finishRun, getRun, insertRun, listFrames, listRuns, DEFAULT_ORG_ID, type Db, type RunRow } from "@volley/db";
-import { evaluateThresholds, mergeTimeline, summarizeFrames } from "@volley/metrics";
+import { mergeTimeline, summarizeRun } from "@volley/metrics";
 import { enqueue, runJob } from "@volley/queue";
 import type { AbortResponse, RunListItem } from "../lib/types";
 import { ApiError, notFound } from "./errors";
@@ -26,8 +26,7 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
 async function summaryFromFrames(db: Db, row: RunRow): Promise<RunSummary | null> {
   const frames = await listFrames(db, row.id);
   if (frames.length === 0) return null;
-  const measured = summarizeFrames(frames);
-  return { ...measured, thresholds: evaluateThresholds(row.plan.thresholds, measured) };
+  return summarizeRun(frames, row.plan.thresholds);
 }
 
 function toRun(row: RunRow, summary: RunSummary | null): Run {
