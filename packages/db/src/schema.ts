@@ -32,12 +32,36 @@ export const agents = pgTable(
     version: text("version").notNull(),
     labels: jsonb("labels").$type<Record<string, string>>().notNull().default({}),
     capacity: jsonb("capacity").$type<AgentCapacity>().notNull(),
+    /** The join token this agent enrolled with; revoking the token disconnects the agent. */
+    tokenId: text("token_id").references(() => agentTokens.id, { onDelete: "set null" }),
     status: text("status").$type<"online" | "busy" | "offline">().notNull(),
     connectedAt: timestamp("connected_at", { withTimezone: true }),
     lastSeenAt: timestamp("last_seen_at", { withTimezone: true }),
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex("agents_instance_idx").on(t.instanceId), index("agents_org_pool_idx").on(t.orgId, t.pool)],
+);
+
+/**
+ * Join tokens agents enroll with. Only the SHA-256 of the secret is stored; `prefix` (the first
+ * characters of the secret) lets people tell tokens apart in lists. Revoked tokens stay for audit.
+ */
+export const agentTokens = pgTable(
+  "agent_tokens",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull().references(() => orgs.id),
+    name: text("name").notNull(),
+    /** Agents enrolled with this token join this pool unless they name another. */
+    pool: text("pool").notNull().default("default"),
+    tokenHash: text("token_hash").notNull(),
+    prefix: text("prefix").notNull(),
+    createdBy: text("created_by"),
+    createdAt: createdAt(),
+    lastUsedAt: timestamp("last_used_at", { withTimezone: true }),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+  },
+  (t) => [uniqueIndex("agent_tokens_hash_idx").on(t.tokenHash), index("agent_tokens_org_idx").on(t.orgId)],
 );
 
 export const plans = pgTable("plans", {
