@@ -3,11 +3,14 @@ import type { NextConfig } from "next";
 /**
  * The @volley/* workspace packages export TypeScript source, so Next compiles them. Packages that
  * open sockets or load native/optional modules stay external and are required from node_modules
- * at run time. Nothing here reads the environment: web reads it per request (src/env.ts).
+ * at run time. The app reads its environment per request (src/env.ts); the one build-time knob
+ * here is VOLLEY_NEXT_DIST_DIR, so two checkouts' builds (or two developers' dev servers) in one
+ * tree do not overwrite each other's output.
  */
 const nextConfig: NextConfig = {
   transpilePackages: ["@volley/contracts", "@volley/metrics", "@volley/db", "@volley/queue"],
   serverExternalPackages: ["pg", "bullmq", "ioredis", "pino", "hdr-histogram-js"],
+  distDir: process.env.VOLLEY_NEXT_DIST_DIR ?? ".next",
   poweredByHeader: false,
   reactStrictMode: true,
 };
