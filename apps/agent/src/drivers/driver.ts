@@ -18,6 +18,15 @@ export interface ConnectOptions {
   socketio?: SocketioOptions;
   /** target.sockjs from the plan; the sockjs driver's defaults apply when absent. */
   sockjs?: SockjsOptions;
+  /**
+   * Broadcast and group scenarios: the room this connection joins. `connect()` resolves only once
+   * the connection is in the room, so the first message already reaches every member. How a
+   * protocol joins is the driver's business, following the reference servers in apps/targets:
+   * a `room` query parameter on the URL (raw ws, SockJS, SSE, HTTP polling), a join event with an
+   * ack (Socket.IO), a subscription to the room's destination or channel (STOMP, SocketCluster).
+   * Messages sent on a connection that joined a room go to the room.
+   */
+  room?: string;
 }
 
 export interface CloseInfo {
