@@ -1,10 +1,3 @@
-import { defineConfig } from "vitest/config";
+import { servicesTestConfig } from "../../packages/devstack/src/vitest-config";
 
-export default defineConfig({
-  test: {
-    globalSetup: ["../../packages/devstack/src/vitest-global-setup.ts"],
-    include: ["src/**/*.test.ts"],
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
-  },
-});
+export default servicesTestConfig({ retry: 0 });
