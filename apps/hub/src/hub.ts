@@ -9,6 +9,7 @@ import { Aggregator } from "./aggregator/aggregator";
 import { RunCoordinator } from "./coordination/run-coordinator";
 import { startAgentGateway } from "./gateway/agent-gateway";
 import { AgentRegistry } from "./gateway/agent-registry";
+import { LiveFeed } from "./runs/live-feed";
 import { RunEvents } from "./runs/run-events";
 import { RunWorker } from "./runs/run-worker";
 import { PoolDispatcher } from "./shards/pool-dispatcher";
@@ -79,7 +80,7 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
   for (const [name, c] of Object.entries(connections)) c.on("error", (err) => log.warn({ connection: name, err: errorMessage(err) }, "redis connection error"));
   const redis = connections.commands;
 
-  const events = new RunEvents(redis, log);
+  const events = new RunEvents(redis, log, new LiveFeed({ db, redis, log }));
   const coordinator = new RunCoordinator(redis, connections.subscriber, log);
   const setStatus = (agentId: string, status: "online" | "busy" | "offline") =>
     void setAgentStatus(db, agentId, status).catch((err) => log.warn({ agentId, err: errorMessage(err) }, "could not update agent status"));

@@ -66,7 +66,52 @@ export function requireEnv(name: RequiredVariable): string {
 }
 
 export const databaseUrl = (): string => requireEnv("DATABASE_URL");
+
+/** `hosted` (a public SaaS: strict target checks, required auth secret) or `self-hosted` (default). */
+export type VolleyMode = "hosted" | "self-hosted";
+export function volleyMode(): VolleyMode {
+  const value = raw("VOLLEY_MODE");
+  if (value === undefined || value === "self-hosted") return "self-hosted";
+  if (value === "hosted") return "hosted";
+  throw new MisconfiguredError("VOLLEY_MODE", `VOLLEY_MODE=${JSON.stringify(value)} is not one of hosted, self-hosted — unset it for a self-hosted install`);
+}
+
+/**
+ * The secret better-auth signs session cookies with. Required in hosted mode; a self-hosted install
+ * without it gets one derived from DATABASE_URL (stable across restarts and replicas) and a warning.
+ */
+export function authSecret(): { secret: string; derived: boolean } {
+  const value = raw("AUTH_SECRET");
+  if (value !== undefined) {
+    if (value.length < 32) throw new MisconfiguredError("AUTH_SECRET", "AUTH_SECRET must be at least 32 characters — generate one with `openssl rand -base64 32`");
+    return { secret: value, derived: false };
+  }
+  if (volleyMode() === "hosted") throw new MisconfiguredError("AUTH_SECRET", "AUTH_SECRET is not set — hosted mode needs it; generate one with `openssl rand -base64 32`");
+  return { secret: `volley-derived:${databaseUrl()}`, derived: true };
+}
+
+/** The public origin of web (e.g. https://volley.example.com) for invitation links and cookie checks; null = the request's origin. */
+export function publicUrl(): string | null {
+  const value = raw("VOLLEY_PUBLIC_URL");
+  if (value === undefined) return null;
+  const parsed = z.url({ protocol: /^https?$/ }).safeParse(value);
+  if (!parsed.success) throw new MisconfiguredError("VOLLEY_PUBLIC_URL", `VOLLEY_PUBLIC_URL (${JSON.stringify(value)}) must be an http(s) URL such as https://volley.example.com`);
+  return parsed.data.replace(/\/$/, "");
+}
 export const redisUrl = (): string => requireEnv("REDIS_URL");
+
+function positiveInt(name: string, fallback: number): number {
+  const value = raw(name);
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new MisconfiguredError(name, `${name}=${JSON.stringify(value)} must be a whole number ≥ 1 — unset it for the default (${fallback})`);
+  return n;
+}
+
+/** Requests per minute per credential (token, user, or client address when anonymous). */
+export const apiRateLimit = (): number => positiveInt("VOLLEY_API_RATE_LIMIT", 1200);
+/** Sign-in and sign-up attempts per 15 minutes per client address. */
+export const signInRateLimit = (): number => positiveInt("VOLLEY_SIGNIN_RATE_LIMIT", 30);
 
 const logLevelSchema = z.enum(LOG_LEVELS);
 
@@ -77,4 +122,23 @@ export function logLevel(): { level: LogLevel; warning?: string } {
   const parsed = logLevelSchema.safeParse(value.toLowerCase());
   if (parsed.success) return { level: parsed.data };
   return { level: "info", warning: `LOG_LEVEL=${JSON.stringify(value)} is not one of ${LOG_LEVELS.join(", ")}; using info` };
+}
+
+const portSchema = z.coerce.number().int().min(0).max(65_535);
+
+/**
+ * What the custom server (server.ts) listens on: WEB_PORT (default 3000), WEB_HOST (default
+ * 0.0.0.0), and whether Next runs in development mode (NODE_ENV=development). Read once at start;
+ * a bad port is fatal there, with the variable named.
+ */
+export function serverOptions(): { port: number; host: string; dev: boolean } {
+  const rawPort = raw("WEB_PORT");
+  const port = portSchema.safeParse(rawPort ?? "3000");
+  if (!port.success) throw new MisconfiguredError("WEB_PORT", `WEB_PORT (${JSON.stringify(rawPort)}) must be a port number from 0 to 65535, e.g. WEB_PORT=3000`);
+  return { port: port.data, host: raw("WEB_HOST") ?? "0.0.0.0", dev: raw("NODE_ENV") === "development" };
+}
+
+/** Redis URL for the live feed's Socket.IO adapter, or null when REDIS_URL is unset (the feed then stays off and pages poll). */
+export function optionalRedisUrl(): string | null {
+  return raw("REDIS_URL") === undefined ? null : requireEnv("REDIS_URL");
 }

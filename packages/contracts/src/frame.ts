@@ -9,9 +9,23 @@ export const HISTOGRAMS = {
   messageLatency: "message.latency",
   /** Actual send time minus intended send time. */
   sendLag: "message.send_lag",
-  /** TCP connect + WebSocket upgrade. */
+  /**
+   * Connect time, every protocol: from the attempt to the moment the connection can carry messages
+   * (TCP + TLS + upgrade or handshake, and joining the room when there is one).
+   */
+  connect: "connect.time",
+  /** The name connect time had before it was protocol-neutral: only old frames carry it; read it as `connect`. */
   wsConnect: "ws.connect",
+  /** Broadcast and group delivery: a receiver's receive time minus the message's intended send time. */
+  deliveryLatency: "delivery.latency",
+  /** Connection open to its first message received (reply or delivery). */
+  firstMessage: "message.first",
+  /** The storm scenario's canary connection: its round trips, apart from the crowd's. */
+  canaryLatency: "canary.latency",
 } as const;
+
+/** Histograms that hold connect times: the neutral name and the one old frames carry. */
+export const CONNECT_HISTOGRAMS: readonly string[] = [HISTOGRAMS.connect, HISTOGRAMS.wsConnect];
 
 /** Counters are totals for the interval, except gauges (named in GAUGES) which are the value at its end. */
 export const COUNTERS = {
@@ -26,6 +40,20 @@ export const COUNTERS = {
   connectionsFailed: "connections.failed",
   connectionsClosed: "connections.closed",
   connectionsActive: "connections.active",
+  /**
+   * Deliveries (broadcast, groups): one per (message, receiver). Expected and lost count only
+   * messages sent from the same shard, where the sender's schedule is known exactly; deliveries
+   * from other shards are counted in received (and `deliveries.remote`).
+   */
+  deliveriesExpected: "deliveries.expected",
+  deliveriesReceived: "deliveries.received",
+  deliveriesLost: "deliveries.lost",
+  deliveriesDuplicated: "deliveries.duplicated",
+  deliveriesOutOfOrder: "deliveries.out_of_order",
+  deliveriesRemote: "deliveries.remote",
+  canarySent: "canary.sent",
+  canaryReceived: "canary.received",
+  canaryLost: "canary.lost",
 } as const;
 export const GAUGES: readonly string[] = [COUNTERS.connectionsActive];
 /** Error counters are named `errors.<class>`: refused, timeout, handshake, protocol, closed, other. */
@@ -58,5 +86,24 @@ export const intervalFrameSchema = z.object({
   counters: z.record(z.string(), z.number().int().nonnegative()),
   histograms: z.record(z.string(), z.string()),
   health: healthSchema,
+  /**
+   * Milliseconds of the interval inside the sending schedule (from the start instant to the last
+   * intended send); absent means all of it. Send rates divide by this, so the wait for the last
+   * replies after the last send is not counted as sending time.
+   */
+  activeMs: z.number().nonnegative().optional(),
+  /** connections.stages: the stage (0-based) the interval starts in. */
+  stage: z.number().int().nonnegative().optional(),
+  /** sweep: the step whose hold the interval belongs to (gap and ramp intervals have none). */
+  step: z
+    .object({
+      index: z.number().int().nonnegative(),
+      /** This shard's planned rate for the step, in the plan's message.per units. */
+      rate: z.number().nonnegative(),
+      per: z.enum(["connection", "aggregate"]),
+      /** The shard stopped the sweep in this step (its stop condition broke). */
+      failed: z.boolean().optional(),
+    })
+    .optional(),
 });
 export type IntervalFrame = z.infer<typeof intervalFrameSchema>;

@@ -18,6 +18,7 @@ describe("plan targets per protocol", () => {
       path: "/socket.io",
       event: "echo",
       ack: true,
+      version: 4,
     });
     const sj = withTarget({ url: "https://example.com/echo", protocol: "sockjs", sockjs: { transports: ["xhr-streaming"] } });
     expect(sj.ok && sj.plan.target.sockjs).toEqual({ transports: ["xhr-streaming"] });

@@ -23,6 +23,86 @@ export const latencySummarySchema = z.object({
 });
 export type LatencySummary = z.infer<typeof latencySummarySchema>;
 
+/** Deliveries of broadcast and group messages, one per (message, receiver). */
+export const deliverySummarySchema = z.object({
+  /** Deliveries the same-shard senders' messages called for (exact; see COUNTERS.deliveriesExpected). */
+  expected: z.number().int(),
+  received: z.number().int(),
+  lost: z.number().int(),
+  duplicated: z.number().int(),
+  outOfOrder: z.number().int(),
+  /** Of received, those from senders on other shards (offset-corrected latency, see `offsetErrorMs`). */
+  remote: z.number().int(),
+  /** received (same-shard) / expected, percent; null when nothing was expected. */
+  ratio: z.number().nullable(),
+  /** Deliveries per second over the sending time. */
+  rate: z.number(),
+  latency: latencySummarySchema,
+});
+export type DeliverySummary = z.infer<typeof deliverySummarySchema>;
+
+/**
+ * One sweep step: one point of the latency-vs-messages/s chart. Failed steps (stop condition
+ * broken) and aborted ones (the run ended during the hold) are kept, to be drawn hollow.
+ */
+export const sweepStepSchema = z.object({
+  index: z.number().int(),
+  /** The planned rate, in `per` units (per connection, or the whole run's aggregate). */
+  plannedRate: z.number(),
+  per: z.enum(["connection", "aggregate"]),
+  /** Hold start, epoch ms (hub clock), and the measured hold time, seconds. */
+  startedAt: z.number(),
+  seconds: z.number(),
+  sent: z.number().int(),
+  received: z.number().int(),
+  lost: z.number().int(),
+  errors: z.number().int(),
+  disconnects: z.number().int(),
+  /** Achieved: messages sent per second, all agents. */
+  sendRate: z.number(),
+  /** Achieved: replies (round trips) received per second. */
+  receiveRate: z.number(),
+  /** Achieved: broadcast/group deliveries per second (fan-out); 0 when the scenario has none. */
+  deliveryRate: z.number(),
+  /** Round trip (echo, ack, pong), ms, from the step's merged histograms. */
+  latency: latencySummarySchema,
+  /** Delivery latency, ms (broadcast, groups). */
+  delivery: latencySummarySchema,
+  /** Some agent reported itself saturated during the step: its latencies say more about the agent. */
+  saturated: z.boolean(),
+  /** The stop condition broke in this step. */
+  failed: z.boolean(),
+  /** The run ended (abort, error) before the step's hold was over. */
+  aborted: z.boolean(),
+  /** Why it failed: the limits it broke, like "p95 312ms > 200ms". */
+  reason: z.string().nullable(),
+});
+export type SweepStep = z.infer<typeof sweepStepSchema>;
+
+/** Capacity search: the highest step that met the SLO (the sweep's stopWhen). */
+export const capacitySchema = z.object({
+  /** The SLO as written, like "p95 <= 200ms". */
+  slo: z.string(),
+  /** The highest planned rate whose step held (per `per`); null when even the first step failed. */
+  rate: z.number().nullable(),
+  per: z.enum(["connection", "aggregate"]),
+  /** That step's achieved messages sent/s and deliveries/s (the one number to put in a README). */
+  sendRate: z.number().nullable(),
+  deliveryRate: z.number().nullable(),
+  step: z.number().int().nullable(),
+});
+export type Capacity = z.infer<typeof capacitySchema>;
+
+/** One timed kind, ms: connect, round trip, delivery, time to first message, the storm's canary. */
+export const timingsSchema = z.object({
+  connect: latencySummarySchema,
+  roundTrip: latencySummarySchema,
+  delivery: latencySummarySchema,
+  firstMessage: latencySummarySchema,
+  canary: latencySummarySchema,
+});
+export type Timings = z.infer<typeof timingsSchema>;
+
 /** The run summary. CI scripts depend on these names: extend, never rename. */
 export const runSummarySchema = z.object({
   messages: z.object({
@@ -45,6 +125,14 @@ export const runSummarySchema = z.object({
     latency: latencySummarySchema,
   }),
   errors: z.record(z.string(), z.number().int()),
+  /** Broadcast and groups; absent for scenarios without deliveries (and in summaries from before). */
+  deliveries: deliverySummarySchema.optional(),
+  /** Every timed kind side by side (absent in summaries from before). */
+  timings: timingsSchema.optional(),
+  /** Sweeps: one record per step, in order (absent without a sweep). */
+  steps: z.array(sweepStepSchema).optional(),
+  /** Sweeps with stopWhen: the highest rate that met it. */
+  capacity: capacitySchema.optional(),
   intervals: z.object({ measured: z.number().int(), warmup: z.number().int(), saturated: z.number().int() }),
   thresholds: z.array(
     z.object({ expression: z.string(), ok: z.boolean(), actual: z.number().nullable(), message: z.string() }),
@@ -77,9 +165,25 @@ export const intervalPointSchema = z.object({
   sent: z.number().int(),
   received: z.number().int(),
   errors: z.number().int(),
+  /** Replies not received within the message timeout. */
+  lost: z.number().int(),
+  /** Connections closed (by the server, the network or an error) during the interval. */
+  disconnects: z.number().int(),
+  /** Connection attempts that failed during the interval. */
+  connectFailed: z.number().int(),
+  /** Worst agent health over the interval's shards: CPU % of one core, event-loop delay and send lag in ms. */
+  health: z.object({ cpu: z.number(), eventLoopMs: z.number(), sendLagMs: z.number(), agents: z.number().int() }),
   p50: z.number().nullable(),
   p95: z.number().nullable(),
   p99: z.number().nullable(),
   max: z.number().nullable(),
+  /** connections.stages: the stage the interval starts in (for shading stage boundaries). */
+  stage: z.number().int().optional(),
+  /** sweep: the step whose hold the interval belongs to. */
+  step: z.number().int().optional(),
+  /** Broadcast and groups: deliveries received in the interval and their latency, ms. */
+  delivery: z
+    .object({ received: z.number().int(), lost: z.number().int(), p50: z.number().nullable(), p95: z.number().nullable(), p99: z.number().nullable() })
+    .optional(),
 });
 export type IntervalPoint = z.infer<typeof intervalPointSchema>;

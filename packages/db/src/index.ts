@@ -9,3 +9,7 @@ export * from "./repos/shards-repo";
 export * from "./repos/intervals-repo";
 export * from "./repos/agents-repo";
 export * from "./test-database";
+export * from "./repos/api-tokens-repo";
+export * from "./repos/plans-repo";
+export * from "./repos/members-repo";
+export type { ApiTokenScope, OrgRole } from "./schema";

@@ -15,11 +15,155 @@ import type { AgentCapacity, Health, Plan, RunStatus, RunSummary } from "@volley
 
 const createdAt = () => timestamp("created_at", { withTimezone: true }).notNull().defaultNow();
 
-export const orgs = pgTable("orgs", {
-  id: text("id").primaryKey(),
-  name: text("name").notNull(),
-  createdAt: createdAt(),
-});
+/**
+ * Organizations. better-auth's organization plugin uses this table as its `organization` model
+ * (web's auth config maps it), so its JS keys are better-auth's field names.
+ */
+export const orgs = pgTable(
+  "orgs",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    slug: text("slug"),
+    logo: text("logo"),
+    metadata: text("metadata"),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("orgs_slug_idx").on(t.slug)],
+);
+
+// Accounts (better-auth core + organization plugin). JS keys are better-auth's field names.
+const updatedAt = () => timestamp("updated_at", { withTimezone: true }).notNull().defaultNow();
+
+export const users = pgTable(
+  "users",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    email: text("email").notNull(),
+    emailVerified: boolean("email_verified").notNull().default(false),
+    image: text("image"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [uniqueIndex("users_email_idx").on(t.email)],
+);
+
+export const sessions = pgTable(
+  "sessions",
+  {
+    id: text("id").primaryKey(),
+    token: text("token").notNull(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    ipAddress: text("ip_address"),
+    userAgent: text("user_agent"),
+    activeOrganizationId: text("active_organization_id"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [uniqueIndex("sessions_token_idx").on(t.token), index("sessions_user_idx").on(t.userId)],
+);
+
+export const accounts = pgTable(
+  "accounts",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull(),
+    providerId: text("provider_id").notNull(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    accessToken: text("access_token"),
+    refreshToken: text("refresh_token"),
+    idToken: text("id_token"),
+    accessTokenExpiresAt: timestamp("access_token_expires_at", { withTimezone: true }),
+    refreshTokenExpiresAt: timestamp("refresh_token_expires_at", { withTimezone: true }),
+    scope: text("scope"),
+    /** better-auth's scrypt hash of the password (never the password). */
+    password: text("password"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index("accounts_user_idx").on(t.userId)],
+);
+
+export const verifications = pgTable(
+  "verifications",
+  {
+    id: text("id").primaryKey(),
+    identifier: text("identifier").notNull(),
+    value: text("value").notNull(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index("verifications_identifier_idx").on(t.identifier)],
+);
+
+export type OrgRole = "owner" | "admin" | "member" | "viewer";
+
+export const members = pgTable(
+  "members",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("org_id")
+      .notNull()
+      .references(() => orgs.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    role: text("role").$type<OrgRole>().notNull().default("member"),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("members_org_user_idx").on(t.organizationId, t.userId), index("members_user_idx").on(t.userId)],
+);
+
+export const invitations = pgTable(
+  "invitations",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("org_id")
+      .notNull()
+      .references(() => orgs.id, { onDelete: "cascade" }),
+    email: text("email").notNull(),
+    role: text("role"),
+    status: text("status").notNull().default("pending"),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    inviterId: text("inviter_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    createdAt: createdAt(),
+  },
+  (t) => [index("invitations_org_idx").on(t.organizationId), index("invitations_email_idx").on(t.email)],
+);
+
+export type ApiTokenScope = "read" | "run";
+
+/**
+ * API tokens for the REST API and CI. Only the SHA-256 of the secret is stored; it is shown once.
+ * `prefix` tells tokens apart in lists. Revoked tokens stay (audit) and never authenticate.
+ */
+export const apiTokens = pgTable(
+  "api_tokens",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => orgs.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    scopes: jsonb("scopes").$type<ApiTokenScope[]>().notNull(),
+    tokenHash: text("token_hash").notNull(),
+    prefix: text("prefix").notNull(),
+    createdBy: text("created_by"),
+    createdAt: createdAt(),
+    lastUsedAt: timestamp("last_used_at", { withTimezone: true }),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+  },
+  (t) => [uniqueIndex("api_tokens_hash_idx").on(t.tokenHash), index("api_tokens_org_idx").on(t.orgId)],
+);
 
 export const agents = pgTable(
   "agents",
@@ -69,9 +213,28 @@ export const plans = pgTable("plans", {
   orgId: text("org_id").notNull().references(() => orgs.id),
   name: text("name").notNull(),
   document: jsonb("document").$type<Plan>().notNull(),
+  /** The latest version number; every create/update also writes a plan_versions row. */
+  version: integer("version").notNull().default(1),
   createdAt: createdAt(),
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });
+
+/** Every saved version of a plan (1, 2, …), so a plan's history and the runs of older versions stay explainable. */
+export const planVersions = pgTable(
+  "plan_versions",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    planId: text("plan_id")
+      .notNull()
+      .references(() => plans.id, { onDelete: "cascade" }),
+    version: integer("version").notNull(),
+    name: text("name").notNull(),
+    document: jsonb("document").$type<Plan>().notNull(),
+    createdBy: text("created_by"),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("plan_versions_plan_version_idx").on(t.planId, t.version)],
+);
 
 export const runs = pgTable(
   "runs",

@@ -13,13 +13,13 @@ export function startApp(
 ): ManagedProcess {
   const cwd = path.join(repoRoot, "apps", app);
   if (app === "web") {
-    const next = path.join(repoRoot, "node_modules", "next", "dist", "bin", "next");
+    // The custom server: Next's handler plus the Socket.IO live feed on one port (apps/web/server.ts).
     return startManagedProcess({
       name: app,
       command: process.execPath,
-      args: [next, "start", "-p", String(env.WEB_PORT ?? 3000), "-H", String(env.WEB_HOST ?? "0.0.0.0")],
+      args: ["--import", "tsx", path.join(cwd, "server.ts")],
       cwd,
-      env: { ...env, NODE_ENV: "production" },
+      env: { ...env, NODE_ENV: "production", WEB_PORT: String(env.WEB_PORT ?? 3000), WEB_HOST: String(env.WEB_HOST ?? "0.0.0.0") },
       onLine,
       detached,
     });

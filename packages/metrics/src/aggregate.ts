@@ -1,4 +1,5 @@
 import {
+  CONNECT_HISTOGRAMS,
   COUNTERS,
   ERROR_PREFIX,
   GAUGES,
@@ -11,7 +12,11 @@ import { createHistogram, decodeHistogram, type Histogram } from "./histogram";
 import { latencySummary } from "./summary";
 
 /** The parts of a stored frame aggregation needs (the db row shape is a superset). */
-export type FrameLike = Pick<IntervalFrame, "index" | "startedAt" | "durationMs" | "warmup" | "counters" | "histograms" | "health">;
+export type FrameLike = Pick<IntervalFrame, "index" | "startedAt" | "durationMs" | "warmup" | "counters" | "histograms" | "health"> &
+  Partial<Pick<IntervalFrame, "activeMs" | "stage" | "step">> & {
+  /** Which agent sent the frame; counted in each point's health, and the key of per-agent breakdowns. */
+  agentId?: string;
+};
 
 const ms = (us: number) => Math.round(us) / 1000;
 
@@ -44,16 +49,33 @@ export function mergeTimeline(frames: readonly FrameLike[]): IntervalPoint[] {
     .sort((a, b) => a[0] - b[0])
     .map(([index, group]) => {
       const hs = new Map<string, Histogram>();
-      let sent = 0, received = 0, errors = 0, connections = 0;
+      let sent = 0, received = 0, errors = 0, connections = 0, lost = 0, disconnects = 0, connectFailed = 0;
+      const health = { cpu: 0, eventLoopMs: 0, sendLagMs: 0, agents: 0 };
+      const agents = new Set<string>();
       for (const f of group) {
         addInto(hs, f.histograms);
         sent += f.counters[COUNTERS.sent] ?? 0;
         received += f.counters[COUNTERS.received] ?? 0;
         connections += f.counters[COUNTERS.connectionsActive] ?? 0;
+        lost += f.counters[COUNTERS.lost] ?? 0;
+        disconnects += f.counters[COUNTERS.connectionsClosed] ?? 0;
+        connectFailed += f.counters[COUNTERS.connectionsFailed] ?? 0;
         errors += errorTotal(f.counters);
+        // The worst shard is what matters: one saturated agent skews the merged percentiles.
+        health.cpu = Math.max(health.cpu, f.health.cpu);
+        health.eventLoopMs = Math.max(health.eventLoopMs, f.health.eventLoopDelayMs.max);
+        health.sendLagMs = Math.max(health.sendLagMs, f.health.sendLagMaxMs);
+        agents.add(f.agentId ?? "");
       }
+      health.agents = agents.size;
       const lat = hs.get(HISTOGRAMS.messageLatency);
       const has = lat !== undefined && lat.totalCount > 0;
+      const stage = group.find((f) => f.stage !== undefined)?.stage;
+      const step = group.find((f) => f.step !== undefined)?.step?.index;
+      const dl = hs.get(HISTOGRAMS.deliveryLatency);
+      const delivered = group.reduce((n, f) => n + (f.counters[COUNTERS.deliveriesReceived] ?? 0), 0);
+      const deliveryLost = group.reduce((n, f) => n + (f.counters[COUNTERS.deliveriesLost] ?? 0), 0);
+      const pct = (h: Histogram | undefined, p: number) => (h && h.totalCount > 0 ? ms(h.getValueAtPercentile(p)) : null);
       return {
         index,
         t: Math.min(...group.map((f) => f.startedAt)),
@@ -63,10 +85,17 @@ export function mergeTimeline(frames: readonly FrameLike[]): IntervalPoint[] {
         sent,
         received,
         errors,
+        lost,
+        disconnects,
+        connectFailed,
+        health,
         p50: has ? ms(lat.getValueAtPercentile(50)) : null,
         p95: has ? ms(lat.getValueAtPercentile(95)) : null,
         p99: has ? ms(lat.getValueAtPercentile(99)) : null,
         max: has ? ms(lat.maxValue) : null,
+        ...(stage !== undefined ? { stage } : {}),
+        ...(step !== undefined ? { step } : {}),
+        ...(dl || delivered || deliveryLost ? { delivery: { received: delivered, lost: deliveryLost, p50: pct(dl, 50), p95: pct(dl, 95), p99: pct(dl, 99) } } : {}),
       };
     });
 }
@@ -74,16 +103,21 @@ export function mergeTimeline(frames: readonly FrameLike[]): IntervalPoint[] {
 /**
  * The run summary from every shard's frames: counters summed, histograms merged with add() (never
  * averaged percentiles). Warm-up intervals are left out of rates and percentiles but not of totals
- * of errors and connections, which must never be hidden.
+ * of errors and connections, which must never be hidden; connect times count in full (the ramp is
+ * when they happen). Connect times are read from both `connect.time` and the older `ws.connect`.
  */
 export function summarizeFrames(frames: readonly FrameLike[]): Omit<RunSummary, "thresholds"> {
   const measured = frames.filter((f) => !f.warmup);
   const hs = new Map<string, Histogram>();
   for (const f of measured) addInto(hs, f.histograms);
-  const connectHs = new Map<string, Histogram>();
+  let connectH: Histogram | undefined;
   for (const f of frames) {
-    const connect = f.histograms[HISTOGRAMS.wsConnect];
-    if (connect) addInto(connectHs, { [HISTOGRAMS.wsConnect]: connect });
+    for (const name of CONNECT_HISTOGRAMS) {
+      const b64 = f.histograms[name];
+      if (!b64) continue;
+      connectH ??= createHistogram(64);
+      connectH.add(decodeHistogram(b64));
+    }
   }
 
   const sum = (list: readonly FrameLike[], name: string) => {
@@ -96,11 +130,26 @@ export function summarizeFrames(frames: readonly FrameLike[]): Omit<RunSummary, 
       if (k.startsWith(ERROR_PREFIX)) errors[k.slice(ERROR_PREFIX.length)] = (errors[k.slice(ERROR_PREFIX.length)] ?? 0) + v;
 
   // Rates divide by measured time, not interval count: the last interval of a shard is partial.
+  // Send rates divide by sending time only (activeMs): the drain after the last send is not sending.
   const measuredDuration = new Map<number, number>();
-  for (const f of measured) measuredDuration.set(f.index, Math.max(measuredDuration.get(f.index) ?? 0, f.durationMs));
-  const measuredSeconds = [...measuredDuration.values()].reduce((a, b) => a + b, 0) / 1000;
+  const activeDuration = new Map<number, number>();
+  for (const f of measured) {
+    measuredDuration.set(f.index, Math.max(measuredDuration.get(f.index) ?? 0, f.durationMs));
+    activeDuration.set(f.index, Math.max(activeDuration.get(f.index) ?? 0, f.activeMs ?? f.durationMs));
+  }
+  const seconds = (m: Map<number, number>) => [...m.values()].reduce((a, b) => a + b, 0) / 1000;
+  const measuredSeconds = seconds(measuredDuration);
+  const activeSeconds = seconds(activeDuration);
   const sent = sum(frames, COUNTERS.sent);
   const received = sum(frames, COUNTERS.received);
+  const connect = latencySummary(connectH);
+  const roundTrip = latencySummary(hs.get(HISTOGRAMS.messageLatency));
+  const delivery = latencySummary(hs.get(HISTOGRAMS.deliveryLatency));
+
+  const hasDeliveries = frames.some((f) => COUNTERS.deliveriesExpected in f.counters || COUNTERS.deliveriesReceived in f.counters);
+  const expected = sum(frames, COUNTERS.deliveriesExpected);
+  const remote = sum(frames, COUNTERS.deliveriesRemote);
+  const delivered = sum(frames, COUNTERS.deliveriesReceived);
   return {
     messages: {
       sent,
@@ -108,17 +157,39 @@ export function summarizeFrames(frames: readonly FrameLike[]): Omit<RunSummary, 
       lost: sum(frames, COUNTERS.lost),
       duplicated: sum(frames, COUNTERS.duplicated),
       outOfOrder: sum(frames, COUNTERS.outOfOrder),
-      sendRate: measuredSeconds ? round(sum(measured, COUNTERS.sent) / measuredSeconds) : 0,
+      sendRate: activeSeconds ? round(sum(measured, COUNTERS.sent) / activeSeconds) : 0,
       receiveRate: measuredSeconds ? round(sum(measured, COUNTERS.received) / measuredSeconds) : 0,
     },
-    latency: latencySummary(hs.get(HISTOGRAMS.messageLatency)),
+    latency: roundTrip,
     sendLag: latencySummary(hs.get(HISTOGRAMS.sendLag)),
     connect: {
       opened: sum(frames, COUNTERS.connectionsOpened),
       failed: sum(frames, COUNTERS.connectionsFailed),
-      latency: latencySummary(connectHs.get(HISTOGRAMS.wsConnect)),
+      latency: connect,
     },
     errors,
+    ...(hasDeliveries
+      ? {
+          deliveries: {
+            expected,
+            received: delivered,
+            lost: sum(frames, COUNTERS.deliveriesLost),
+            duplicated: sum(frames, COUNTERS.deliveriesDuplicated),
+            outOfOrder: sum(frames, COUNTERS.deliveriesOutOfOrder),
+            remote,
+            ratio: expected > 0 ? round((100 * (delivered - remote)) / expected) : null,
+            rate: activeSeconds ? round(sum(measured, COUNTERS.deliveriesReceived) / activeSeconds) : 0,
+            latency: delivery,
+          },
+        }
+      : {}),
+    timings: {
+      connect,
+      roundTrip,
+      delivery,
+      firstMessage: latencySummary(hs.get(HISTOGRAMS.firstMessage)),
+      canary: latencySummary(hs.get(HISTOGRAMS.canaryLatency)),
+    },
     intervals: {
       measured: measuredDuration.size,
       warmup: new Set(frames.filter((f) => f.warmup).map((f) => f.index)).size,

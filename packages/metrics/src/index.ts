@@ -4,3 +4,6 @@ export * from "./interval-recorder";
 export * from "./aggregate";
 export * from "./thresholds";
 export * from "./summarize-run";
+export * from "./run-analysis";
+export * from "./stop-condition";
+export * from "./sweep-steps";

@@ -1,9 +1,17 @@
 import type { RunSummary } from "@volley/contracts";
 import { summarizeFrames, type FrameLike } from "./aggregate";
+import { capacityOf, summarizeSteps, type SweepContext } from "./sweep-steps";
 import { evaluateThresholds } from "./thresholds";
 
-/** The full run summary as the API, the hub and the standalone agent report it: merged frames plus thresholds. */
-export function summarizeRun(frames: readonly FrameLike[], thresholds: readonly string[]): RunSummary {
+/**
+ * The full run summary as the API, the hub and the standalone agent report it: merged frames plus
+ * thresholds. Pass the plan (its sweep and scenario) so sweep steps are judged on the merged
+ * measurements and the capacity is found; without it, steps carry only the shards' own verdicts.
+ */
+export function summarizeRun(frames: readonly FrameLike[], thresholds: readonly string[], plan?: SweepContext): RunSummary {
   const measured = summarizeFrames(frames);
-  return { ...measured, thresholds: evaluateThresholds(thresholds, measured) };
+  const steps = summarizeSteps(frames, plan);
+  const capacity = capacityOf(steps, plan);
+  const full = { ...measured, ...(steps.length > 0 ? { steps } : {}), ...(capacity ? { capacity } : {}) };
+  return { ...full, thresholds: evaluateThresholds(thresholds, full) };
 }

@@ -2,6 +2,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { parsePlanDocument } from "@volley/contracts";
 import { summarizeRun } from "@volley/metrics";
 import { runShard } from "../engine/run-shard";
+import { shardPreflight } from "../engine/shard-preflight";
 import type { EngineFrame } from "../engine/types";
 import { Progress, type ProgressSink } from "./progress";
 import { summaryTable } from "./summary-table";
@@ -45,6 +46,11 @@ export async function runCommand(file: string, options: RunCommandOptions, io: R
     return EXIT.errored;
   }
   const plan = parsed.plan;
+  const unfit = shardPreflight(plan, { maxConnections: Number.MAX_SAFE_INTEGER });
+  if (unfit) {
+    err(`cannot run plan ${file}: ${unfit}`);
+    return EXIT.errored;
+  }
   if (plan.agents.count > 1) err(`note: agents.count is ${plan.agents.count}; standalone runs the whole plan on this machine`);
   err(`running "${plan.name}" against ${plan.target.url}: ${plan.connections.count} connections, ${plan.scenario.message.rate} msg/s per ${plan.scenario.message.per}`);
 

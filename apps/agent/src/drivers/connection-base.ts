@@ -10,6 +10,8 @@ export abstract class ConnectionBase implements Connection {
   /** The engine's message handler; subclasses call it directly on the hot path. */
   protected deliver: (data: Buffer | string) => void = () => {};
   protected closingByUs = false;
+  /** Per-message failures (see Connection.onError); ignored until the engine asks for them. */
+  protected messageError: (errorClass: ErrorClass, detail: string) => void = () => {};
   private closeCb: (info: CloseInfo) => void = () => {};
   private isEnded = false;
 
@@ -24,6 +26,10 @@ export abstract class ConnectionBase implements Connection {
 
   onClose(cb: (info: CloseInfo) => void): void {
     this.closeCb = cb;
+  }
+
+  onError(cb: (errorClass: ErrorClass, detail: string) => void): void {
+    this.messageError = cb;
   }
 
   close(): void {

@@ -1,10 +1,23 @@
 import type { Protocol } from "@volley/contracts";
 import type { Driver } from "./driver";
+import { httpDriver } from "./http-driver";
+import { longPollingDriver, shortPollingDriver } from "./polling-driver";
 import { socketioDriver } from "./socketio-driver";
 import { sockjsDriver } from "./sockjs-driver";
+import { sseDriver } from "./sse-driver";
+import { stompDriver } from "./stomp-driver";
 import { wsDriver } from "./ws-driver";
 
-const DRIVERS: Record<Protocol, Driver> = { ws: wsDriver, socketio: socketioDriver, sockjs: sockjsDriver };
+const DRIVERS: Partial<Record<Protocol, Driver>> = {
+  ws: wsDriver,
+  socketio: socketioDriver,
+  sockjs: sockjsDriver,
+  sse: sseDriver,
+  "long-polling": longPollingDriver,
+  "short-polling": shortPollingDriver,
+  http: httpDriver,
+  stomp: stompDriver,
+};
 
 /** The driver for a plan's protocol, or undefined when this agent cannot speak it. */
 export function driverFor(protocol: string): Driver | undefined {

@@ -3,7 +3,7 @@
  * add a Driver; the engine never learns which one it runs. Connect time is measured by the engine
  * around `connect()`, so drivers must resolve exactly when the connection can carry messages.
  */
-import type { SocketioOptions, SockjsOptions } from "@volley/contracts";
+import type { HttpOptions, PollingOptions, SocketclusterOptions, SocketioOptions, SockjsOptions, SseOptions, StompOptions, WsOptions } from "@volley/contracts";
 import type { ErrorClass } from "./connect-error";
 
 export interface ConnectOptions {
@@ -18,6 +18,13 @@ export interface ConnectOptions {
   socketio?: SocketioOptions;
   /** target.sockjs from the plan; the sockjs driver's defaults apply when absent. */
   sockjs?: SockjsOptions;
+  /** target.<protocol options> from the plan (see connectOptionsFor); each driver's defaults apply when absent. */
+  ws?: WsOptions;
+  stomp?: StompOptions;
+  sse?: SseOptions;
+  polling?: PollingOptions;
+  http?: HttpOptions;
+  socketcluster?: SocketclusterOptions;
   /**
    * Broadcast and group scenarios: the room this connection joins. `connect()` resolves only once
    * the connection is in the room, so the first message already reaches every member. How a
@@ -45,6 +52,12 @@ export interface Connection {
   onMessage(cb: (data: Buffer | string) => void): void;
   /** Called once, however the connection ended. */
   onClose(cb: (info: CloseInfo) => void): void;
+  /**
+   * Errors that fail one message but leave the connection open (an HTTP request answered 500, a
+   * STOMP RECEIPT-less ERROR on one SEND). Optional: the message is counted lost at its timeout
+   * either way; drivers that can tell why report it here so it is counted by class at once.
+   */
+  onError?(cb: (errorClass: ErrorClass, detail: string) => void): void;
   close(): void;
 }
 

@@ -1,6 +1,8 @@
 import type { Plan } from "@volley/contracts";
 import { driverFor } from "../drivers/driver-for";
 
+const ENGINE_SCENARIOS: readonly string[] = ["echo"];
+
 export interface AgentLimits {
   maxConnections: number;
 }
@@ -8,6 +10,13 @@ export interface AgentLimits {
 /** Why this agent cannot run the plan, or undefined when it can. Checked before a shard is armed. */
 export function shardPreflight(plan: Plan, limits: AgentLimits): string | undefined {
   if (!driverFor(plan.target.protocol)) return `protocol "${plan.target.protocol}" is not supported by this agent`;
+  // The plan schema runs ahead of the engine: refuse what this engine cannot run rather than run it as something else.
+  if (!ENGINE_SCENARIOS.includes(plan.scenario.kind)) {
+    return `scenario "${plan.scenario.kind}" is not supported by this agent version (it runs: ${ENGINE_SCENARIOS.join(", ")})`;
+  }
+  if (plan.connections.stages) return "connections.stages is not supported by this agent version; use connections.count and connections.rate";
+  if (plan.sweep) return "sweep is not supported by this agent version; remove it and run one rate per plan";
+  if (plan.target.socketio && plan.target.socketio.version === 2) return "target.socketio.version 2 is not supported by this agent version; use a Socket.IO v3 or v4 server";
   if (plan.connections.count > limits.maxConnections) {
     return `plan asks for ${plan.connections.count} connections; this agent allows at most ${limits.maxConnections} (AGENT_MAX_CONNECTIONS)`;
   }

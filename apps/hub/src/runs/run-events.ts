@@ -8,9 +8,11 @@ export class RunEvents {
   constructor(
     private readonly redis: Redis,
     private readonly log: Logger,
+    private readonly liveFeed?: { publish(event: RunEvent): void },
   ) {}
 
   private publish(event: RunEvent): Promise<void> {
+    this.liveFeed?.publish(event);
     return this.redis.publish(REDIS_KEYS.runEvents(event.runId), JSON.stringify(event)).then(
       () => undefined,
       (err) => this.log.warn({ runId: event.runId, err: errorMessage(err) }, "could not publish run event"),

@@ -3,6 +3,7 @@ import Link from "next/link";
 import type { ReactNode } from "react";
 import { NavLinks } from "../components/nav-links";
 import "./globals.css";
+import "./dashboard.css";
 
 export const metadata: Metadata = {
   title: { default: "Volley", template: "%s · Volley" },

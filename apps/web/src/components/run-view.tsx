@@ -2,64 +2,38 @@
 
 import { durationMs, FINAL_RUN_STATUSES, type IntervalPoint, type Run } from "@volley/contracts";
 import Link from "next/link";
-import { useCallback, useEffect, useMemo, useState } from "react";
+import { useEffect, useMemo, useState } from "react";
 import { stringify } from "yaml";
 import { ApiRequestError, apiFetch } from "../lib/api-client";
 import { durationBetween, fmtDateTime, fmtDuration, fmtInt, fmtMs, fmtRate } from "../lib/format";
 import type { AbortResponse } from "../lib/types";
+import { useLiveRun, type LiveMode } from "../lib/use-live-run";
+import { RunAnalysisPanels } from "./run-analysis-panels";
+import { RunCharts } from "./run-charts";
+import { RunExports } from "./run-exports";
 import { StatusBadge } from "./status-badge";
 import { SummaryTables } from "./summary-tables";
-import { TimelineChart, type ChartSeries } from "./timeline-chart";
 
-const POLL_MS = 1000;
 const isFinal = (s: Run["status"]) => FINAL_RUN_STATUSES.includes(s);
 
-const fmtMsOrDash = (v: number | null) => fmtMs(v);
-const fmtPerSecond = (v: number | null) => fmtRate(v);
-const fmtCount = (v: number | null) => fmtInt(v);
+const MODE_LABEL: Record<LiveMode, { text: string; title: string }> = {
+  connecting: { text: "connecting…", title: "Opening the live feed" },
+  live: { text: "live", title: "Updates are pushed as each second is stored" },
+  polling: { text: "polling", title: "The live feed is unavailable; reading the API every second instead" },
+  ended: { text: "", title: "" },
+};
 
-/** The run page: header, live charts and the summary; polls the API every second until the run is final. */
+/** The run page: header with Stop, live timelines, the summary, the percentile spectrum, per-agent breakdown and exports. */
 export function RunView({ initialRun, initialIntervals }: { initialRun: Run; initialIntervals: IntervalPoint[] }) {
-  const [run, setRun] = useState(initialRun);
-  const [intervals, setIntervals] = useState(initialIntervals);
-  const [pollError, setPollError] = useState<string | null>(null);
+  const { run, intervals, mode, error: pollError, refresh } = useLiveRun(initialRun, initialIntervals);
   const [stopState, setStopState] = useState<{ kind: "idle" | "stopping" } | { kind: "error"; message: string }>({ kind: "idle" });
   const [now, setNow] = useState(() => Date.now());
   const final = isFinal(run.status);
-
-  const refresh = useCallback(async () => {
-    const [r, i] = await Promise.all([
-      apiFetch<Run>(`/api/v1/runs/${run.id}`),
-      apiFetch<{ intervals: IntervalPoint[] }>(`/api/v1/runs/${run.id}/intervals`),
-    ]);
-    setRun(r);
-    setIntervals(i.intervals);
-    setNow(Date.now());
-    return r;
-  }, [run.id]);
-
   useEffect(() => {
     if (final) return;
-    let cancelled = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const tick = async () => {
-      try {
-        const r = await refresh();
-        if (cancelled) return;
-        setPollError(null);
-        if (isFinal(r.status)) return;
-      } catch (err) {
-        if (cancelled) return;
-        setPollError(err instanceof Error ? err.message : String(err));
-      }
-      if (!cancelled) timer = setTimeout(() => void tick(), POLL_MS);
-    };
-    timer = setTimeout(() => void tick(), POLL_MS);
-    return () => {
-      cancelled = true;
-      clearTimeout(timer);
-    };
-  }, [final, refresh]);
+    const t = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(t);
+  }, [final]);
 
   const stop = async () => {
     setStopState({ kind: "stopping" });
@@ -87,6 +61,11 @@ export function RunView({ initialRun, initialIntervals }: { initialRun: Run; ini
           </div>
           <h1>
             {run.name} <StatusBadge status={run.status} large />
+            {mode !== "ended" && (
+              <span className={`live-mode live-mode-${mode}`} title={MODE_LABEL[mode].title} data-testid="live-mode" data-mode={mode}>
+                {MODE_LABEL[mode].text}
+              </span>
+            )}
           </h1>
           <div className="facts">
             <span>
@@ -115,9 +94,14 @@ export function RunView({ initialRun, initialIntervals }: { initialRun: Run; ini
             </button>
           )}
           {final && (
-            <Link href="/runs/new" className="button">
-              New run
-            </Link>
+            <>
+              <Link href={`/compare?runs=${run.id}`} className="button">
+                Compare…
+              </Link>
+              <Link href="/runs/new" className="button">
+                New run
+              </Link>
+            </>
           )}
         </div>
       </div>
@@ -139,82 +123,18 @@ export function RunView({ initialRun, initialIntervals }: { initialRun: Run; ini
         </div>
       )}
 
-      <Charts run={run} intervals={intervals} />
+      <RunCharts run={run} intervals={intervals} />
 
       <SummaryTables run={run} />
+
+      <RunAnalysisPanels runId={run.id} final={final} storedPoints={intervals.length} />
+
+      <RunExports run={run} intervals={intervals} />
 
       <details className="panel plan-doc">
         <summary>Plan</summary>
         <pre className="code-block">{planYaml}</pre>
       </details>
     </>
-  );
-}
-
-function Charts({ run, intervals }: { run: Run; intervals: IntervalPoint[] }) {
-  const data = useMemo(() => {
-    const start = intervals[0]?.index ?? 0;
-    return {
-      x: intervals.map((p) => p.index - start),
-      warmup: intervals.map((p) => p.warmup),
-      saturated: intervals.map((p) => p.saturated),
-    };
-  }, [intervals]);
-
-  if (intervals.length === 0) {
-    const message =
-      run.status === "queued"
-        ? "Waiting for a hub to pick up this run. Charts appear with the first measured second."
-        : run.status === "running"
-          ? "The run has started; the first interval arrives about a second after the load begins."
-          : `No measurements were recorded: the run ended (${run.status}) before any interval was stored.${run.reason ? " See the reason above." : ""}`;
-    return (
-      <div className={`panel charts-empty${isFinal(run.status) ? "" : " waiting"}`}>
-        {!isFinal(run.status) && <span className="spinner" aria-hidden="true" />}
-        <p>{message}</p>
-      </div>
-    );
-  }
-
-  const latency: ChartSeries[] = [
-    { label: "p50", values: intervals.map((p) => p.p50), color: "#2563eb", format: fmtMsOrDash },
-    { label: "p95", values: intervals.map((p) => p.p95), color: "#d97706", format: fmtMsOrDash },
-    { label: "p99", values: intervals.map((p) => p.p99), color: "#dc2626", format: fmtMsOrDash },
-    { label: "max", values: intervals.map((p) => p.max), color: "#6b7280", dash: [4, 4], width: 1, hidden: true, format: fmtMsOrDash },
-  ];
-  const throughput: ChartSeries[] = [
-    { label: "sent/s", values: intervals.map((p) => p.sent), color: "#2563eb", format: fmtPerSecond },
-    { label: "received/s", values: intervals.map((p) => p.received), color: "#16a34a", format: fmtPerSecond },
-    { label: "errors/s", values: intervals.map((p) => p.errors), color: "#dc2626", width: 1, format: fmtPerSecond },
-    { label: "connections", values: intervals.map((p) => p.connections), color: "#7c3aed", axis: "right", width: 1.25, fill: "rgba(124, 58, 237, 0.06)", format: fmtCount },
-  ];
-  const anyWarmup = data.warmup.some(Boolean);
-  const anySaturated = data.saturated.some(Boolean);
-
-  return (
-    <section className="charts">
-      <div className="panel chart-panel">
-        <h2 className="panel-title">Latency (ms, from intended send time)</h2>
-        <TimelineChart x={data.x} series={latency} yLabel="ms" warmup={data.warmup} saturated={data.saturated} />
-      </div>
-      <div className="panel chart-panel">
-        <h2 className="panel-title">Messages per second and connections</h2>
-        <TimelineChart x={data.x} series={throughput} yLabel="messages/s" y2Label="connections" warmup={data.warmup} saturated={data.saturated} />
-      </div>
-      {(anyWarmup || anySaturated) && (
-        <p className="chart-key small subtle">
-          {anyWarmup && (
-            <span>
-              <span className="key-warmup" /> warm-up (left out of the summary)
-            </span>
-          )}
-          {anySaturated && (
-            <span>
-              <span className="key-saturated" /> agent saturated (its own CPU or send lag was the bottleneck)
-            </span>
-          )}
-        </p>
-      )}
-    </section>
   );
 }

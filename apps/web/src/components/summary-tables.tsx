@@ -1,5 +1,6 @@
 import type { Run } from "@volley/contracts";
 import { fmtInt, fmtMs, fmtPercent, fmtRate } from "../lib/format";
+import { LatencyKindsTable } from "./latency-kinds-table";
 
 const ERROR_LABELS: Record<string, string> = {
   refused: "Connection refused",
@@ -43,7 +44,7 @@ export function SummaryTables({ run }: { run: Run }) {
   const live = run.status === "running";
 
   return (
-    <section className="summary">
+    <section className="summary" data-testid="run-summary">
       <div className="summary-head">
         <h2>Summary{live && <span className="live-tag">live</span>}</h2>
         <span className="small subtle">
@@ -57,6 +58,7 @@ export function SummaryTables({ run }: { run: Run }) {
           latency there includes agent delay. Use more agents or a lower rate for a clean measurement.
         </div>
       )}
+      <LatencyKindsTable summary={s} />
       <div className="summary-grid">
         <div className="panel flush">
           <table className="kv">
@@ -68,19 +70,6 @@ export function SummaryTables({ run }: { run: Run }) {
               <Row label="Delivered" value={fmtPercent(delivery, 2)} />
               <Row label="Send rate" value={fmtRate(m.sendRate)} hint="Over measured (non-warm-up) seconds" />
               <Row label="Receive rate" value={fmtRate(m.receiveRate)} />
-            </tbody>
-          </table>
-        </div>
-        <div className="panel flush">
-          <table className="kv">
-            <caption>Latency</caption>
-            <tbody>
-              <Row label="min" value={fmtMs(s.latency.min)} />
-              <Row label="p50" value={fmtMs(s.latency.p50)} />
-              <Row label="p90" value={fmtMs(s.latency.p90)} />
-              <Row label="p95" value={fmtMs(s.latency.p95)} />
-              <Row label="p99" value={fmtMs(s.latency.p99)} />
-              <Row label="max" value={fmtMs(s.latency.max)} />
             </tbody>
           </table>
         </div>

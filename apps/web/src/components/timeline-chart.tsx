@@ -27,37 +27,69 @@ export interface TimelineChartProps {
   /** Per-interval marks drawn behind the lines. */
   warmup: boolean[];
   saturated: boolean[];
+  /** Stage or sweep-step spans (x in seconds) shaded alternately and labelled; failed ones hatched. */
+  regions?: ChartRegion[];
+  /** Fills between two series (by label), e.g. the p50–p95 band. */
+  bands?: { upper: string; lower: string; fill: string }[];
+  /** Charts with the same key share the cursor. */
+  syncKey?: string;
   height?: number;
+}
+
+export interface ChartRegion {
+  from: number;
+  to: number;
+  label: string;
+  failed?: boolean;
 }
 
 const AXIS = { stroke: "#4b5563", grid: { stroke: "#eceef2", width: 1 }, ticks: { stroke: "#d6d9df", width: 1 }, font: "11px system-ui, sans-serif", labelFont: "12px system-ui, sans-serif" };
 
 /** Shades warm-up intervals and marks saturated ones (agent was the bottleneck), under the series. */
-function intervalMarks(get: () => { x: number[]; warmup: boolean[]; saturated: boolean[] }): uPlot.Plugin {
+function intervalMarks(get: () => { x: number[]; warmup: boolean[]; saturated: boolean[]; regions?: ChartRegion[] }): uPlot.Plugin {
+  // Consecutive marked seconds are drawn as one rectangle: a one-hour run has 3,600 of them.
+  const spans = (x: number[], on: boolean[], each: (from: number, to: number) => void) => {
+    for (let i = 0; i < x.length; i++) {
+      if (!on[i]) continue;
+      let j = i;
+      while (j + 1 < x.length && on[j + 1] && x[j + 1]! - x[j]! === 1) j++;
+      each(x[i]! - 0.5, x[j]! + 0.5);
+      i = j;
+    }
+  };
   return {
     hooks: {
       drawClear: [
         (u) => {
-          const { x, warmup, saturated } = get();
+          const { x, warmup, saturated, regions } = get();
           const { ctx } = u;
           const { left, top, width, height } = u.bbox;
+          const px = (v: number) => u.valToPos(v, "x", true);
           ctx.save();
           ctx.beginPath();
           ctx.rect(left, top, width, height);
           ctx.clip();
-          for (let i = 0; i < x.length; i++) {
-            const xi = x[i]!;
-            const x0 = u.valToPos(xi - 0.5, "x", true);
-            const x1 = u.valToPos(xi + 0.5, "x", true);
-            if (warmup[i]) {
-              ctx.fillStyle = "rgba(245, 158, 11, 0.13)";
-              ctx.fillRect(x0, top, x1 - x0, height);
+          (regions ?? []).forEach((r, n) => {
+            const x0 = px(r.from);
+            const x1 = px(r.to);
+            ctx.fillStyle = r.failed ? "rgba(220, 38, 38, 0.07)" : n % 2 ? "rgba(100, 116, 139, 0.08)" : "rgba(100, 116, 139, 0.03)";
+            ctx.fillRect(x0, top, x1 - x0, height);
+            ctx.strokeStyle = "rgba(100, 116, 139, 0.35)";
+            ctx.lineWidth = uPlot.pxRatio;
+            ctx.beginPath();
+            ctx.moveTo(Math.round(x0) + 0.5, top);
+            ctx.lineTo(Math.round(x0) + 0.5, top + height);
+            ctx.stroke();
+            if (x1 - x0 > 30 * uPlot.pxRatio) {
+              ctx.fillStyle = r.failed ? "#b91c1c" : "#64748b";
+              ctx.font = `${10 * uPlot.pxRatio}px system-ui, sans-serif`;
+              ctx.fillText(r.label, x0 + 3 * uPlot.pxRatio, top + 16 * uPlot.pxRatio, x1 - x0 - 6 * uPlot.pxRatio);
             }
-            if (saturated[i]) {
-              ctx.fillStyle = "rgba(220, 38, 38, 0.55)";
-              ctx.fillRect(x0, top, x1 - x0, 5 * uPlot.pxRatio);
-            }
-          }
+          });
+          ctx.fillStyle = "rgba(245, 158, 11, 0.13)";
+          spans(x, warmup, (a, b) => ctx.fillRect(px(a), top, px(b) - px(a), height));
+          ctx.fillStyle = "rgba(220, 38, 38, 0.55)";
+          spans(x, saturated, (a, b) => ctx.fillRect(px(a), top, Math.max(2, px(b) - px(a)), 5 * uPlot.pxRatio));
           ctx.restore();
         },
       ],
@@ -97,8 +129,13 @@ function buildOptions(props: TimelineChartProps, width: number, marks: uPlot.Plu
         value: (_u: uPlot, v: number | null) => s.format(v),
       })),
     ],
+    bands: (props.bands ?? []).flatMap((b) => {
+      const hi = props.series.findIndex((s) => s.label === b.upper);
+      const lo = props.series.findIndex((s) => s.label === b.lower);
+      return hi < 0 || lo < 0 ? [] : [{ series: [hi + 1, lo + 1] as [number, number], fill: b.fill }];
+    }),
     legend: { live: true },
-    cursor: { drag: { x: true, y: false }, points: { size: 6 } },
+    cursor: { drag: { x: true, y: false }, points: { size: 6 }, ...(props.syncKey ? { sync: { key: props.syncKey } } : {}) },
     plugins: [marks],
   };
 }
@@ -116,7 +153,7 @@ export function TimelineChart(props: TimelineChartProps) {
   const plot = useRef<uPlot | null>(null);
   const latest = useRef(props);
   latest.current = props;
-  const shape = props.series.map((s) => `${s.label}:${s.axis ?? "left"}`).join("|") + `|${props.height ?? 240}`;
+  const shape = props.series.map((s) => `${s.label}:${s.axis ?? "left"}`).join("|") + `|${props.height ?? 240}|${(props.bands ?? []).length}|${props.syncKey ?? ""}`;
 
   useEffect(() => {
     const el = ref.current;
@@ -137,8 +174,11 @@ export function TimelineChart(props: TimelineChartProps) {
   }, [shape]);
 
   useEffect(() => {
-    plot.current?.setData(toData(props));
-  }, [props]);
+    plot.current?.setData(toData(latest.current));
+  }, [props.x, props.series]);
+  useEffect(() => {
+    plot.current?.redraw(false, false);
+  }, [props.regions, props.warmup, props.saturated]);
 
   return <div ref={ref} className="chart" />;
 }

@@ -10,9 +10,9 @@ export interface AuthContext {
 }
 
 /** What a handler needs to be allowed to do. Checked by `authorize` (today: everything is allowed). */
-export type Permission = "runs:read" | "runs:write" | "plans:read" | "docs:read";
+export type Permission = "public" | "docs:read" | "runs:read" | "plans:read" | "runs:write" | "plans:write" | "org:admin";
 
-export async function authenticate(_req: Request): Promise<AuthContext> {
+export async function authenticate(_req: Request, _permission?: Permission): Promise<AuthContext> {
   // Later: `Authorization: Bearer vly_…` → hashed token lookup; session cookie → user. 401 when invalid.
   return { orgId: DEFAULT_ORG_ID, actor: { kind: "anonymous" } };
 }

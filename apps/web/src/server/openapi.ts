@@ -8,6 +8,7 @@ import {
   runSchema,
   runStatusSchema,
   runSummarySchema,
+  runAnalysisSchema,
 } from "@volley/contracts";
 import { z } from "zod";
 import type { AbortResponse, RunListItem } from "../lib/types";
@@ -58,6 +59,7 @@ export const API_ROUTES = [
   { method: "get", path: "/api/v1/runs" },
   { method: "get", path: "/api/v1/runs/{id}" },
   { method: "get", path: "/api/v1/runs/{id}/intervals" },
+  { method: "get", path: "/api/v1/runs/{id}/analysis" },
   { method: "post", path: "/api/v1/runs/{id}/abort" },
   { method: "post", path: "/api/v1/plans/validate" },
   { method: "get", path: "/api/v1/openapi.json" },
@@ -83,6 +85,7 @@ function build() {
   const Run = named("Run", runSchema.extend({ plan: Plan, summary: RunSummary.nullable() }));
   const IntervalPoint = named("IntervalPoint", intervalPointSchema);
   const RunListItem = named("RunListItem", runListItemSchema);
+  const RunAnalysis = named("RunAnalysis", runAnalysisSchema);
   const CreateRunBody = named("CreateRunBody", createRunBodySchema.extend({ plan: Plan }));
   const CreateRunResponse = named("CreateRunResponse", createRunResponseSchema);
   const AbortResponse = named("AbortResponse", abortResponseSchema);
@@ -132,6 +135,16 @@ function build() {
       summary: "Get the run timeline, one point per second",
       request: { params: idParams },
       responses: { 200: jsonBody(z.object({ intervals: z.array(IntervalPoint) }), "All shards merged per 1 s interval."), ...errors(404, 500, 503) },
+    },
+    {
+      method: "get",
+      path: "/api/v1/runs/{id}/analysis",
+      operationId: "getRunAnalysis",
+      tags: ["runs"],
+      summary: "Get the run's percentile spectra and per-agent breakdown",
+      description: "`spectra` maps each histogram metric (message.latency, message.send_lag, ws.connect…) to its HdrHistogram percentile distribution in ms, merged over every shard (warm-up left out except for connect times). `agents` breaks counts, latency and health down per agent.",
+      request: { params: idParams },
+      responses: { 200: jsonBody(RunAnalysis, "The analysis."), ...errors(404, 500, 503) },
     },
     {
       method: "post",

@@ -1,4 +1,4 @@
-import { asc, count, eq } from "drizzle-orm";
+import { and, asc, count, eq, gt, inArray, max } from "drizzle-orm";
 import type { IntervalFrame } from "@volley/contracts";
 import type { Db } from "../client";
 import { runIntervals } from "../schema";
@@ -42,4 +42,24 @@ export async function countFramesByShard(db: Db, runId: string): Promise<Record<
     .where(eq(runIntervals.runId, runId))
     .groupBy(runIntervals.shardId);
   return Object.fromEntries(rows.map((r) => [r.shardId, r.n]));
+}
+
+/**
+ * Frames stored after row id `afterId`, widened to every frame of each interval index they touch
+ * (a second merges all shards' frames, including ones stored earlier). Returns them and the
+ * highest row id seen, for the next call. The live feed re-merges only what changed.
+ */
+export async function listFramesSince(db: Db, runId: string, afterId: number): Promise<{ frames: IntervalRow[]; lastId: number }> {
+  const touched = await db
+    .select({ index: runIntervals.index, lastId: max(runIntervals.id) })
+    .from(runIntervals)
+    .where(and(eq(runIntervals.runId, runId), gt(runIntervals.id, afterId)))
+    .groupBy(runIntervals.index);
+  if (touched.length === 0) return { frames: [], lastId: afterId };
+  const frames = await db
+    .select()
+    .from(runIntervals)
+    .where(and(eq(runIntervals.runId, runId), inArray(runIntervals.index, touched.map((t) => t.index))))
+    .orderBy(asc(runIntervals.index), asc(runIntervals.shardId));
+  return { frames, lastId: Math.max(afterId, ...touched.map((t) => Number(t.lastId ?? 0))) };
 }

@@ -19,13 +19,23 @@ export async function getRun(db: Db, id: string, orgId = DEFAULT_ORG_ID): Promis
   return row ?? null;
 }
 
-export async function listRuns(db: Db, opts: { orgId?: string; limit?: number } = {}): Promise<RunRow[]> {
+export async function listRuns(
+  db: Db,
+  opts: { orgId?: string; limit?: number; offset?: number; status?: RunStatus; planId?: string } = {},
+): Promise<RunRow[]> {
   return db
     .select()
     .from(runs)
-    .where(eq(runs.orgId, opts.orgId ?? DEFAULT_ORG_ID))
-    .orderBy(desc(runs.createdAt))
-    .limit(opts.limit ?? 50);
+    .where(
+      and(
+        eq(runs.orgId, opts.orgId ?? DEFAULT_ORG_ID),
+        opts.status ? eq(runs.status, opts.status) : undefined,
+        opts.planId ? eq(runs.planId, opts.planId) : undefined,
+      ),
+    )
+    .orderBy(desc(runs.createdAt), desc(runs.id))
+    .limit(opts.limit ?? 50)
+    .offset(opts.offset ?? 0);
 }
 
 /** queued → running; returns false if the run is no longer queued (aborted meanwhile, or taken by another hub). */

@@ -1,0 +1,64 @@
+import { buildConnector, Pool, type Dispatcher } from "undici";
+import type { ErrorClass } from "./connect-error";
+import type { ConnectOptions } from "./driver";
+import { classifyWsError } from "./ws-driver";
+
+const TIMEOUT_CODES = new Set(["UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
+const CLOSED_CODES = new Set(["UND_ERR_SOCKET", "UND_ERR_CLOSED", "UND_ERR_DESTROYED", "UND_ERR_ABORTED"]);
+
+/** Maps an undici (or fetch, which wraps it in `cause`) error to an error class. */
+export function classifyHttpError(err: unknown): { errorClass: ErrorClass; detail: string } {
+  let e = err as NodeJS.ErrnoException & { cause?: unknown };
+  // fetch() rejects with TypeError("fetch failed") and keeps the socket error as its cause.
+  while (e && !e.code && e.cause instanceof Error) e = e.cause as typeof e;
+  if (!(e instanceof Error)) return { errorClass: "other", detail: String(err) };
+  const code = e.code ?? "";
+  if (TIMEOUT_CODES.has(code)) return { errorClass: "timeout", detail: code };
+  if (CLOSED_CODES.has(code)) return { errorClass: "closed", detail: `${code}: ${e.message}` };
+  return classifyWsError(e);
+}
+
+/** True when the error means the transport itself is gone (the connection ends), not one request. */
+export function isTransportError(errorClass: ErrorClass): boolean {
+  return errorClass === "refused" || errorClass === "closed";
+}
+
+/**
+ * One keep-alive pool per load connection, so every connection has its own sockets as a browser
+ * would: `sockets` is how many requests may be in flight at once (a held poll or event stream
+ * plus sends needs two).
+ */
+export function connectionPool(opts: ConnectOptions, sockets: number, pipelining = 1): Pool {
+  const origin = new URL(opts.url).origin;
+  return new Pool(origin, {
+    connections: sockets,
+    pipelining,
+    connect: buildConnector({ timeout: opts.connectTimeoutMs, ...(opts.localAddress ? { localAddress: opts.localAddress } : {}) }),
+    // Streams and held polls are idle for long stretches by design; the engine owns timeouts.
+    headersTimeout: 0,
+    bodyTimeout: 0,
+  });
+}
+
+/** The request headers a plan asked for, merged over the protocol's own. */
+export function withHeaders(opts: ConnectOptions, own: Record<string, string>): Record<string, string> {
+  return { ...own, ...opts.headers };
+}
+
+/** Path and query of `url` as undici's request() takes it. */
+export function pathOf(url: URL): string {
+  return `${url.pathname}${url.search}`;
+}
+
+/** Reads a response body as text, draining it so the socket is reused. */
+export async function bodyText(res: Dispatcher.ResponseData): Promise<string> {
+  return res.body.text();
+}
+
+/** target.url with `?room=<room>` added when the connection joins one (SSE, polling, raw ws, SockJS). */
+export function withRoom(url: string, room: string | undefined): string {
+  if (room === undefined) return url;
+  const u = new URL(url);
+  u.searchParams.set("room", room);
+  return u.toString();
+}

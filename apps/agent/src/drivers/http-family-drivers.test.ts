@@ -1,0 +1,83 @@
+import { describe, expect, it } from "vitest";
+import { HTTP_PATHS, startHttpTargetServer, type HttpTargetServer } from "@volley/targets";
+import type { Driver } from "./driver";
+import { closeByUs, closed, collect, connectError, driverTestKit, EVERY_BYTE, freePort, roundTrip } from "./driver-test-kit";
+import { httpDriver } from "./http-driver";
+import { longPollingDriver, shortPollingDriver } from "./polling-driver";
+import { sseDriver } from "./sse-driver";
+
+const kit = driverTestKit();
+
+/** The URL each driver connects to on the HTTP reference target. */
+const CASES: [string, Driver, (s: HttpTargetServer) => string][] = [
+  ["sse + POST", sseDriver, (s) => `${s.url}${HTTP_PATHS.sse}`],
+  ["long polling", longPollingDriver, (s) => `${s.url}/poll`],
+  ["short polling", shortPollingDriver, (s) => `${s.url}/poll`],
+  ["plain http", httpDriver, (s) => `${s.url}${HTTP_PATHS.echo}`],
+];
+
+describe("HTTP-family drivers against the HTTP reference target", () => {
+  for (const [name, driver, urlOf] of CASES) {
+    it(`${name}: echoes binary as the same Buffer, in order, then closes by us`, async () => {
+      const server = await kit.serve(startHttpTargetServer());
+      const conn = await kit.connect(driver, { url: urlOf(server), polling: { interval: "20ms", wait: "5s" } });
+      const got = await roundTrip(conn, EVERY_BYTE);
+      expect(Buffer.isBuffer(got)).toBe(true);
+      expect(Buffer.compare(got as Buffer, EVERY_BYTE)).toBe(0);
+      const three = collect(conn, 3);
+      for (const n of [1, 2, 3]) conn.send(Buffer.alloc(40, n));
+      expect((await three).map((b) => (b as Buffer)[0])).toEqual([1, 2, 3]);
+      await closeByUs(conn);
+    });
+
+    it(`${name}: classifies a refused connection`, async () => {
+      const port = await freePort();
+      const url = urlOf({ url: `http://127.0.0.1:${port}` } as HttpTargetServer);
+      expect(await connectError(driver, { url })).toMatchObject({ errorClass: "refused", detail: "ECONNREFUSED" });
+    });
+  }
+
+  for (const [name, driver, urlOf] of CASES.slice(0, 3)) {
+    it(`${name}: a bad delay is a handshake error with the status; a server close is reported`, async () => {
+      const server = await kit.serve(startHttpTargetServer());
+      expect(await connectError(driver, { url: `${urlOf(server)}?delay=soon` })).toMatchObject({ errorClass: "handshake", detail: "HTTP 400" });
+      const conn = await kit.connect(driver, { url: urlOf(server), polling: { interval: "20ms", wait: "5s" } });
+      const info = closed(conn);
+      await kit.stop(server);
+      expect(await info).toMatchObject({ byServer: true, errorClass: expect.stringMatching(/closed|refused/) });
+    });
+
+    it(`${name}: room members get each other's messages, not their own`, async () => {
+      const server = await kit.serve(startHttpTargetServer());
+      const opts = { url: urlOf(server), room: "r1", polling: { interval: "20ms", wait: "5s" } };
+      const [a, b, c] = [await kit.connect(driver, opts), await kit.connect(driver, opts), await kit.connect(driver, opts)];
+      const other = await kit.connect(driver, { ...opts, room: "r2" });
+      const seen: string[] = [];
+      for (const [label, conn] of [["a", a], ["b", b], ["c", c], ["other", other]] as const) conn.onMessage((d) => seen.push(`${label}:${(d as Buffer)[0]}`));
+      a.send(Buffer.alloc(40, 7));
+      await expect.poll(() => seen.length, { timeout: 3000 }).toBe(2);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(seen.sort()).toEqual(["b:7", "c:7"]);
+    });
+  }
+
+  it("plain http: a non-2xx status is a per-message protocol error, not a reply", async () => {
+    const server = await kit.serve(startHttpTargetServer());
+    const conn = await kit.connect(httpDriver, { url: `${server.url}/missing` });
+    const error = new Promise((resolve) => conn.onError!((errorClass, detail) => resolve({ errorClass, detail })));
+    let replies = 0;
+    conn.onMessage(() => replies++);
+    conn.send(EVERY_BYTE);
+    expect(await error).toEqual({ errorClass: "protocol", detail: "HTTP 404" });
+    expect(replies).toBe(0);
+  });
+
+  it("plain http: GET without a body and a fixed body both count the 2xx as the reply", async () => {
+    const server = await kit.serve(startHttpTargetServer());
+    for (const http of [{ method: "GET" as const, pipelining: 1 }, { method: "POST" as const, body: '{"hello":1}', pipelining: 1 }]) {
+      const conn = await kit.connect(httpDriver, { url: `${server.url}${HTTP_PATHS.echo}?delay=5`, http });
+      const got = await roundTrip(conn, EVERY_BYTE);
+      expect(Buffer.compare(got as Buffer, EVERY_BYTE)).toBe(0);
+    }
+  });
+});

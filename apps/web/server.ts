@@ -1,0 +1,61 @@
+/**
+ * web's process: Next's request handler and the Socket.IO live feed (/live) on one HTTP server.
+ * `npm start` (devstack) and the end-to-end tests run this with `node --import tsx server.ts`;
+ * `next build` is unchanged, and `next dev` still works without the live feed (pages poll).
+ */
+import { createServer } from "node:http";
+import { parse } from "node:url";
+import next from "next";
+import { MisconfiguredError, optionalRedisUrl, serverOptions } from "./src/env";
+import { attachLiveFeed } from "./src/live/live-server";
+import { getLogger } from "./src/server/log";
+import { closeServices } from "./src/server/services";
+
+const log = getLogger();
+let options: ReturnType<typeof serverOptions>;
+let redisUrl: string | null;
+try {
+  options = serverOptions();
+  redisUrl = optionalRedisUrl();
+} catch (err) {
+  process.stderr.write(`web could not start: ${err instanceof MisconfiguredError ? err.message : String(err)}\n`);
+  process.exit(1);
+}
+
+const app = next({ dev: options.dev, dir: import.meta.dirname, hostname: options.host, port: options.port });
+const handle = app.getRequestHandler();
+await app.prepare();
+
+const http = createServer((req, res) => void handle(req, res, parse(req.url ?? "/", true)));
+const live = attachLiveFeed(http, { redisUrl, log });
+if (options.dev) {
+  // Next's HMR socket; Socket.IO leaves upgrades outside its path alone (destroyUpgrade: false).
+  const upgrade = app.getUpgradeHandler();
+  http.on("upgrade", (req, socket, head) => {
+    if (!req.url?.startsWith("/socket.io/")) void upgrade(req, socket, head);
+  });
+}
+
+http.once("error", (err: NodeJS.ErrnoException) => {
+  const hint = err.code === "EADDRINUSE" ? ` (port ${options.port} is in use: set WEB_PORT to a free port)` : "";
+  process.stderr.write(`web could not start: ${err.message}${hint}\n`);
+  process.exit(1);
+});
+http.listen(options.port, options.host, () => {
+  log.info(`web ready on http://${options.host}:${options.port} (live feed /live${redisUrl ? "" : ", no Redis: pages poll"})`);
+});
+
+let stopping = false;
+async function shutdown(signal: string) {
+  if (stopping) process.exit(1);
+  stopping = true;
+  log.info(`${signal} received, stopping web`);
+  setTimeout(() => process.exit(1), 10_000).unref();
+  // io.close() also closes the HTTP server: no new requests, live sockets told to go.
+  await live.close().catch(() => {});
+  await app.close?.().catch(() => {});
+  await closeServices();
+  process.exit(0);
+}
+process.on("SIGINT", () => void shutdown("SIGINT"));
+process.on("SIGTERM", () => void shutdown("SIGTERM"));

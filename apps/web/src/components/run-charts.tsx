@@ -1,0 +1,125 @@
+"use client";
+
+import { FINAL_RUN_STATUSES, type IntervalPoint, type Run } from "@volley/contracts";
+import { memo, useMemo } from "react";
+import { fmtInt, fmtMs, fmtRate } from "../lib/format";
+import { stepRegions } from "../lib/step-regions";
+import { TimelineChart, type ChartSeries } from "./timeline-chart";
+
+const fmtPct = (v: number | null) => (v === null ? "—" : `${Math.round(v)}%`);
+const isFinal = (s: Run["status"]) => FINAL_RUN_STATUSES.includes(s);
+
+/**
+ * The run's live timelines, one per concern, cursors in sync: latency percentile bands, message
+ * rates with connections, errors and disconnects, and the agents' own health (saturation marked red
+ * along the top of every chart; warm-up shaded amber; stages or sweep steps shaded and labelled).
+ */
+export const RunCharts = memo(function RunCharts({ run, intervals }: { run: Run; intervals: IntervalPoint[] }) {
+  const d = useMemo(() => {
+    const start = intervals[0]?.index ?? 0;
+    const col = <T,>(f: (p: IntervalPoint) => T) => intervals.map(f);
+    const x = col((p) => p.index - start);
+    const latency: ChartSeries[] = [
+      { label: "p50", values: col((p) => p.p50), color: "#2563eb", format: fmtMs },
+      { label: "p95", values: col((p) => p.p95), color: "#d97706", format: fmtMs },
+      { label: "p99", values: col((p) => p.p99), color: "#dc2626", format: fmtMs },
+      { label: "max", values: col((p) => p.max), color: "#6b7280", dash: [4, 4], width: 1, hidden: true, format: fmtMs },
+    ];
+    const throughput: ChartSeries[] = [
+      { label: "sent/s", values: col((p) => p.sent), color: "#2563eb", format: fmtRate },
+      { label: "received/s", values: col((p) => p.received), color: "#16a34a", format: fmtRate },
+      { label: "connections", values: col((p) => p.connections), color: "#7c3aed", axis: "right", width: 1.25, fill: "rgba(124, 58, 237, 0.06)", format: fmtInt },
+    ];
+    const problems: ChartSeries[] = [
+      { label: "errors/s", values: col((p) => p.errors), color: "#dc2626", format: fmtRate },
+      { label: "disconnects/s", values: col((p) => p.disconnects), color: "#9333ea", format: fmtRate },
+      { label: "lost/s", values: col((p) => p.lost), color: "#ea580c", format: fmtRate },
+      { label: "connect failures/s", values: col((p) => p.connectFailed), color: "#0f766e", width: 1, format: fmtRate },
+    ];
+    const health: ChartSeries[] = [
+      { label: "CPU (worst agent)", values: col((p) => p.health.cpu), color: "#0891b2", format: fmtPct },
+      { label: "event-loop delay", values: col((p) => p.health.eventLoopMs), color: "#a16207", axis: "right", width: 1.25, format: fmtMs },
+      { label: "send lag", values: col((p) => p.health.sendLagMs), color: "#be123c", axis: "right", width: 1.25, format: fmtMs },
+    ];
+    return {
+      x,
+      warmup: col((p) => p.warmup),
+      saturated: col((p) => p.saturated),
+      latency,
+      throughput,
+      problems,
+      health,
+      anyProblem: intervals.some((p) => p.errors + p.disconnects + p.lost + p.connectFailed > 0),
+      regions: stepRegions(run, intervals),
+    };
+  }, [intervals, run]);
+
+  if (intervals.length === 0) {
+    const message =
+      run.status === "queued"
+        ? "Waiting for a hub to pick up this run. Charts appear with the first measured second."
+        : run.status === "running"
+          ? "The run has started; the first interval arrives about a second after the load begins."
+          : `No measurements were recorded: the run ended (${run.status}) before any interval was stored.${run.reason ? " See the reason above." : ""}`;
+    return (
+      <div className={`panel charts-empty${isFinal(run.status) ? "" : " waiting"}`} data-testid="charts-empty">
+        {!isFinal(run.status) && <span className="spinner" aria-hidden="true" />}
+        <p>{message}</p>
+      </div>
+    );
+  }
+
+  const common = { x: d.x, warmup: d.warmup, saturated: d.saturated, regions: d.regions, syncKey: `run-${run.id}`, height: 190 };
+  const anySaturated = d.saturated.some(Boolean);
+  return (
+    <section className="charts charts-grid" data-testid="run-charts" data-points={intervals.length}>
+      <div className="panel chart-panel">
+        <h2 className="panel-title">Latency (ms, from intended send time)</h2>
+        <TimelineChart
+          {...common}
+          series={d.latency}
+          yLabel="ms"
+          bands={[
+            { upper: "p95", lower: "p50", fill: "rgba(37, 99, 235, 0.10)" },
+            { upper: "p99", lower: "p95", fill: "rgba(220, 38, 38, 0.08)" },
+          ]}
+        />
+      </div>
+      <div className="panel chart-panel">
+        <h2 className="panel-title">Messages per second and connections</h2>
+        <TimelineChart {...common} series={d.throughput} yLabel="messages/s" y2Label="connections" />
+      </div>
+      <div className="panel chart-panel">
+        <h2 className="panel-title">
+          Errors and disconnects{!d.anyProblem && <span className="title-note good"> none so far</span>}
+        </h2>
+        <TimelineChart {...common} series={d.problems} yLabel="per second" />
+      </div>
+      <div className="panel chart-panel">
+        <h2 className="panel-title">
+          Agent health{anySaturated ? <span className="title-note bad"> saturated in {fmtInt(d.saturated.filter(Boolean).length)} s</span> : <span className="title-note good"> not saturated</span>}
+        </h2>
+        <TimelineChart {...common} series={d.health} yLabel="CPU % of a core" y2Label="ms" />
+      </div>
+      <p className="chart-key small subtle">
+        <span>
+          <span className="key-band" /> p50–p95 and p95–p99 bands
+        </span>
+        {d.warmup.some(Boolean) && (
+          <span>
+            <span className="key-warmup" /> warm-up (left out of the summary)
+          </span>
+        )}
+        <span>
+          <span className="key-saturated" /> agent saturated (its own CPU or send lag was the bottleneck)
+        </span>
+        {d.regions.length > 0 && (
+          <span>
+            <span className="key-region" /> stages / steps
+          </span>
+        )}
+        <span>Drag across a chart to zoom, double-click to reset.</span>
+      </p>
+    </section>
+  );
+});

@@ -1,0 +1,85 @@
+import type { LatencySummary, Run, SweepStep } from "@volley/contracts";
+
+export type CurveX = "delivery" | "sent" | "received";
+export type CurvePercentile = "p50" | "p90" | "p95" | "p99" | "max";
+
+export interface CurvePoint {
+  x: number;
+  y: number | null;
+  /** Failed or aborted steps are drawn hollow, never dropped. */
+  hollow: boolean;
+  saturated: boolean;
+  step: SweepStep;
+}
+
+export interface Curve {
+  key: string;
+  label: string;
+  color: string;
+  points: CurvePoint[];
+  /** Index into points of the knee (where latency turns up), or null. */
+  knee: number | null;
+}
+
+export const CURVE_COLORS = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#d97706", "#0891b2", "#be123c", "#4d7c0f", "#6b7280", "#c026d3"];
+
+export const xOf = (s: SweepStep, x: CurveX) => (x === "delivery" ? s.deliveryRate : x === "sent" ? s.sendRate : s.receiveRate);
+
+/** Which latency a step's point shows: delivery latency when the scenario delivers (broadcast, groups), else the round trip. */
+export function stepLatency(s: SweepStep): LatencySummary {
+  return s.delivery.count > 0 ? s.delivery : s.latency;
+}
+
+/**
+ * The knee of a latency-vs-rate curve (Kneedle, for a convex increasing curve): with both axes
+ * scaled to [0, 1], the point farthest below the straight line from the first point to the last —
+ * where latency stops being flat and starts to climb. Needs three points; null when the curve never
+ * bends upward (latency flat, or falling).
+ */
+export function findKnee(points: { x: number; y: number | null }[]): number | null {
+  const pts = points.map((p, i) => ({ ...p, i })).filter((p): p is { x: number; y: number; i: number } => p.y !== null && Number.isFinite(p.x));
+  if (pts.length < 3) return null;
+  const xs = pts.map((p) => p.x);
+  const ys = pts.map((p) => p.y);
+  const [x0, x1] = [Math.min(...xs), Math.max(...xs)];
+  const [y0, y1] = [Math.min(...ys), Math.max(...ys)];
+  if (x1 === x0 || y1 === y0) return null;
+  const first = pts[0]!;
+  const last = pts.at(-1)!;
+  if (last.y <= first.y) return null;
+  const nx = (x: number) => (x - x0) / (x1 - x0);
+  const ny = (y: number) => (y - y0) / (y1 - y0);
+  let best: { i: number; d: number } | null = null;
+  for (const p of pts.slice(1, -1)) {
+    // Vertical distance below the chord from the first to the last point, in the scaled space.
+    const t = (nx(p.x) - nx(first.x)) / (nx(last.x) - nx(first.x) || 1);
+    const chord = ny(first.y) + t * (ny(last.y) - ny(first.y));
+    const d = chord - ny(p.y);
+    if (d > 0.05 && (!best || d > best.d)) best = { i: p.i, d };
+  }
+  return best?.i ?? null;
+}
+
+/** Linear interpolation of a curve at x, for the crosshair: null outside its measured range. */
+export function valueAt(points: { x: number; y: number | null }[], x: number): number | null {
+  const pts = points.filter((p): p is { x: number; y: number } => p.y !== null).sort((a, b) => a.x - b.x);
+  if (pts.length === 0 || x < pts[0]!.x || x > pts.at(-1)!.x) return null;
+  for (let i = 1; i < pts.length; i++) {
+    const a = pts[i - 1]!;
+    const b = pts[i]!;
+    if (x <= b.x) return b.x === a.x ? b.y : a.y + ((x - a.x) / (b.x - a.x)) * (b.y - a.y);
+  }
+  return pts.at(-1)!.y;
+}
+
+/** One curve per run (× its concurrency), from the summary's sweep steps. Runs without steps give no curve. */
+export function sweepCurves(runs: Run[], x: CurveX, percentile: CurvePercentile): Curve[] {
+  return runs.flatMap((run, n) => {
+    const steps = run.summary?.steps ?? [];
+    if (steps.length === 0) return [];
+    const points = steps
+      .map((s) => ({ x: xOf(s, x), y: stepLatency(s)[percentile], hollow: s.failed || s.aborted, saturated: s.saturated, step: s }))
+      .sort((a, b) => a.x - b.x);
+    return [{ key: run.id, label: `${run.name} · C=${run.plan.connections.count}`, color: CURVE_COLORS[n % CURVE_COLORS.length]!, points, knee: findKnee(points) }];
+  });
+}

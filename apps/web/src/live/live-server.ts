@@ -1,0 +1,90 @@
+import type { Server as HttpServer } from "node:http";
+import { createAdapter } from "@socket.io/redis-adapter";
+import { LIVE_FEED, liveSubscribeSchema } from "@volley/contracts";
+import { getRun } from "@volley/db";
+import { createRedis } from "@volley/queue";
+import type { Redis } from "ioredis";
+import type { Logger } from "pino";
+import { Server } from "socket.io";
+import { authenticate, type AuthContext } from "../server/auth";
+import { classifyError } from "../server/errors";
+import { getDb } from "../server/services";
+
+export interface LiveFeedServer {
+  io: Server;
+  close(): Promise<void>;
+}
+
+/** What a `subscribe` is answered with (Socket.IO ack). */
+export type SubscribeReply = { ok: true } | { ok: false; error: { code: string; message: string } };
+
+/**
+ * The browsers' live feed: Socket.IO namespace /live on web's own HTTP server. The hub emits run
+ * updates with the Redis emitter; the Redis adapter delivers them to whichever web replica holds the
+ * subscriber. Without Redis the namespace still answers (and single-process emits work), and pages
+ * fall back to polling the API.
+ */
+export function attachLiveFeed(http: HttpServer, opts: { redisUrl: string | null; log: Logger }): LiveFeedServer {
+  // destroyUpgrade: false leaves other upgrade requests (Next's dev HMR socket) to their own handlers.
+  const io = new Server(http, { serveClient: false, destroyUpgrade: false, transports: ["websocket", "polling"] });
+  const clients: Redis[] = [];
+  if (opts.redisUrl) {
+    const pub = createRedis(opts.redisUrl, { connectionName: "web:live-pub" });
+    const sub = createRedis(opts.redisUrl, { connectionName: "web:live-sub" });
+    let said = "";
+    for (const c of [pub, sub]) {
+      clients.push(c);
+      c.on("error", (err: Error) => {
+        if (err.message !== said) opts.log.warn(`live feed redis: ${err.message} (pages poll until it is back)`);
+        said = err.message;
+      });
+    }
+    io.adapter(createAdapter(pub, sub));
+  } else {
+    opts.log.warn("REDIS_URL is not set: the live feed gets no hub updates; run pages poll instead");
+  }
+
+  const live = io.of(LIVE_FEED.namespace);
+  // The same authentication as the REST API, from the handshake's headers (session cookie or token).
+  live.use((socket, next) => {
+    const url = `http://live.local${socket.handshake.url}`;
+    authenticate(new Request(url, { headers: socket.handshake.headers as Record<string, string> }))
+      .then((auth) => {
+        socket.data.auth = auth;
+        next();
+      })
+      .catch((err: unknown) => next(new Error(classifyError(err)?.message ?? "not signed in")));
+  });
+  live.on("connection", (socket) => {
+    socket.on(LIVE_FEED.events.subscribe, (message: unknown, ack: unknown) => {
+      const reply = typeof ack === "function" ? (r: SubscribeReply) => (ack as (r: SubscribeReply) => void)(r) : () => {};
+      const parsed = liveSubscribeSchema.safeParse(message);
+      if (!parsed.success) return reply({ ok: false, error: { code: "invalid_body", message: "runId: send { runId } naming a run, like run_…" } });
+      const { runId } = parsed.data;
+      const auth = socket.data.auth as AuthContext;
+      getRun(getDb(), runId, auth.orgId)
+        .then(async (row) => {
+          if (!row) return reply({ ok: false, error: { code: "not_found", message: `run ${runId} does not exist` } });
+          await socket.join(LIVE_FEED.room(runId));
+          reply({ ok: true });
+        })
+        .catch((err: unknown) => {
+          const known = classifyError(err);
+          opts.log.warn({ runId, err: String(err) }, "live subscribe failed");
+          reply({ ok: false, error: { code: known?.code ?? "internal", message: known?.message ?? "could not subscribe; the page will poll instead" } });
+        });
+    });
+    socket.on(LIVE_FEED.events.unsubscribe, (message: unknown) => {
+      const parsed = liveSubscribeSchema.safeParse(message);
+      if (parsed.success) void socket.leave(LIVE_FEED.room(parsed.data.runId));
+    });
+  });
+
+  return {
+    io,
+    async close() {
+      await new Promise<void>((resolve) => io.close(() => resolve()));
+      for (const c of clients) c.disconnect();
+    },
+  };
+}

@@ -1,0 +1,39 @@
+# syntax=docker/dockerfile:1
+# Volley demo targets: WebSocket, Socket.IO and SockJS echo servers for demos and smoke tests.
+# Build from the repository root (the npm workspaces need the whole monorepo):
+#   docker build -f infra/docker/targets.Dockerfile -t volley/targets .
+ARG NODE_IMAGE=node:22-bookworm-slim
+
+# Only the manifests: `npm ci` below stays cached until a package.json or the lockfile changes.
+FROM ${NODE_IMAGE} AS manifests
+WORKDIR /src
+COPY . .
+RUN find . -type f ! -name package.json ! -name package-lock.json -delete
+
+FROM ${NODE_IMAGE} AS deps
+# Toolchain for native addons that have no prebuilt binary for this platform; never reaches the final image.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY --from=manifests /src ./
+# Every workspace at once, dev dependencies included: the apps run their TypeScript through tsx
+# (a root devDependency), exactly as `npm start` does.
+RUN npm ci --no-audit --no-fund
+
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production \
+    TARGETS_HOST=0.0.0.0 \
+    WS_ECHO_PORT=9001 \
+    SOCKETIO_ECHO_PORT=9002 \
+    SOCKJS_ECHO_PORT=9003
+WORKDIR /app
+COPY --from=deps /app ./
+COPY . .
+WORKDIR /app/apps/targets
+USER node
+EXPOSE 9001 9002 9003
+# A Socket.IO polling handshake: answered only once the echo servers listen.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.SOCKETIO_ECHO_PORT}/socket.io/?EIO=4&transport=polling`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["node", "--import", "tsx", "src/main.ts"]

@@ -1,0 +1,96 @@
+{{/* Release-scoped name, at most 63 characters (a DNS label). */}}
+{{- define "volley.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "volley.labels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{/* Selector labels of one component: call with (dict "root" $ "component" "web"). */}}
+{{- define "volley.selectorLabels" -}}
+app.kubernetes.io/name: {{ .root.Chart.Name }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{/* Image of one component: call with (dict "root" $ "image" .Values.images.web). */}}
+{{- define "volley.image" -}}
+{{- printf "%s:%s" .image.repository (default .root.Chart.AppVersion .image.tag) -}}
+{{- end -}}
+
+{{- define "volley.storesSecret" -}}
+{{- default (printf "%s-stores" (include "volley.fullname" .)) .Values.stores.existingSecret -}}
+{{- end -}}
+
+{{- define "volley.agentSecret" -}}
+{{- default (printf "%s-agent" (include "volley.fullname" .)) .Values.agent.existingSecret -}}
+{{- end -}}
+
+{{- define "volley.webSecret" -}}
+{{- default (printf "%s-web" (include "volley.fullname" .)) .Values.web.authExistingSecret -}}
+{{- end -}}
+
+{{- define "volley.publicUrl" -}}
+{{- if .Values.web.publicUrl -}}
+{{- .Values.web.publicUrl -}}
+{{- else if .Values.web.ingress.enabled -}}
+{{- printf "%s://%s" (ternary "https" "http" (not (empty .Values.web.ingress.tlsSecretName))) .Values.web.ingress.host -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "volley.hubUrl" -}}
+{{- default (printf "http://%s-hub:%v" (include "volley.fullname" .) .Values.hub.service.port) .Values.agent.hubUrl -}}
+{{- end -}}
+
+{{/* Pod-level settings shared by every Deployment. */}}
+{{- define "volley.podSpecCommon" -}}
+securityContext:
+  {{- toYaml .Values.podSecurityContext | nindent 2 }}
+{{- with .Values.images.pullSecrets }}
+imagePullSecrets:
+  {{- range . }}
+  - name: {{ . }}
+  {{- end }}
+{{- end }}
+{{- with .Values.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/* DATABASE_URL, REDIS_URL and LOG_LEVEL for web and hub. */}}
+{{- define "volley.storesEnv" -}}
+- name: DATABASE_URL
+  valueFrom:
+    secretKeyRef: { name: {{ include "volley.storesSecret" . }}, key: DATABASE_URL }
+- name: REDIS_URL
+  valueFrom:
+    secretKeyRef: { name: {{ include "volley.storesSecret" . }}, key: REDIS_URL }
+- name: LOG_LEVEL
+  value: {{ .Values.logLevel | quote }}
+{{- end -}}
+
+{{/* extraEnv map → env list: call with the map. */}}
+{{- define "volley.extraEnv" -}}
+{{- range $name, $value := . }}
+- name: {{ $name }}
+  value: {{ $value | quote }}
+{{- end }}
+{{- end -}}

@@ -1,0 +1,76 @@
+import { z } from "zod";
+import { planSchema } from "./plan";
+import { runStatusSchema } from "./run";
+
+/** Bodies and answers of the REST API beyond runs (tokens, plans); the OpenAPI document is generated from these. */
+
+export const API_TOKEN_SCOPES = ["read", "run"] as const;
+export const apiTokenScopeSchema = z.enum(API_TOKEN_SCOPES);
+
+export const createApiTokenBodySchema = z.strictObject({
+  name: z.string().trim().min(1, "give the token a name, like \"ci\"").max(100),
+  scopes: z.array(apiTokenScopeSchema).min(1, 'pick at least one scope: "read" (read runs and plans) and/or "run" (start and stop runs, save plans)').default(["read", "run"]),
+});
+export type CreateApiTokenBody = z.infer<typeof createApiTokenBodySchema>;
+
+export const apiTokenSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  scopes: z.array(apiTokenScopeSchema),
+  /** The first characters of the secret, to tell tokens apart. */
+  prefix: z.string(),
+  createdAt: z.string(),
+  lastUsedAt: z.string().nullable(),
+  revokedAt: z.string().nullable(),
+});
+export type ApiToken = z.infer<typeof apiTokenSchema>;
+
+export const createApiTokenResponseSchema = z.object({
+  token: apiTokenSchema,
+  /** The secret: shown this once, never again. Send it as `Authorization: Bearer <secret>`. */
+  secret: z.string(),
+});
+
+export const savePlanBodySchema = z.strictObject({ plan: planSchema });
+
+export const planRecordSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  version: z.number().int(),
+  plan: planSchema,
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type PlanRecord = z.infer<typeof planRecordSchema>;
+
+export const planVersionSchema = z.object({
+  version: z.number().int(),
+  name: z.string(),
+  plan: planSchema,
+  createdAt: z.string(),
+});
+export type PlanVersion = z.infer<typeof planVersionSchema>;
+
+/** POST /api/v1/runs: an inline plan, or the id of a saved plan (its latest version runs). */
+export const startRunBodySchema = z
+  .strictObject({ plan: planSchema.optional(), planId: z.string().min(1).optional() })
+  .superRefine((body, ctx) => {
+    if ((body.plan === undefined) === (body.planId === undefined)) {
+      ctx.addIssue({ code: "custom", path: ["plan"], message: 'send exactly one of "plan" (a plan document) or "planId" (a saved plan\'s id)' });
+    }
+  });
+export type StartRunBody = z.infer<typeof startRunBodySchema>;
+
+/** GET /api/v1/runs query. */
+export const listRunsQuerySchema = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+  status: runStatusSchema.optional(),
+  planId: z.string().min(1).optional(),
+});
+
+/** GET /api/v1/plans query. */
+export const pageQuerySchema = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+});

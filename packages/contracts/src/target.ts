@@ -1,0 +1,181 @@
+import { z } from "zod";
+import { durationSchema } from "./duration";
+
+/**
+ * The plan's `target`: where load goes, the protocol spoken, and that protocol's options. Each
+ * options block is only valid on a target of its protocol (checked below, naming the field).
+ */
+export const protocolSchema = z.enum(["ws", "socketio", "sockjs", "stomp", "sse", "long-polling", "short-polling", "http", "socketcluster"]);
+export type Protocol = z.infer<typeof protocolSchema>;
+
+/** Raw WebSocket options; only valid on a target with protocol "ws". */
+export const wsOptionsSchema = z.strictObject({
+  /** Subprotocols offered in Sec-WebSocket-Protocol; the server must pick one of them. */
+  subprotocols: z.array(z.string().regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/, "a subprotocol is one token, like chat.v1")).min(1).optional(),
+  /** Offer permessage-deflate (RFC 7692); the server decides whether it is used. */
+  perMessageDeflate: z.boolean().default(false),
+  /** binary: messages as binary frames; text: as text frames carrying base64 (servers that only speak text). */
+  frames: z.enum(["binary", "text"]).default("binary"),
+});
+export type WsOptions = z.output<typeof wsOptionsSchema>;
+
+/** Socket.IO options; only valid on a target with protocol "socketio". */
+export const socketioOptionsSchema = z.strictObject({
+  /** Engine.IO transports to try, in order; the default lets the client upgrade from polling to websocket. */
+  transports: z.array(z.enum(["websocket", "polling"])).min(1).default(["polling", "websocket"]),
+  /** The server's Engine.IO path. */
+  path: z.string().startsWith("/", "must start with /, like /socket.io").default("/socket.io"),
+  /** Namespace to join; replaces the path of target.url, which names the namespace when this is absent. */
+  namespace: z.string().startsWith("/", "must start with /, like /chat").optional(),
+  /** Event the message is emitted on (and, without ack, the event the reply comes back on). */
+  event: z.string().min(1).default("echo"),
+  /** True: the server's acknowledgement carries the reply; false: the reply comes back as an event. */
+  ack: z.boolean().default(false),
+  /** The server's major version: 2 speaks Engine.IO 3 (socket.io-client 2); 3 and 4 share the v4 client. */
+  version: z.union([z.literal(2), z.literal(3), z.literal(4)], { error: "use 2, 3 or 4 (the server's Socket.IO major version)" }).default(4),
+});
+export type SocketioOptions = z.output<typeof socketioOptionsSchema>;
+
+/** SockJS options; only valid on a target with protocol "sockjs". */
+export const sockjsOptionsSchema = z.strictObject({
+  /** Transports the client may use, in order of preference. */
+  transports: z
+    .array(z.enum(["websocket", "xhr-streaming", "xhr-polling", "eventsource"]))
+    .min(1)
+    .default(["websocket", "xhr-streaming", "xhr-polling"]),
+});
+export type SockjsOptions = z.output<typeof sockjsOptionsSchema>;
+
+const stompDestination = z.string().min(1).startsWith("/", "must start with /, like /queue/echo");
+
+/** STOMP 1.2 over WebSocket options; only valid on a target with protocol "stomp". */
+export const stompOptionsSchema = z.strictObject({
+  /** Where each message is SENT; the reference broker echoes it to the sender's reply-to destination. */
+  destination: stompDestination.default("/queue/echo"),
+  /**
+   * The destination the connection SUBSCRIBEs to for replies and names in `reply-to`; absent, a
+   * private /queue/volley-<random> per connection.
+   */
+  replyTo: stompDestination.optional(),
+  /** Room destination for broadcast and group scenarios; `{room}` is replaced by the room name. */
+  roomDestination: stompDestination.includes("{room}", { message: "must contain {room}, like /topic/{room}" }).default("/topic/{room}"),
+  /** CONNECT's `host` header (the broker's virtual host); absent, the URL's host name. */
+  host: z.string().min(1).optional(),
+  login: z.string().optional(),
+  passcode: z.string().optional(),
+  /** Heart-beats we send and ask for, in ms; 0 turns one direction off (STOMP `heart-beat` header). */
+  heartbeat: z
+    .strictObject({
+      outgoing: z.number().int().min(0).max(3_600_000).default(10_000),
+      incoming: z.number().int().min(0).max(3_600_000).default(10_000),
+    })
+    .default({ outgoing: 10_000, incoming: 10_000 }),
+  /** Ask for a RECEIPT on SUBSCRIBE and count the connection open only once it arrives. */
+  receipt: z.boolean().default(true),
+});
+export type StompOptions = z.output<typeof stompOptionsSchema>;
+
+/** SSE + HTTP POST options; only valid on a target with protocol "sse". */
+export const sseOptionsSchema = z.strictObject({
+  /** Where messages are POSTed, resolved against target.url; the stream's first event names the session. */
+  publish: z.string().min(1).default("sse/send"),
+});
+export type SseOptions = z.output<typeof sseOptionsSchema>;
+
+/** HTTP long- and short-polling options; only valid with protocol "long-polling" or "short-polling". */
+export const pollingOptionsSchema = z.strictObject({
+  /** short-polling: time between the end of one poll and the next. */
+  interval: durationSchema.default("1s"),
+  /** long-polling: how long the server may hold an empty poll before answering. */
+  wait: durationSchema.default("20s"),
+});
+export type PollingOptions = z.output<typeof pollingOptionsSchema>;
+
+/** Plain HTTP request/response options; only valid on a target with protocol "http". */
+export const httpOptionsSchema = z.strictObject({
+  method: z.enum(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"]).default("POST"),
+  /**
+   * The request body. Absent: the message itself (64 bytes by default, octet-stream), which an
+   * echo endpoint returns; a string: that text, for endpoints that expect their own format.
+   */
+  body: z.string().max(1_048_576).optional(),
+  /** Requests one connection may have in flight on its socket (HTTP/1.1 pipelining); 1 is none. */
+  pipelining: z.number().int().min(1).max(100).default(1),
+});
+export type HttpOptions = z.output<typeof httpOptionsSchema>;
+
+/** SocketCluster options; only valid on a target with protocol "socketcluster". */
+export const socketclusterOptionsSchema = z.strictObject({
+  /**
+   * invoke: an RPC whose response is the reply; transmit: a one-way event answered by one;
+   * publish: a channel message the connection itself is subscribed to.
+   */
+  mode: z.enum(["invoke", "transmit", "publish"]).default("invoke"),
+  /** Procedure or event name (invoke, transmit). */
+  event: z.string().min(1).default("echo"),
+  /** publish mode without a room: the channel; absent, a private volley-<random> per connection. */
+  channel: z.string().min(1).optional(),
+  /** The server's WebSocket path. */
+  path: z.string().startsWith("/", "must start with /, like /socketcluster/").default("/socketcluster/"),
+});
+export type SocketclusterOptions = z.output<typeof socketclusterOptionsSchema>;
+
+/** The URL schemes each protocol connects with; the fix names an example URL of the reference targets. */
+const URL_SCHEMES: Record<Protocol, { schemes: string[]; example: string }> = {
+  ws: { schemes: ["ws:", "wss:"], example: "ws://127.0.0.1:9001/echo" },
+  socketio: { schemes: ["http:", "https:"], example: "http://127.0.0.1:9002" },
+  sockjs: { schemes: ["http:", "https:"], example: "http://127.0.0.1:9003/echo" },
+  stomp: { schemes: ["ws:", "wss:"], example: "ws://127.0.0.1:9004/stomp" },
+  sse: { schemes: ["http:", "https:"], example: "http://127.0.0.1:9005/sse" },
+  "long-polling": { schemes: ["http:", "https:"], example: "http://127.0.0.1:9005/poll" },
+  "short-polling": { schemes: ["http:", "https:"], example: "http://127.0.0.1:9005/poll" },
+  http: { schemes: ["http:", "https:"], example: "http://127.0.0.1:9005/echo" },
+  socketcluster: { schemes: ["ws:", "wss:"], example: "ws://127.0.0.1:9006/socketcluster/" },
+};
+
+function schemeFix(protocol: Protocol): string {
+  const { schemes, example } = URL_SCHEMES[protocol];
+  const names = schemes.map((s) => `${s}//`).join(" or ");
+  return `use a URL starting with ${names} for protocol ${protocol}, like ${example}`;
+}
+
+/** Each options block and the protocols it belongs to. */
+const PROTOCOL_OPTIONS = {
+  ws: ["ws"],
+  socketio: ["socketio"],
+  sockjs: ["sockjs"],
+  stomp: ["stomp"],
+  sse: ["sse"],
+  polling: ["long-polling", "short-polling"],
+  http: ["http"],
+  socketcluster: ["socketcluster"],
+} as const satisfies Record<string, readonly Protocol[]>;
+
+export const targetSchema = z
+  .strictObject({
+    url: z.url({ protocol: /^(wss?|https?)$/, error: "must be an absolute ws://, wss://, http:// or https:// URL" }),
+    protocol: protocolSchema.default("ws"),
+    headers: z.record(z.string(), z.string()).optional(),
+    /** How long one connection attempt may take before it counts as a timeout. */
+    connectTimeout: durationSchema.default("10s"),
+    ws: wsOptionsSchema.optional(),
+    socketio: socketioOptionsSchema.optional(),
+    sockjs: sockjsOptionsSchema.optional(),
+    stomp: stompOptionsSchema.optional(),
+    sse: sseOptionsSchema.optional(),
+    polling: pollingOptionsSchema.optional(),
+    http: httpOptionsSchema.optional(),
+    socketcluster: socketclusterOptionsSchema.optional(),
+  })
+  .superRefine((target, ctx) => {
+    const scheme = URL.canParse(target.url) ? new URL(target.url).protocol : "";
+    if (scheme && !URL_SCHEMES[target.protocol].schemes.includes(scheme)) {
+      ctx.addIssue({ code: "custom", path: ["url"], message: schemeFix(target.protocol) });
+    }
+    for (const [key, protocols] of Object.entries(PROTOCOL_OPTIONS) as [keyof typeof PROTOCOL_OPTIONS, readonly Protocol[]][]) {
+      if (target[key] === undefined || protocols.includes(target.protocol)) continue;
+      const which = protocols.map((p) => `protocol: ${p}`).join(" or ");
+      ctx.addIssue({ code: "custom", path: [key], message: `only valid with ${which} (this target's protocol is ${target.protocol}); remove it or set ${which}` });
+    }
+  });
+export type Target = z.output<typeof targetSchema>;

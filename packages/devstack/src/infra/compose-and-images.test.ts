@@ -1,0 +1,153 @@
+/**
+ * infra/compose.yaml and infra/docker/*.Dockerfile, checked without Docker: every service builds
+ * from a Dockerfile in this repo or runs an official image, every Volley service's environment is
+ * accepted by that app's own env.ts (run for real in a child process), the services point at each
+ * other correctly, and every image runs as non-root with a command that exists.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { repoRoot } from "../env";
+import { freePort } from "../free-port";
+import { startApp } from "../stack";
+import { appOf, finalStage, readCompose, readDockerfile, repoPathOf, serviceEnv, type ComposeService } from "./deploy-files";
+import { checkAppEnv, envNamesRead, infraDir, type DeployableApp } from "./infra-test-kit";
+
+const APPS: DeployableApp[] = ["web", "hub", "agent", "targets"];
+// Set by the images for Node and Next themselves, not read through env.ts.
+const RUNTIME_VARS = new Set(["NODE_ENV", "NEXT_TELEMETRY_DISABLED"]);
+
+const { services } = readCompose();
+const volley = Object.entries(services).flatMap(([name, s]) => {
+  const app = appOf(s);
+  return app ? [{ name, app, service: s }] : [];
+});
+const byApp = (app: DeployableApp) => volley.find((v) => v.app === app) as { name: string; app: DeployableApp; service: ComposeService };
+
+describe("infra/compose.yaml", () => {
+  it("runs web, hub, one agent, targets, and official postgres and redis images", () => {
+    expect(volley.map((v) => v.app).sort()).toEqual([...APPS].sort());
+    for (const [name, s] of Object.entries(services)) {
+      if (s.build) {
+        expect(path.resolve(infraDir, s.build.context), name).toBe(path.resolve(repoRoot));
+        expect(existsSync(path.join(repoRoot, s.build.dockerfile)), `${name}: ${s.build.dockerfile}`).toBe(true);
+        expect(appOf(s), `${name} builds one of the Volley Dockerfiles`).toBeDefined();
+      } else {
+        expect(s.image, name).toMatch(/^(postgres|redis):\d+(\.\d+)*(-alpine)?$/);
+      }
+      for (const dep of Object.keys(s.depends_on ?? {})) expect(Object.keys(services), `${name} depends on ${dep}`).toContain(dep);
+    }
+  });
+
+  it.each(APPS)("gives %s an environment its env.ts accepts, and only variables it reads", (app) => {
+    const env = serviceEnv(byApp(app).service);
+    const check = checkAppEnv(app, env);
+    expect(check.ok, check.output).toBe(true);
+    const read = envNamesRead(app);
+    for (const name of Object.keys(env)) expect(read, `${app} does not read ${name} (apps/${app}/src/env.ts)`).toContain(name);
+  });
+
+  it("also accepts the secrets set from the shell", () => {
+    const vars = { POSTGRES_PASSWORD: "s3cret", VOLLEY_AGENT_TOKEN: "a-long-agent-token", AUTH_SECRET: "x".repeat(40), VOLLEY_PUBLIC_URL: "https://volley.example.com" };
+    for (const app of APPS) {
+      const check = checkAppEnv(app, serviceEnv(byApp(app).service, vars));
+      expect(check.ok, `${app}: ${check.output}`).toBe(true);
+    }
+  });
+
+  it("wires the services to each other", () => {
+    const pg = Object.entries(services).find(([, s]) => s.image?.startsWith("postgres:"));
+    const redis = Object.entries(services).find(([, s]) => s.image?.startsWith("redis:"));
+    expect(pg && redis).toBeTruthy();
+    const pgEnv = serviceEnv(pg![1]);
+    for (const app of ["web", "hub"] as const) {
+      const env = serviceEnv(byApp(app).service);
+      const db = new URL(env.DATABASE_URL as string);
+      expect([db.hostname, db.username, db.password, db.pathname]).toEqual([pg![0], pgEnv.POSTGRES_USER, pgEnv.POSTGRES_PASSWORD, `/${pgEnv.POSTGRES_DB}`]);
+      expect(new URL(env.REDIS_URL as string).hostname).toBe(redis![0]);
+      expect(Object.keys(byApp(app).service.depends_on ?? {}).length).toBeGreaterThan(0);
+    }
+    const hub = byApp("hub");
+    const hubEnv = serviceEnv(hub.service);
+    const agentEnv = serviceEnv(byApp("agent").service);
+    const hubUrl = new URL(agentEnv.HUB_URL as string);
+    expect([hubUrl.hostname, hubUrl.port]).toEqual([hub.name, hubEnv.HUB_PORT]);
+    // Until enrollment replaces it, the agent presents the token the hub checks.
+    expect(agentEnv.AGENT_TOKEN).toBe(hubEnv.AGENT_TOKEN);
+    expect(hubEnv.HUB_HOST).toBe("0.0.0.0");
+    expect(serviceEnv(byApp("web").service).WEB_HOST).toBe("0.0.0.0");
+    expect(serviceEnv(byApp("targets").service).TARGETS_HOST).toBe("0.0.0.0");
+    // Published ports reach the port each app listens on.
+    const listens: Record<string, string[]> = {
+      web: [serviceEnv(byApp("web").service).WEB_PORT as string],
+      hub: [hubEnv.HUB_PORT as string],
+      targets: ["WS_ECHO_PORT", "SOCKETIO_ECHO_PORT", "SOCKJS_ECHO_PORT"].map((k) => serviceEnv(byApp("targets").service)[k] as string),
+    };
+    for (const [app, ports] of Object.entries(listens)) {
+      const published = (byApp(app as DeployableApp).service.ports ?? []).map((p) => p.split(":").pop());
+      expect(published.sort(), app).toEqual([...ports].sort());
+    }
+  });
+});
+
+describe("infra/docker", () => {
+  it.each(APPS)("%s.Dockerfile builds from the repo root with npm ci and runs as non-root", (app) => {
+    const all = readDockerfile(app);
+    expect(all.some((i) => i.op === "RUN" && /\bnpm ci\b/.test(i.args))).toBe(true);
+    const stages = all.filter((i) => i.op === "FROM").map((i) => /\bAS\s+(\S+)/i.exec(i.args)?.[1]);
+    for (const i of all) {
+      const from = /--from=(\S+)/.exec(i.args)?.[1];
+      if (from) expect(stages, `COPY --from=${from}`).toContain(from);
+      if (i.op === "FROM" && !/^\$\{NODE_IMAGE\}/.test(i.args)) expect(stages, `FROM ${i.args}`).toContain(i.args.split(/\s+/)[0]);
+    }
+    const final = finalStage(all);
+    const user = final.filter((i) => i.op === "USER").pop()?.args;
+    expect(user).toBeDefined();
+    expect(user).not.toMatch(/^(root|0)(:|$)/);
+
+    // The command runs a file that exists, from a working directory that exists.
+    const workdir = final.filter((i) => i.op === "WORKDIR").pop()?.args as string;
+    expect(existsSync(repoPathOf(workdir)), workdir).toBe(true);
+    const cmd = JSON.parse(final.find((i) => i.op === "CMD")?.args ?? "null") as string[];
+    expect(cmd[0]).toBe("node");
+    const script = cmd.find((a) => a.endsWith(".ts") || a.endsWith(".js")) as string;
+    expect(existsSync(path.join(repoPathOf(workdir), script)), `${workdir}/${script}`).toBe(true);
+
+    // Every variable the image sets is one the app reads.
+    const read = envNamesRead(app);
+    for (const env of final.filter((i) => i.op === "ENV")) {
+      for (const [, name] of env.args.matchAll(/(?:^|\s)([A-Z][A-Z0-9_]*)=/g)) if (!RUNTIME_VARS.has(name as string)) expect(read, `ENV ${name}`).toContain(name);
+    }
+
+    const ignore = readFileSync(path.join(infraDir, "docker", `${app}.Dockerfile.dockerignore`), "utf8");
+    expect(ignore).toMatch(/^\*\*\/node_modules$/m);
+    expect(ignore).toMatch(/^\.git$/m);
+  });
+
+  it.each(["web", "hub", "targets"] as const)("%s.Dockerfile has a HEALTHCHECK on a path the app serves", (app) => {
+    const hc = finalStage(readDockerfile(app)).find((i) => i.op === "HEALTHCHECK");
+    expect(hc).toBeDefined();
+    const probe = /\/\/127\.0\.0\.1:\$\{process\.env\.([A-Z_]+)\}(\/[^`]*)`/.exec(hc!.args);
+    expect(probe, hc!.args).not.toBeNull();
+    expect(envNamesRead(app)).toContain(probe![1]);
+    const p = probe![2] as string;
+    if (app === "web") expect(existsSync(path.join(repoRoot, "apps/web/src/app", p.split("?")[0] as string, "route.ts"))).toBe(true);
+    if (app === "hub") expect(readFileSync(path.join(repoRoot, "apps/hub/src/hub.ts"), "utf8")).toContain(`"${p}"`);
+  });
+
+  it("the targets HEALTHCHECK command passes against the real targets process, and fails when it is gone", async () => {
+    const hc = finalStage(readDockerfile("targets")).find((i) => i.op === "HEALTHCHECK") as { args: string };
+    const probe = JSON.parse(hc.args.slice(hc.args.indexOf("CMD") + 3).trim()) as string[];
+    const env = { TARGETS_HOST: "127.0.0.1", WS_ECHO_PORT: String(await freePort()), SOCKETIO_ECHO_PORT: String(await freePort()), SOCKJS_ECHO_PORT: String(await freePort()) };
+    const runProbe = () => spawnSync(probe[0] as string, probe.slice(1), { env: { PATH: process.env.PATH, ...env }, encoding: "utf8", timeout: 30_000 }).status;
+    const targets = startApp("targets", { PATH: process.env.PATH, ...env, LOG_LEVEL: "info" });
+    try {
+      await targets.waitFor(/sockjs echo listening/i, 60_000);
+      expect(runProbe()).toBe(0);
+    } finally {
+      await targets.stop(10_000);
+    }
+    expect(runProbe()).toBe(1);
+  });
+});

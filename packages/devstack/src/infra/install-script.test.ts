@@ -1,0 +1,256 @@
+/**
+ * infra/agent/install.sh, run for real in a throwaway root (VOLLEY_INSTALL_ROOT): real bash, real
+ * npm installing a package tarball, real useradd/userdel on the root's /etc files. Only systemd is
+ * a stand-in — a `systemctl` on PATH that records its calls — since a test cannot own PID 1.
+ */
+import { spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { checkAppEnv, infraDir, parseEnvFile } from "./infra-test-kit";
+
+const installer = path.join(infraDir, "agent", "install.sh");
+const SHELLCHECK = "/usr/bin/shellcheck";
+const TOKEN = "vjt_first_0123456789abcdef";
+const NEW_TOKEN = "vjt_second_fedcba9876543210";
+// useradd/chown of the service user need root; the installer itself refuses to run without it.
+const isRoot = process.getuid?.() === 0;
+if (!isRoot) console.warn("install-script.test: skipping the installer runs — they need root (useradd, chown)");
+
+let work: string;
+let tarball: string;
+
+beforeAll(() => {
+  work = mkdtempSync(path.join(tmpdir(), "volley-install-"));
+  // A package shaped like @volley/agent (a volley-agent bin), packed by npm: the installer's npm
+  // step runs for real and offline. The real package cannot be packed from the workspace.
+  const pkg = path.join(work, "pkg");
+  mkdirSync(path.join(pkg, "bin"), { recursive: true });
+  writeFileSync(path.join(pkg, "package.json"), JSON.stringify({ name: "@volley/agent", version: "0.0.0-test", bin: { "volley-agent": "bin/volley-agent.js" } }));
+  writeFileSync(path.join(pkg, "bin", "volley-agent.js"), "#!/usr/bin/env node\nconsole.log('agent');\n");
+  const packed = spawnSync("npm", ["pack", "--silent", "--pack-destination", work], { cwd: pkg, encoding: "utf8" });
+  expect(packed.status, packed.stderr).toBe(0);
+  tarball = path.join(work, packed.stdout.trim().split("\n").pop() as string);
+});
+
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+interface Sandbox {
+  root: string;
+  bin: string;
+  calls: () => string[];
+  run: (args: string[], opts?: { env?: Record<string, string>; input?: string }) => { code: number | null; out: string };
+}
+
+let seq = 0;
+function sandbox(): Sandbox {
+  const dir = path.join(work, `box-${++seq}`);
+  const root = path.join(dir, "root");
+  const bin = path.join(dir, "bin");
+  mkdirSync(path.join(root, "etc"), { recursive: true });
+  mkdirSync(path.join(root, "run", "systemd", "system"), { recursive: true });
+  mkdirSync(bin);
+  writeFileSync(path.join(root, "etc", "passwd"), "root:x:0:0:root:/root:/bin/bash\n");
+  writeFileSync(path.join(root, "etc", "group"), "root:x:0:\n");
+  writeFileSync(path.join(root, "etc", "shadow"), "root:*:19000:0:99999:7:::\n", { mode: 0o600 });
+  writeFileSync(path.join(root, "etc", "gshadow"), "root:*::\n", { mode: 0o600 });
+  const log = path.join(dir, "systemctl.log");
+  const state = path.join(dir, "systemd-state");
+  writeFileSync(log, "");
+  // Records every call and keeps enabled/active state the way systemd would answer the queries.
+  writeFileSync(
+    path.join(bin, "systemctl"),
+    `#!/bin/sh
+echo "$*" >> "${log}"
+case "$1" in
+  is-enabled) [ -f "${state}.enabled" ] ;;
+  is-active) [ -f "${state}.active" ] ;;
+  enable) touch "${state}.enabled" ;;
+  start|restart) touch "${state}.active" ;;
+  disable) rm -f "${state}.enabled" "${state}.active" ;;
+  *) exit 0 ;;
+esac
+`,
+  );
+  // FAKE_UID answers `id -u` for the not-root case; everything else is the real id.
+  writeFileSync(path.join(bin, "id"), `#!/bin/sh\nif [ "$*" = "-u" ] && [ -n "$FAKE_UID" ]; then echo "$FAKE_UID"; exit 0; fi\nexec /usr/bin/id "$@"\n`);
+  chmodSync(path.join(bin, "systemctl"), 0o755);
+  chmodSync(path.join(bin, "id"), 0o755);
+  let seen = 0;
+  return {
+    root,
+    bin,
+    // Calls since the previous calls(): each step's own.
+    calls: () => {
+      const all = readFileSync(log, "utf8").split("\n").filter(Boolean);
+      const mine = all.slice(seen);
+      seen = all.length;
+      return mine;
+    },
+    run: (args, opts = {}) => {
+      const res = spawnSync("bash", [installer, ...args], {
+        env: {
+          PATH: `${bin}:${process.env.PATH}`,
+          HOME: dir,
+          npm_config_cache: path.join(work, "npm-cache"),
+          VOLLEY_INSTALL_ROOT: root,
+          ...opts.env,
+        },
+        input: opts.input,
+        encoding: "utf8",
+        timeout: 120_000,
+      });
+      return { code: res.status, out: `${res.stdout}${res.stderr}` };
+    },
+  };
+}
+
+const baseArgs = (token = TOKEN) => ["--token", token, "--hub", "http://127.0.0.1:3001/", "--pool", "eu-west", "--name", "load gen 1", "--package", tarball];
+const serviceUser = (root: string) => readFileSync(path.join(root, "etc", "passwd"), "utf8").split("\n").find((l) => l.startsWith("volley-agent:"));
+const mutating = (calls: string[]) => calls.filter((c) => !/^is-(enabled|active)\b/.test(c));
+
+describe.skipIf(!isRoot)("infra/agent/install.sh", () => {
+  let box: Sandbox;
+  beforeEach(() => {
+    box = sandbox();
+  });
+
+  it("installs the package, a system user, a 0600 env file and a hardened unit, then enables and starts it", () => {
+    const { code, out } = box.run(baseArgs());
+    expect(code, out).toBe(0);
+    expect(out).not.toContain(TOKEN);
+
+    const user = serviceUser(box.root);
+    expect(user).toMatch(/^volley-agent:x:\d+:\d+::\/var\/lib\/volley-agent:\/usr\/sbin\/nologin$/);
+    const uid = Number(user?.split(":")[2]);
+
+    const envPath = path.join(box.root, "etc", "volley", "agent.env");
+    const st = statSync(envPath);
+    expect(st.mode & 0o777).toBe(0o600);
+    expect(st.uid).toBe(uid);
+    const env = parseEnvFile(readFileSync(envPath, "utf8"));
+    expect(env).toEqual({ HUB_URL: "http://127.0.0.1:3001", AGENT_TOKEN: TOKEN, AGENT_POOL: "eu-west", AGENT_NAME: "load gen 1" });
+    // The file is what the agent's own env.ts accepts.
+    const check = checkAppEnv("agent", env);
+    expect(check.ok, check.output).toBe(true);
+
+    const unit = readFileSync(path.join(box.root, "etc", "systemd", "system", "volley-agent.service"), "utf8");
+    for (const line of ["User=volley-agent", "EnvironmentFile=/etc/volley/agent.env", "NoNewPrivileges=yes", "ProtectSystem=strict", "Restart=always", "WantedBy=multi-user.target"]) {
+      expect(unit).toContain(`\n${line}\n`);
+    }
+    expect(Number(/\nLimitNOFILE=(\d+)\n/.exec(unit)?.[1])).toBeGreaterThanOrEqual(65_536);
+    expect(unit).toMatch(/\nExecStart=\/\S*node \/opt\/volley-agent\/bin\/volley-agent daemon\n/);
+    expect(unit).not.toContain(TOKEN);
+    expect(existsSync(path.join(box.root, "opt", "volley-agent", "bin", "volley-agent"))).toBe(true);
+
+    const calls = box.calls();
+    expect(mutating(calls)).toEqual(["daemon-reload", "enable volley-agent.service", "restart volley-agent.service"]);
+    expect(calls.join("\n")).not.toContain(TOKEN);
+  });
+
+  it("changes nothing on a second run with the same arguments, and says so", () => {
+    expect(box.run(baseArgs()).code).toBe(0);
+    box.calls();
+    const envPath = path.join(box.root, "etc", "volley", "agent.env");
+    const before = statSync(envPath).mtimeMs;
+    const { code, out } = box.run(baseArgs());
+    expect(code, out).toBe(0);
+    expect(out).toContain("already installed and up to date; nothing changed");
+    expect(mutating(box.calls())).toEqual([]);
+    expect(statSync(envPath).mtimeMs).toBe(before);
+  });
+
+  it("rotates the token: rewrites the env file and restarts the agent, without printing either token", () => {
+    expect(box.run(baseArgs()).code).toBe(0);
+    box.calls();
+    const { code, out } = box.run(baseArgs(NEW_TOKEN));
+    expect(code, out).toBe(0);
+    expect(out).toContain("new token");
+    expect(out).not.toContain(NEW_TOKEN);
+    expect(out).not.toContain(TOKEN);
+    const env = parseEnvFile(readFileSync(path.join(box.root, "etc", "volley", "agent.env"), "utf8"));
+    expect(env.AGENT_TOKEN).toBe(NEW_TOKEN);
+    // The unit did not change, so no daemon-reload; the package did not change, so no npm.
+    expect(mutating(box.calls())).toEqual(["restart volley-agent.service"]);
+    expect(out).not.toContain("installing");
+  });
+
+  it("reads the token from stdin with --token -", () => {
+    const args = baseArgs();
+    args[1] = "-";
+    const { code, out } = box.run(args, { input: `${TOKEN}\n` });
+    expect(code, out).toBe(0);
+    expect(parseEnvFile(readFileSync(path.join(box.root, "etc", "volley", "agent.env"), "utf8")).AGENT_TOKEN).toBe(TOKEN);
+  });
+
+  it("uninstalls the unit, env file, package and user; a second uninstall has nothing to do", () => {
+    expect(box.run(baseArgs()).code).toBe(0);
+    box.calls();
+    const { code, out } = box.run(["--uninstall"]);
+    expect(code, out).toBe(0);
+    expect(mutating(box.calls())).toEqual(["disable --now volley-agent.service", "daemon-reload"]);
+    expect(existsSync(path.join(box.root, "etc", "systemd", "system", "volley-agent.service"))).toBe(false);
+    expect(existsSync(path.join(box.root, "etc", "volley"))).toBe(false);
+    expect(existsSync(path.join(box.root, "opt", "volley-agent"))).toBe(false);
+    expect(serviceUser(box.root)).toBeUndefined();
+    expect(readFileSync(path.join(box.root, "etc", "group"), "utf8")).not.toMatch(/^volley-agent:/m);
+
+    const again = box.run(["--uninstall"]);
+    expect(again.code, again.out).toBe(0);
+    expect(again.out).toContain("nothing to remove");
+    expect(mutating(box.calls())).toEqual([]);
+  });
+
+  const nodeStandIn = (bin: string, version: string) => {
+    writeFileSync(path.join(bin, "node"), `#!/bin/sh\necho ${version}\n`);
+    chmodSync(path.join(bin, "node"), 0o755);
+  };
+
+  it.each<[string, (b: Sandbox) => { args: string[]; env?: Record<string, string> }, RegExp]>([
+    ["no token", () => ({ args: ["--hub", "http://hub:3001", "--package", tarball] }), /--token is required/],
+    ["an empty --token value", () => ({ args: ["--hub", "http://hub:3001", "--token"] }), /--token needs a value/],
+    ["a token with spaces", () => ({ args: ["--token", "abc def ghi jkl", "--hub", "http://hub:3001"] }), /--token does not look like a join token/],
+    ["no hub", () => ({ args: ["--token", TOKEN] }), /--hub is required.*--hub https:\/\/hub\.example\.com/],
+    ["a hub that is not http(s)", () => ({ args: ["--token", TOKEN, "--hub", "ftp://hub.example.com"] }), /--hub "ftp:\/\/hub\.example\.com" is not an http\(s\) URL/],
+    ["a bad pool", () => ({ args: ["--token", TOKEN, "--hub", "http://hub:3001", "--pool", "EU West"] }), /--pool "EU West" is not a pool name/],
+    ["bad labels", () => ({ args: ["--token", TOKEN, "--hub", "http://hub:3001", "--labels", "region"] }), /--labels entry "region" is not key=value/],
+    ["an unknown flag", () => ({ args: ["--token", TOKEN, "--hub", "http://hub:3001", "--colour", "red"] }), /unknown option --colour/],
+    ["not root", () => ({ args: baseArgs(), env: { FAKE_UID: "1000" } }), /must run as root.*sudo/],
+    ["no systemd", (b) => (rmSync(path.join(b.root, "run", "systemd"), { recursive: true }), { args: baseArgs() }), /systemd is not running here/],
+    ["Node.js older than 20", (b) => (nodeStandIn(b.bin, "18.19.1"), { args: baseArgs() }), /Node\.js 20 or newer is required, found 18\.19\.1/],
+  ])("refuses %s with an error naming the fix, and installs nothing", (_label, setup, message) => {
+    const { args, env } = setup(box);
+    const { code, out } = box.run(args, { env });
+    expect(code).toBe(1);
+    expect(out).toMatch(message);
+    expect(out).not.toContain(TOKEN);
+    expect(existsSync(path.join(box.root, "etc", "volley"))).toBe(false);
+    expect(existsSync(path.join(box.root, "etc", "systemd", "system", "volley-agent.service"))).toBe(false);
+    expect(serviceUser(box.root)).toBeUndefined();
+    expect(mutating(box.calls())).toEqual([]);
+  });
+});
+
+/** Every shell script under infra/: *.sh files and files with a sh/bash shebang. */
+function shellScripts(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...shellScripts(p));
+    else if (entry.name.endsWith(".sh") || /^#!.*\b(ba)?sh\b/.test(readFileSync(p, "utf8").split("\n", 1)[0] ?? "")) out.push(p);
+  }
+  return out;
+}
+
+const hasShellcheck = existsSync(SHELLCHECK);
+if (!hasShellcheck) console.warn(`install-script.test: skipping shellcheck — ${SHELLCHECK} is not installed (apt-get install shellcheck)`);
+
+describe("infra shell scripts", () => {
+  it.skipIf(!hasShellcheck)("pass shellcheck", () => {
+    const scripts = shellScripts(infraDir);
+    expect(scripts).toContain(installer);
+    const res = spawnSync(SHELLCHECK, ["--external-sources", ...scripts], { encoding: "utf8" });
+    expect(res.status, res.stdout + res.stderr).toBe(0);
+  });
+});

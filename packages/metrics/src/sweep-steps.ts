@@ -1,0 +1,120 @@
+import { COUNTERS, ERROR_PREFIX, HISTOGRAMS, durationMs, type Capacity, type Plan, type SweepStep } from "@volley/contracts";
+import type { FrameLike } from "./aggregate";
+import { createHistogram, decodeHistogram, type Histogram } from "./histogram";
+import { describeStopWhen, stopReason } from "./stop-condition";
+import { latencySummary } from "./summary";
+
+/** What the step summary needs of the plan: the sweep (hold, stop condition) and whether the main latency is a round trip. */
+export type SweepContext = Pick<Plan, "sweep" | "scenario">;
+
+/** Round trip is the main measure when the scenario has one; groups (and broadcast without echo) have deliveries only. */
+export function mainLatencyMetric(scenario: Plan["scenario"]): string {
+  if (scenario.kind === "groups" || (scenario.kind === "broadcast" && !scenario.echo)) return HISTOGRAMS.deliveryLatency;
+  return HISTOGRAMS.messageLatency;
+}
+
+const sum = (frames: readonly FrameLike[], name: string) => frames.reduce((n, f) => n + (f.counters[name] ?? 0), 0);
+const errorsOf = (frames: readonly FrameLike[]) =>
+  frames.reduce((n, f) => n + Object.entries(f.counters).reduce((m, [k, v]) => m + (k.startsWith(ERROR_PREFIX) ? v : 0), 0), 0);
+const round = (n: number) => Math.round(n * 100) / 100;
+
+function merge(frames: readonly FrameLike[], name: string): Histogram | undefined {
+  let h: Histogram | undefined;
+  for (const f of frames) {
+    const b64 = f.histograms[name];
+    if (!b64) continue;
+    h ??= createHistogram(64);
+    h.add(decodeHistogram(b64));
+  }
+  return h;
+}
+
+/**
+ * One record per sweep step from the frames marked with it (every shard's frames merged exactly).
+ * With the plan, a step also fails when the merged measurements break stopWhen, and counts as
+ * aborted when its hold was cut short; without it, only the shards' own verdicts are known.
+ */
+export function summarizeSteps(frames: readonly FrameLike[], ctx?: SweepContext): SweepStep[] {
+  const byStep = new Map<number, FrameLike[]>();
+  for (const f of frames) {
+    if (!f.step) continue;
+    const list = byStep.get(f.step.index);
+    if (list) list.push(f);
+    else byStep.set(f.step.index, [f]);
+  }
+  const holdSeconds = ctx?.sweep ? durationMs(ctx.sweep.hold) / 1000 : undefined;
+  const main = ctx ? mainLatencyMetric(ctx.scenario) : HISTOGRAMS.messageLatency;
+  return [...byStep.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([index, list]) => {
+      const per = list[0]!.step!.per;
+      // Per interval: shards' aggregate rates add up; a per-connection rate is the same on every shard.
+      const byIndex = new Map<number, FrameLike[]>();
+      for (const f of list) byIndex.set(f.index, [...(byIndex.get(f.index) ?? []), f]);
+      let plannedRate = 0;
+      let seconds = 0;
+      for (const group of byIndex.values()) {
+        const rates = group.map((f) => f.step!.rate);
+        plannedRate = Math.max(plannedRate, per === "aggregate" ? rates.reduce((a, b) => a + b, 0) : Math.max(...rates));
+        seconds += Math.max(...group.map((f) => f.activeMs ?? f.durationMs)) / 1000;
+      }
+      const latency = merge(list, HISTOGRAMS.messageLatency);
+      const delivery = merge(list, HISTOGRAMS.deliveryLatency);
+      const sent = sum(list, COUNTERS.sent);
+      const received = sum(list, COUNTERS.received);
+      const lost = sum(list, COUNTERS.lost);
+      const errors = errorsOf(list);
+      const disconnects = sum(list, COUNTERS.connectionsClosed);
+      const delivered = sum(list, COUNTERS.deliveriesReceived);
+      const merged = stopReason(ctx?.sweep?.stopWhen, {
+        latency: main === HISTOGRAMS.deliveryLatency ? delivery : latency,
+        sent,
+        lost,
+        deliveriesExpected: sum(list, COUNTERS.deliveriesExpected),
+        deliveriesLost: sum(list, COUNTERS.deliveriesLost),
+        errors,
+        disconnects,
+      });
+      const shardFailed = list.some((f) => f.step!.failed);
+      return {
+        index,
+        plannedRate: round(plannedRate),
+        per,
+        startedAt: Math.min(...list.map((f) => f.startedAt)),
+        seconds: round(seconds),
+        sent,
+        received,
+        lost,
+        errors,
+        disconnects,
+        sendRate: seconds > 0 ? round(sent / seconds) : 0,
+        receiveRate: seconds > 0 ? round(received / seconds) : 0,
+        deliveryRate: seconds > 0 ? round(delivered / seconds) : 0,
+        latency: latencySummary(latency),
+        delivery: latencySummary(delivery),
+        saturated: list.some((f) => f.health.saturated),
+        failed: merged !== null || shardFailed,
+        aborted: holdSeconds !== undefined ? seconds < holdSeconds - 0.001 : list.some((f) => f.durationMs < 1000),
+        reason: merged ?? (shardFailed ? "an agent's own measurements broke the stop condition" : null),
+      };
+    });
+}
+
+/** The highest planned rate that held, counting steps in order up to the first that failed or was cut short. */
+export function capacityOf(steps: readonly SweepStep[], ctx: SweepContext | undefined): Capacity | undefined {
+  const stopWhen = ctx?.sweep?.stopWhen;
+  if (!stopWhen || steps.length === 0) return undefined;
+  let best: SweepStep | undefined;
+  for (const s of steps) {
+    if (s.failed || s.aborted) break;
+    best = s;
+  }
+  return {
+    slo: describeStopWhen(stopWhen),
+    rate: best?.plannedRate ?? null,
+    per: steps[0]!.per,
+    sendRate: best?.sendRate ?? null,
+    deliveryRate: best?.deliveryRate ?? null,
+    step: best?.index ?? null,
+  };
+}
