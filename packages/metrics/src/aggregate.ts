@@ -8,7 +8,8 @@ import {
   type IntervalPoint,
   type RunSummary,
 } from "@volley/contracts";
-import { createHistogram, decodeHistogram, type Histogram } from "./histogram";
+import { addHistogram, createHistogram, decodeHistogram, type Histogram } from "./histogram";
+import { IntervalMerger } from "./interval-merger";
 import { latencySummary } from "./summary";
 
 /** The parts of a stored frame aggregation needs (the db row shape is a superset). */
@@ -27,7 +28,7 @@ function addInto(target: Map<string, Histogram>, histograms: Record<string, stri
       h = createHistogram(64);
       target.set(name, h);
     }
-    h.add(decodeHistogram(b64));
+    addHistogram(h, decodeHistogram(b64));
   }
 }
 
@@ -39,65 +40,13 @@ function errorTotal(counters: Record<string, number>): number {
 
 /** One timeline point per interval index, every shard's frame for that second merged exactly. */
 export function mergeTimeline(frames: readonly FrameLike[]): IntervalPoint[] {
-  const byIndex = new Map<number, FrameLike[]>();
+  const byIndex = new Map<number, IntervalMerger>();
   for (const f of frames) {
-    const list = byIndex.get(f.index);
-    if (list) list.push(f);
-    else byIndex.set(f.index, [f]);
+    let m = byIndex.get(f.index);
+    if (!m) byIndex.set(f.index, (m = new IntervalMerger(f.index)));
+    m.add(f);
   }
-  return [...byIndex.entries()]
-    .sort((a, b) => a[0] - b[0])
-    .map(([index, group]) => {
-      const hs = new Map<string, Histogram>();
-      let sent = 0, received = 0, errors = 0, connections = 0, lost = 0, disconnects = 0, connectFailed = 0;
-      const health = { cpu: 0, eventLoopMs: 0, sendLagMs: 0, agents: 0 };
-      const agents = new Set<string>();
-      for (const f of group) {
-        addInto(hs, f.histograms);
-        sent += f.counters[COUNTERS.sent] ?? 0;
-        received += f.counters[COUNTERS.received] ?? 0;
-        connections += f.counters[COUNTERS.connectionsActive] ?? 0;
-        lost += f.counters[COUNTERS.lost] ?? 0;
-        disconnects += f.counters[COUNTERS.connectionsClosed] ?? 0;
-        connectFailed += f.counters[COUNTERS.connectionsFailed] ?? 0;
-        errors += errorTotal(f.counters);
-        // The worst shard is what matters: one saturated agent skews the merged percentiles.
-        health.cpu = Math.max(health.cpu, f.health.cpu);
-        health.eventLoopMs = Math.max(health.eventLoopMs, f.health.eventLoopDelayMs.max);
-        health.sendLagMs = Math.max(health.sendLagMs, f.health.sendLagMaxMs);
-        agents.add(f.agentId ?? "");
-      }
-      health.agents = agents.size;
-      const lat = hs.get(HISTOGRAMS.messageLatency);
-      const has = lat !== undefined && lat.totalCount > 0;
-      const stage = group.find((f) => f.stage !== undefined)?.stage;
-      const step = group.find((f) => f.step !== undefined)?.step?.index;
-      const dl = hs.get(HISTOGRAMS.deliveryLatency);
-      const delivered = group.reduce((n, f) => n + (f.counters[COUNTERS.deliveriesReceived] ?? 0), 0);
-      const deliveryLost = group.reduce((n, f) => n + (f.counters[COUNTERS.deliveriesLost] ?? 0), 0);
-      const pct = (h: Histogram | undefined, p: number) => (h && h.totalCount > 0 ? ms(h.getValueAtPercentile(p)) : null);
-      return {
-        index,
-        t: Math.min(...group.map((f) => f.startedAt)),
-        warmup: group.every((f) => f.warmup),
-        saturated: group.some((f) => f.health.saturated),
-        connections,
-        sent,
-        received,
-        errors,
-        lost,
-        disconnects,
-        connectFailed,
-        health,
-        p50: has ? ms(lat.getValueAtPercentile(50)) : null,
-        p95: has ? ms(lat.getValueAtPercentile(95)) : null,
-        p99: has ? ms(lat.getValueAtPercentile(99)) : null,
-        max: has ? ms(lat.maxValue) : null,
-        ...(stage !== undefined ? { stage } : {}),
-        ...(step !== undefined ? { step } : {}),
-        ...(dl || delivered || deliveryLost ? { delivery: { received: delivered, lost: deliveryLost, p50: pct(dl, 50), p95: pct(dl, 95), p99: pct(dl, 99) } } : {}),
-      };
-    });
+  return [...byIndex.values()].sort((a, b) => a.index - b.index).map((m) => m.point());
 }
 
 /**
@@ -116,7 +65,7 @@ export function summarizeFrames(frames: readonly FrameLike[]): Omit<RunSummary, 
       const b64 = f.histograms[name];
       if (!b64) continue;
       connectH ??= createHistogram(64);
-      connectH.add(decodeHistogram(b64));
+      addHistogram(connectH, decodeHistogram(b64));
     }
   }
 

@@ -85,6 +85,15 @@ describe("live feed", () => {
     expect(p2!.points[0]).toMatchObject({ index: 1, sent: 3, health: { agents: 2 } });
     expect(p2!.points[0]!.max).toBeCloseTo(50, 0);
 
+    // A restarted hub (a new feed, nothing in memory) rebuilds second 1 from every stored frame.
+    const restarted = new LiveFeed({ db: h.db, redis: emitterRedis, log: pino({ level: "silent" }) });
+    const third = collect<LivePoints>(LIVE_FEED.events.points, (all) => all.length >= 1);
+    await insertFrames(h.db, [testFrame(ids(b!.id, "agt_b"), 0, [60])]);
+    restarted.publish({ type: "intervals", runId: run.id, stored: 1, at: Date.now() });
+    const [p3] = await third;
+    expect(p3!.points.map((p) => [p.index, p.sent, p.health.agents])).toEqual([[0, 2 + 1, 2], [1, 3, 2]]);
+    await restarted.idle();
+
     const statuses = collect<RunEvent>(LIVE_FEED.events.status, (all) => all.length >= 1);
     feed.publish({ type: "status", runId: other.id, status: "running", reason: null, at: Date.now() });
     feed.publish({ type: "status", runId: run.id, status: "passed", reason: null, at: Date.now() });

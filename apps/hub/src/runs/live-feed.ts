@@ -2,8 +2,8 @@ import { Emitter } from "@socket.io/redis-emitter";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { FINAL_RUN_STATUSES, LIVE_FEED, type LivePoints, type RunEvent } from "@volley/contracts";
-import { listFramesSince, type Db } from "@volley/db";
-import { mergeTimeline } from "@volley/metrics";
+import { listFramesAfter, listFramesAtIndexes, type Db } from "@volley/db";
+import { IntervalMerger } from "@volley/metrics";
 import { errorMessage } from "../util/wait";
 
 export interface LiveFeedOptions {
@@ -13,8 +13,13 @@ export interface LiveFeedOptions {
   log: Logger;
 }
 
+/** Seconds kept merged in memory behind the newest one; a frame for an older second rebuilds it from the database. */
+const WINDOW = 30;
+
 interface RunCursor {
   lastId: number;
+  /** Merged state of the recent seconds: each frame is decoded and added once, not re-merged per push. */
+  mergers: Map<number, IntervalMerger>;
   busy: boolean;
   /** Frames were stored while a read was in flight: read again when it ends. */
   again: boolean;
@@ -50,7 +55,7 @@ export class LiveFeed {
 
   private async pushPoints(runId: string): Promise<void> {
     let cursor = this.cursors.get(runId);
-    if (!cursor) this.cursors.set(runId, (cursor = { lastId: 0, busy: false, again: false }));
+    if (!cursor) this.cursors.set(runId, (cursor = { lastId: 0, mergers: new Map(), busy: false, again: false }));
     if (cursor.busy) {
       cursor.again = true;
       return;
@@ -59,13 +64,27 @@ export class LiveFeed {
     try {
       do {
         cursor.again = false;
-        const { frames, lastId } = await listFramesSince(this.opts.db, runId, cursor.lastId);
-        cursor.lastId = lastId;
+        const frames = await listFramesAfter(this.opts.db, runId, cursor.lastId);
         if (frames.length === 0) continue;
-        const payload: LivePoints = { runId, points: mergeTimeline(frames) };
+        const upToId = frames.at(-1)!.id;
+        if (frames.length === 5000) cursor.again = true; // more than one read's worth is waiting
+        const touched = new Set(frames.map((f) => f.index));
+        const missing = [...touched].filter((i) => !cursor.mergers.has(i));
+        // A second not in memory (first read, evicted, hub restarted) is rebuilt from all its stored frames.
+        const rebuilt = await listFramesAtIndexes(this.opts.db, runId, missing, upToId);
+        for (const i of missing) cursor.mergers.set(i, new IntervalMerger(i));
+        for (const f of rebuilt) cursor.mergers.get(f.index)!.add(f);
+        const fresh = new Set(missing);
+        for (const f of frames) if (!fresh.has(f.index)) cursor.mergers.get(f.index)!.add(f);
+        cursor.lastId = upToId;
+        const points = [...touched].sort((a, b) => a - b).map((i) => cursor.mergers.get(i)!.point());
+        const newest = Math.max(...cursor.mergers.keys());
+        for (const i of cursor.mergers.keys()) if (i < newest - WINDOW) cursor.mergers.delete(i);
+        const payload: LivePoints = { runId, points };
         this.emitter.to(LIVE_FEED.room(runId)).emit(LIVE_FEED.events.points, payload);
       } while (cursor.again);
     } catch (err) {
+      cursor.mergers.clear(); // possibly half-updated: rebuilt from the database on the next push
       this.opts.log.warn({ runId, err: errorMessage(err) }, "could not push live points");
     } finally {
       cursor.busy = false;

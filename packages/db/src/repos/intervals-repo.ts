@@ -1,4 +1,4 @@
-import { and, asc, count, eq, gt, inArray, max } from "drizzle-orm";
+import { and, asc, count, eq, gt, inArray, lte, max } from "drizzle-orm";
 import type { IntervalFrame } from "@volley/contracts";
 import type { Db } from "../client";
 import { runIntervals } from "../schema";
@@ -62,4 +62,24 @@ export async function listFramesSince(db: Db, runId: string, afterId: number): P
     .where(and(eq(runIntervals.runId, runId), inArray(runIntervals.index, touched.map((t) => t.index))))
     .orderBy(asc(runIntervals.index), asc(runIntervals.shardId));
   return { frames, lastId: Math.max(afterId, ...touched.map((t) => Number(t.lastId ?? 0))) };
+}
+
+/** Frames stored after `afterId` (at most `limit`), oldest first: what a reader that keeps its own merged state has not seen. */
+export async function listFramesAfter(db: Db, runId: string, afterId: number, limit = 5000): Promise<IntervalRow[]> {
+  return db
+    .select()
+    .from(runIntervals)
+    .where(and(eq(runIntervals.runId, runId), gt(runIntervals.id, afterId)))
+    .orderBy(asc(runIntervals.id))
+    .limit(limit);
+}
+
+/** Every frame of the given seconds stored up to `upToId`, to rebuild those seconds' merged state. */
+export async function listFramesAtIndexes(db: Db, runId: string, indexes: number[], upToId: number): Promise<IntervalRow[]> {
+  if (indexes.length === 0) return [];
+  return db
+    .select()
+    .from(runIntervals)
+    .where(and(eq(runIntervals.runId, runId), inArray(runIntervals.index, indexes), lte(runIntervals.id, upToId)))
+    .orderBy(asc(runIntervals.id));
 }

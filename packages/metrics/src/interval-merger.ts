@@ -1,0 +1,98 @@
+import { COUNTERS, ERROR_PREFIX, HISTOGRAMS, type IntervalPoint } from "@volley/contracts";
+import { addHistogram, createHistogram, decodeHistogram, type Histogram } from "./histogram";
+import type { FrameLike } from "./aggregate";
+
+const ms = (us: number) => Math.round(us) / 1000;
+
+function errorTotal(counters: Record<string, number>): number {
+  let n = 0;
+  for (const [k, v] of Object.entries(counters)) if (k.startsWith(ERROR_PREFIX)) n += v;
+  return n;
+}
+
+/**
+ * One interval (one second) of a run, every shard's frame for it merged exactly, built up frame by
+ * frame: each frame's histograms are decoded and added once, so a live view can re-emit the point
+ * after every new frame without re-merging the ones before it.
+ */
+export class IntervalMerger {
+  private readonly hs = new Map<string, Histogram>();
+  private readonly agents = new Set<string>();
+  private t = Infinity;
+  private frames = 0;
+  private warmupFrames = 0;
+  private saturated = false;
+  private sent = 0;
+  private received = 0;
+  private errors = 0;
+  private connections = 0;
+  private lost = 0;
+  private disconnects = 0;
+  private connectFailed = 0;
+  private delivered = 0;
+  private deliveryLost = 0;
+  private stage: number | undefined;
+  private step: number | undefined;
+  private readonly health = { cpu: 0, eventLoopMs: 0, sendLagMs: 0 };
+
+  constructor(readonly index: number) {}
+
+  add(f: FrameLike): void {
+    for (const [name, b64] of Object.entries(f.histograms)) {
+      let h = this.hs.get(name);
+      if (!h) this.hs.set(name, (h = createHistogram(64)));
+      addHistogram(h, decodeHistogram(b64));
+    }
+    const c = f.counters;
+    this.frames++;
+    if (f.warmup) this.warmupFrames++;
+    this.saturated ||= f.health.saturated;
+    this.t = Math.min(this.t, f.startedAt);
+    this.sent += c[COUNTERS.sent] ?? 0;
+    this.received += c[COUNTERS.received] ?? 0;
+    this.connections += c[COUNTERS.connectionsActive] ?? 0;
+    this.lost += c[COUNTERS.lost] ?? 0;
+    this.disconnects += c[COUNTERS.connectionsClosed] ?? 0;
+    this.connectFailed += c[COUNTERS.connectionsFailed] ?? 0;
+    this.delivered += c[COUNTERS.deliveriesReceived] ?? 0;
+    this.deliveryLost += c[COUNTERS.deliveriesLost] ?? 0;
+    this.errors += errorTotal(c);
+    // The worst shard is what matters: one saturated agent skews the merged percentiles.
+    this.health.cpu = Math.max(this.health.cpu, f.health.cpu);
+    this.health.eventLoopMs = Math.max(this.health.eventLoopMs, f.health.eventLoopDelayMs.max);
+    this.health.sendLagMs = Math.max(this.health.sendLagMs, f.health.sendLagMaxMs);
+    this.agents.add(f.agentId ?? "");
+    this.stage ??= f.stage;
+    this.step ??= f.step?.index;
+  }
+
+  point(): IntervalPoint {
+    const lat = this.hs.get(HISTOGRAMS.messageLatency);
+    const has = lat !== undefined && lat.totalCount > 0;
+    const dl = this.hs.get(HISTOGRAMS.deliveryLatency);
+    const pct = (h: Histogram | undefined, p: number) => (h && h.totalCount > 0 ? ms(h.getValueAtPercentile(p)) : null);
+    return {
+      index: this.index,
+      t: this.t,
+      warmup: this.frames > 0 && this.warmupFrames === this.frames,
+      saturated: this.saturated,
+      connections: this.connections,
+      sent: this.sent,
+      received: this.received,
+      errors: this.errors,
+      lost: this.lost,
+      disconnects: this.disconnects,
+      connectFailed: this.connectFailed,
+      health: { ...this.health, agents: this.agents.size },
+      p50: has ? ms(lat.getValueAtPercentile(50)) : null,
+      p95: has ? ms(lat.getValueAtPercentile(95)) : null,
+      p99: has ? ms(lat.getValueAtPercentile(99)) : null,
+      max: has ? ms(lat.maxValue) : null,
+      ...(this.stage !== undefined ? { stage: this.stage } : {}),
+      ...(this.step !== undefined ? { step: this.step } : {}),
+      ...(dl || this.delivered || this.deliveryLost
+        ? { delivery: { received: this.delivered, lost: this.deliveryLost, p50: pct(dl, 50), p95: pct(dl, 95), p99: pct(dl, 99) } }
+        : {}),
+    };
+  }
+}
