@@ -69,3 +69,43 @@ describe("one plan from the API to the stored summary", () => {
     expect(res.body.error.message).toContain("plan.connections.count");
   });
 });
+
+describe("accounts and API tokens through the real web", () => {
+  it("answers API calls without credentials with 401 and the fix", async () => {
+    const res = await api<{ error: { code: string; message: string } }>(stack, "GET", "/api/v1/runs", undefined, null);
+    expect(res.status).toBe(401);
+    expect(res.body.error.code).toBe("unauthenticated");
+    expect(res.body.error.message).toMatch(/Authorization: Bearer/);
+  });
+
+  it("sends a fresh install's first visitor to sign-up, and a signed-up owner sees the org's runs and tokens", async () => {
+    // A page that redirects before streaming answers 307; once streaming started Next redirects in the HTML.
+    const redirectTarget = async (res: Response) => res.headers.get("location") ?? /url=([^"]+)"/.exec(await res.text())?.[1] ?? null;
+    const anonymous = await fetch(`${stack.webUrl}/`, { redirect: "manual" });
+    expect(await redirectTarget(anonymous)).toMatch(/\/sign-up$/);
+    const signUpPage = await fetch(`${stack.webUrl}/sign-up`);
+    expect(signUpPage.status).toBe(200);
+    expect(await signUpPage.text()).toContain("the first account becomes the owner");
+
+    const signUp = await fetch(`${stack.webUrl}/api/auth/sign-up/email`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: stack.webUrl },
+      body: JSON.stringify({ email: "owner@example.com", password: "correct horse battery staple", name: "Owner" }),
+    });
+    expect(signUp.status, await signUp.clone().text()).toBe(200);
+    const cookie = signUp.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+    expect(cookie).toContain("session_token");
+
+    const home = await fetch(`${stack.webUrl}/`, { headers: { cookie } });
+    expect(home.status).toBe(200);
+    expect(await home.text()).toContain("e2e echo"); // the default org's runs from the tests above
+    const tokens = await fetch(`${stack.webUrl}/settings/tokens`, { headers: { cookie } });
+    expect(tokens.status).toBe(200);
+    expect(await tokens.text()).toContain(stack.token.slice(0, 10)); // the e2e token's prefix
+    const viaSession = await fetch(`${stack.webUrl}/api/v1/tokens`, { headers: { cookie } });
+    expect(viaSession.status).toBe(200);
+
+    // Once someone has an account, anonymous visitors go to sign-in.
+    expect(await redirectTarget(await fetch(`${stack.webUrl}/runs/new`, { redirect: "manual" }))).toMatch(/\/sign-in$/);
+  });
+});

@@ -1,6 +1,6 @@
 import { inject } from "vitest";
 import "@volley/devstack/vitest-context";
-import { createTestDatabase } from "@volley/db";
+import { createApiToken, createDb, createTestDatabase, DEFAULT_ORG_ID } from "@volley/db";
 import { freePort, startApp, type AppName, type ManagedProcess } from "@volley/devstack";
 
 export interface Stack {
@@ -8,6 +8,8 @@ export interface Stack {
   hubPort: number;
   databaseUrl: string;
   redisUrl: string;
+  /** A real API token (read + run) of the default org, created in the stack's database; api() sends it. */
+  token: string;
   processes: Record<Exclude<AppName, "targets">, ManagedProcess>;
   output: string[];
   stop(): Promise<void>;
@@ -17,6 +19,8 @@ export interface Stack {
 export async function startStack(redisDb: number): Promise<Stack> {
   const db = await createTestDatabase(inject("databaseServerUrl"));
   const redisUrl = `${inject("redisUrl")}/${redisDb}`;
+  const h = createDb(db.url, 1);
+  const { secret: token } = await createApiToken(h.db, { orgId: DEFAULT_ORG_ID, name: "e2e", scopes: ["read", "run"] }).finally(() => h.close());
   const [hubPort, webPort] = [await freePort(), await freePort()];
   const output: string[] = [];
   const env: NodeJS.ProcessEnv = {
@@ -28,6 +32,7 @@ export async function startStack(redisDb: number): Promise<Stack> {
     WEB_PORT: String(webPort),
     WEB_HOST: "127.0.0.1",
     AGENT_NAME: "e2e-agent",
+    AGENT_TOKEN: "e2e-bootstrap-agent-token",
     LOG_LEVEL: "info",
   };
   const log = (name: string) => (line: string) => output.push(`[${name}] ${line}`);
@@ -41,6 +46,7 @@ export async function startStack(redisDb: number): Promise<Stack> {
     hubPort,
     databaseUrl: db.url,
     redisUrl,
+    token,
     processes: { hub, agent, web },
     output,
     async stop() {
@@ -51,10 +57,14 @@ export async function startStack(redisDb: number): Promise<Stack> {
   };
 }
 
-export async function api<T = unknown>(stack: Stack, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+/** A JSON API call with the stack's API token (pass `token: null` to send no credentials). */
+export async function api<T = unknown>(stack: Stack, method: string, path: string, body?: unknown, token: string | null = stack.token): Promise<{ status: number; body: T }> {
+  const headers: Record<string, string> = {};
+  if (body !== undefined) headers["content-type"] = "application/json";
+  if (token !== null) headers.authorization = `Bearer ${token}`;
   const res = await fetch(`${stack.webUrl}${path}`, {
     method,
-    headers: body === undefined ? {} : { "content-type": "application/json" },
+    headers,
     body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
   });
   return { status: res.status, body: (await res.json()) as T };
@@ -64,7 +74,7 @@ export async function waitForFinal<T extends { status: string }>(stack: Stack, r
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const { body } = await api<T>(stack, "GET", `/api/v1/runs/${runId}`);
-    if (["passed", "failed", "errored", "aborted"].includes(body.status)) return body;
+    if (["passed", "failed", "errored", "aborted", "degraded"].includes(body.status)) return body;
     if (Date.now() > deadline) throw new Error(`run ${runId} still ${body.status} after ${timeoutMs} ms\n${stack.output.slice(-40).join("\n")}`);
     await new Promise((r) => setTimeout(r, 250));
   }

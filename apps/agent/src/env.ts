@@ -7,7 +7,7 @@ const envSchema = z.object({
     .url({ protocol: /^https?$/, error: "set it to the hub's http(s) URL, e.g. http://127.0.0.1:3001" })
     .default("http://127.0.0.1:3001")
     .transform((u) => u.replace(/\/+$/, "")),
-  // A later issue replaces this dev default with enrollment via a join token.
+  // A join token (vat_…) from the web UI, or the hub's shared bootstrap AGENT_TOKEN; the default matches `npm start`'s hub.
   AGENT_TOKEN: z.string().min(1, "set it to the agent token the hub gave you").default("dev-local-agent-token"),
   AGENT_NAME: z.string().min(1).max(200, "use at most 200 characters").default(hostname()),
   AGENT_POOL: z

@@ -8,9 +8,9 @@ import { validateCommand } from "./validate-command";
 const EXIT_HELP = `
 Environment:
   VOLLEY_URL    the Volley web app (default ${DEFAULT_VOLLEY_URL})
-  VOLLEY_TOKEN  API token, sent as Authorization: Bearer <token> (optional)
+  VOLLEY_TOKEN  API token from the web UI (Settings → API tokens), sent as Authorization: Bearer <token>
 
-Exit codes: 0 passed, 1 thresholds failed, 2 errored/aborted, bad input, server unreachable or timeout.`;
+Exit codes: 0 passed, 1 thresholds failed, 2 errored/aborted/degraded (an agent was lost), bad input, server unreachable or timeout.`;
 
 /** The one line printed for an error we expected; anything else is a bug and keeps its stack. */
 function describeError(err: unknown): string | null {

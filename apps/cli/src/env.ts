@@ -18,7 +18,7 @@ export class EnvError extends Error {
 export interface CliEnv {
   /** Base URL of the Volley web app, without a trailing slash. */
   url: string;
-  /** API token sent as `Authorization: Bearer …`; optional until accounts exist. */
+  /** API token sent as `Authorization: Bearer …`; the server answers 401 without one (the message says to set it). */
   token: string | undefined;
 }
 

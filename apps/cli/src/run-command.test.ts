@@ -50,9 +50,12 @@ beforeAll(async () => {
     requests.push({ method: req.method ?? "", url: req.url ?? "", authorization: req.headers.authorization });
     const send = (status: number, body: unknown) => res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
     const body = await readBody(req);
+    const denied = { error: { code: "unauthenticated", message: "the API token is unknown or revoked — send \"Authorization: Bearer <token>\"" } };
+    if (req.headers.authorization === "Bearer vly_revoked") return send(401, denied);
     if (req.method === "POST" && req.url === "/api/v1/runs") {
       const parsed = createRunBodySchema.safeParse(JSON.parse(body));
       if (!parsed.success) return send(400, { error: { code: "invalid_body", message: "plan is not valid" } });
+      if (parsed.data.plan.name === "needs-token" && !req.headers.authorization) return send(401, denied);
       if (parsed.data.plan.name === "rejected") return send(400, { error: { code: "invalid_body", message: "plan.target.url: this host is not verified" } });
       const id = `run-${runs.size + 1}`;
       const run = makeRun({ id, name: parsed.data.plan.name, plan: parsed.data.plan, status: "queued", startedAt: null, endedAt: null, summary: null, createdAt: new Date().toISOString() });
@@ -90,6 +93,15 @@ describe("volley run --wait against a Volley server", () => {
     expect(out.stderr).toMatch(/^queued \d+s$/m);
     expect(out.stderr).toMatch(/^running \d+s · sent 100 · received 99 · p95 4\.1ms$/m);
     expect(requests.filter((r) => r.url.startsWith("/api/v1/runs")).every((r) => r.authorization === "Bearer vly_secret")).toBe(true);
+  });
+
+  it("exits 2 on 401 and says to set VOLLEY_TOKEN, or that the one set was refused", async () => {
+    const missing = bufferIo({ VOLLEY_URL: base });
+    expect(await runCli(["run", plan("needs-token"), "--wait"], missing.io)).toBe(2);
+    expect(missing.out.stderr).toMatch(/Volley answered 401 unauthenticated: .* — set VOLLEY_TOKEN to an API token/);
+    const refused = bufferIo({ VOLLEY_URL: base, VOLLEY_TOKEN: "vly_revoked" });
+    expect(await runCli(["run", plan("passes"), "--wait"], refused.io)).toBe(2);
+    expect(refused.out.stderr).toMatch(/— VOLLEY_TOKEN was refused: create a new API token/);
   });
 
   it("exits 1 when thresholds failed, and the JUnit report has the failure", async () => {

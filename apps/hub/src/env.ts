@@ -11,8 +11,14 @@ const envSchema = z.object({
   REDIS_URL: required("redis://127.0.0.1:6379", /^rediss?:\/\//),
   HUB_HOST: z.string().min(1, "set it to an interface address such as 127.0.0.1 or 0.0.0.0").default("127.0.0.1"),
   HUB_PORT: portSchema(3001),
-  // Shared with apps/agent's default so a local `npm start` works without setup; enrollment tokens replace it later.
-  AGENT_TOKEN: z.string().min(8, "use at least 8 characters").default("dev-local-agent-token"),
+  // The self-hosted bootstrap: one shared secret any agent may present (default org, the pool it names).
+  // Unset, agents need a join token (vat_…) created per organization in the web UI. `npm start`
+  // sets it to apps/agent's default so a local stack works without setup.
+  AGENT_TOKEN: z
+    .string()
+    .min(8, "use at least 8 characters, or unset it so only join tokens admit agents")
+    .refine((t) => !t.startsWith("vat_"), "a join token (vat_…) belongs to an agent, not the hub; unset AGENT_TOKEN or use another secret")
+    .optional(),
   LOG_LEVEL: logLevelSchema,
 });
 

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { AddressInfo } from "node:net";
 import { pino, type Logger } from "pino";
-import { checkDatabase, createDb, finishRun, getRun, migrateDatabase, setAgentStatus } from "@volley/db";
+import { checkDatabase, createDb, finishRun, getRunOfAnyOrg, markStaleAgentsOffline, migrateDatabase, setAgentStatus } from "@volley/db";
 import { checkRedis, createRedis } from "@volley/queue";
 import { Aggregator } from "./aggregator/aggregator";
 import { RunCoordinator } from "./coordination/run-coordinator";
@@ -20,7 +20,8 @@ import { errorMessage, settlesWithin } from "./util/wait";
 export interface HubConfig {
   databaseUrl: string;
   redisUrl: string;
-  agentToken: string;
+  /** Shared bootstrap token for self-hosted agents; null/undefined: only join tokens (vat_…) admit agents. */
+  agentToken?: string | null;
   host?: string;
   /** 0 picks a free port (tests). */
   port?: number;
@@ -79,6 +80,10 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
   };
   for (const [name, c] of Object.entries(connections)) c.on("error", (err) => log.warn({ connection: name, err: errorMessage(err) }, "redis connection error"));
   const redis = connections.commands;
+  // A hub that crashed left its agents' rows online; only rows nobody has heartbeated lately, since
+  // other replicas' agents are live (and lists judge staleness themselves anyway).
+  const staleAgents = await markStaleAgentsOffline(db);
+  if (staleAgents > 0) log.info({ agents: staleAgents }, "marked agents not heard from lately offline");
 
   const events = new RunEvents(redis, log, new LiveFeed({ db, redis, log }));
   const coordinator = new RunCoordinator(redis, connections.subscriber, log);
@@ -102,7 +107,7 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
   coordinator.onAbort((runId, reason) => {
     runner.abortRun(runId, reason);
     void (async () => {
-      const run = await getRun(db, runId);
+      const run = await getRunOfAnyOrg(db, runId);
       if (run?.status === "queued" && (await finishRun(db, runId, { status: "aborted", reason }))) {
         await events.status(runId, "aborted", reason);
         await coordinator.markFinalized(runId, "aborted");
@@ -125,7 +130,9 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
     }
     res.writeHead(404).end();
   });
-  const io = startAgentGateway({ httpServer, db, redis, adapterPub: connections.adapterPub, adapterSub: connections.adapterSub, agentToken: config.agentToken, registry, log });
+  const io = startAgentGateway({ httpServer, db, redis, adapterPub: connections.adapterPub, adapterSub: connections.adapterSub, agentToken: config.agentToken, registry, log,
+    recordStart: ({ runId, shardId, ...started }) => coordinator.markStarted(runId, shardId, started),
+  });
 
   runWorker.start();
   aggregator.start();

@@ -20,6 +20,7 @@ const hub = await startHub({
   process.exit(1);
 });
 log.info(`hub listening on http://${env.HUB_HOST}:${hub.port} (agent gateway /agent)`);
+log.info(env.AGENT_TOKEN ? "agents admitted with join tokens or the shared AGENT_TOKEN (bootstrap)" : "agents admitted with join tokens only (AGENT_TOKEN unset)");
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {

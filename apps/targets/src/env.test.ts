@@ -10,6 +10,7 @@ describe("targets env", () => {
       WS_ECHO_PORT: 9001,
       SOCKETIO_ECHO_PORT: 9002,
       SOCKJS_ECHO_PORT: 9003,
+      SOCKETCLUSTER_ECHO_PORT: 9006,
       LOG_LEVEL: "info",
     });
     expect(loadEnv({ WS_ECHO_PORT: "0" }).WS_ECHO_PORT).toBe(0);

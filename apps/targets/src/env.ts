@@ -6,6 +6,7 @@ const envSchema = z.object({
   WS_ECHO_PORT: port(9001),
   SOCKETIO_ECHO_PORT: port(9002),
   SOCKJS_ECHO_PORT: port(9003),
+  SOCKETCLUSTER_ECHO_PORT: port(9006),
   LOG_LEVEL: logLevelSchema,
 });
 

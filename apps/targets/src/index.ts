@@ -1,6 +1,9 @@
 export { startWsEchoServer, ECHO_PATH, type WsEchoServer, type WsEchoServerOptions } from "./ws-echo-server";
-export { startSocketioEchoServer, SOCKETIO_PATH } from "./socketio-echo-server";
+export { startSocketioEchoServer, SOCKETIO_PATH, SOCKETIO_JOIN_EVENT, SOCKETIO_PING_EVENT } from "./socketio-echo-server";
+export { startSocketioV2EchoServer } from "./socketio-v2-echo-server";
+export { startSocketioV3EchoServer } from "./socketio-v3-echo-server";
 export { startSockjsEchoServer, SOCKJS_PREFIX } from "./sockjs-echo-server";
+export { startSocketclusterEchoServer, SOCKETCLUSTER_PATH, SOCKETCLUSTER_ECHO_EVENT, SOCKETCLUSTER_PING_PROCEDURE } from "./socketcluster-echo-server";
 export type { EchoServer, EchoServerOptions } from "./echo-server";
 export { startHttpTargetServer, HTTP_PATHS, type HttpTargetServer } from "./http-target-server";
 export { RoomHub } from "./room-hub";

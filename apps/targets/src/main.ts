@@ -1,6 +1,7 @@
 import { pino } from "pino";
 import { loadEnv } from "./env";
 import type { EchoServer, EchoServerOptions } from "./echo-server";
+import { startSocketclusterEchoServer } from "./socketcluster-echo-server";
 import { startSocketioEchoServer } from "./socketio-echo-server";
 import { startSockjsEchoServer } from "./sockjs-echo-server";
 import { startWsEchoServer } from "./ws-echo-server";
@@ -11,7 +12,7 @@ const log = pino({ name: "targets", level: env.LOG_LEVEL });
 /** Starts one target or stops the process with a line naming the port variable to change. */
 async function start(
   label: string,
-  portVar: "WS_ECHO_PORT" | "SOCKETIO_ECHO_PORT" | "SOCKJS_ECHO_PORT",
+  portVar: "WS_ECHO_PORT" | "SOCKETIO_ECHO_PORT" | "SOCKJS_ECHO_PORT" | "SOCKETCLUSTER_ECHO_PORT",
   startServer: (o: EchoServerOptions) => Promise<EchoServer>,
 ): Promise<EchoServer> {
   const server = await startServer({ host: env.TARGETS_HOST, port: env[portVar] }).catch((err: NodeJS.ErrnoException) => {
@@ -27,6 +28,7 @@ const servers = [
   await start("ws echo", "WS_ECHO_PORT", startWsEchoServer),
   await start("socket.io echo", "SOCKETIO_ECHO_PORT", startSocketioEchoServer),
   await start("sockjs echo", "SOCKJS_ECHO_PORT", startSockjsEchoServer),
+  await start("socketcluster echo", "SOCKETCLUSTER_ECHO_PORT", startSocketclusterEchoServer),
 ];
 
 let stopping = false;

@@ -39,3 +39,9 @@ export class RoomHub<M> {
     this.rooms.clear();
   }
 }
+
+/** A `?room=` value: the room, undefined when absent, null when malformed (answer 400). */
+export function parseRoom(raw: string | null | undefined): string | undefined | null {
+  if (raw === null || raw === undefined) return undefined;
+  return raw.length > 0 && raw.length <= 200 ? raw : null;
+}

@@ -4,6 +4,7 @@ import sockjs from "sockjs";
 import { EchoHold, parseDelay } from "./echo-hold";
 import type { EchoServer, EchoServerOptions } from "./echo-server";
 import { closeHttp, hostPort, listenHttp } from "./listen-http";
+import { parseRoom, RoomHub } from "./room-hub";
 
 export const SOCKJS_PREFIX = "/echo";
 
@@ -12,15 +13,22 @@ function delayOf(rawUrl: string | undefined, fallback: number): number | undefin
   return parseDelay(new URL(rawUrl ?? "/", "http://x").searchParams.get("delay"), fallback);
 }
 
+/** The session's `?room=`: undefined when absent, null when malformed. */
+function roomOf(rawUrl: string | undefined): string | undefined | null {
+  return parseRoom(new URL(rawUrl ?? "/", "http://x").searchParams.get("room"));
+}
+
 /**
  * A SockJS echo at `/echo` (every transport sockjs-node offers): each message comes back
  * unchanged. `?delay=<ms>` on the URL overrides the server's delay for that session; a malformed
- * one is refused with HTTP 400 before SockJS sees the request, as the ws echo does.
+ * one is refused with HTTP 400 before SockJS sees the request, as the ws echo does. `?room=<name>`
+ * joins a room: each message also goes at once to every other member, the echo keeps its hold.
  */
 export async function startSockjsEchoServer(options: EchoServerOptions = {}): Promise<EchoServer> {
   const { port = 0, host = "127.0.0.1", delayMs = 0 } = options;
   const hold = new EchoHold();
   const open = new Set<sockjs.Connection>();
+  const rooms = new RoomHub<sockjs.Connection>();
 
   const sjs = sockjs.createServer({ prefix: SOCKJS_PREFIX, log: () => {} });
   sjs.on("connection", (conn: sockjs.Connection | null) => {
@@ -30,9 +38,19 @@ export async function startSockjsEchoServer(options: EchoServerOptions = {}): Pr
     const replies = hold.queue<string>(delayOf(conn.url, delayMs) ?? delayMs, (msg) => {
       if (conn.readyState === 1) conn.write(msg);
     });
-    conn.on("data", (msg: string) => replies.push(msg));
+    const room = roomOf(conn.url) ?? undefined;
+    if (room !== undefined) rooms.join(room, conn);
+    conn.on("data", (msg: string) => {
+      if (room !== undefined) {
+        rooms.publish(room, conn, (to) => {
+          if (to.readyState === 1) to.write(msg);
+        });
+      }
+      replies.push(msg);
+    });
     conn.on("close", () => {
       open.delete(conn);
+      if (room !== undefined) rooms.leave(room, conn);
       replies.dispose();
     });
   });
@@ -48,12 +66,12 @@ export async function startSockjsEchoServer(options: EchoServerOptions = {}): Pr
     const inner = http.listeners(event) as ((req: IncomingMessage, ...rest: unknown[]) => void)[];
     http.removeAllListeners(event);
     http.on(event, (req: IncomingMessage, resOrSocket: unknown, ...rest: unknown[]) => {
-      if (delayOf(req.url, delayMs) !== undefined) {
+      if (delayOf(req.url, delayMs) !== undefined && roomOf(req.url) !== null) {
         for (const fn of inner) fn.call(http, req, resOrSocket, ...rest);
       } else if (event === "request") {
         const res = resOrSocket as import("node:http").ServerResponse;
         res.writeHead(400, { "content-type": "text/plain" });
-        res.end("invalid delay: use ?delay=<ms>\n");
+        res.end("invalid delay or room: use ?delay=<ms> and ?room=<1 to 200 characters>\n");
       } else {
         (resOrSocket as Duplex).end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
       }
@@ -69,6 +87,7 @@ export async function startSockjsEchoServer(options: EchoServerOptions = {}): Pr
     connections: () => open.size,
     async close() {
       hold.clear();
+      rooms.clear();
       for (const conn of open) conn.close();
       open.clear();
       await closeHttp(http);

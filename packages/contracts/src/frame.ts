@@ -92,6 +92,12 @@ export const intervalFrameSchema = z.object({
    * replies after the last send is not counted as sending time.
    */
   activeMs: z.number().nonnegative().optional(),
+  /**
+   * On a shard's first frame: the planned start instant and the instant the schedule actually
+   * began, hub-clock epoch ms as the agent's offset-corrected clock saw them. The hub records the
+   * spread across agents on the run (start skew). Optional, so hubs and agents of other versions ignore it.
+   */
+  start: z.object({ plannedAt: z.number(), startedAt: z.number() }).optional(),
   /** connections.stages: the stage (0-based) the interval starts in. */
   stage: z.number().int().nonnegative().optional(),
   /** sweep: the step whose hold the interval belongs to (gap and ramp intervals have none). */

@@ -67,3 +67,21 @@ describe("plan targets per protocol", () => {
     if (!s.ok) expect(s.issues.map((i) => i.path)).toEqual(["target.sockjs.transports"]);
   });
 });
+
+describe("plan agents.onLoss", () => {
+  const withAgents = (agents: Record<string, unknown>) =>
+    validatePlan({ name: "t", target: { url: "ws://127.0.0.1:9001/echo" }, connections: { count: 1 }, scenario: { kind: "echo", message: { rate: 1 }, duration: "1s" }, agents });
+
+  it("is optional (absent means error) and takes degrade or error", () => {
+    const absent = withAgents({ count: 2 });
+    expect(absent.ok && absent.plan.agents).toEqual({ pool: "default", count: 2 });
+    const degrade = withAgents({ count: 2, onLoss: "degrade" });
+    expect(degrade.ok && degrade.plan.agents.onLoss).toBe("degrade");
+  });
+
+  it("names the field and the choices for anything else", () => {
+    const r = withAgents({ onLoss: "ignore" });
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.issues).toEqual([{ path: "agents.onLoss", message: 'use "error" (stop the run) or "degrade" (carry on with the other agents)' }]);
+  });
+});

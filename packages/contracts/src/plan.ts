@@ -14,7 +14,16 @@ export * from "./scenario";
 export const agentsSchema = z.strictObject({
   pool: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, "use lowercase letters, digits and dashes").default("default"),
   count: z.number().int().min(1).max(1000).default(1),
+  /**
+   * An agent lost mid-run (gone past its reconnect grace, or its shard job failed): "error" (the
+   * default when absent) stops the run as errored, since its load was not what the plan asked;
+   * "degrade" lets the other agents finish and ends the run "degraded". Either way the reason names
+   * the agent and every frame stored so far is kept.
+   */
+  onLoss: z.enum(["error", "degrade"], { error: 'use "error" (stop the run) or "degrade" (carry on with the other agents)' }).optional(),
 });
+
+export type AgentLossPolicy = NonNullable<z.output<typeof agentsSchema>["onLoss"]>;
 
 export const thresholdSchema = z
   .string()

@@ -53,7 +53,8 @@ export function runToJunit(run: Run, runUrl: string): string {
       cases.push({ name: expression, outcome: { kind: "skipped", type: "not-measured", message: `not evaluated: the run ${run.status} before anything was measured` } });
     }
   }
-  const ended = run.status === "errored" || run.status === "aborted";
+  // Degraded: some agent was lost, so the load was not the plan's; CI must not read it as a clean run.
+  const ended = run.status === "errored" || run.status === "aborted" || run.status === "degraded";
   cases.push({
     name: "run completed",
     outcome: ended

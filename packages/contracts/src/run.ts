@@ -1,9 +1,13 @@
 import { z } from "zod";
 import { planSchema } from "./plan";
 
-export const runStatusSchema = z.enum(["queued", "running", "passed", "failed", "errored", "aborted"]);
+/**
+ * `degraded`: an agent was lost mid-run under `agents.onLoss: degrade`; the others finished, so the
+ * results are real but from less load than planned (never a pass: CI exit codes treat it as an error).
+ */
+export const runStatusSchema = z.enum(["queued", "running", "passed", "failed", "errored", "aborted", "degraded"]);
 export type RunStatus = z.infer<typeof runStatusSchema>;
-export const FINAL_RUN_STATUSES: readonly RunStatus[] = ["passed", "failed", "errored", "aborted"];
+export const FINAL_RUN_STATUSES: readonly RunStatus[] = ["passed", "failed", "errored", "aborted", "degraded"];
 
 export const createRunBodySchema = z.strictObject({ plan: planSchema });
 export type CreateRunBody = z.infer<typeof createRunBodySchema>;
@@ -103,6 +107,29 @@ export const timingsSchema = z.object({
 });
 export type Timings = z.infer<typeof timingsSchema>;
 
+/** The storm scenario's canary: one extra connection pinging at its own rate while the crowd connects. */
+export const canarySummarySchema = z.object({
+  sent: z.number().int(),
+  received: z.number().int(),
+  lost: z.number().int(),
+  /** Its round trips from the intended send time, ms (the same numbers as timings.canary). */
+  latency: latencySummarySchema,
+});
+export type CanarySummary = z.infer<typeof canarySummarySchema>;
+
+/** The measured synchronized start: when each agent actually began vs the one planned instant (hub clock, ms). */
+export const startReportSchema = z.object({
+  plannedAt: z.number(),
+  /** Latest minus earliest actual start over the shards that reported; null with fewer than two. */
+  skewMs: z.number().nullable(),
+  /** The largest actual-minus-planned start (negative: early, as the agent's clock saw it). */
+  maxLateMs: z.number().nullable(),
+  shards: z.array(
+    z.object({ index: z.number().int(), agentId: z.string(), agentName: z.string(), startedAt: z.number(), lateMs: z.number() }),
+  ),
+});
+export type StartReport = z.infer<typeof startReportSchema>;
+
 /** The run summary. CI scripts depend on these names: extend, never rename. */
 export const runSummarySchema = z.object({
   messages: z.object({
@@ -129,10 +156,14 @@ export const runSummarySchema = z.object({
   deliveries: deliverySummarySchema.optional(),
   /** Every timed kind side by side (absent in summaries from before). */
   timings: timingsSchema.optional(),
+  /** Storm: the canary connection's pings, counted apart from `messages` (absent for other scenarios). */
+  canary: canarySummarySchema.optional(),
   /** Sweeps: one record per step, in order (absent without a sweep). */
   steps: z.array(sweepStepSchema).optional(),
   /** Sweeps with stopWhen: the highest rate that met it. */
   capacity: capacitySchema.optional(),
+  /** How far apart the agents actually started (absent when no agent reported its start, and in summaries from before). */
+  start: startReportSchema.optional(),
   intervals: z.object({ measured: z.number().int(), warmup: z.number().int(), saturated: z.number().int() }),
   thresholds: z.array(
     z.object({ expression: z.string(), ok: z.boolean(), actual: z.number().nullable(), message: z.string() }),

@@ -8,6 +8,7 @@ export * from "./repos/runs-repo";
 export * from "./repos/shards-repo";
 export * from "./repos/intervals-repo";
 export * from "./repos/agents-repo";
+export * from "./repos/agent-tokens-repo";
 export * from "./test-database";
 export * from "./repos/api-tokens-repo";
 export * from "./repos/plans-repo";

@@ -249,6 +249,8 @@ export const runs = pgTable(
     summary: jsonb("summary").$type<RunSummary>(),
     /** Spread between the earliest and latest shard start, ms, as reported by the agents. */
     startSkewMs: doublePrecision("start_skew_ms"),
+    /** The worst agent's actual start minus the planned start instant, ms (its offset-corrected clock); null when none reported. */
+    startLateMs: doublePrecision("start_late_ms"),
     createdAt: createdAt(),
     startedAt: timestamp("started_at", { withTimezone: true }),
     endedAt: timestamp("ended_at", { withTimezone: true }),

@@ -99,6 +99,8 @@ export function summarizeFrames(frames: readonly FrameLike[]): Omit<RunSummary, 
   const expected = sum(frames, COUNTERS.deliveriesExpected);
   const remote = sum(frames, COUNTERS.deliveriesRemote);
   const delivered = sum(frames, COUNTERS.deliveriesReceived);
+  const canary = latencySummary(hs.get(HISTOGRAMS.canaryLatency));
+  const hasCanary = frames.some((f) => COUNTERS.canarySent in f.counters);
   return {
     messages: {
       sent,
@@ -137,8 +139,11 @@ export function summarizeFrames(frames: readonly FrameLike[]): Omit<RunSummary, 
       roundTrip,
       delivery,
       firstMessage: latencySummary(hs.get(HISTOGRAMS.firstMessage)),
-      canary: latencySummary(hs.get(HISTOGRAMS.canaryLatency)),
+      canary,
     },
+    ...(hasCanary
+      ? { canary: { sent: sum(frames, COUNTERS.canarySent), received: sum(frames, COUNTERS.canaryReceived), lost: sum(frames, COUNTERS.canaryLost), latency: canary } }
+      : {}),
     intervals: {
       measured: measuredDuration.size,
       warmup: new Set(frames.filter((f) => f.warmup).map((f) => f.index)).size,

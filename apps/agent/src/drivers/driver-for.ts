@@ -2,6 +2,7 @@ import type { Protocol } from "@volley/contracts";
 import type { Driver } from "./driver";
 import { httpDriver } from "./http-driver";
 import { longPollingDriver, shortPollingDriver } from "./polling-driver";
+import { socketclusterDriver } from "./socketcluster-driver";
 import { socketioDriver } from "./socketio-driver";
 import { sockjsDriver } from "./sockjs-driver";
 import { sseDriver } from "./sse-driver";
@@ -17,6 +18,7 @@ const DRIVERS: Partial<Record<Protocol, Driver>> = {
   "short-polling": shortPollingDriver,
   http: httpDriver,
   stomp: stompDriver,
+  socketcluster: socketclusterDriver,
 };
 
 /** The driver for a plan's protocol, or undefined when this agent cannot speak it. */

@@ -1,12 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { COUNTERS, HISTOGRAMS, planSchema, type PlanInput } from "@volley/contracts";
 import { mergeEncoded } from "@volley/metrics";
-import { HTTP_PATHS, startHttpTargetServer, startStompEchoServer, type EchoServer } from "@volley/targets";
+import { HTTP_PATHS, startHttpTargetServer, startSocketclusterEchoServer, startSocketioEchoServer, startSocketioV2EchoServer, startStompEchoServer, type EchoServer } from "@volley/targets";
 import { runShard } from "../engine/run-shard";
 import type { EngineFrame } from "../engine/types";
-import { connectOptionsFor } from "./connect-options";
-import type { Driver } from "./driver";
-import { driverFor } from "./driver-for";
 
 const servers: EchoServer[] = [];
 afterEach(async () => {
@@ -15,20 +12,6 @@ afterEach(async () => {
 
 function total(frames: EngineFrame[], counter: string): number {
   return frames.reduce((n, f) => n + (f.counters[counter] ?? 0), 0);
-}
-
-/**
- * Until the engine builds its ConnectOptions with connectOptionsFor (it passes socketio and sockjs
- * only), the plan's other options blocks reach the driver through this wrapper.
- */
-function withPlanOptions(plan: ReturnType<typeof planSchema.parse>): Driver {
-  const driver = driverFor(plan.target.protocol)!;
-  const full = connectOptionsFor(plan.target);
-  return { protocol: driver.protocol, connect: (o) => driver.connect({ ...full, ...o, ...pickDefined(full) }) };
-}
-
-function pickDefined(o: object): object {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 }
 
 /**
@@ -44,7 +27,7 @@ async function echoRun(target: PlanInput["target"], minP50Ms = 20) {
     scenario: { kind: "echo", message: { rate: 10, bytes: 64, timeout: "5s" }, duration: "2s" },
   });
   const frames: EngineFrame[] = [];
-  const outcome = await runShard(plan, { startAt: Date.now() + 20, onFrame: (f) => frames.push(f), driver: withPlanOptions(plan) });
+  const outcome = await runShard(plan, { startAt: Date.now() + 20, onFrame: (f) => frames.push(f) });
   expect(outcome).toMatchObject({ status: "completed" });
   const sent = total(frames, COUNTERS.sent);
   expect(sent).toBeGreaterThanOrEqual(10 * 15);
@@ -64,10 +47,39 @@ async function serve<T extends EchoServer>(s: Promise<T>): Promise<T> {
   return server;
 }
 
-describe("shard engine over STOMP and the HTTP family", { timeout: 20_000 }, () => {
+describe("shard engine over STOMP, SocketCluster, Socket.IO v2 and the HTTP family", { timeout: 20_000 }, () => {
+  // The ping-throughput template: the server answers each ping `{count}`, not an echo; the ack (or
+  // the invoke's response) still answers that very message, so it is matched and timed.
+  it("socket.io ping answered {count} through the ack", async () => {
+    const s = await serve(startSocketioEchoServer());
+    await echoRun({ url: `${s.url}/ping?delay=20`, protocol: "socketio", socketio: { transports: ["websocket"], event: "ping", ack: true } });
+  });
+
+  it("socketcluster ping procedure answered {count}", async () => {
+    const s = await serve(startSocketclusterEchoServer());
+    await echoRun({ url: `${s.url}?delay=20`, protocol: "socketcluster", socketcluster: { mode: "invoke", event: "ping" } });
+  });
+
   it("stomp over websocket", async () => {
     const s = await serve(startStompEchoServer());
     await echoRun({ url: `${s.url}?delay=20`, protocol: "stomp" });
+  });
+
+  for (const mode of ["invoke", "transmit"] as const) {
+    it(`socketcluster ${mode}`, async () => {
+      const s = await serve(startSocketclusterEchoServer());
+      await echoRun({ url: `${s.url}?delay=20`, protocol: "socketcluster", socketcluster: { mode } });
+    });
+  }
+
+  it("socketcluster publish to the connection's own channel (channel messages are never held)", async () => {
+    const s = await serve(startSocketclusterEchoServer());
+    await echoRun({ url: `${s.url}?delay=20`, protocol: "socketcluster", socketcluster: { mode: "publish" } }, 0);
+  });
+
+  it("socket.io v2 (Engine.IO 3) with acks over polling", async () => {
+    const s = await serve(startSocketioV2EchoServer());
+    await echoRun({ url: `${s.url}/?delay=20`, protocol: "socketio", socketio: { version: 2, ack: true, transports: ["polling"] } });
   });
 
   it("sse + POST", async () => {

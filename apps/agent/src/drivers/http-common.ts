@@ -55,10 +55,4 @@ export async function bodyText(res: Dispatcher.ResponseData): Promise<string> {
   return res.body.text();
 }
 
-/** target.url with `?room=<room>` added when the connection joins one (SSE, polling, raw ws, SockJS). */
-export function withRoom(url: string, room: string | undefined): string {
-  if (room === undefined) return url;
-  const u = new URL(url);
-  u.searchParams.set("room", room);
-  return u.toString();
-}
+export { withRoom } from "./room-url";

@@ -5,6 +5,7 @@ import SockJS from "sockjs-client";
 import { ConnectError, type ErrorClass } from "./connect-error";
 import { ConnectionBase } from "./connection-base";
 import type { ConnectOptions, Connection, Driver } from "./driver";
+import { withRoom } from "./room-url";
 import { classifyWsError } from "./ws-driver";
 
 /**
@@ -72,16 +73,18 @@ class SockjsConnection extends ConnectionBase {
   }
 }
 
-/** SockJS via sockjs-client in Node, on the transports the plan allows. */
+/** SockJS via sockjs-client in Node, on the transports the plan allows; `room` joins through `?room=`. */
 export const sockjsDriver: Driver = {
   protocol: "sockjs",
   connect(opts: ConnectOptions): Promise<Connection> {
     const { transports } = opts.sockjs ?? sockjsOptionsSchema.parse({});
     const startedAt = performance.now();
+    // sockjs-client keeps the query on every transport URL, so the session opens already in the room.
+    const url = withRoom(opts.url, opts.room);
     return new Promise((resolve, reject) => {
       let sock: Sock;
       try {
-        sock = new SockJS(opts.url, undefined, { transports, timeout: opts.connectTimeoutMs }) as unknown as Sock;
+        sock = new SockJS(url, undefined, { transports, timeout: opts.connectTimeoutMs }) as unknown as Sock;
       } catch (err) {
         reject(new ConnectError("other", err instanceof Error ? err.message : String(err)));
         return;
@@ -99,7 +102,7 @@ export const sockjsDriver: Driver = {
       sock.onclose = (e) => {
         if (settled) return;
         const left = Math.max(100, opts.connectTimeoutMs - (performance.now() - startedAt));
-        void diagnose(opts.url, left).then((found) => {
+        void diagnose(url, left).then((found) => {
           fail(found?.errorClass ?? "handshake", found?.detail ?? `${e.reason || "closed"} (SockJS ${e.code})`);
         });
       };

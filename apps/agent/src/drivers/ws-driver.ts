@@ -2,6 +2,7 @@ import { WebSocket, type RawData } from "ws";
 import { ConnectError, type ErrorClass } from "./connect-error";
 import { ConnectionBase } from "./connection-base";
 import type { ConnectOptions, Connection, Driver } from "./driver";
+import { withRoom } from "./room-url";
 
 const REFUSED = new Set(["ECONNREFUSED"]);
 const TIMED_OUT = new Set(["ETIMEDOUT", "ESOCKETTIMEDOUT"]);
@@ -47,12 +48,13 @@ class WsConnection extends ConnectionBase {
   }
 }
 
-/** Raw WebSocket (RFC 6455) via the `ws` package. */
+/** Raw WebSocket (RFC 6455) via the `ws` package; `room` joins through `?room=` on the URL. */
 export const wsDriver: Driver = {
   protocol: "ws",
   connect(opts: ConnectOptions): Promise<Connection> {
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(opts.url, {
+      // A room is a query parameter: the server joins the socket before it answers the upgrade.
+      const ws = new WebSocket(withRoom(opts.url, opts.room), {
         headers: opts.headers,
         perMessageDeflate: opts.perMessageDeflate ?? false,
         localAddress: opts.localAddress,

@@ -6,7 +6,8 @@
  *   4       4     connection id (uint32, index within the shard)
  *   8       8     sequence number per connection (float64: exact integers up to 2^53)
  *   16      8     intended send time, monotonic µs (float64, sub-µs precision)
- *   24      8     reserved (zero)
+ *   24      4     shard tag (uint32): tells this shard's messages from other shards' in a shared room
+ *   28      4     reserved (zero)
  *   32..    -     zero padding up to the plan's message size
  *
  * Big-endian so a packet capture reads naturally. The intended (not actual) send time travels in
@@ -21,13 +22,22 @@ export interface DecodedMessage {
   intendedUs: number;
 }
 
-export function encodeMessage(connId: number, seq: number, intendedUs: number, bytes: number): Buffer {
+export function encodeMessage(connId: number, seq: number, intendedUs: number, bytes: number, shardTag = 0): Buffer {
   const buf = Buffer.alloc(Math.max(bytes, MESSAGE_HEADER_BYTES));
   buf.writeUInt32BE(MAGIC, 0);
   buf.writeUInt32BE(connId >>> 0, 4);
   buf.writeDoubleBE(seq, 8);
   buf.writeDoubleBE(intendedUs, 16);
+  buf.writeUInt32BE(shardTag >>> 0, 24);
   return buf;
+}
+
+/**
+ * The shard tag of a message decodeMessage accepted. Connection ids and monotonic times are only
+ * meaningful within the shard that sent them, so a delivery is timed only when the tag is ours.
+ */
+export function decodeShardTag(data: Buffer): number {
+  return data.readUInt32BE(24);
 }
 
 /** Null for anything that is not one of our messages (wrong size, magic, or a text frame). */

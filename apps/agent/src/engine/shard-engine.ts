@@ -1,17 +1,18 @@
+import { randomBytes } from "node:crypto";
 import { COUNTERS, ERROR_PREFIX, HISTOGRAMS, durationMs, type Plan } from "@volley/contracts";
 import { IntervalRecorder } from "@volley/metrics";
 import { ConnectError, type ErrorClass } from "../drivers/connect-error";
+import { connectOptionsFor } from "../drivers/connect-options";
 import type { CloseInfo, Connection, Driver } from "../drivers/driver";
 import { driverFor } from "../drivers/driver-for";
-import { createArrival, type Arrival } from "./arrival";
+import { createArrival } from "./arrival";
 import { systemClock, type Clock } from "./clock";
 import { HealthMonitor, SATURATION } from "./health-monitor";
-import { decodeMessage, encodeMessage } from "./message-codec";
-import { MinHeap } from "./min-heap";
-import { PendingTracker, REPLY } from "./pending-tracker";
+import { scenarioRoles, type ScenarioRoles } from "./scenario-roles";
+import { SendSchedule } from "./send-schedule";
+import { ShardAccounting } from "./shard-accounting";
 import type { RunShardOptions, ShardOutcome, ShardStatus, ShardTotals } from "./types";
 
-/** Not in COUNTERS (yet): replies seen twice for one message. */
 /** With no connection open after this many failed attempts, the shard errors instead of grinding through the ramp. */
 const FAIL_FAST_ATTEMPTS = 100;
 const S = 1_000_000;
@@ -24,43 +25,38 @@ const enum State { Idle, Connecting, Open, Gone }
  * every open connection sends on its own schedule of intended times (per: connection) or takes its
  * turn in one aggregate schedule (per: aggregate). A single timer loop sends everything whose
  * intended time has passed, so a late loop shows up as send lag and as latency — never as a
- * quietly lower rate. The run lasts ramp (count / rate) + duration, then waits for replies up to
- * message.timeout.
+ * quietly lower rate. The run lasts ramp (count / rate) + duration, then waits for replies and
+ * deliveries up to message.timeout.
+ *
+ * Scenarios differ only in roles (see scenario-roles): a room per connection (broadcast, groups:
+ * every other member's copy is a delivery, timed from the intended send time), whether the
+ * sender's own copy is a round trip, and the storm's canary, one extra connection (id = count)
+ * on its own schedule and counters.
  */
 export class ShardEngine {
   private readonly clock: Clock;
   private readonly driver: Driver | undefined;
   private readonly recorder = new IntervalRecorder();
   private readonly health = new HealthMonitor();
-  private readonly tracker: PendingTracker;
-  private readonly arrival: Arrival;
-  private readonly heap = new MinHeap();
+  private readonly accounting: ShardAccounting;
+  private readonly schedule: SendSchedule;
+  private readonly roles: ScenarioRoles;
+  /** Storm only: the canary's id (count); -1 without one. */
+  private readonly canaryId: number;
   private readonly count: number;
+  /** count, plus the canary when there is one. */
+  private readonly planned: number;
   private readonly attemptGapUs: number;
-  private readonly bytes: number;
-  private readonly perConnection: boolean;
   private readonly intervalUs: number;
   private readonly warmupMs: number;
-  private readonly connectTimeoutMs: number;
 
   private t0 = 0;
   private endUs = 0;
   private readonly state: Uint8Array;
   private readonly conns: (Connection | undefined)[] = [];
-  private readonly schedT0: number[] = [];
-  private readonly schedK: number[] = [];
-  private readonly seqs: number[] = [];
-  /** Highest sequence answered per connection, to count replies that arrive out of order. */
-  private readonly newestReply: number[] = [];
-  /** Open connection ids for round-robin in aggregate mode; position kept for O(1) removal. */
-  private readonly openList: number[] = [];
-  private readonly openPos: number[] = [];
-  private rr = 0;
-  private aggT0 = -1;
-  private aggK = 0;
-  private aggDue = Infinity;
 
   private attempts = 0;
+  private canaryAttempted = false;
   private inFlight = 0;
   private active = 0;
   private readonly failures = new Map<ErrorClass, { count: number; detail: string }>();
@@ -82,14 +78,14 @@ export class ShardEngine {
     const msg = plan.scenario.message;
     this.count = plan.connections.count;
     this.attemptGapUs = S / plan.connections.rate;
-    this.bytes = msg.bytes;
-    this.perConnection = msg.per === "connection";
     this.intervalUs = S / msg.rate;
-    this.arrival = createArrival(msg.arrival, msg.rate, opts.random);
-    this.tracker = new PendingTracker(durationMs(msg.timeout) * 1000);
+    this.schedule = new SendSchedule(msg.per === "connection", createArrival(msg.arrival, msg.rate, opts.random));
+    this.roles = scenarioRoles(plan.scenario, opts.shard ?? randomBytes(4).toString("hex"));
+    this.canaryId = this.roles.canaryRate === undefined ? -1 : this.count;
+    this.accounting = new ShardAccounting(this.recorder, this.totals, this.roles, this.canaryId, msg.bytes, durationMs(msg.timeout) * 1000);
+    this.planned = this.count + (this.canaryId >= 0 ? 1 : 0);
     this.warmupMs = durationMs(plan.scenario.warmup);
-    this.connectTimeoutMs = durationMs(plan.target.connectTimeout);
-    this.state = new Uint8Array(this.count);
+    this.state = new Uint8Array(this.planned);
   }
 
   async run(): Promise<ShardOutcome> {
@@ -101,15 +97,19 @@ export class ShardEngine {
     this.t0 = nowMono + (this.opts.startAt - this.clock.hubNowMs()) * 1000;
     const rampUs = this.count * this.attemptGapUs;
     this.endUs = this.t0 + rampUs + durationMs(this.plan.scenario.duration) * 1000;
+    this.schedule.endUs = this.endUs;
     this.frameStartUs = this.t0;
 
     const done = new Promise<ShardOutcome>((resolve) => (this.resolveRun = resolve));
     const onAbort = () => this.finish("aborted", abortReason(signal!));
     signal?.addEventListener("abort", onAbort, { once: true });
     this.waitUntil(this.t0, () => {
+      const startedAt = this.clock.hubNowMs();
       this.started = true;
       this.health.sample(); // start the first interval's CPU and event-loop window at the start instant
       this.tick();
+      // After the first tick: reporting must not delay the first sends.
+      this.opts.onStart?.(startedAt);
     });
     const outcome = await done;
     signal?.removeEventListener("abort", onAbort);
@@ -135,28 +135,33 @@ export class ShardEngine {
 
     while (now >= this.frameStartUs + S) this.emitFrame();
 
+    // The canary connects first, so it is in place before the crowd arrives.
+    if (this.canaryId >= 0 && !this.canaryAttempted) {
+      this.canaryAttempted = true;
+      this.attempt(this.canaryId);
+    }
     while (this.attempts < this.count && this.t0 + this.attempts * this.attemptGapUs <= now) this.attempt(this.attempts++);
 
-    if (this.perConnection) this.sendPerConnection(now);
-    else this.sendAggregate(now);
+    this.schedule.due(now, this.isOpen, this.send);
 
     now = this.clock.monoUs();
-    const lost = this.tracker.expire(now);
-    if (lost > 0) this.countLost(lost);
+    this.accounting.expire(now);
 
     if (this.drained(now)) return this.finish("completed");
     this.scheduleNext(now);
   };
 
-  /** Past the end with no reply awaited and no connect attempt pending (one may still fail and make the shard errored). */
+  private readonly isOpen = (id: number): boolean => this.state[id] === State.Open;
+
+  /** Past the end with no reply or delivery awaited and no connect attempt pending (one may still fail and make the shard errored). */
   private drained(now: number): boolean {
-    return now >= this.endUs && this.tracker.outstanding === 0 && this.inFlight === 0;
+    return now >= this.endUs && this.accounting.outstanding === 0 && this.inFlight === 0;
   }
 
   private scheduleNext(now: number): void {
-    let next = Math.min(this.frameStartUs + S, this.tracker.nextDeadline());
+    let next = Math.min(this.frameStartUs + S, this.accounting.nextDeadline());
     if (now < this.endUs) {
-      next = Math.min(next, this.endUs, this.perConnection ? this.heap.peekKey() : this.aggDue);
+      next = Math.min(next, this.endUs, this.schedule.nextDue());
       if (this.attempts < this.count) next = Math.min(next, this.t0 + this.attempts * this.attemptGapUs);
     }
     if (this.timer) clearTimeout(this.timer);
@@ -168,26 +173,20 @@ export class ShardEngine {
     this.state[id] = State.Connecting;
     this.inFlight++;
     const startedUs = this.clock.monoUs();
-    const target = this.plan.target;
+    const room = id === this.canaryId ? undefined : this.roles.roomFor(id);
     let connecting: Promise<Connection>;
     try {
-      connecting = this.driver!.connect({
-        url: target.url,
-        headers: target.headers,
-        connectTimeoutMs: this.connectTimeoutMs,
-        socketio: target.socketio,
-        sockjs: target.sockjs,
-      });
+      connecting = this.driver!.connect(connectOptionsFor(this.plan.target, room === undefined ? {} : { room }));
     } catch (err) {
       connecting = Promise.reject(err); // a driver that throws instead of rejecting is still just a failed attempt
     }
     connecting.then(
-      (conn) => this.opened(id, conn, startedUs),
+      (conn) => this.opened(id, conn, startedUs, room),
       (err: unknown) => this.failed(err),
     );
   }
 
-  private opened(id: number, conn: Connection, startedUs: number): void {
+  private opened(id: number, conn: Connection, startedUs: number, room: string | undefined): void {
     this.inFlight--;
     if (this.finished) return conn.close();
     const now = this.clock.monoUs();
@@ -197,29 +196,19 @@ export class ShardEngine {
     this.active++;
     this.state[id] = State.Open;
     this.conns[id] = conn;
-    this.seqs[id] = 0;
-    conn.onMessage((data) => this.onReply(id, data));
+    // connect() resolved once the server has it in the room: from now on it expects every member's message.
+    this.accounting.opened(id, now, room);
+    conn.onMessage((data) => this.onMessage(id, data));
     conn.onClose((info) => this.onClosed(id, info));
     if (now >= this.endUs) {
       if (this.drained(now)) this.finish("completed");
       return;
     }
-
-    if (this.perConnection) {
-      this.schedT0[id] = now;
-      this.schedK[id] = 0;
-      this.addExpected(now);
-      this.heap.push(id, this.arrival.next(0, now, now));
-    } else {
-      this.openPos[id] = this.openList.length;
-      this.openList.push(id);
-      if (this.aggT0 < 0) {
-        this.aggT0 = now;
-        this.aggDue = this.arrival.next(0, now, now);
-        this.addExpected(now);
-      }
-    }
-    this.tick();
+    if (id === this.canaryId) this.schedule.open(id, now, createArrival("constant", this.roles.canaryRate!));
+    else if (this.schedule.open(id, now)) this.addExpected(now);
+    // Next microtask, not now: connections whose connects complete together are all in their rooms
+    // before the first of them sends (its slot is still timed from the open, so any wait is send lag).
+    queueMicrotask(this.tick);
   }
 
   private addExpected(fromUs: number): void {
@@ -240,7 +229,7 @@ export class ShardEngine {
     if (seen) seen.count++;
     else this.failures.set(errorClass, { count: 1, detail });
 
-    const allFailed = this.totals.failed === this.count || this.totals.failed >= FAIL_FAST_ATTEMPTS;
+    const allFailed = this.totals.failed === this.planned || this.totals.failed >= FAIL_FAST_ATTEMPTS;
     if (this.totals.opened === 0 && allFailed) this.finish("errored", this.connectFailureReason());
     else if (this.drained(this.clock.monoUs())) this.finish("completed");
   }
@@ -248,66 +237,25 @@ export class ShardEngine {
   /** "connect refused: ws://127.0.0.1:9/echo (ECONNREFUSED) — 50 of 50 attempts failed", naming the commonest class. */
   private connectFailureReason(): string {
     const [errorClass, worst] = [...this.failures.entries()].sort((a, b) => b[1].count - a[1].count)[0]!;
-    const planned = this.attempts < this.count ? ` (stopped early: none of ${this.count} planned connections opened)` : "";
-    return `connect ${errorClass}: ${this.plan.target.url} (${worst.detail}) — ${this.totals.failed} of ${this.attempts} attempts failed${planned}`;
+    const attempts = this.attempts + (this.canaryAttempted ? 1 : 0);
+    const planned = attempts < this.planned ? ` (stopped early: none of ${this.planned} planned connections opened)` : "";
+    return `connect ${errorClass}: ${this.plan.target.url} (${worst.detail}) — ${this.totals.failed} of ${attempts} attempts failed${planned}`;
   }
 
-  private sendPerConnection(now: number): void {
-    const heap = this.heap;
-    while (heap.peekKey() <= now) {
-      const intended = heap.peekKey();
-      const id = heap.pop()!;
-      if (this.state[id] !== State.Open) continue;
-      this.send(id, intended);
-      const k = ++this.schedK[id]!;
-      const next = this.arrival.next(k, this.schedT0[id]!, intended);
-      if (next < this.endUs) heap.push(id, next);
-    }
-  }
-
-  private sendAggregate(now: number): void {
-    while (this.aggDue <= now && this.aggDue < this.endUs) {
-      // With every connection gone, the slot passes unsent: there is nobody to send it on.
-      if (this.openList.length > 0) this.send(this.openList[this.rr++ % this.openList.length]!, this.aggDue);
-      this.aggDue = this.arrival.next(++this.aggK, this.aggT0, this.aggDue);
-    }
-    if (this.aggDue >= this.endUs) this.aggDue = Infinity;
-  }
-
-  private send(id: number, intendedUs: number): void {
-    const seq = this.seqs[id]!;
-    this.seqs[id] = seq + 1;
-    this.tracker.add(id, seq, intendedUs);
-    this.conns[id]!.send(encodeMessage(id, seq, intendedUs, this.bytes));
+  private readonly send = (id: number, intendedUs: number): void => {
+    this.conns[id]!.send(this.accounting.message(id, intendedUs));
     const lag = this.clock.monoUs() - intendedUs;
     this.recorder.recordMicros(HISTOGRAMS.sendLag, lag);
     if (lag > this.lagMaxUs) this.lagMaxUs = lag;
     if (lag > LATE_US) this.lateSends++;
     this.intervalSends++;
-    this.recorder.increment(COUNTERS.sent);
-    this.totals.sent++;
-  }
+  };
 
-  private onReply(id: number, data: Buffer | string): void {
+  private onMessage(id: number, data: Buffer | string): void {
     if (this.finished) return;
     const now = this.clock.monoUs();
-    const msg = decodeMessage(data);
-    const intended = msg && msg.connId === id ? this.tracker.resolve(id, msg.seq) : REPLY.unknown;
-    if (intended >= 0) {
-      const newest = this.newestReply[id] ?? -1;
-      if (msg!.seq < newest) this.recorder.increment(COUNTERS.outOfOrder);
-      else this.newestReply[id] = msg!.seq;
-      this.recorder.recordMicros(HISTOGRAMS.messageLatency, now - intended);
-      this.recorder.increment(COUNTERS.received);
-      this.totals.received++;
-      if (this.drained(now)) this.finish("completed");
-    } else if (intended === REPLY.duplicate) {
-      this.recorder.increment(COUNTERS.duplicated);
-      this.totals.duplicated++;
-    } else if (intended === REPLY.unknown) {
-      this.recorder.increment(ERROR_PREFIX + "protocol");
-    }
-    // REPLY.late: already counted lost at its deadline; counting it again would double-count.
+    this.accounting.received(id, data, now);
+    if (this.drained(now)) this.finish("completed");
   }
 
   private onClosed(id: number, info: CloseInfo): void {
@@ -318,23 +266,8 @@ export class ShardEngine {
     this.recorder.increment(COUNTERS.connectionsClosed);
     this.totals.closed++;
     if (info.byServer) this.recorder.increment(ERROR_PREFIX + (info.errorClass ?? "closed"));
-    if (!this.perConnection) this.removeFromOpenList(id);
-    const lost = this.tracker.abandonConnection(id);
-    if (lost > 0) this.countLost(lost);
-  }
-
-  private removeFromOpenList(id: number): void {
-    const pos = this.openPos[id]!;
-    const last = this.openList.pop()!;
-    if (last !== id) {
-      this.openList[pos] = last;
-      this.openPos[last] = pos;
-    }
-  }
-
-  private countLost(n: number): void {
-    this.recorder.increment(COUNTERS.lost, n);
-    this.totals.lost += n;
+    this.schedule.close(id);
+    this.accounting.closed(id);
   }
 
   /** Emits the current interval: a full second, or (given where it ends) the final partial one. */
@@ -367,10 +300,7 @@ export class ShardEngine {
     if (!this.started) return this.resolveRun(this.outcome(status, error));
 
     // Replies still awaited when the wait is over are lost; on abort nobody waited, so they stay uncounted.
-    if (status !== "aborted") {
-      const lost = this.tracker.abandonAll();
-      if (lost > 0) this.countLost(lost);
-    }
+    if (status !== "aborted") this.accounting.abandonAll();
     for (let id = 0; id < this.conns.length; id++) {
       const conn = this.conns[id];
       if (!conn) continue;

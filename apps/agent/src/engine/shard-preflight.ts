@@ -1,7 +1,7 @@
 import type { Plan } from "@volley/contracts";
 import { driverFor } from "../drivers/driver-for";
 
-const ENGINE_SCENARIOS: readonly string[] = ["echo"];
+const ENGINE_SCENARIOS: readonly string[] = ["echo", "broadcast", "groups", "storm", "http-rps"];
 
 export interface AgentLimits {
   maxConnections: number;
@@ -16,7 +16,6 @@ export function shardPreflight(plan: Plan, limits: AgentLimits): string | undefi
   }
   if (plan.connections.stages) return "connections.stages is not supported by this agent version; use connections.count and connections.rate";
   if (plan.sweep) return "sweep is not supported by this agent version; remove it and run one rate per plan";
-  if (plan.target.socketio && plan.target.socketio.version === 2) return "target.socketio.version 2 is not supported by this agent version; use a Socket.IO v3 or v4 server";
   if (plan.connections.count > limits.maxConnections) {
     return `plan asks for ${plan.connections.count} connections; this agent allows at most ${limits.maxConnections} (AGENT_MAX_CONNECTIONS)`;
   }

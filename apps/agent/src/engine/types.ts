@@ -20,6 +20,13 @@ export interface RunShardOptions {
   driver?: Driver;
   /** Source of randomness for Poisson arrivals (tests pass a seeded one). */
   random?: () => number;
+  /**
+   * This shard's name in group room names (`<room>-<shard>-<group>`): the hub's shard id. Absent
+   * (standalone runs, tests), a random one, so two runs never share a group room.
+   */
+  shard?: string;
+  /** Called once when the schedule actually begins, with that instant in hub-clock epoch ms (start skew). */
+  onStart?: (startedAtHubMs: number) => void;
 }
 
 /** Whole-shard totals, for logs, the standalone CLI and tests; the frames carry the same counts. */
@@ -33,6 +40,10 @@ export interface ShardTotals {
   opened: number;
   failed: number;
   closed: number;
+  /** Broadcast and groups: deliveries of this shard's messages (expected = received + lost once drained). */
+  deliveries?: { expected: number; received: number; lost: number; remote: number };
+  /** Storm: the canary connection's pings, apart from the crowd's (not in sent/received/lost). */
+  canary?: { sent: number; received: number; lost: number };
 }
 
 export interface ShardOutcome {

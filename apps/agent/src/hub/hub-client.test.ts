@@ -162,6 +162,11 @@ describe("hub client", () => {
 
     const first = hub.frames[0]!;
     expect(first).toMatchObject({ agentId: "agent-7", runId: "run-1", index: 0, startedAt: startAt });
+    // The first frame carries the measured start: planned vs actual, on the hub's clock as the agent sees it.
+    expect(first.start?.plannedAt).toBe(startAt);
+    expect(first.start!.startedAt - startAt).toBeGreaterThan(-5);
+    expect(first.start!.startedAt - startAt).toBeLessThan(1000);
+    expect(hub.frames.filter((f) => f.start)).toHaveLength(hub.frames.filter((f) => f.seq === 0).length);
     // Frame 0 closes 1 s after the start instant, which was 300 ms after we sent it (in hub time).
     expect(hub.arrivals[0]! - startedAt).toBeGreaterThan(1250);
     expect(hub.arrivals[0]! - startedAt).toBeLessThan(3000);

@@ -88,7 +88,7 @@ export class ShardSlot {
     }
     const controller = new AbortController();
     const job = state.job;
-    const done = this.execute(job, startAt, clock, controller.signal);
+    const done = this.execute(job, { planned: parsed.data.startAt, startAt }, clock, controller.signal);
     this.state = { kind: "running", job, controller, done };
     return OK;
   }
@@ -121,11 +121,15 @@ export class ShardSlot {
     }
   }
 
-  private async execute(job: ShardJob, startAt: number, clock: Clock, signal: AbortSignal): Promise<void> {
+  private async execute(job: ShardJob, { planned, startAt }: { planned: number; startAt: number }, clock: Clock, signal: AbortSignal): Promise<void> {
     const { log } = this.deps;
     let seq = 0;
+    // The measured start rides on the next frame (the first), so it shares the frames' reliable, ordered spool.
+    let start: IntervalFrame["start"];
+    const onStart = (startedAt: number) => void (start = { plannedAt: planned, startedAt });
     const onFrame = (body: EngineFrame) => {
-      const frame: IntervalFrame = { runId: job.runId, shardId: job.shardId, agentId: this.deps.agentId(), seq: seq++, ...body };
+      const frame: IntervalFrame = { runId: job.runId, shardId: job.shardId, agentId: this.deps.agentId(), seq: seq++, ...body, ...(start ? { start } : {}) };
+      start = undefined;
       const checked = frameMessageSchema.safeParse(frame);
       if (!checked.success) log.error({ issues: describeIssues(fieldIssues(checked.error)) }, "frame does not match the contract");
       this.deps.outbox.push(AGENT_EVENTS.frame, frame);
@@ -133,7 +137,7 @@ export class ShardSlot {
     log.info({ shardId: job.shardId, inMs: Math.round(startAt - clock.hubNowMs()) }, `shard ${job.shardId} starting`);
     let ended: Pick<ShardOutcome, "status" | "error">;
     try {
-      const outcome = await runShard(job.plan, { startAt, clock, onFrame, signal });
+      const outcome = await runShard(job.plan, { startAt, clock, onFrame, onStart, signal, shard: job.shardId });
       log.info({ shardId: job.shardId, error: outcome.error, totals: outcome.totals }, `shard ${job.shardId} ${outcome.status}`);
       ended = outcome;
     } catch (err) {

@@ -27,10 +27,21 @@ export interface EndedShard {
   frames: number | null;
   agentId: string | null;
   agentName: string | null;
+  /** The agent was lost (gone past its reconnect grace, or its hub stopped holding the shard), as opposed to ending the shard itself. */
+  lost?: boolean;
+}
+
+/** An agent's report of when its shard actually began (hub clock, as its offset-corrected clock saw it). */
+export interface StartedShard {
+  agentId: string;
+  agentName: string;
+  plannedAt: number;
+  startedAt: number;
 }
 
 export interface RunState {
   armed: Map<string, ArmedShard>;
+  started: Map<string, StartedShard>;
   ended: Map<string, EndedShard>;
   startAt: number | null;
   /** The run worker told every shard to stand down (arming timed out, a shard failed, deadline). */
@@ -40,7 +51,7 @@ export interface RunState {
   finalized: string | null;
 }
 
-type CoordKind = "armed" | "ended" | "start" | "cancel" | "finalized" | "abort";
+type CoordKind = "armed" | "started" | "ended" | "start" | "cancel" | "finalized" | "abort";
 interface CoordMessage {
   kind: CoordKind;
   runId: string;
@@ -117,6 +128,10 @@ export class RunCoordinator {
     return this.write(runId, `armed:${shardId}`, JSON.stringify(info), { kind: "armed", runId });
   }
 
+  markStarted(runId: string, shardId: string, started: StartedShard): Promise<void> {
+    return this.write(runId, `started:${shardId}`, JSON.stringify(started), { kind: "started", runId });
+  }
+
   markEnded(runId: string, shardId: string, ended: EndedShard): Promise<void> {
     return this.write(runId, `ended:${shardId}`, JSON.stringify(ended), { kind: "ended", runId });
   }
@@ -135,9 +150,10 @@ export class RunCoordinator {
 
   async getState(runId: string): Promise<RunState> {
     const raw = await this.redis.hgetall(runStateKey(runId));
-    const state: RunState = { armed: new Map(), ended: new Map(), startAt: null, cancel: null, abort: null, finalized: null };
+    const state: RunState = { armed: new Map(), started: new Map(), ended: new Map(), startAt: null, cancel: null, abort: null, finalized: null };
     for (const [field, value] of Object.entries(raw)) {
       if (field.startsWith("armed:")) state.armed.set(field.slice(6), JSON.parse(value) as ArmedShard);
+      else if (field.startsWith("started:")) state.started.set(field.slice(8), JSON.parse(value) as StartedShard);
       else if (field.startsWith("ended:")) state.ended.set(field.slice(6), JSON.parse(value) as EndedShard);
       else if (field === "start") state.startAt = Number(value);
       else if (field === "cancel") state.cancel = value;

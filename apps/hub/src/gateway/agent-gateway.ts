@@ -1,4 +1,3 @@
-import { createHash, timingSafeEqual } from "node:crypto";
 import type { Server as HttpServer } from "node:http";
 import { Server, type Socket } from "socket.io";
 import { createAdapter } from "@socket.io/redis-adapter";
@@ -8,7 +7,6 @@ import {
   AGENT_EVENTS,
   AGENT_NAMESPACE,
   REDIS_KEYS,
-  agentHelloSchema,
   describeIssues,
   fieldIssues,
   frameMessageSchema,
@@ -17,8 +15,10 @@ import {
   type Ack,
   type AgentHello,
 } from "@volley/contracts";
-import { upsertAgent, type Db } from "@volley/db";
+import { touchAgentToken, upsertAgent, type Db } from "@volley/db";
 import { errorMessage } from "../util/wait";
+import { poolKey } from "../shards/pool-key";
+import { createAdmission } from "./agent-admission";
 import type { AgentRegistry } from "./agent-registry";
 
 export interface AgentGatewayOptions {
@@ -29,17 +29,21 @@ export interface AgentGatewayOptions {
   /** Two dedicated connections for the Socket.IO Redis adapter (one of them subscribes). */
   adapterPub: Redis;
   adapterSub: Redis;
-  agentToken: string;
+  /** The shared bootstrap token (self-hosted); null/undefined: only join tokens admit agents. */
+  agentToken?: string | null;
   registry: AgentRegistry;
+  /** Records an agent's actual start of a shard on the run (coordination state, read at finalize). */
+  recordStart: (report: { runId: string; shardId: string; agentId: string; agentName: string; plannedAt: number; startedAt: number }) => Promise<void>;
   log: Logger;
 }
 
 interface AgentSocketData {
   hello: AgentHello;
   agentId: string;
+  /** The join token that admitted the agent (re-checked at every heartbeat); null for the bootstrap token. */
+  tokenId: string | null;
+  orgId: string;
 }
-
-const digest = (s: string) => createHash("sha256").update(s).digest();
 
 /** Ack callbacks come from the network: call them only if the agent actually asked for one. */
 function replier(ack: unknown): (reply: Ack | Record<string, unknown>) => void {
@@ -60,21 +64,19 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
     // Frames carry several encoded histograms; a busy second can exceed the 1 MB default.
     maxHttpBufferSize: 8 * 1024 * 1024,
   });
-  const expected = digest(opts.agentToken);
+  const admit = createAdmission(db, opts.agentToken);
   const nsp = io.of(AGENT_NAMESPACE);
 
   nsp.use((socket, next) => {
     const auth = (socket.handshake.auth ?? {}) as Record<string, unknown>;
-    // Token first (constant-time, on digests so lengths match), so strangers learn nothing about the schema.
-    if (typeof auth.token !== "string" || !timingSafeEqual(digest(auth.token), expected)) {
-      log.warn({ address: socket.handshake.address }, "rejected agent: invalid token");
-      return next(new Error("invalid agent token"));
-    }
-    const hello = agentHelloSchema.safeParse(auth);
-    if (!hello.success) return next(new Error(`invalid agent hello: ${describeIssues(fieldIssues(hello.error))}`));
-    upsertAgent(db, hello.data)
-      .then((row) => {
-        socket.data = { hello: hello.data, agentId: row.id } satisfies AgentSocketData;
+    admit(auth)
+      .then(async (admission) => {
+        if (!admission.ok) {
+          log.warn({ address: socket.handshake.address, why: admission.log }, "rejected agent");
+          return next(new Error(admission.error));
+        }
+        const row = await upsertAgent(db, admission.hello, admission.enrollment);
+        socket.data = { hello: admission.hello, agentId: row.id, ...admission.enrollment } satisfies AgentSocketData;
         next();
       })
       .catch((err) => {
@@ -84,31 +86,56 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
   });
 
   nsp.on("connection", (socket: Socket) => {
-    const { hello, agentId } = socket.data as AgentSocketData;
-    const session = registry.attach(hello, agentId, socket);
-    log.info({ agentId, name: hello.name, pool: hello.pool, version: hello.version }, "agent connected");
+    const { hello, agentId, tokenId, orgId } = socket.data as AgentSocketData;
+    const session = registry.attach({ ...hello, pool: poolKey(orgId, hello.pool) }, agentId, socket);
+    log.info({ agentId, name: hello.name, orgId, pool: hello.pool, tokenId, version: hello.version }, "agent connected");
     socket.emit(AGENT_EVENTS.welcome, { agentId });
 
     socket.on(AGENT_EVENTS.clockPing, (...args: unknown[]) => replier(args[args.length - 1])({ hubTime: Date.now() }));
 
     socket.on(AGENT_EVENTS.heartbeat, (payload: unknown, ack: unknown) => {
+      const reply = replier(ack);
       const hb = heartbeatSchema.safeParse(payload);
-      if (!hb.success) return replier(ack)({ ok: false, error: `invalid heartbeat: ${describeIssues(fieldIssues(hb.error))}` });
-      // Refreshes last_seen_at; the status is the registry's, not the agent's opinion of itself.
-      registry.emit("heartbeat", session, hb.data);
-      replier(ack)({ ok: true });
+      if (!hb.success) return reply({ ok: false, error: `invalid heartbeat: ${describeIssues(fieldIssues(hb.error))}` });
+      if (!tokenId) {
+        // Refreshes last_seen_at; the status is the registry's, not the agent's opinion of itself.
+        registry.emit("heartbeat", session, hb.data);
+        return reply({ ok: true });
+      }
+      touchAgentToken(db, tokenId)
+        .then((live) => {
+          if (live) {
+            registry.emit("heartbeat", session, hb.data);
+            return reply({ ok: true });
+          }
+          log.warn({ agentId, name: hello.name, tokenId }, "disconnecting agent: its join token was revoked");
+          reply({ ok: false, error: "agent token revoked: this agent's join token was revoked; ask an admin of your Volley organization for a new one" });
+          // After the ack is flushed; the agent's reconnects are then refused with the same reason.
+          setImmediate(() => socket.disconnect(true));
+        })
+        .catch((err) => {
+          // A database blip must not drop working agents: admit until the next heartbeat.
+          log.warn({ agentId, err: errorMessage(err) }, "could not check the agent's join token");
+          registry.emit("heartbeat", session, hb.data);
+          reply({ ok: true });
+        });
     });
 
     socket.on(AGENT_EVENTS.frame, (payload: unknown, ack: unknown) => {
       const reply = replier(ack);
       const frame = frameMessageSchema.safeParse(payload);
       if (!frame.success) return reply({ ok: false, error: `invalid frame: ${describeIssues(fieldIssues(frame.error))}` });
-      const { runId } = frame.data;
-      redis
-        .multi()
-        .xadd(REDIS_KEYS.frames(runId), "*", "f", JSON.stringify(frame.data))
-        .sadd(REDIS_KEYS.activeRuns, runId)
-        .exec()
+      const { runId, shardId, start } = frame.data;
+      // A shard's first frame carries its measured start; recorded before the ack, so a failure means a resend.
+      const recorded = start ? opts.recordStart({ runId, shardId, agentId, agentName: hello.name, ...start }) : Promise.resolve();
+      recorded
+        .then(() =>
+          redis
+            .multi()
+            .xadd(REDIS_KEYS.frames(runId), "*", "f", JSON.stringify(frame.data))
+            .sadd(REDIS_KEYS.activeRuns, runId)
+            .exec(),
+        )
         .then((results) => {
           const failed = results?.find(([err]) => err);
           if (!results || failed) throw failed?.[0] ?? new Error("transaction discarded");

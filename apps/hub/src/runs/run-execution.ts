@@ -4,7 +4,7 @@ import { durationMs, type Plan } from "@volley/contracts";
 import {
   countFramesByShard,
   finishRun,
-  getRun,
+  getRunOfAnyOrg,
   insertShards,
   listAgents,
   listFrames,
@@ -18,9 +18,10 @@ import { summarizeRun } from "@volley/metrics";
 import { enqueue, shardJob } from "@volley/queue";
 import { streamDrained } from "../aggregator/stream-backlog";
 import type { RunCoordinator, RunState } from "../coordination/run-coordinator";
+import { poolKey } from "../shards/pool-key";
 import type { ShardQueues } from "../shards/shard-queues";
 import { errorMessage, seconds, sleep } from "../util/wait";
-import { decideOutcome, startSkewMs } from "./run-outcome";
+import { decideOutcome, lossStopReason, startReport, startSkewMs } from "./run-outcome";
 import type { RunEvents } from "./run-events";
 import { planShards } from "./shard-planner";
 
@@ -68,6 +69,7 @@ export function runDeadlineMs(plan: Plan, t: RunTiming): number {
 export class RunExecution {
   private shards: ShardRow[] = [];
   private plan: Plan | null = null;
+  private orgId: string | null = null;
   private started = false;
 
   constructor(
@@ -79,12 +81,13 @@ export class RunExecution {
   async execute(recovered = false): Promise<void> {
     const { db, log, coordinator, events, timing } = this.deps;
     const runId = this.runId;
-    const run = await getRun(db, runId);
+    const run = await getRunOfAnyOrg(db, runId);
     if (!run) return void log.warn({ runId }, "run job for an unknown run; skipped");
     if (!(await markRunRunning(db, runId))) {
       if (recovered && run.status === "running") {
         // Nobody supervises this run any more; its shards must not go on loading the target.
         this.plan = run.plan;
+        this.orgId = run.orgId;
         this.shards = await listShards(db, runId);
         this.started = (await coordinator.getState(runId)).startAt !== null;
         return this.standDown("the hub orchestrating this run stopped (its job stalled); the run was ended rather than left unsupervised");
@@ -92,6 +95,7 @@ export class RunExecution {
       return void log.info({ runId, status: run.status }, "run is no longer queued; skipped");
     }
     this.plan = run.plan;
+    this.orgId = run.orgId;
     await events.status(runId, "running");
     log.info({ runId, name: run.name }, "run started");
 
@@ -101,7 +105,7 @@ export class RunExecution {
 
     const plans = planShards(run.plan);
     this.shards = await insertShards(db, runId, plans);
-    const queue = this.deps.queues.get(run.plan.agents.pool);
+    const queue = this.deps.queues.get(poolKey(run.orgId, run.plan.agents.pool));
     for (const s of this.shards) {
       await enqueue(queue, shardJob, { runId, shardId: s.id, index: s.index, count: s.count, plan: s.plan }, { jobId: s.id });
     }
@@ -127,7 +131,21 @@ export class RunExecution {
     log.info({ runId, startAt, shards: this.shards.length }, "run start published");
 
     const endWithinMs = timing.startLeadMs + runLengthMs(run.plan) + 30_000;
-    const ended = await coordinator.waitFor(runId, (s) => (this.shards.every((sh) => s.ended.has(sh.id)) ? s : undefined), { timeoutMs: endWithinMs });
+    const onLoss = run.plan.agents.onLoss;
+    const ending = await coordinator.waitFor(
+      runId,
+      (s) => {
+        if (this.shards.every((sh) => s.ended.has(sh.id))) return { state: s };
+        const lost = s.abort ? null : lossStopReason(this.outcomeShards(s), onLoss);
+        return lost ? { lost } : undefined;
+      },
+      { timeoutMs: endWithinMs },
+    );
+    if (ending?.lost) {
+      log.warn({ runId, reason: ending.lost }, "agent lost; stopping the run (agents.onLoss: error)");
+      return this.standDown(ending.lost);
+    }
+    const ended = ending?.state;
     if (!ended) {
       const state = await coordinator.getState(runId);
       const late = this.shards.filter((sh) => !state.ended.has(sh.id)).map((sh) => `${sh.index + 1}/${sh.count}`);
@@ -144,7 +162,7 @@ export class RunExecution {
     const reason = state.abort ?? runError ?? "cancelled";
     await coordinator.cancel(this.runId, reason);
     // Shards still waiting in the queue never reach an agent.
-    const queue = this.plan ? this.deps.queues.get(this.plan.agents.pool) : null;
+    const queue = this.plan && this.orgId ? this.deps.queues.get(poolKey(this.orgId, this.plan.agents.pool)) : null;
     for (const sh of this.shards) {
       if (state.ended.has(sh.id) || state.armed.has(sh.id)) continue;
       const removed = await queue?.remove(sh.id).catch(() => 0);
@@ -164,7 +182,7 @@ export class RunExecution {
     const plan = this.plan!;
     const state = await coordinator.getState(this.runId);
     const unarmed = this.shards.filter((sh) => !state.armed.has(sh.id)).map((sh) => `${sh.index + 1}/${sh.count}`);
-    const agents = (await listAgents(db)).filter((a) => a.pool === plan.agents.pool && a.status !== "offline").length;
+    const agents = (await listAgents(db, this.orgId ?? undefined)).filter((a) => a.pool === plan.agents.pool && a.status !== "offline").length;
     return `no agent in pool '${plan.agents.pool}' armed shard ${unarmed.join(", ")} within ${seconds(timing.armTimeoutMs)} (${agents} agent${agents === 1 ? "" : "s"} connected)`;
   }
 
@@ -187,21 +205,30 @@ export class RunExecution {
     log.warn({ runId: this.runId, stored: counts }, `frames not all stored within ${seconds(timing.storeWaitMs)}; finalizing with what is stored`);
   }
 
+  private outcomeShards(state: RunState) {
+    return this.shards.map((sh) => ({ index: sh.index, count: sh.count, ended: state.ended.get(sh.id) }));
+  }
+
   /** Summary, thresholds and the final status, written once; then the aggregator may let the run go. */
   async finalize(runError: string | null): Promise<void> {
     const { db, coordinator, events, log } = this.deps;
     const runId = this.runId;
     const state = await coordinator.getState(runId);
     const frames = await listFrames(db, runId);
-    const summary = this.started || frames.length > 0 ? summarizeRun(frames, this.plan?.thresholds ?? []) : null;
+    const measured = this.started || frames.length > 0 ? summarizeRun(frames, this.plan?.thresholds ?? []) : null;
+    const start = startReport(this.shards, state.started);
+    const summary = measured && start ? { ...measured, start } : measured;
     const thresholds = summary?.thresholds ?? [];
     const outcome = decideOutcome({
       abort: state.abort,
       runError,
-      shards: this.shards.map((sh) => ({ index: sh.index, count: sh.count, ended: state.ended.get(sh.id) })),
+      shards: this.outcomeShards(state),
       thresholds,
+      onLoss: this.plan?.agents.onLoss,
     });
-    const changed = await finishRun(db, runId, { ...outcome, summary, startSkewMs: startSkewMs(frames) });
+    // The agents' own start reports; runs whose agents did not report fall back to the frames' interval starts.
+    const startSkew = start && start.skewMs !== null ? start.skewMs : startSkewMs(frames);
+    const changed = await finishRun(db, runId, { ...outcome, summary, startSkewMs: startSkew, startLateMs: start?.maxLateMs ?? null });
     if (changed) await events.status(runId, outcome.status, outcome.reason);
     await coordinator.markFinalized(runId, outcome.status);
     log.info({ runId, status: outcome.status, reason: outcome.reason, frames: frames.length }, "run finished");

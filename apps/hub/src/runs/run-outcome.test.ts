@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { EndedShard } from "../coordination/run-coordinator";
-import { decideOutcome, startSkewMs } from "./run-outcome";
+import { decideOutcome, lossStopReason, startSkewMs } from "./run-outcome";
 
 const ended = (status: EndedShard["status"], error: string | null = null): EndedShard => ({ status, error, frames: 1, agentId: "agt_a", agentName: "a" });
 const failedThreshold = { expression: "latency.p95 < 200ms", ok: false, actual: 250, message: "latency.p95 = 250ms, limit < 200ms (off by 50ms)" };
@@ -23,6 +23,36 @@ describe("run outcome", () => {
       { index: 2, count: 3, ended: ended("aborted", "hub shutting down") },
     ];
     expect(decideOutcome({ abort: null, runError: null, shards, thresholds: [] }).reason).toBe("shard 2/3: agent b (agt_b) lost: gone; shard 3/3: aborted: hub shutting down");
+  });
+
+  it("degrades only under onLoss degrade, only when every broken shard lost its agent and another completed", () => {
+    const lost: EndedShard = { ...ended("errored", "agent b (agt_b) lost: gone"), lost: true };
+    const shards = [
+      { index: 0, count: 2, ended: ended("completed") },
+      { index: 1, count: 2, ended: lost },
+    ];
+    expect(decideOutcome({ abort: null, runError: null, shards, thresholds: [], onLoss: "degrade" })).toEqual({
+      status: "degraded",
+      reason: "shard 2/2: agent b (agt_b) lost: gone; the other agents finished 1 of 2 shards (agents.onLoss: degrade)",
+    });
+    expect(decideOutcome({ abort: null, runError: null, shards, thresholds: [failedThreshold], onLoss: "degrade" }).reason).toMatch(/; thresholds on the reduced load: latency\.p95 = 250ms/);
+    expect(decideOutcome({ abort: null, runError: null, shards, thresholds: [] }).status).toBe("errored");
+    // An agent's own error is not a loss; nor is a run where nobody finished.
+    const ownError = [shards[0]!, { index: 1, count: 2, ended: ended("errored", "connect refused") }];
+    expect(decideOutcome({ abort: null, runError: null, shards: ownError, thresholds: [], onLoss: "degrade" }).status).toBe("errored");
+    const allLost = [{ index: 0, count: 2, ended: lost }, { index: 1, count: 2, ended: lost }];
+    expect(decideOutcome({ abort: null, runError: null, shards: allLost, thresholds: [], onLoss: "degrade" }).status).toBe("errored");
+    expect(decideOutcome({ abort: "user", runError: null, shards, thresholds: [], onLoss: "degrade" }).status).toBe("aborted");
+  });
+
+  it("stops a started run on a lost agent unless onLoss is degrade", () => {
+    const lost: EndedShard = { ...ended("errored", "agent b (agt_b) lost: gone"), lost: true };
+    const running = [{ index: 0, count: 2, ended: undefined }, { index: 1, count: 2, ended: lost }];
+    expect(lossStopReason(running, undefined)).toBe('shard 2/2: agent b (agt_b) lost: gone; the other agents were stopped (agents.onLoss: error; "degrade" would let them finish)');
+    expect(lossStopReason(running, "error")).not.toBeNull();
+    expect(lossStopReason(running, "degrade")).toBeNull();
+    expect(lossStopReason([{ index: 0, count: 1, ended: lost }], undefined)).toBe("agent b (agt_b) lost: gone");
+    expect(lossStopReason([{ index: 0, count: 2, ended: ended("errored", "own") }, running[0]!], undefined)).toBeNull();
   });
 
   it("measures start skew from the shards' first intervals", () => {

@@ -1,7 +1,7 @@
 import { Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { REDIS_KEYS } from "@volley/contracts";
-import { getRun, finishRun } from "@volley/db";
+import { getRunOfAnyOrg, finishRun } from "@volley/db";
 import { QUEUE_NAMES, runJob } from "@volley/queue";
 import { errorMessage, seconds, sleep, TimeoutError, withTimeout } from "../util/wait";
 import { RunExecution, runDeadlineMs, type RunExecutionDeps } from "./run-execution";
@@ -35,7 +35,7 @@ export class RunWorker {
     const exec = new RunExecution(runId, this.deps);
     this.running.set(runId, exec);
     try {
-      const run = await getRun(this.deps.db, runId);
+      const run = await getRunOfAnyOrg(this.deps.db, runId);
       const deadline = run ? runDeadlineMs(run.plan, this.deps.timing) : 60_000;
       await withTimeout(exec.execute(recovered), deadline, `run did not finish within its deadline of ${seconds(deadline)}`);
     } catch (err) {

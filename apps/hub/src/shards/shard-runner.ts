@@ -108,7 +108,7 @@ export class ShardRunner {
       exec.abort.promise.then((reason): Interrupt => ({ t: "abort", reason })),
     ]);
     const fromInterrupt = (i: Interrupt): Promise<EndedShard> | EndedShard => {
-      if (i.t === "lost") return { ...base, status: "errored", error: `${who} lost: ${i.reason}`, frames: null };
+      if (i.t === "lost") return { ...base, status: "errored", error: `${who} lost: ${i.reason}`, frames: null, lost: true };
       if (i.t === "ended") return { ...base, status: i.end.status, error: i.end.error ?? null, frames: i.end.frames };
       return this.afterAbort(exec, lease, who, i.reason);
     };
@@ -176,7 +176,7 @@ export class ShardRunner {
       this.opts.log.warn({ shardId: exec.job.shardId, agentId: base.agentId }, "agent did not end its shard after abort");
       return { ...base, status: "aborted", error: reason, frames: null };
     }
-    if ("lost" in r) return { ...base, status: "errored", error: `${who} lost: ${r.lost}`, frames: null };
+    if ("lost" in r) return { ...base, status: "errored", error: `${who} lost: ${r.lost}`, frames: null, lost: true };
     return { ...base, status: r.status, error: r.error ?? (r.status === "aborted" ? reason : null), frames: r.frames };
   }
 }

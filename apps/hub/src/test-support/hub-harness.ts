@@ -2,7 +2,7 @@ import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { pino } from "pino";
 import { FINAL_RUN_STATUSES, type Plan } from "@volley/contracts";
-import { createDb, createTestDatabase, getRun, insertRun, type DbHandle, type RunRow } from "@volley/db";
+import { createDb, createTestDatabase, getRunOfAnyOrg, insertRun, type DbHandle, type RunRow } from "@volley/db";
 import { createRedis, enqueue, QUEUE_NAMES, runJob } from "@volley/queue";
 import { startHub, type HubConfig, type RunningHub } from "../hub";
 
@@ -60,7 +60,7 @@ export async function startHubHarness(opts: { databaseServerUrl: string; redisUr
     async waitForFinal(runId, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const run = await getRun(db.db, runId);
+        const run = await getRunOfAnyOrg(db.db, runId);
         if (run && FINAL_RUN_STATUSES.includes(run.status)) return run;
         if (Date.now() > deadline) throw new Error(`run ${runId} still ${run?.status} after ${timeoutMs} ms`);
         await new Promise((r) => setTimeout(r, 50));

@@ -123,6 +123,11 @@ export class ScriptedAgent {
     return this.socket.timeout(5000).emitWithAck(AGENT_EVENTS.shardEnd, end) as Promise<Ack>;
   }
 
+  heartbeat(busy = false): Promise<Ack> {
+    const health = { cpu: 1, eventLoopDelayMs: { p50: 1, max: 1 }, rssMb: 50, sendLagMaxMs: 0, saturated: false };
+    return this.socket.timeout(5000).emitWithAck(AGENT_EVENTS.heartbeat, { busy, health }) as Promise<Ack>;
+  }
+
   clockPing(): Promise<{ hubTime: number }> {
     return this.socket.timeout(5000).emitWithAck(AGENT_EVENTS.clockPing, { t0: Date.now() }) as Promise<{ hubTime: number }>;
   }

@@ -6,11 +6,24 @@ import { usePathname } from "next/navigation";
 const LINKS = [
   { href: "/", label: "Runs", active: (p: string) => p === "/" || (p.startsWith("/runs/") && p !== "/runs/new") },
   { href: "/runs/new", label: "New run", active: (p: string) => p === "/runs/new" },
+  { href: "/plans", label: "Plans", active: (p: string) => p.startsWith("/plans") },
+  { href: "/compare", label: "Compare", active: (p: string) => p.startsWith("/compare") },
+  { href: "/agents", label: "Agents", active: (p: string) => p.startsWith("/agents") },
+  { href: "/settings/tokens", label: "Settings", active: (p: string) => p.startsWith("/settings") },
   { href: "/api-docs", label: "API", active: (p: string) => p === "/api-docs" },
 ] as const;
 
+const AUTH_PAGES = new Set(["/sign-in", "/sign-up"]);
+
+async function signOut() {
+  // better-auth clears the session cookie; a full load then lands on /sign-in through the page guard.
+  await fetch("/api/auth/sign-out", { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }).catch(() => {});
+  window.location.assign("/sign-in");
+}
+
 export function NavLinks() {
   const pathname = usePathname() ?? "/";
+  if (AUTH_PAGES.has(pathname)) return null;
   return (
     <nav className="nav" aria-label="Main">
       {LINKS.map((l) => (
@@ -18,6 +31,9 @@ export function NavLinks() {
           {l.label}
         </Link>
       ))}
+      <button type="button" className="nav-link nav-signout" onClick={() => void signOut()}>
+        Sign out
+      </button>
     </nav>
   );
 }

@@ -2,10 +2,12 @@
 
 import { durationMs, parsePlanDocument, type FieldIssue, type Plan } from "@volley/contracts";
 import { useRouter } from "next/navigation";
-import { useDeferredValue, useMemo, useRef, useState, type KeyboardEvent } from "react";
+import { useDeferredValue, useMemo, useState } from "react";
 import { parse as parseYaml } from "yaml";
 import { ApiRequestError, apiFetch } from "../lib/api-client";
 import { fmtDuration, fmtInt } from "../lib/format";
+import { PlanForm } from "./plan-form";
+import { YamlEditor } from "./yaml-editor";
 
 type SubmitState =
   | { kind: "idle" }
@@ -20,22 +22,56 @@ function describePlan(plan: Plan): string {
   return `${fmtInt(plan.connections.count)} ${plan.target.protocol} connection${plan.connections.count === 1 ? "" : "s"} (opened at ${fmtInt(plan.connections.rate)}/s) to ${plan.target.url}; ${s.kind}, ${rate} of ${fmtInt(s.message.bytes)} bytes for ${fmtDuration(durationMs(s.duration))}${warm}.`;
 }
 
-export function PlanEditor({ initialText }: { initialText: string }) {
+interface PlanEditorProps {
+  initialText: string;
+  /** A saved plan: Save writes its next version, Run saves first when changed, then runs it by id. */
+  saved?: { id: string; version: number };
+  /** Offer "Save plan" (a new saved plan) next to Run. */
+  canSave?: boolean;
+}
+
+export function PlanEditor({ initialText, saved, canSave = false }: PlanEditorProps) {
   const router = useRouter();
   const [text, setText] = useState(initialText);
+  const [savedText, setSavedText] = useState(initialText);
+  const [saveState, setSaveState] = useState<SubmitState>({ kind: "idle" });
   const [submit, setSubmit] = useState<SubmitState>({ kind: "idle" });
   const deferred = useDeferredValue(text);
   const result = useMemo(() => parsePlanDocument(deferred), [deferred]);
-  const gutterRef = useRef<HTMLPreElement>(null);
-  const lineCount = text.split("\n").length;
+
+  const dirty = text !== savedText;
+  /** Saves the document: a new plan (then opens it) or the next version of this one. */
+  const save = async (): Promise<boolean> => {
+    if (!parsePlanDocument(text).ok) return false;
+    setSaveState({ kind: "submitting" });
+    try {
+      const body = JSON.stringify({ plan: parseYaml(text) as unknown });
+      if (saved) {
+        await apiFetch(`/api/v1/plans/${saved.id}`, { method: "PUT", body });
+        setSavedText(text);
+        setSaveState({ kind: "idle" });
+        router.refresh(); // the version history
+      } else {
+        const record = await apiFetch<{ id: string }>("/api/v1/plans", { method: "POST", body });
+        router.push(`/plans/${record.id}`);
+      }
+      return true;
+    } catch (err) {
+      if (err instanceof ApiRequestError && err.status === 400) setSaveState({ kind: "rejected", message: err.message, issues: err.issues });
+      else setSaveState({ kind: "failed", message: err instanceof Error ? err.message : String(err) });
+      return false;
+    }
+  };
 
   const run = async () => {
     const checked = parsePlanDocument(text);
     if (!checked.ok || submit.kind === "submitting") return;
+    if (saved && dirty && !(await save())) return;
     setSubmit({ kind: "submitting" });
     try {
       // Send the document as written; the server validates it again and fills defaults itself.
-      const { id } = await apiFetch<{ id: string }>("/api/v1/runs", { method: "POST", body: JSON.stringify({ plan: parseYaml(text) as unknown }) });
+      const body = saved ? { planId: saved.id } : { plan: parseYaml(text) as unknown };
+      const { id } = await apiFetch<{ id: string }>("/api/v1/runs", { method: "POST", body: JSON.stringify(body) });
       router.push(`/runs/${id}`);
     } catch (err) {
       if (err instanceof ApiRequestError && err.status === 400) setSubmit({ kind: "rejected", message: err.message, issues: err.issues });
@@ -43,47 +79,25 @@ export function PlanEditor({ initialText }: { initialText: string }) {
     }
   };
 
-  const onKeyDown = (e: KeyboardEvent<HTMLTextAreaElement>) => {
-    if (e.key === "Enter" && (e.metaKey || e.ctrlKey)) {
-      e.preventDefault();
-      void run();
-    } else if (e.key === "Tab" && !e.shiftKey && !e.altKey && !e.metaKey && !e.ctrlKey) {
-      e.preventDefault();
-      const el = e.currentTarget;
-      el.setRangeText("  ", el.selectionStart, el.selectionEnd, "end");
-      setText(el.value);
-    }
-  };
 
   const stale = deferred !== text;
   return (
     <div className="editor-layout">
       <div className="editor-wrap">
-        <pre className="editor-gutter" ref={gutterRef} aria-hidden="true">
-          {Array.from({ length: lineCount }, (_, i) => i + 1).join("\n")}
-        </pre>
-        <textarea
-          className="editor"
+        <YamlEditor
           value={text}
-          onChange={(e) => {
-            setText(e.target.value);
+          onChange={(next) => {
+            setText(next);
             if (submit.kind === "rejected" || submit.kind === "failed") setSubmit({ kind: "idle" });
           }}
-          onKeyDown={onKeyDown}
-          onScroll={(e) => {
-            if (gutterRef.current) gutterRef.current.scrollTop = e.currentTarget.scrollTop;
-          }}
-          spellCheck={false}
-          autoCapitalize="off"
-          autoComplete="off"
-          autoCorrect="off"
-          wrap="off"
-          aria-label="Test plan (YAML)"
-          aria-invalid={!result.ok}
+          onSubmit={() => void run()}
+          label="Test plan (YAML)"
+          invalid={!result.ok}
         />
       </div>
 
       <aside className="editor-side">
+        <PlanForm text={text} plan={result.ok ? result.plan : null} onChange={setText} />
         <div className={`panel check ${result.ok ? "check-ok" : "check-bad"}${stale ? " stale" : ""}`} aria-live="polite">
           {result.ok ? (
             <>
@@ -111,9 +125,20 @@ export function PlanEditor({ initialText }: { initialText: string }) {
         </div>
 
         <button type="button" className="button primary block" disabled={!result.ok || submit.kind === "submitting"} onClick={() => void run()}>
-          {submit.kind === "submitting" ? "Starting…" : "Run"}
+          {submit.kind === "submitting" ? "Starting…" : saved && dirty ? "Save and run" : "Run"}
         </button>
-        <p className="subtle small center">Ctrl+Enter runs the plan · Tab indents</p>
+        {(canSave || saved) && (
+          <button type="button" className="button block" disabled={!result.ok || saveState.kind === "submitting" || (saved !== undefined && !dirty)} onClick={() => void save()}>
+            {saveState.kind === "submitting" ? "Saving…" : saved ? (dirty ? `Save as version ${saved.version + 1}` : `Saved (version ${saved.version})`) : "Save plan"}
+          </button>
+        )}
+        {(saveState.kind === "rejected" || saveState.kind === "failed") && (
+          <div className="panel panel-error" role="alert">
+            <h2 className="panel-title">The plan could not be saved</h2>
+            {saveState.kind === "rejected" && saveState.issues.length ? <IssueList issues={saveState.issues} /> : <p className="panel-message">{saveState.message}</p>}
+          </div>
+        )}
+        <p className="subtle small center">Ctrl+Enter runs the plan · Ctrl+Space completes a field</p>
 
         {submit.kind === "rejected" && (
           <div className="panel panel-error" role="alert">
@@ -133,15 +158,16 @@ export function PlanEditor({ initialText }: { initialText: string }) {
           <dl className="small">
             <dt>target</dt>
             <dd>
-              <code>url</code> (ws:// or wss://), <code>protocol: ws</code>, <code>connectTimeout</code>, <code>headers</code>
+              <code>url</code>, <code>protocol</code>: ws, socketio, sockjs, stomp, sse, long-polling, short-polling, http or socketcluster (each with its own options block, e.g.{" "}
+              <code>socketio: {"{ ack: true }"}</code>), <code>connectTimeout</code>, <code>headers</code>
             </dd>
             <dt>connections</dt>
             <dd>
-              <code>count</code>, <code>rate</code> (new connections per second)
+              <code>count</code>, <code>rate</code> (new connections per second), or <code>stages</code> to ramp up and down
             </dd>
             <dt>scenario</dt>
             <dd>
-              <code>kind: echo</code>, <code>message</code> {"{ bytes, rate, per: connection|aggregate, arrival: constant|poisson, timeout }"},{" "}
+              <code>kind</code>: echo, broadcast, groups, storm or http-rps; <code>message</code> {"{ bytes, rate, per: connection|aggregate, arrival: constant|poisson, timeout }"},{" "}
               <code>duration</code>, <code>warmup</code>
             </dd>
             <dt>thresholds</dt>

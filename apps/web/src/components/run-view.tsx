@@ -108,7 +108,7 @@ export function RunView({ initialRun, initialIntervals }: { initialRun: Run; ini
 
       {showReason && (
         <div className={`banner banner-${run.status}`} role="status">
-          <strong>{run.status === "failed" ? "Failed: " : run.status === "errored" ? "Errored: " : run.status === "aborted" ? "Aborted: " : ""}</strong>
+          <strong>{run.status === "failed" ? "Failed: " : run.status === "errored" ? "Errored: " : run.status === "aborted" ? "Aborted: " : run.status === "degraded" ? "Degraded: " : ""}</strong>
           {run.reason}
         </div>
       )}

@@ -7,6 +7,7 @@ const LABELS: Record<RunStatus, string> = {
   failed: "Failed",
   errored: "Errored",
   aborted: "Aborted",
+  degraded: "Degraded",
 };
 
 export function StatusBadge({ status, large = false }: { status: RunStatus; large?: boolean }) {

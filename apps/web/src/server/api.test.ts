@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import "@volley/devstack/vitest-context";
 import { COUNTERS, HISTOGRAMS, REDIS_KEYS, type IntervalFrame, type IntervalPoint, type Plan, type Run } from "@volley/contracts";
-import { createDb, createTestDatabase, getRun, insertFrames, insertRun, insertShards, markRunRunning, type DbHandle } from "@volley/db";
+import { createApiToken, createDb, createTestDatabase, DEFAULT_ORG_ID, getRun, insertFrames, insertRun, insertShards, markRunRunning, type DbHandle } from "@volley/db";
 import { evaluateThresholds, IntervalRecorder, summarizeFrames } from "@volley/metrics";
 import { QUEUE_NAMES, runJob } from "@volley/queue";
 import { Queue } from "bullmq";
@@ -26,6 +26,8 @@ let testDb: Awaited<ReturnType<typeof createTestDatabase>>;
 let h: DbHandle;
 let redis: Redis;
 let queue: Queue;
+/** A real API token of the default org (read + run), sent as a Bearer header on every request. */
+let bearer = "";
 
 const BASE = "http://web.test";
 
@@ -39,6 +41,7 @@ beforeAll(async () => {
   redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
   await redis.flushdb();
   queue = new Queue(QUEUE_NAMES.runs, { connection: redis });
+  ({ secret: bearer } = await createApiToken(h.db, { orgId: DEFAULT_ORG_ID, name: "api test", scopes: ["read", "run"] }));
   const runsRoute = await import("../app/api/v1/runs/route");
   routes = {
     createRun: runsRoute.POST,
@@ -61,9 +64,10 @@ afterAll(async () => {
 });
 
 const ctx = (params: Record<string, string> = {}) => ({ params: Promise.resolve(params) });
+const authHeader = () => ({ authorization: `Bearer ${bearer}` });
 const post = (path: string, body: unknown) =>
-  new Request(`${BASE}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
-const get = (path: string) => new Request(`${BASE}${path}`);
+  new Request(`${BASE}${path}`, { method: "POST", headers: { "content-type": "application/json", ...authHeader() }, body: typeof body === "string" ? body : JSON.stringify(body) });
+const get = (path: string) => new Request(`${BASE}${path}`, { headers: authHeader() });
 
 const errorBody = z.object({
   error: z.object({ code: z.string(), message: z.string(), issues: z.array(z.object({ path: z.string(), message: z.string() })).optional() }),

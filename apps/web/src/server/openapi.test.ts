@@ -1,6 +1,8 @@
 import { compileErrors, validate } from "@readme/openapi-parser";
-import { describe, expect, it } from "vitest";
+import { createApiToken, DEFAULT_ORG_ID, revokeApiToken } from "@volley/db";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GET } from "../app/api/v1/openapi.json/route";
+import { call, startApiTestEnv, type ApiTestEnv } from "./api-test-env";
 import { API_ROUTES, openApiDocument } from "./openapi";
 import { referenceOperations } from "./openapi-reference";
 
@@ -13,6 +15,22 @@ function resolve(doc: ReturnType<typeof openApiDocument>, schema: unknown): Sche
   const name = s.$ref.replace("#/components/schemas/", "");
   return doc.components?.schemas?.[name] as Schema;
 }
+
+let env: ApiTestEnv;
+let token = "";
+let revoked = "";
+beforeAll(async () => {
+  env = await startApiTestEnv(9);
+  token = (await createApiToken(env.h.db, { orgId: DEFAULT_ORG_ID, name: "docs", scopes: ["read"] })).secret;
+  const gone = await createApiToken(env.h.db, { orgId: DEFAULT_ORG_ID, name: "gone", scopes: ["read"] });
+  await revokeApiToken(env.h.db, DEFAULT_ORG_ID, gone.token.id);
+  revoked = gone.secret;
+});
+afterAll(async () => {
+  await env?.close();
+});
+
+type Operation = { security?: Record<string, string[]>[]; responses: Record<string, unknown> };
 
 describe("OpenAPI document", () => {
   it("is a valid OpenAPI 3.1 document", async () => {
@@ -37,21 +55,39 @@ describe("OpenAPI document", () => {
     expect(resolve(doc, { $ref: "#/components/schemas/ApiError" }).required).toEqual(["error"]);
   });
 
-  it("requires `plan` in the POST /api/v1/runs body", () => {
+  it("takes `plan` (a full plan document) or `planId` in the POST /api/v1/runs body", () => {
     const doc = openApiDocument();
     const body = doc.paths?.["/api/v1/runs"]?.post?.requestBody as { required: boolean; content: Record<string, { schema: unknown }> };
     expect(body.required).toBe(true);
     const schema = resolve(doc, body.content["application/json"]?.schema);
-    expect(schema.required).toContain("plan");
+    expect(Object.keys(schema.properties ?? {})).toEqual(expect.arrayContaining(["plan", "planId"]));
     expect(resolve(doc, schema.properties?.plan).required).toEqual(expect.arrayContaining(["name", "target", "connections", "scenario"]));
   });
 
-  it("is served at GET /api/v1/openapi.json", async () => {
+  it("is served at GET /api/v1/openapi.json, with or without an API token", async () => {
     const res = await GET(new Request("http://web.test/api/v1/openapi.json"), { params: Promise.resolve({}) });
     expect(res.status).toBe(200);
     const body = (await res.json()) as { openapi: string; paths: Record<string, unknown> };
     expect(body.openapi).toBe("3.1.0");
     expect(Object.keys(body.paths)).toContain("/api/v1/runs/{id}/abort");
+    expect((await call(GET, "GET", "/api/v1/openapi.json", { token })).status).toBe(200);
+    // Credentials that are sent are checked even here, so a revoked token is noticed early.
+    expect((await call(GET, "GET", "/api/v1/openapi.json", { token: revoked })).status).toBe(401);
+  });
+
+  it("declares Bearer-token and session auth; token management is session-only; the document is public", () => {
+    const doc = openApiDocument();
+    expect(Object.keys(doc.components?.securitySchemes ?? {}).sort()).toEqual(["bearerAuth", "sessionCookie"]);
+    expect(doc.security).toEqual([{ bearerAuth: [] }, { sessionCookie: [] }]);
+    for (const { method, path } of API_ROUTES) {
+      const op = doc.paths?.[path]?.[method] as Operation;
+      if (path === "/api/v1/openapi.json") {
+        expect(op.security).toEqual([]);
+        continue;
+      }
+      for (const status of ["401", "403", "429"]) expect(op.responses[status], `${method} ${path} ${status}`).toBeDefined();
+      if (path.startsWith("/api/v1/tokens")) expect(op.security, `${method} ${path}`).toEqual([{ sessionCookie: [] }]);
+    }
   });
 
   it("flattens into the /api-docs reference with schema names", () => {

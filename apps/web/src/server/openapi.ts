@@ -1,14 +1,20 @@
 import { extendZodWithOpenApi, OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from "@asteasolutions/zod-to-openapi";
 import {
   apiErrorSchema,
-  createRunBodySchema,
+  apiTokenSchema,
+  createApiTokenBodySchema,
+  createApiTokenResponseSchema,
+  startRunBodySchema,
   createRunResponseSchema,
   intervalPointSchema,
+  planRecordSchema,
   planSchema,
+  planVersionSchema,
   runSchema,
   runStatusSchema,
   runSummarySchema,
   runAnalysisSchema,
+  savePlanBodySchema,
 } from "@volley/contracts";
 import { z } from "zod";
 import type { AbortResponse, RunListItem } from "../lib/types";
@@ -62,13 +68,25 @@ export const API_ROUTES = [
   { method: "get", path: "/api/v1/runs/{id}/analysis" },
   { method: "post", path: "/api/v1/runs/{id}/abort" },
   { method: "post", path: "/api/v1/plans/validate" },
+  { method: "post", path: "/api/v1/plans" },
+  { method: "get", path: "/api/v1/plans" },
+  { method: "get", path: "/api/v1/plans/{id}" },
+  { method: "put", path: "/api/v1/plans/{id}" },
+  { method: "delete", path: "/api/v1/plans/{id}" },
+  { method: "get", path: "/api/v1/plans/{id}/versions" },
+  { method: "post", path: "/api/v1/tokens" },
+  { method: "get", path: "/api/v1/tokens" },
+  { method: "delete", path: "/api/v1/tokens/{id}" },
   { method: "get", path: "/api/v1/openapi.json" },
 ] as const;
 
-type Status = 400 | 404 | 409 | 500 | 503;
+type Status = 400 | 401 | 403 | 404 | 409 | 429 | 500 | 503;
 const ERROR_DESCRIPTIONS: Record<Status, string> = {
   400: "Invalid request: `invalid_json`, `invalid_body` (with `issues` naming every bad field) or `invalid_query`.",
-  404: "`not_found`: the run does not exist.",
+  401: "`unauthenticated`: no credentials, or the API token is unknown or revoked. Send `Authorization: Bearer <token>`.",
+  403: "`forbidden`: the API token lacks the scope (`read` or `run`), or the signed-in member's role is too low.",
+  404: "`not_found`: it does not exist in your organization.",
+  429: "`rate_limited`: too many requests for this credential; `Retry-After` says when to try again.",
   409: "`conflict`: the run has already ended.",
   500: "`misconfigured` (a server variable is missing or wrong; the message says how to fix it) or `internal`.",
   503: "`unavailable`: PostgreSQL or Redis is unreachable.",
@@ -86,16 +104,38 @@ function build() {
   const IntervalPoint = named("IntervalPoint", intervalPointSchema);
   const RunListItem = named("RunListItem", runListItemSchema);
   const RunAnalysis = named("RunAnalysis", runAnalysisSchema);
-  const CreateRunBody = named("CreateRunBody", createRunBodySchema.extend({ plan: Plan }));
+  const CreateRunBody = named("CreateRunBody", startRunBodySchema.safeExtend({ plan: Plan.optional() }));
   const CreateRunResponse = named("CreateRunResponse", createRunResponseSchema);
   const AbortResponse = named("AbortResponse", abortResponseSchema);
   const PlanYaml = named("PlanYaml", z.strictObject({ yaml: z.string().describe("The plan as a YAML (or JSON) document.") }));
   const ValidatePlanResponse = named("ValidatePlanResponse", z.object({ ok: z.literal(true), plan: Plan }));
+  const SavePlanBody = named("SavePlanBody", savePlanBodySchema.extend({ plan: Plan }));
+  const PlanRecord = named("PlanRecord", planRecordSchema.extend({ plan: Plan }));
+  const PlanVersion = named("PlanVersion", planVersionSchema.extend({ plan: Plan }));
+  const ApiToken = named("ApiToken", apiTokenSchema);
+  const CreateApiTokenBody = named("CreateApiTokenBody", createApiTokenBodySchema);
+  const CreateApiTokenResponse = named("CreateApiTokenResponse", createApiTokenResponseSchema.extend({ token: ApiToken }));
+
+  registry.registerComponent("securitySchemes", "bearerAuth", {
+    type: "http",
+    scheme: "bearer",
+    description: "An API token (`vly_…`) from Settings → API tokens. Scope `read` reads runs and plans; `run` starts and stops runs and saves plans.",
+  });
+  registry.registerComponent("securitySchemes", "sessionCookie", {
+    type: "apiKey",
+    in: "cookie",
+    name: "better-auth.session_token",
+    description: "The web UI's session (sign in at /sign-in). Managing API tokens needs a session of an org admin or owner.",
+  });
+  const sessionOnly = [{ sessionCookie: [] }];
 
   const jsonBody = (schema: z.ZodType, description: string) => ({ description, content: { "application/json": { schema } } });
+  // Every route but the document itself needs credentials, so 401, 403 and 429 are always possible.
   const errors = (...statuses: Status[]) =>
-    Object.fromEntries(statuses.map((s) => [s, jsonBody(ApiError, ERROR_DESCRIPTIONS[s])]));
+    Object.fromEntries([401, 403, 429, ...statuses].map((s) => [s, jsonBody(ApiError, ERROR_DESCRIPTIONS[s as Status])]));
   const idParams = z.object({ id: z.string().describe("The run id returned by POST /api/v1/runs.") });
+  const planParams = z.object({ id: z.string().describe("The plan id returned by POST /api/v1/plans.") });
+  const noContent = (description: string) => ({ description });
 
   const paths: RouteConfig[] = [
     {
@@ -167,11 +207,102 @@ function build() {
       responses: { 200: jsonBody(ValidatePlanResponse, "The plan is valid."), ...errors(400, 500) },
     },
     {
+      method: "post",
+      path: "/api/v1/plans",
+      operationId: "createPlan",
+      tags: ["plans"],
+      summary: "Save a plan (version 1)",
+      request: { body: { required: true, content: { "application/json": { schema: SavePlanBody } } } },
+      responses: { 201: jsonBody(PlanRecord, "The saved plan. `Location` points at it."), ...errors(400, 500, 503) },
+    },
+    {
+      method: "get",
+      path: "/api/v1/plans",
+      operationId: "listPlans",
+      tags: ["plans"],
+      summary: "List saved plans, most recently changed first",
+      request: {
+        query: z.object({
+          limit: z.number().int().min(1).max(500).default(50).optional().describe("How many plans, 1–500 (default 50)."),
+          offset: z.number().int().min(0).default(0).optional().describe("How many to skip (default 0)."),
+        }),
+      },
+      responses: { 200: jsonBody(z.object({ plans: z.array(PlanRecord) }), "The plans."), ...errors(400, 500, 503) },
+    },
+    {
+      method: "get",
+      path: "/api/v1/plans/{id}",
+      operationId: "getPlan",
+      tags: ["plans"],
+      summary: "Get a saved plan (its latest version)",
+      request: { params: planParams },
+      responses: { 200: jsonBody(PlanRecord, "The plan."), ...errors(404, 500, 503) },
+    },
+    {
+      method: "put",
+      path: "/api/v1/plans/{id}",
+      operationId: "updatePlan",
+      tags: ["plans"],
+      summary: "Save a new version of a plan",
+      description: "Replaces the plan's document; the previous versions stay readable at /versions.",
+      request: { params: planParams, body: { required: true, content: { "application/json": { schema: SavePlanBody } } } },
+      responses: { 200: jsonBody(PlanRecord, "The plan at its new version."), ...errors(400, 404, 500, 503) },
+    },
+    {
+      method: "delete",
+      path: "/api/v1/plans/{id}",
+      operationId: "deletePlan",
+      tags: ["plans"],
+      summary: "Delete a plan and its versions (its runs stay)",
+      request: { params: planParams },
+      responses: { 204: noContent("Deleted."), ...errors(404, 500, 503) },
+    },
+    {
+      method: "get",
+      path: "/api/v1/plans/{id}/versions",
+      operationId: "listPlanVersions",
+      tags: ["plans"],
+      summary: "Every saved version of a plan, oldest first",
+      request: { params: planParams },
+      responses: { 200: jsonBody(z.object({ versions: z.array(PlanVersion) }), "The versions."), ...errors(404, 500, 503) },
+    },
+    {
+      method: "post",
+      path: "/api/v1/tokens",
+      operationId: "createApiToken",
+      tags: ["tokens"],
+      summary: "Create an API token (the secret is shown this once)",
+      description: "Needs a session of an org admin or owner; an API token cannot create tokens.",
+      security: sessionOnly,
+      request: { body: { required: true, content: { "application/json": { schema: CreateApiTokenBody } } } },
+      responses: { 201: jsonBody(CreateApiTokenResponse, "The token and its secret."), ...errors(400, 500, 503) },
+    },
+    {
+      method: "get",
+      path: "/api/v1/tokens",
+      operationId: "listApiTokens",
+      tags: ["tokens"],
+      summary: "List the organization's API tokens, newest first",
+      security: sessionOnly,
+      responses: { 200: jsonBody(z.object({ tokens: z.array(ApiToken) }), "The tokens, revoked ones with `revokedAt`."), ...errors(500, 503) },
+    },
+    {
+      method: "delete",
+      path: "/api/v1/tokens/{id}",
+      operationId: "revokeApiToken",
+      tags: ["tokens"],
+      summary: "Revoke an API token; it stops working at once",
+      security: sessionOnly,
+      request: { params: z.object({ id: z.string().describe("The token id (`tok_…`).") }) },
+      responses: { 204: noContent("Revoked."), ...errors(404, 500, 503) },
+    },
+    {
       method: "get",
       path: "/api/v1/openapi.json",
       operationId: "getOpenApi",
       tags: ["meta"],
       summary: "This OpenAPI 3.1 document",
+      security: [],
       responses: { 200: { description: "The OpenAPI document.", content: { "application/json": { schema: z.object({ openapi: z.string() }).passthrough() } } } },
     },
   ];
@@ -182,11 +313,14 @@ function build() {
     info: {
       title: "Volley API",
       version: "1",
-      description: "Queue load-test runs of real-time servers, follow them and read their results. Every error is `{ error: { code, message } }`.",
+      description:
+        "Queue load-test runs of real-time servers, follow them and read their results. Authenticate with `Authorization: Bearer <API token>` (Settings → API tokens). Every error is `{ error: { code, message } }`.",
     },
+    security: [{ bearerAuth: [] }, { sessionCookie: [] }],
     tags: [
       { name: "runs", description: "Runs of test plans" },
       { name: "plans", description: "Test plans" },
+      { name: "tokens", description: "API tokens of the organization" },
       { name: "meta", description: "About the API" },
     ],
   });

@@ -44,10 +44,10 @@ function toRun(row: RunRow, summary: RunSummary | null): Run {
 }
 
 /** Writes the run row (queued) and puts `runJob {runId}` on the runs queue for a hub to execute. */
-export async function createRun(plan: Plan, orgId = DEFAULT_ORG_ID): Promise<{ id: string }> {
+export async function createRun(plan: Plan, orgId = DEFAULT_ORG_ID, planId: string | null = null): Promise<{ id: string }> {
   const db = getDb();
   const queue = getRunsQueue();
-  const row = await insertRun(db, { plan, orgId });
+  const row = await insertRun(db, { plan, orgId, planId });
   try {
     // jobId = run id: enqueuing the same run twice is a no-op in BullMQ.
     await withRedisDeadline("queue the run", enqueue(queue, runJob, { runId: row.id }, { jobId: row.id }));

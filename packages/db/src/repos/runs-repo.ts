@@ -19,6 +19,12 @@ export async function getRun(db: Db, id: string, orgId = DEFAULT_ORG_ID): Promis
   return row ?? null;
 }
 
+/** A run of any org, by id: for the hub, which orchestrates every org's runs (web must use getRun with the caller's org). */
+export async function getRunOfAnyOrg(db: Db, id: string): Promise<RunRow | null> {
+  const [row] = await db.select().from(runs).where(eq(runs.id, id));
+  return row ?? null;
+}
+
 export async function listRuns(
   db: Db,
   opts: { orgId?: string; limit?: number; offset?: number; status?: RunStatus; planId?: string } = {},
@@ -52,7 +58,7 @@ export async function markRunRunning(db: Db, id: string): Promise<boolean> {
 export async function finishRun(
   db: Db,
   id: string,
-  result: { status: RunStatus; reason?: string | null; summary?: RunSummary | null; startSkewMs?: number | null },
+  result: { status: RunStatus; reason?: string | null; summary?: RunSummary | null; startSkewMs?: number | null; startLateMs?: number | null },
 ): Promise<boolean> {
   const rows = await db
     .update(runs)
@@ -61,6 +67,7 @@ export async function finishRun(
       reason: result.reason ?? null,
       summary: result.summary ?? null,
       startSkewMs: result.startSkewMs ?? null,
+      startLateMs: result.startLateMs ?? null,
       endedAt: new Date(),
     })
     .where(and(eq(runs.id, id), notInArray(runs.status, [...FINAL_RUN_STATUSES])))

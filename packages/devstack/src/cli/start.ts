@@ -57,6 +57,8 @@ async function main() {
     REDIS_URL: services.redisUrl,
     HUB_PORT: String(env.HUB_PORT),
     HUB_URL: hubUrl,
+    // The hub has no default bootstrap token (unset = join tokens only); locally, share apps/agent's default.
+    AGENT_TOKEN: process.env.AGENT_TOKEN ?? "dev-local-agent-token",
     WEB_PORT: String(env.WEB_PORT),
     WS_ECHO_PORT: String(env.WS_ECHO_PORT),
     SOCKETIO_ECHO_PORT: String(env.SOCKETIO_ECHO_PORT),

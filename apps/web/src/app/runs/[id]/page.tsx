@@ -5,11 +5,13 @@ import { ErrorPanel } from "../../../components/error-panel";
 import { RunView } from "../../../components/run-view";
 import { ApiError } from "../../../server/errors";
 import { describeLoadError } from "../../../server/page-errors";
+import { pageSession } from "../../../server/page-session";
 import { loadIntervals, loadRun } from "../../../server/runs";
 
 const load = cache(async (id: string) => {
+  const { orgId } = await pageSession();
   try {
-    const [run, intervals] = await Promise.all([loadRun(id), loadIntervals(id)]);
+    const [run, intervals] = await Promise.all([loadRun(id, orgId), loadIntervals(id, orgId)]);
     return { ok: true as const, run, intervals };
   } catch (err) {
     if (err instanceof ApiError && err.status === 404) return { ok: false as const, notFound: true as const };

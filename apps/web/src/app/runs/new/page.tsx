@@ -1,10 +1,12 @@
 import { EXAMPLE_PLAN_YAML } from "@volley/contracts";
 import type { Metadata } from "next";
 import { PlanEditor } from "../../../components/plan-editor";
+import { pageSession } from "../../../server/page-session";
 
 export const metadata: Metadata = { title: "New run" };
 
-export default function NewRunPage() {
+export default async function NewRunPage() {
+  await pageSession(); // runs are queued through the API with the session cookie, in the member's org
   return (
     <>
       <div className="page-head">

@@ -1,14 +1,19 @@
-import { createRunBodySchema } from "@volley/contracts";
+import { startRunBodySchema } from "@volley/contracts";
 import { apiHandler, json } from "../../../../server/api-handler";
 import { ApiError } from "../../../../server/errors";
+import { loadPlan } from "../../../../server/plans";
 import { createRun, loadRunList } from "../../../../server/runs";
 
-/** POST /api/v1/runs {"plan": {...}} → 201 {"id"}: the run is queued for a hub to execute. */
+/**
+ * POST /api/v1/runs {"plan": {...}} or {"planId"} → 201 {"id"}: the run is queued for a hub to
+ * execute; a saved plan runs its latest version and the run is listed under it.
+ */
 export const POST = apiHandler({
   permission: "runs:write",
-  body: createRunBodySchema,
+  body: startRunBodySchema,
   handler: async ({ body, auth }) => {
-    const { id } = await createRun(body.plan, auth.orgId);
+    const saved = body.planId !== undefined ? await loadPlan(auth.orgId, body.planId) : null;
+    const { id } = await createRun(saved ? saved.plan : body.plan!, auth.orgId, saved?.id ?? null);
     return json({ id }, 201, { location: `/api/v1/runs/${id}` });
   },
 });

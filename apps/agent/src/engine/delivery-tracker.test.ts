@@ -1,0 +1,67 @@
+import { describe, expect, it } from "vitest";
+import { DELIVERY, DeliveryTracker } from "./delivery-tracker";
+
+const out = () => ({ extra: false, outOfOrder: false });
+
+describe("delivery tracker", () => {
+  it("expects the other members open at send time, and times each delivery once", () => {
+    const t = new DeliveryTracker(1000);
+    for (const id of [0, 1, 2]) t.join(id, "r");
+    t.join(3, "other");
+    expect(t.sent(0, 0, 100)).toBe(2);
+    expect(t.outstanding).toBe(2);
+    const o = out();
+    expect(t.deliver(1, 0, 0, o)).toBe(100);
+    expect(t.deliver(1, 0, 0, o)).toBe(DELIVERY.duplicate);
+    expect(t.deliver(2, 0, 0, o)).toBe(100);
+    expect(t.outstanding).toBe(0);
+    // Fully delivered and forgotten: another copy is a duplicate, a seq never sent is unknown.
+    expect(t.deliver(2, 0, 0, o)).toBe(DELIVERY.duplicate);
+    expect(t.deliver(2, 0, 5, o)).toBe(DELIVERY.unknown);
+    expect(t.sent(3, 0, 100)).toBe(0); // alone in its room
+  });
+
+  it("a member that leaves loses exactly what it awaited; one that joins later expects only later messages", () => {
+    const t = new DeliveryTracker(1000);
+    for (const id of [0, 1, 2]) t.join(id, "r");
+    t.sent(0, 0, 100);
+    t.sent(0, 1, 110);
+    t.deliver(2, 0, 0, out());
+    expect(t.leave(2)).toBe(1); // seq 1 only
+    expect(t.deliver(2, 0, 1, out())).toBe(DELIVERY.late);
+    t.join(3, "r");
+    expect(t.sent(1, 0, 120)).toBe(2); // 0 and 3, not 2
+    // A member the server had before the engine did: timed, and flagged as an extra expectation.
+    const o = out();
+    expect(t.deliver(3, 0, 1, o)).toBe(110);
+    expect(o.extra).toBe(true);
+  });
+
+  it("counts deliveries past the deadline lost once, then a late copy is late; abandonAll loses the rest", () => {
+    const t = new DeliveryTracker(1000);
+    for (const id of [0, 1, 2]) t.join(id, "r");
+    t.sent(0, 0, 100);
+    t.sent(1, 0, 500);
+    expect(t.nextDeadline()).toBe(1100);
+    t.deliver(1, 0, 0, out());
+    expect(t.expire(1100)).toBe(1);
+    expect(t.deliver(2, 0, 0, out())).toBe(DELIVERY.late);
+    expect(t.nextDeadline()).toBe(1500);
+    expect(t.abandonAll()).toBe(2);
+    expect(t.outstanding).toBe(0);
+    expect(t.nextDeadline()).toBe(Infinity);
+  });
+
+  it("flags a delivery older than one already received from the same sender", () => {
+    const t = new DeliveryTracker(1000);
+    t.join(0, "r");
+    t.join(1, "r");
+    t.sent(0, 0, 100);
+    t.sent(0, 1, 110);
+    const o = out();
+    t.deliver(1, 0, 1, o);
+    expect(o.outOfOrder).toBe(false);
+    t.deliver(1, 0, 0, o);
+    expect(o.outOfOrder).toBe(true);
+  });
+});

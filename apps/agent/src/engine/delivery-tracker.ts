@@ -1,0 +1,180 @@
+/** What a delivery turned out to be (besides a timed one, which returns its intended send time). */
+export const DELIVERY = { duplicate: -1, late: -2, unknown: -3 } as const;
+
+const WAITING = 0, RECEIVED = 1, LOST = 2;
+const NONE: ReadonlyMap<number, number> = new Map();
+
+interface Entry {
+  sender: number;
+  seq: number;
+  intendedUs: number;
+  deadlineUs: number;
+  /** Receiver → WAITING, RECEIVED or LOST: the room's members (bar the sender) when it was sent. */
+  receivers: Map<number, number> | ReadonlyMap<number, number>;
+  waiting: number;
+}
+
+/**
+ * Broadcast and group deliveries of this shard's own messages, one per (message, receiver). A
+ * message is expected by exactly the members of its sender's room that were open when it was
+ * sent, so expected = received + lost holds exactly: a receiver that leaves loses what it still
+ * awaited, one that joins later expects only what is sent after. A message whose deliveries are
+ * all in is forgotten at once, so memory follows the deliveries in flight, not the timeout.
+ *
+ * Entries sit in send order, which is intended-time order, so expiry only looks at the head.
+ */
+export class DeliveryTracker {
+  private readonly rooms = new Map<string, Set<number>>();
+  private readonly roomOf: (string | undefined)[] = [];
+  private readonly pending: (Map<number, Entry> | undefined)[] = [];
+  private readonly sentBy: number[] = [];
+  /** Per sender, seqs that had a loss: a delivery of one after it was forgotten is late, not a duplicate. */
+  private readonly lossy: (Set<number> | undefined)[] = [];
+  /** Per receiver, the newest seq received from each sender, to count out-of-order deliveries. */
+  private readonly newest: (Map<number, number> | undefined)[] = [];
+  private queue: Entry[] = [];
+  private head = 0;
+  private waitingTotal = 0;
+
+  constructor(private readonly timeoutUs: number) {}
+
+  /** Deliveries expected and neither received nor counted lost. */
+  get outstanding(): number {
+    return this.waitingTotal;
+  }
+
+  join(id: number, room: string): void {
+    let members = this.rooms.get(room);
+    if (!members) this.rooms.set(room, (members = new Set()));
+    members.add(id);
+    this.roomOf[id] = room;
+  }
+
+  /** A member is gone: every delivery it still awaited is lost. Returns how many. */
+  leave(id: number): number {
+    const room = this.roomOf[id];
+    if (room === undefined) return 0;
+    this.roomOf[id] = undefined;
+    this.rooms.get(room)?.delete(id);
+    let lost = 0;
+    for (let i = this.head; i < this.queue.length; i++) {
+      const e = this.queue[i]!;
+      if (e.receivers.get(id) === WAITING) {
+        this.markLost(e, id);
+        lost++;
+      }
+    }
+    return lost;
+  }
+
+  /** Registers a message sent into its sender's room; returns how many deliveries it calls for. */
+  sent(sender: number, seq: number, intendedUs: number): number {
+    this.sentBy[sender] = Math.max(this.sentBy[sender] ?? 0, seq + 1);
+    const room = this.roomOf[sender];
+    const members = room === undefined ? undefined : this.rooms.get(room);
+    if (!members || members.size <= 1) return 0;
+    const receivers = new Map<number, number>();
+    for (const m of members) if (m !== sender) receivers.set(m, WAITING);
+    const entry: Entry = { sender, seq, intendedUs, deadlineUs: intendedUs + this.timeoutUs, receivers, waiting: receivers.size };
+    let bySeq = this.pending[sender];
+    if (!bySeq) this.pending[sender] = bySeq = new Map();
+    bySeq.set(seq, entry);
+    this.queue.push(entry);
+    this.waitingTotal += entry.waiting;
+    return entry.waiting;
+  }
+
+  /**
+   * A delivery of (sender, seq) to `receiver`: its intended send time when it is to be timed, or
+   * one of DELIVERY's codes. `extra` is set when the receiver joined after the send yet got it
+   * (the server saw the join first): it is timed and counts as expected after all.
+   */
+  deliver(receiver: number, sender: number, seq: number, out: { extra: boolean; outOfOrder: boolean }): number {
+    out.extra = out.outOfOrder = false;
+    if (!Number.isInteger(seq) || seq < 0 || seq >= (this.sentBy[sender] ?? 0)) return DELIVERY.unknown;
+    const entry = this.pending[sender]?.get(seq);
+    if (!entry) return this.lossy[sender]?.has(seq) ? DELIVERY.late : DELIVERY.duplicate;
+    const state = entry.receivers.get(receiver);
+    if (state === RECEIVED) return DELIVERY.duplicate;
+    if (state === LOST) return DELIVERY.late;
+    if (state === undefined) out.extra = true;
+    else {
+      entry.waiting--;
+      this.waitingTotal--;
+    }
+    (entry.receivers as Map<number, number>).set(receiver, RECEIVED);
+    let newest = this.newest[receiver];
+    if (!newest) this.newest[receiver] = newest = new Map();
+    const prev = newest.get(sender) ?? -1;
+    if (seq < prev) out.outOfOrder = true;
+    else newest.set(sender, seq);
+    if (entry.waiting === 0) this.forget(entry);
+    return entry.intendedUs;
+  }
+
+  /** Counts every delivery whose deadline has passed as lost; returns how many. */
+  expire(nowUs: number): number {
+    let lost = 0;
+    while (this.head < this.queue.length && this.queue[this.head]!.deadlineUs <= nowUs) {
+      const e = this.queue[this.head]!;
+      lost += this.loseAll(e);
+      this.shift();
+    }
+    return lost;
+  }
+
+  /** Every delivery still awaited counts lost (the wait is over). Returns how many. */
+  abandonAll(): number {
+    let lost = 0;
+    for (let i = this.head; i < this.queue.length; i++) lost += this.loseAll(this.queue[i]!);
+    this.queue = [];
+    this.head = 0;
+    return lost;
+  }
+
+  /** When expiry next has work (Infinity when nothing is awaited). */
+  nextDeadline(): number {
+    while (this.head < this.queue.length) {
+      const e = this.queue[this.head]!;
+      if (e.waiting > 0) return e.deadlineUs;
+      this.shift();
+    }
+    return Infinity;
+  }
+
+  private loseAll(e: Entry): number {
+    if (e.waiting === 0) return 0;
+    let lost = 0;
+    for (const [id, state] of e.receivers) {
+      if (state !== WAITING) continue;
+      this.markLost(e, id);
+      lost++;
+    }
+    return lost;
+  }
+
+  private markLost(e: Entry, receiver: number): void {
+    (e.receivers as Map<number, number>).set(receiver, LOST);
+    e.waiting--;
+    this.waitingTotal--;
+    let lossy = this.lossy[e.sender];
+    if (!lossy) this.lossy[e.sender] = lossy = new Set();
+    lossy.add(e.seq);
+    if (e.waiting === 0) this.forget(e);
+  }
+
+  /** Done with: dropped from the lookup, and its receivers let go while it waits its turn in the queue. */
+  private forget(e: Entry): void {
+    this.pending[e.sender]?.delete(e.seq);
+    e.receivers = NONE;
+  }
+
+  private shift(): void {
+    this.head++;
+    // Compact now and then so the queue does not grow for the whole run.
+    if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue = this.queue.slice(this.head);
+      this.head = 0;
+    }
+  }
+}

@@ -1,0 +1,86 @@
+import type { Arrival } from "./arrival";
+import { MinHeap } from "./min-heap";
+
+/**
+ * The intended send times of a shard. Per connection: each open connection has its own arrival
+ * schedule from the moment it opened, kept in one heap by next intended time. Aggregate: one
+ * schedule from the first open, each slot on the next open connection in turn. Connections with a
+ * schedule of their own (the storm's canary) sit in the heap in either mode.
+ */
+export class SendSchedule {
+  private readonly heap = new MinHeap();
+  private readonly schedT0: number[] = [];
+  private readonly schedK: number[] = [];
+  private readonly own = new Map<number, Arrival>();
+  /** Open connection ids for round-robin in aggregate mode; position kept for O(1) removal. */
+  private readonly openList: number[] = [];
+  private readonly openPos: number[] = [];
+  private rr = 0;
+  private aggT0 = -1;
+  private aggK = 0;
+  private aggDue = Infinity;
+  endUs = Infinity;
+
+  constructor(
+    private readonly perConnection: boolean,
+    private readonly arrival: Arrival,
+  ) {}
+
+  /**
+   * A connection opened at `nowUs`; `own` gives it a schedule apart from the plan's. Returns true
+   * when this open started a schedule the plan's expected count is reckoned from (every open per
+   * connection, the first in aggregate).
+   */
+  open(id: number, nowUs: number, own?: Arrival): boolean {
+    if (own || this.perConnection) {
+      if (own) this.own.set(id, own);
+      this.schedT0[id] = nowUs;
+      this.schedK[id] = 0;
+      this.heap.push(id, (own ?? this.arrival).next(0, nowUs, nowUs));
+      return !own;
+    }
+    this.openPos[id] = this.openList.length;
+    this.openList.push(id);
+    if (this.aggT0 >= 0) return false;
+    this.aggT0 = nowUs;
+    this.aggDue = this.arrival.next(0, nowUs, nowUs);
+    return true;
+  }
+
+  /** A connection is gone (its heap entries are skipped by `isOpen` when they come due). */
+  close(id: number): void {
+    if (this.perConnection || this.own.has(id)) return;
+    const pos = this.openPos[id];
+    if (pos === undefined || this.openList[pos] !== id) return;
+    const last = this.openList.pop()!;
+    if (last !== id) {
+      this.openList[pos] = last;
+      this.openPos[last] = pos;
+    }
+  }
+
+  /** Calls `send` for every slot whose intended time is at or before `nowUs`, in intended-time order per schedule. */
+  due(nowUs: number, isOpen: (id: number) => boolean, send: (id: number, intendedUs: number) => void): void {
+    const heap = this.heap;
+    while (heap.peekKey() <= nowUs) {
+      const intended = heap.peekKey();
+      const id = heap.pop()!;
+      if (!isOpen(id)) continue;
+      send(id, intended);
+      const k = ++this.schedK[id]!;
+      const next = (this.own.get(id) ?? this.arrival).next(k, this.schedT0[id]!, intended);
+      if (next < this.endUs) heap.push(id, next);
+    }
+    while (this.aggDue <= nowUs && this.aggDue < this.endUs) {
+      // With every connection gone, the slot passes unsent: there is nobody to send it on.
+      if (this.openList.length > 0) send(this.openList[this.rr++ % this.openList.length]!, this.aggDue);
+      this.aggDue = this.arrival.next(++this.aggK, this.aggT0, this.aggDue);
+    }
+    if (this.aggDue >= this.endUs) this.aggDue = Infinity;
+  }
+
+  /** The next intended time of any schedule (Infinity when none). */
+  nextDue(): number {
+    return Math.min(this.heap.peekKey(), this.aggDue);
+  }
+}

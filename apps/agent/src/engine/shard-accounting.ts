@@ -1,0 +1,197 @@
+import { randomInt } from "node:crypto";
+import { COUNTERS, ERROR_PREFIX, HISTOGRAMS } from "@volley/contracts";
+import type { IntervalRecorder } from "@volley/metrics";
+import { DELIVERY, DeliveryTracker } from "./delivery-tracker";
+import { decodeMessage, decodeShardTag, encodeMessage, type DecodedMessage } from "./message-codec";
+import { PendingTracker, REPLY } from "./pending-tracker";
+import type { ScenarioRoles } from "./scenario-roles";
+import type { ShardTotals } from "./types";
+
+/**
+ * What a shard's messages became: round trips, deliveries to room members and the canary's pings,
+ * each timed from the intended send time and counted into the interval recorder and the totals.
+ * The engine decides when to send and which connections exist; this decides what every message
+ * that comes back means.
+ */
+export class ShardAccounting {
+  private readonly tracker: PendingTracker;
+  /** Broadcast and groups only. */
+  private readonly deliveries: DeliveryTracker | undefined;
+  /** Storm only: the canary's own round trips. */
+  private readonly canaryTracker: PendingTracker | undefined;
+  /** Marks this shard's messages, so copies from other shards in a shared room are told apart. */
+  private readonly shardTag = randomInt(1, 0xffff_ffff);
+  private readonly deliveryOut = { extra: false, outOfOrder: false };
+  private readonly seqs: number[] = [];
+  /** When each connection opened, until its first message arrives (then -1). */
+  private readonly openedAt: number[] = [];
+  /** Highest sequence answered per connection, to count replies that arrive out of order. */
+  private readonly newestReply: number[] = [];
+
+  constructor(
+    private readonly recorder: IntervalRecorder,
+    private readonly totals: ShardTotals,
+    private readonly roles: ScenarioRoles,
+    private readonly canaryId: number,
+    private readonly bytes: number,
+    timeoutUs: number,
+  ) {
+    this.tracker = new PendingTracker(timeoutUs);
+    if (roles.roomFor(0) !== undefined) {
+      this.deliveries = new DeliveryTracker(timeoutUs);
+      totals.deliveries = { expected: 0, received: 0, lost: 0, remote: 0 };
+    }
+    if (canaryId >= 0) {
+      this.canaryTracker = new PendingTracker(timeoutUs);
+      totals.canary = { sent: 0, received: 0, lost: 0 };
+    }
+  }
+
+  /** Replies and deliveries awaited: the shard is not drained while any is. */
+  get outstanding(): number {
+    return this.tracker.outstanding + (this.deliveries?.outstanding ?? 0) + (this.canaryTracker?.outstanding ?? 0);
+  }
+
+  /** When expiry next has work. */
+  nextDeadline(): number {
+    return Math.min(this.tracker.nextDeadline(), this.deliveries?.nextDeadline() ?? Infinity, this.canaryTracker?.nextDeadline() ?? Infinity);
+  }
+
+  /** A connection opened (and, with a room, is in it: it expects every member's message from now on). */
+  opened(id: number, nowUs: number, room: string | undefined): void {
+    this.seqs[id] = 0;
+    this.openedAt[id] = nowUs;
+    if (room !== undefined) this.deliveries!.join(id, room);
+  }
+
+  /** Registers the next message of connection `id` and returns its wire form. */
+  message(id: number, intendedUs: number): Buffer {
+    const seq = this.seqs[id]!;
+    this.seqs[id] = seq + 1;
+    if (id === this.canaryId) {
+      this.canaryTracker!.add(id, seq, intendedUs);
+      this.recorder.increment(COUNTERS.canarySent);
+      this.totals.canary!.sent++;
+    } else {
+      if (this.roles.echo) this.tracker.add(id, seq, intendedUs);
+      const expected = this.deliveries?.sent(id, seq, intendedUs) ?? 0;
+      if (expected > 0) {
+        this.recorder.increment(COUNTERS.deliveriesExpected, expected);
+        this.totals.deliveries!.expected += expected;
+      }
+      this.recorder.increment(COUNTERS.sent);
+      this.totals.sent++;
+    }
+    return encodeMessage(id, seq, intendedUs, this.bytes, this.shardTag);
+  }
+
+  /** Whatever arrived on connection `id`: a round trip, a delivery, or a protocol error. */
+  received(id: number, data: Buffer | string, nowUs: number): void {
+    const opened = this.openedAt[id]!;
+    if (opened >= 0) {
+      this.recorder.recordMicros(HISTOGRAMS.firstMessage, nowUs - opened);
+      this.openedAt[id] = -1;
+    }
+    const msg = decodeMessage(data);
+    if (msg && this.deliveries) {
+      if (decodeShardTag(data as Buffer) !== this.shardTag) return this.remoteDelivery();
+      if (msg.connId !== id) return this.delivery(id, msg, nowUs);
+      // The server's copy to its own sender, which this scenario does not time (groups, broadcast without echo).
+      if (!this.roles.echo) return;
+    }
+    if (id === this.canaryId) return this.canaryReply(id, msg, nowUs);
+    const intended = msg && msg.connId === id ? this.tracker.resolve(id, msg.seq) : REPLY.unknown;
+    if (intended >= 0) {
+      const newest = this.newestReply[id] ?? -1;
+      if (msg!.seq < newest) this.recorder.increment(COUNTERS.outOfOrder);
+      else this.newestReply[id] = msg!.seq;
+      this.recorder.recordMicros(HISTOGRAMS.messageLatency, nowUs - intended);
+      this.recorder.increment(COUNTERS.received);
+      this.totals.received++;
+    } else if (intended === REPLY.duplicate) {
+      this.recorder.increment(COUNTERS.duplicated);
+      this.totals.duplicated++;
+    } else if (intended === REPLY.unknown) {
+      this.recorder.increment(ERROR_PREFIX + "protocol");
+    }
+    // REPLY.late: already counted lost at its deadline; counting it again would double-count.
+  }
+
+  /** A connection is gone: what it awaited (replies, deliveries to it) is lost. */
+  closed(id: number): void {
+    if (id === this.canaryId) this.canaryLost(this.canaryTracker!.abandonConnection(id));
+    else this.lost(this.tracker.abandonConnection(id));
+    if (this.deliveries) this.deliveriesLost(this.deliveries.leave(id));
+  }
+
+  /** Counts everything past its deadline as lost. */
+  expire(nowUs: number): void {
+    this.lost(this.tracker.expire(nowUs));
+    if (this.deliveries) this.deliveriesLost(this.deliveries.expire(nowUs));
+    if (this.canaryTracker) this.canaryLost(this.canaryTracker.expire(nowUs));
+  }
+
+  /** The wait is over: everything still awaited is lost. */
+  abandonAll(): void {
+    this.lost(this.tracker.abandonAll());
+    if (this.deliveries) this.deliveriesLost(this.deliveries.abandonAll());
+    if (this.canaryTracker) this.canaryLost(this.canaryTracker.abandonAll());
+  }
+
+  private delivery(receiver: number, msg: DecodedMessage, nowUs: number): void {
+    const out = this.deliveryOut;
+    const intended = this.deliveries!.deliver(receiver, msg.connId, msg.seq, out);
+    if (intended >= 0) {
+      if (out.extra) {
+        // It joined after the send, yet the server already had it in the room: expected after all.
+        this.recorder.increment(COUNTERS.deliveriesExpected);
+        this.totals.deliveries!.expected++;
+      }
+      if (out.outOfOrder) this.recorder.increment(COUNTERS.deliveriesOutOfOrder);
+      this.recorder.recordMicros(HISTOGRAMS.deliveryLatency, nowUs - intended);
+      this.recorder.increment(COUNTERS.deliveriesReceived);
+      this.totals.deliveries!.received++;
+    } else if (intended === DELIVERY.duplicate) {
+      this.recorder.increment(COUNTERS.deliveriesDuplicated);
+    } else if (intended === DELIVERY.unknown) {
+      this.recorder.increment(ERROR_PREFIX + "protocol");
+    }
+  }
+
+  /** Another shard's message in a shared room: counted, not timed (its monotonic clock is not ours). */
+  private remoteDelivery(): void {
+    this.recorder.increment(COUNTERS.deliveriesReceived);
+    this.recorder.increment(COUNTERS.deliveriesRemote);
+    this.totals.deliveries!.received++;
+    this.totals.deliveries!.remote++;
+  }
+
+  private canaryReply(id: number, msg: DecodedMessage | null, nowUs: number): void {
+    const intended = msg && msg.connId === id ? this.canaryTracker!.resolve(id, msg.seq) : REPLY.unknown;
+    if (intended >= 0) {
+      this.recorder.recordMicros(HISTOGRAMS.canaryLatency, nowUs - intended);
+      this.recorder.increment(COUNTERS.canaryReceived);
+      this.totals.canary!.received++;
+    } else if (intended === REPLY.unknown) {
+      this.recorder.increment(ERROR_PREFIX + "protocol");
+    }
+  }
+
+  private lost(n: number): void {
+    if (n === 0) return;
+    this.recorder.increment(COUNTERS.lost, n);
+    this.totals.lost += n;
+  }
+
+  private deliveriesLost(n: number): void {
+    if (n === 0) return;
+    this.recorder.increment(COUNTERS.deliveriesLost, n);
+    this.totals.deliveries!.lost += n;
+  }
+
+  private canaryLost(n: number): void {
+    if (n === 0) return;
+    this.recorder.increment(COUNTERS.canaryLost, n);
+    this.totals.canary!.lost += n;
+  }
+}

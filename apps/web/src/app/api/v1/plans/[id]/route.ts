@@ -1,0 +1,25 @@
+import { savePlanBodySchema } from "@volley/contracts";
+import { apiHandler, json } from "../../../../../server/api-handler";
+import { loadPlan, removePlan, savePlanVersion } from "../../../../../server/plans";
+
+/** GET /api/v1/plans/{id} → the plan's latest version. */
+export const GET = apiHandler({
+  permission: "plans:read",
+  handler: async ({ params, auth }) => json(await loadPlan(auth.orgId, params.id ?? "")),
+});
+
+/** PUT /api/v1/plans/{id} {"plan"} → the plan, saved as its next version. */
+export const PUT = apiHandler({
+  permission: "plans:write",
+  body: savePlanBodySchema,
+  handler: async ({ params, body, auth }) => json(await savePlanVersion(auth, params.id ?? "", body.plan)),
+});
+
+/** DELETE /api/v1/plans/{id} → 204; its versions go with it, its runs stay. */
+export const DELETE = apiHandler({
+  permission: "plans:write",
+  handler: async ({ params, auth }) => {
+    await removePlan(auth.orgId, params.id ?? "");
+    return new Response(null, { status: 204, headers: { "cache-control": "no-store" } });
+  },
+});

@@ -1,0 +1,8 @@
+import { apiHandler, json } from "../../../../../../server/api-handler";
+import { loadPlanVersions } from "../../../../../../server/plans";
+
+/** GET /api/v1/plans/{id}/versions → {"versions": [...]}, oldest first. */
+export const GET = apiHandler({
+  permission: "plans:read",
+  handler: async ({ params, auth }) => json({ versions: await loadPlanVersions(auth.orgId, params.id ?? "") }),
+});

@@ -1,0 +1,63 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import { cache } from "react";
+import { stringify } from "yaml";
+import { ErrorPanel } from "../../../components/error-panel";
+import { PlanEditor } from "../../../components/plan-editor";
+import { ApiError } from "../../../server/errors";
+import { describeLoadError } from "../../../server/page-errors";
+import { pageSession } from "../../../server/page-session";
+import { loadPlan, loadPlanVersions } from "../../../server/plans";
+
+const load = cache(async (id: string) => {
+  const { orgId } = await pageSession();
+  try {
+    const [plan, versions] = await Promise.all([loadPlan(orgId, id), loadPlanVersions(orgId, id)]);
+    return { ok: true as const, plan, versions };
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) return { ok: false as const, notFound: true as const };
+    return { ok: false as const, notFound: false as const, problem: describeLoadError(err, "this plan") };
+  }
+});
+
+export async function generateMetadata({ params }: { params: Promise<{ id: string }> }): Promise<Metadata> {
+  const r = await load((await params).id);
+  return { title: r.ok ? r.plan.name : "Plan" };
+}
+
+export default async function PlanPage({ params, searchParams }: { params: Promise<{ id: string }>; searchParams: Promise<{ version?: string }> }) {
+  const r = await load((await params).id);
+  if (!r.ok) {
+    if (r.notFound) notFound();
+    return <ErrorPanel title={r.problem.title} message={r.problem.message} />;
+  }
+  const { version } = await searchParams;
+  const shown = r.versions.find((v) => String(v.version) === version);
+  const text = stringify(shown?.plan ?? r.plan.plan);
+  return (
+    <>
+      <div className="page-head">
+        <div>
+          <h1>{r.plan.name}</h1>
+          <p className="muted">
+            Version {r.plan.version}
+            {shown && shown.version !== r.plan.version ? ` — showing version ${shown.version}; saving makes it version ${r.plan.version + 1}` : ""} ·{" "}
+            <Link href={`/?plan=${r.plan.id}`}>Runs of this plan</Link> · <Link href={`/compare?plan=${r.plan.id}`}>Trend</Link>
+          </p>
+        </div>
+      </div>
+      <PlanEditor key={shown?.version ?? "latest"} initialText={text} saved={{ id: r.plan.id, version: r.plan.version }} />
+      <section className="panel versions" aria-label="Version history">
+        <h2 className="panel-title">Version history</h2>
+        <ol reversed className="small">
+          {[...r.versions].reverse().map((v) => (
+            <li key={v.version}>
+              <Link href={`/plans/${r.plan.id}?version=${v.version}`}>Version {v.version}</Link> — {v.name}, {new Date(v.createdAt).toLocaleString()}
+            </li>
+          ))}
+        </ol>
+      </section>
+    </>
+  );
+}

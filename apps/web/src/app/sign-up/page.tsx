@@ -1,0 +1,27 @@
+import type { Metadata } from "next";
+import { headers } from "next/headers";
+import Link from "next/link";
+import { redirect } from "next/navigation";
+import { AuthForm } from "../../components/auth-form";
+import { sessionUser } from "../../server/auth";
+import { hasUsers } from "../../server/page-session";
+
+export const metadata: Metadata = { title: "Create account" };
+
+export default async function SignUpPage() {
+  if (await sessionUser({ headers: await headers() })) redirect("/");
+  const fresh = !(await hasUsers());
+  return (
+    <div className="auth-page">
+      <h1>Create account</h1>
+      {fresh ? (
+        <p className="muted">This is a fresh install: the first account becomes the owner of this Volley installation&apos;s organization and sees every existing run.</p>
+      ) : (
+        <p className="muted">
+          You get an organization of your own. Already have an account? <Link href="/sign-in">Sign in</Link>.
+        </p>
+      )}
+      <AuthForm mode="sign-up" />
+    </div>
+  );
+}

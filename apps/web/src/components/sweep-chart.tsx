@@ -1,0 +1,110 @@
+"use client";
+
+import type { Run } from "@volley/contracts";
+import { useEffect, useMemo, useRef, useState } from "react";
+import uPlot from "uplot";
+import "uplot/dist/uPlot.min.css";
+import { fmtMs, fmtRate } from "../lib/format";
+import { sweepCurves, type Curve, type CurvePercentile, type CurveX } from "../lib/sweep-curves";
+
+const REFERENCE_MS = 200;
+
+/** All curves on one x grid (the union of their x values); each curve is null where it has no step. */
+function aligned(curves: Curve[]): { data: uPlot.AlignedData; xs: number[] } {
+  const xs = [...new Set(curves.flatMap((c) => c.points.map((p) => p.x)))].sort((a, b) => a - b);
+  const at = new Map(xs.map((x, i) => [x, i]));
+  const cols: (number | null)[][] = [];
+  for (const c of curves) {
+    const line = xs.map(() => null as number | null);
+    const hollow = xs.map(() => null as number | null);
+    const knee = xs.map(() => null as number | null);
+    c.points.forEach((p, i) => {
+      const k = at.get(p.x)!;
+      if (p.y === null) return;
+      line[k] = p.y;
+      if (p.hollow) hollow[k] = p.y;
+      if (c.knee === i) knee[k] = p.y;
+    });
+    cols.push(line, hollow, knee);
+  }
+  cols.push(xs.map(() => REFERENCE_MS));
+  return { data: [xs, ...cols] as uPlot.AlignedData, xs };
+}
+
+/**
+ * Latency vs messages per second, one line per run × concurrency, from the sweep's steps: x
+ * deliveries/s (or sent/s), y the chosen percentile on a linear or log scale, a 200 ms reference
+ * line, the knee ringed, failed steps drawn hollow; the cursor's legend shows every line's value.
+ */
+export function SweepChart({ runs }: { runs: Run[] }) {
+  const [x, setX] = useState<CurveX>("delivery");
+  const [percentile, setPercentile] = useState<CurvePercentile>("p95");
+  const [log, setLog] = useState(false);
+  const ref = useRef<HTMLDivElement>(null);
+  const curves = useMemo(() => sweepCurves(runs, x, percentile), [runs, x, percentile]);
+
+  useEffect(() => {
+    const el = ref.current;
+    if (!el || curves.length === 0) return;
+    const { data } = aligned(curves);
+    const series: uPlot.Series[] = [{ label: x === "delivery" ? "deliveries/s" : x === "sent" ? "sent/s" : "received/s", value: (_u, v) => (v == null ? "—" : fmtRate(v)) }];
+    for (const c of curves) {
+      series.push({ label: c.label, stroke: c.color, width: 2, spanGaps: true, points: { show: true, size: 6, fill: c.color }, value: (_u, v) => (v == null ? "—" : fmtMs(v)) });
+      series.push({ label: `${c.label} failed`, stroke: c.color, width: 0, points: { show: true, size: 9, fill: "#fff", stroke: c.color, width: 2 }, paths: () => null, value: (_u, v) => (v == null ? "" : "failed") });
+      series.push({ label: `${c.label} knee`, stroke: "#111827", width: 0, points: { show: true, size: 14, fill: "rgba(0,0,0,0)", stroke: "#111827", width: 1.5 }, paths: () => null, value: (_u, v) => (v == null ? "" : "knee") });
+    }
+    series.push({ label: `${REFERENCE_MS} ms`, stroke: "#9ca3af", dash: [6, 4], width: 1, points: { show: false }, value: () => "" });
+    const u = new uPlot(
+      {
+        width: Math.max(300, el.clientWidth),
+        height: 360,
+        scales: { x: { time: false }, y: log ? { distr: 3 } : { auto: true } },
+        axes: [
+          { label: series[0]!.label as string, stroke: "#4b5563", grid: { stroke: "#eceef2" } },
+          { label: `latency ${percentile} (ms)`, stroke: "#4b5563", grid: { stroke: "#eceef2" }, size: 60 },
+        ],
+        series,
+        cursor: { points: { size: 7 } },
+        legend: { live: true },
+      },
+      data,
+      el,
+    );
+    const ro = new ResizeObserver(() => u.setSize({ width: Math.max(300, el.clientWidth), height: 360 }));
+    ro.observe(el);
+    return () => {
+      ro.disconnect();
+      u.destroy();
+    };
+  }, [curves, log, percentile, x]);
+
+  if (curves.length === 0) {
+    return <p className="small muted">None of these runs is a sweep or capacity search: a latency-vs-rate curve needs steps (a plan with <code>sweep</code>).</p>;
+  }
+  return (
+    <div data-testid="sweep-chart">
+      <div className="chart-controls small">
+        <label>
+          X{" "}
+          <select value={x} onChange={(e) => setX(e.target.value as CurveX)}>
+            <option value="delivery">deliveries/s</option>
+            <option value="sent">sent/s</option>
+            <option value="received">received/s</option>
+          </select>
+        </label>
+        <label>
+          Percentile{" "}
+          <select value={percentile} onChange={(e) => setPercentile(e.target.value as CurvePercentile)}>
+            {(["p50", "p90", "p95", "p99", "max"] as const).map((p) => (
+              <option key={p}>{p}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          <input type="checkbox" checked={log} onChange={(e) => setLog(e.target.checked)} /> log scale
+        </label>
+      </div>
+      <div ref={ref} className="chart" />
+    </div>
+  );
+}

@@ -1,0 +1,110 @@
+import { newId, schema, DEFAULT_ORG_ID, listMemberships, type IdPrefix } from "@volley/db";
+import { betterAuth } from "better-auth";
+import { drizzleAdapter } from "better-auth/adapters/drizzle";
+import { createAccessControl } from "better-auth/plugins/access";
+import { organization } from "better-auth/plugins/organization";
+import { adminAc, defaultStatements, memberAc, ownerAc } from "better-auth/plugins/organization/access";
+import { sql } from "drizzle-orm";
+import { authSecret, databaseUrl, publicUrl } from "../../env";
+import { logOnce } from "../log";
+import { getDb } from "../services";
+
+/**
+ * better-auth: email + password accounts, sessions (cookie), and organizations with members,
+ * roles and invitations (organization plugin). Its organization model is our `orgs` table, so every
+ * existing row (owned by `org_default`) keeps its owner. The first user of a fresh install becomes
+ * owner of the default org; later users who sign up get an org of their own and can be invited to
+ * others.
+ */
+
+const ac = createAccessControl(defaultStatements);
+/** Viewers read everything in the org and change nothing (runs, plans, members). */
+const viewerAc = ac.newRole({ organization: [], member: [], invitation: [], team: [], ac: ["read"] });
+export const ORG_ROLES = { owner: ownerAc, admin: adminAc, member: memberAc, viewer: viewerAc };
+
+const ID_PREFIXES: Record<string, IdPrefix> = {
+  user: "usr",
+  session: "ses",
+  account: "acc",
+  verification: "ver",
+  organization: "org",
+  member: "mem",
+  invitation: "inv",
+};
+
+/** Makes the user a member somewhere: owner of the default org if it has no members yet, else owner of a new org. */
+async function giveFirstOrg(user: { id: string; name: string; email: string }): Promise<void> {
+  const db = getDb();
+  await db.transaction(async (tx) => {
+    // Serialises concurrent first sign-ups so exactly one becomes the default org's owner.
+    await tx.execute(sql`select pg_advisory_xact_lock(7340212)`);
+    const [claimed] = await tx.select({ id: schema.members.id }).from(schema.members).where(sql`${schema.members.organizationId} = ${DEFAULT_ORG_ID}`).limit(1);
+    let orgId = DEFAULT_ORG_ID;
+    if (claimed) {
+      orgId = newId("org");
+      const label = user.name.trim() || user.email.split("@")[0] || "My";
+      await tx.insert(schema.orgs).values({ id: orgId, name: `${label}'s org`, slug: orgId });
+    }
+    await tx.insert(schema.members).values({ id: newId("mem"), organizationId: orgId, userId: user.id, role: "owner" });
+  });
+}
+
+function createAuth() {
+  const { secret, derived } = authSecret();
+  if (derived) logOnce("auth-secret-derived", "AUTH_SECRET is not set; session cookies are signed with a secret derived from DATABASE_URL — set AUTH_SECRET (openssl rand -base64 32) for production");
+  const baseURL = publicUrl() ?? undefined;
+  return betterAuth({
+    secret,
+    baseURL,
+    basePath: "/api/auth",
+    database: drizzleAdapter(getDb(), {
+      provider: "pg",
+      schema: {
+        user: schema.users,
+        session: schema.sessions,
+        account: schema.accounts,
+        verification: schema.verifications,
+        orgs: schema.orgs,
+        member: schema.members,
+        invitation: schema.invitations,
+      },
+    }),
+    emailAndPassword: { enabled: true, minPasswordLength: 8, autoSignIn: true },
+    // Sign-in is rate limited by web's own Redis-backed limiter (rate-limit.ts), shared by every replica.
+    rateLimit: { enabled: false },
+    advanced: {
+      database: { generateId: ({ model }) => newId(ID_PREFIXES[model] ?? "usr") },
+    },
+    databaseHooks: {
+      user: { create: { after: async (user) => giveFirstOrg(user) } },
+      session: {
+        create: {
+          before: async (session) => {
+            const [first] = await listMemberships(getDb(), session.userId);
+            return { data: { ...session, activeOrganizationId: first?.orgId ?? null } };
+          },
+        },
+      },
+    },
+    plugins: [
+      organization({
+        ac,
+        roles: ORG_ROLES,
+        creatorRole: "owner",
+        invitationExpiresIn: 7 * 24 * 3600,
+        schema: { organization: { modelName: "orgs" } },
+      }),
+    ],
+  });
+}
+
+export type Auth = ReturnType<typeof createAuth>;
+
+const g = globalThis as typeof globalThis & { __volleyAuth?: { key: string; auth: Auth } };
+
+/** One better-auth instance per database (tests switch DATABASE_URL), created on first use. */
+export function getAuth(): Auth {
+  const key = `${databaseUrl()}|${publicUrl() ?? ""}|${authSecret().secret}`;
+  if (g.__volleyAuth?.key !== key) g.__volleyAuth = { key, auth: createAuth() };
+  return g.__volleyAuth.auth;
+}

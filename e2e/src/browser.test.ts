@@ -1,0 +1,107 @@
+import { existsSync, mkdirSync } from "node:fs";
+import path from "node:path";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startSocketioEchoServer } from "@volley/targets";
+import { startStack, type Stack } from "./stack-fixture";
+
+/**
+ * The dashboard in a real browser (Debian's Chromium through playwright-core), against the whole
+ * stack: from an empty database, sign up, create a plan from a template, run it against a demo
+ * target, watch the live chart receive points, see the summary, compare two runs. Screenshots go
+ * to e2e/artifacts/ (CI keeps them).
+ */
+const CHROMIUM = "/usr/bin/chromium";
+const ARTIFACTS = path.resolve(import.meta.dirname, "../artifacts");
+const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+
+const hasChromium = existsSync(CHROMIUM);
+if (!hasChromium) console.warn(`browser.test: skipped — ${CHROMIUM} is missing (apt-get install -y chromium; .ci/run installs it)`);
+
+let stack: Stack;
+let target: Awaited<ReturnType<typeof startSocketioEchoServer>>;
+let browser: Browser;
+let page: Page;
+
+const shot = (name: string) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+
+beforeAll(async () => {
+  if (!hasChromium) return;
+  mkdirSync(ARTIFACTS, { recursive: true });
+  target = await startSocketioEchoServer({ port: 0, delayMs: 5 });
+  stack = await startStack(5);
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  page.setDefaultTimeout(30_000);
+});
+afterAll(async () => {
+  await browser?.close();
+  await stack?.stop();
+  await target?.close();
+});
+
+/** Sets a plan-form field the way a person does: select it, type, leave it. */
+async function setField(label: string, value: string) {
+  const input = page.getByLabel(label, { exact: true });
+  await input.fill(value);
+  await input.blur();
+}
+
+async function runFromEditor(): Promise<string> {
+  await page.getByRole("button", { name: /^(Save and run|Run)$/ }).click();
+  await page.waitForURL(/\/runs\/run_/);
+  return page.url().split("/runs/")[1]!;
+}
+
+describe.skipIf(!hasChromium)("the dashboard in Chromium", () => {
+  it("signs up, creates a plan from a template, runs it live, and compares two runs", async () => {
+    // A fresh install sends its first visitor to sign up; the first account owns the default org.
+    await page.goto(stack.webUrl);
+    await page.waitForURL(/\/sign-up/);
+    await page.getByLabel("Name").fill("Ada Owner");
+    await page.getByLabel("Email").fill("ada@example.com");
+    await page.getByLabel("Password").fill("correct horse battery");
+    await shot("01-sign-up");
+    await page.getByRole("button", { name: /sign up|create/i }).click();
+    await page.waitForURL((u) => !/sign-(up|in)/.test(u.pathname));
+
+    await page.goto(`${stack.webUrl}/plans`);
+    await page.getByText("No saved plans yet").waitFor();
+    await shot("02-plans-empty-with-templates");
+    await page.locator('[data-template="ping-throughput"]').click();
+    await page.waitForURL(/\/plans\/new\?template=ping-throughput/);
+
+    // Point the template at the demo target and make it small, through the form (it edits the YAML).
+    await setField("Name", "browser ping");
+    await setField("Target URL", `${target.url}/ping`);
+    await setField("Connections", "5");
+    await setField("Opened per second", "50");
+    await setField("Messages/s", "20");
+    await setField("Duration", "4s");
+    expect(await page.getByTestId("plan-yaml").innerText()).toContain("browser ping");
+    await page.getByText("Plan is valid").waitFor();
+    await shot("03-plan-from-template");
+    await page.getByRole("button", { name: "Save plan" }).click();
+    await page.waitForURL(/\/plans\/pln_/);
+    await page.getByRole("heading", { name: "browser ping" }).waitFor();
+
+    const first = await runFromEditor();
+    // Live: the latency chart gains points while the run goes on (Socket.IO feed or polling).
+    const charts = page.getByTestId("run-charts");
+    await charts.waitFor({ timeout: 60_000 });
+    await expect.poll(async () => Number(await charts.getAttribute("data-points")), { timeout: 30_000 }).toBeGreaterThanOrEqual(2);
+    await shot("04-run-live");
+    await page.locator(".badge-lg[data-status=passed], .badge-lg[data-status=failed]").first().waitFor({ timeout: 60_000 });
+    await page.getByText("Round trip", { exact: false }).first().waitFor();
+    await shot("05-run-summary");
+
+    // A second run of the same plan, then both side by side.
+    await page.goBack();
+    await page.waitForURL(/\/plans\/pln_/);
+    const second = await runFromEditor();
+    await page.locator(".badge-lg[data-status=passed], .badge-lg[data-status=failed]").first().waitFor({ timeout: 90_000 });
+    await page.goto(`${stack.webUrl}/compare?runs=${first},${second}`);
+    await page.locator('[data-testid="compare-charts"][data-runs="2"]').waitFor();
+    await shot("06-compare");
+  });
+});

@@ -1,0 +1,1 @@
+ALTER TABLE "runs" ADD COLUMN "start_late_ms" double precision;
