@@ -38,7 +38,10 @@ export const COUNTERS = {
   outOfOrder: "messages.out_of_order",
   connectionsOpened: "connections.opened",
   connectionsFailed: "connections.failed",
+  /** Every connection that ended, ours (end of run, falling stages) and the server's. */
   connectionsClosed: "connections.closed",
+  /** Connections the server or the network ended (not us): what charts and stop conditions call disconnects. */
+  connectionsDropped: "connections.dropped",
   connectionsActive: "connections.active",
   /**
    * Deliveries (broadcast, groups): one per (message, receiver). Expected and lost count only

@@ -52,7 +52,7 @@ export class IntervalMerger {
     this.received += c[COUNTERS.received] ?? 0;
     this.connections += c[COUNTERS.connectionsActive] ?? 0;
     this.lost += c[COUNTERS.lost] ?? 0;
-    this.disconnects += c[COUNTERS.connectionsClosed] ?? 0;
+    this.disconnects += c[COUNTERS.connectionsDropped] ?? 0;
     this.connectFailed += c[COUNTERS.connectionsFailed] ?? 0;
     this.delivered += c[COUNTERS.deliveriesReceived] ?? 0;
     this.deliveryLost += c[COUNTERS.deliveriesLost] ?? 0;

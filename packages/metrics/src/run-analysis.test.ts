@@ -20,7 +20,10 @@ function frame(agentId: string, index: number, values: number[], opts: { warmup?
     r.increment(COUNTERS.sent);
     r.increment(COUNTERS.received);
   }
-  for (let i = 0; i < (opts.closed ?? 0); i++) r.increment(COUNTERS.connectionsClosed);
+  for (let i = 0; i < (opts.closed ?? 0); i++) {
+    r.increment(COUNTERS.connectionsClosed);
+    r.increment(COUNTERS.connectionsDropped);
+  }
   return { agentId, shardId: `shd_${agentId}`, index, startedAt: 1000 * index, durationMs: 1000, warmup: opts.warmup ?? false, ...r.take(), health: health(opts) };
 }
 

@@ -87,7 +87,7 @@ export function analyzeFrames(frames: readonly AnalysisFrame[]): RunAnalysis {
         received: sum(COUNTERS.received),
         lost: sum(COUNTERS.lost),
         errors,
-        disconnects: sum(COUNTERS.connectionsClosed),
+        disconnects: sum(COUNTERS.connectionsDropped),
         latency: latencySummary(hs.get(HISTOGRAMS.messageLatency)),
         connect: latencySummary(hs.get(HISTOGRAMS.wsConnect)),
         health: { cpuMax, eventLoopMaxMs, sendLagMaxMs, rssMbMax },

@@ -64,7 +64,7 @@ export function summarizeSteps(frames: readonly FrameLike[], ctx?: SweepContext)
       const received = sum(list, COUNTERS.received);
       const lost = sum(list, COUNTERS.lost);
       const errors = errorsOf(list);
-      const disconnects = sum(list, COUNTERS.connectionsClosed);
+      const disconnects = sum(list, COUNTERS.connectionsDropped);
       const delivered = sum(list, COUNTERS.deliveriesReceived);
       const merged = stopReason(ctx?.sweep?.stopWhen, {
         latency: main === HISTOGRAMS.deliveryLatency ? delivery : latency,

@@ -78,6 +78,9 @@ describe("shard engine", () => {
     expect(sent).toBe(outcome.totals.sent);
     expect(total(frames, COUNTERS.received)).toBe(sent);
     expect(total(frames, COUNTERS.lost)).toBe(0);
+    // Our own closes at the end are closed connections, not drops.
+    expect(total(frames, COUNTERS.connectionsClosed)).toBe(20);
+    expect(total(frames, COUNTERS.connectionsDropped)).toBe(0);
     expect(Math.abs(sent - outcome.totals.expected)).toBeLessThanOrEqual(1);
     // Each connection sends from its open until the end: at most 61 slots, and fewer only by its connect time.
     expect(sent).toBeLessThanOrEqual(20 * 61);
@@ -173,6 +176,7 @@ describe("shard engine", () => {
     const { outcome, frames } = await run(plan(server.url, { connections: { count: 4, rate: 100 }, duration: "800ms" }));
     expect(outcome.status).toBe("completed");
     expect(total(frames, COUNTERS.connectionsClosed)).toBe(4);
+    expect(total(frames, COUNTERS.connectionsDropped)).toBe(4);
     expect(total(frames, "errors.closed")).toBe(4);
   });
 

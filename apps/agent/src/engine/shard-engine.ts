@@ -265,7 +265,10 @@ export class ShardEngine {
     this.active--;
     this.recorder.increment(COUNTERS.connectionsClosed);
     this.totals.closed++;
-    if (info.byServer) this.recorder.increment(ERROR_PREFIX + (info.errorClass ?? "closed"));
+    if (info.byServer) {
+      this.recorder.increment(COUNTERS.connectionsDropped);
+      this.recorder.increment(ERROR_PREFIX + (info.errorClass ?? "closed"));
+    }
     this.schedule.close(id);
     this.accounting.closed(id);
   }
