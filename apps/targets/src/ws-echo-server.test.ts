@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { echoTestKit } from "./echo-test-kit";
-import { startWsEchoServer } from "./ws-echo-server";
+import { startWsEchoServer, WS_PATHS } from "./ws-echo-server";
 
 const { start, track } = echoTestKit(startWsEchoServer);
 
@@ -77,7 +77,39 @@ describe("ws echo server", () => {
     expect(elapsed).toBeGreaterThanOrEqual(140);
   });
 
-  it("rejects other paths with 404 and a bad delay with 400", async () => {
+  it("/ping echoes each ping unchanged and answers a text `ping` with the connection's count", async () => {
+    const server = await start();
+    const ws = await open(`ws://127.0.0.1:${server.port}${WS_PATHS.ping}`);
+    const payload = Buffer.from([9, 8, 7]);
+    const bin = nextMessage(ws);
+    ws.send(payload);
+    expect(Buffer.compare((await bin).data, payload)).toBe(0);
+    const pong = nextMessage(ws);
+    ws.send("ping");
+    const p = await pong;
+    expect(p.isBinary).toBe(false);
+    expect(JSON.parse(p.data.toString())).toEqual({ count: 2 });
+  });
+
+  it("/broadcast puts everyone in one room, sender included; /group reaches the other members only", async () => {
+    const server = await start();
+    const base = `ws://127.0.0.1:${server.port}`;
+    const [a, b] = [await open(`${base}${WS_PATHS.broadcast}`), await open(`${base}${WS_PATHS.broadcast}`)];
+    const [toA, toB] = [nextMessage(a), nextMessage(b)];
+    a.send("all");
+    expect([(await toA).data.toString(), (await toB).data.toString()]).toEqual(["all", "all"]);
+
+    const [g1, g2] = [await open(`${base}${WS_PATHS.group}?room=g`), await open(`${base}${WS_PATHS.group}?room=g`)];
+    const atG2 = nextMessage(g2);
+    const atG1 = nextMessage(g1);
+    g1.send("x");
+    expect((await atG2).data.toString()).toBe("x");
+    // g2 answers only after x reached it: had g1 got its own x back, x would come before y.
+    g2.send("y");
+    expect((await atG1).data.toString()).toBe("y");
+  });
+
+  it("rejects other paths with 404 and a bad delay, a group without a room or a ping in a room with 400", async () => {
     const server = await start();
     const status = (url: string) =>
       new Promise<number>((resolve) => {
@@ -85,7 +117,10 @@ describe("ws echo server", () => {
         ws.on("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
         ws.on("error", () => resolve(-1));
       });
-    expect(await status(`ws://127.0.0.1:${server.port}/nope`)).toBe(404);
+    const base = `ws://127.0.0.1:${server.port}`;
+    expect(await status(`${base}/nope`)).toBe(404);
     expect(await status(`${server.url}?delay=soon`)).toBe(400);
+    expect(await status(`${base}${WS_PATHS.group}`)).toBe(400);
+    expect(await status(`${base}${WS_PATHS.ping}?room=r`)).toBe(400);
   });
 });

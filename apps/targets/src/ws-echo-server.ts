@@ -7,19 +7,37 @@ import { closeHttp, hostPort, listenHttp } from "./listen-http";
 import { parseRoom, RoomHub } from "./room-hub";
 
 export type WsEchoServerOptions = EchoServerOptions;
-/** url is ws://host:port/echo */
+/** url is ws://host:port/echo; the other routes are under WS_PATHS. */
 export type WsEchoServer = EchoServer;
 
 export const ECHO_PATH = "/echo";
+
+/**
+ * The raw WebSocket reference routes, one per built-in template:
+ * - `/echo`: every frame comes back unchanged; `?room=<name>` also sends it to the room's other members.
+ * - `/ping`: the SocketCluster benchmarks' ping server. The pong is the ping itself, unchanged:
+ *   raw WebSocket has no acknowledgement to carry `{count}` beside the message, and a load
+ *   client matches each reply by the message's own bytes. A text frame `ping` (a person with
+ *   wscat) is answered `{"count":<pings on this connection so far>}` instead.
+ * - `/broadcast`: one room, every message to everyone, the sender included (the 2011 benchmark);
+ *   the room is `?room=<name>`, or `broadcast` when the URL names none.
+ * - `/group`: `?room=<group>` is required; a message goes to the group's other members only, no
+ *   copy back to the sender (location sharing).
+ */
+export const WS_PATHS = { echo: ECHO_PATH, ping: "/ping", broadcast: "/broadcast", group: "/group" } as const;
+/** The room a `/broadcast` connection joins when its URL names none. */
+export const WS_BROADCAST_ROOM = "broadcast";
+
+type Route = "echo" | "ping" | "broadcast" | "group";
+const ROUTES = new Map<string, Route>(Object.entries(WS_PATHS).map(([route, path]) => [path, route as Route]));
 
 function rejectUpgrade(socket: Duplex, status: number, text: string): void {
   socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
 }
 
 /**
- * A WebSocket echo at `/echo`: every frame comes back unchanged (text as text, binary as binary).
- * `?room=<name>` joins a room: each frame also goes at once to every other member (the 2011
- * broadcast benchmark's server), while the sender's own copy keeps the echo's hold.
+ * The raw WebSocket reference server (routes: WS_PATHS). Every sender's own copy keeps the echo's
+ * exact hold (`?delay=<ms>`, stall()); other members' copies go at once.
  */
 export async function startWsEchoServer(options: WsEchoServerOptions = {}): Promise<WsEchoServer> {
   const { port = 0, host = "127.0.0.1", delayMs = 0 } = options;
@@ -27,27 +45,32 @@ export async function startWsEchoServer(options: WsEchoServerOptions = {}): Prom
   const rooms = new RoomHub<WebSocket>();
 
   const http = createServer((req, res) => {
-    const path = new URL(req.url ?? "/", "http://x").pathname;
-    res.writeHead(path === ECHO_PATH ? 426 : 404, { "content-type": "text/plain" });
-    res.end(path === ECHO_PATH ? "use a WebSocket client\n" : "not found\n");
+    const known = ROUTES.has(new URL(req.url ?? "/", "http://x").pathname);
+    res.writeHead(known ? 426 : 404, { "content-type": "text/plain" });
+    res.end(known ? "use a WebSocket client\n" : "not found\n");
   });
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
 
   http.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? "/", "http://x");
-    if (url.pathname !== ECHO_PATH) return rejectUpgrade(socket, 404, "Not Found");
+    const route = ROUTES.get(url.pathname);
+    if (route === undefined) return rejectUpgrade(socket, 404, "Not Found");
     const delay = parseDelay(url.searchParams.get("delay"), delayMs);
-    const room = parseRoom(url.searchParams.get("room"));
-    if (delay === undefined || room === null) return rejectUpgrade(socket, 400, "Bad Request");
-    wss.handleUpgrade(req, socket, head, (ws) => serve(ws, delay, room));
+    let room = parseRoom(url.searchParams.get("room"));
+    if (route === "broadcast") room ??= WS_BROADCAST_ROOM;
+    // A group server without a group would be an echo, a ping server in a room not one: refuse both.
+    const misrouted = (route === "group" && room === undefined) || (route === "ping" && room !== undefined);
+    if (delay === undefined || room === null || misrouted) return rejectUpgrade(socket, 400, "Bad Request");
+    wss.handleUpgrade(req, socket, head, (ws) => serve(ws, route, delay, room));
   });
 
-  function serve(ws: WebSocket, delay: number, room: string | undefined): void {
+  function serve(ws: WebSocket, route: Route, delay: number, room: string | undefined): void {
     // A client that vanishes mid-send must not take the server down with it.
     ws.on("error", () => ws.terminate());
-    const replies = hold.queue<{ data: RawData; isBinary: boolean }>(delay, ({ data, isBinary }) => {
+    const replies = hold.queue<{ data: RawData | string; isBinary: boolean }>(delay, ({ data, isBinary }) => {
       if (ws.readyState === ws.OPEN) ws.send(data, { binary: isBinary });
     });
+    let pings = 0;
     if (room !== undefined) rooms.join(room, ws);
     ws.on("message", (data: RawData, isBinary: boolean) => {
       if (room !== undefined) {
@@ -55,6 +78,9 @@ export async function startWsEchoServer(options: WsEchoServerOptions = {}): Prom
           if (to.readyState === to.OPEN) to.send(data, { binary: isBinary });
         });
       }
+      if (route === "group") return;
+      pings++;
+      if (route === "ping" && !isBinary && data.toString() === "ping") return replies.push({ data: JSON.stringify({ count: pings }), isBinary: false });
       replies.push({ data, isBinary });
     });
     ws.on("close", () => {

@@ -100,6 +100,23 @@ export function publicUrl(): string | null {
 }
 export const redisUrl = (): string => requireEnv("REDIS_URL");
 
+/**
+ * The hub URL agents connect to, as the Agents page prints it in install commands (e.g.
+ * https://hub.volley.example.com); null = http://<the request's host name>:3001, the hub's default port.
+ */
+export function hubPublicUrl(): string | null {
+  const value = raw("VOLLEY_HUB_PUBLIC_URL");
+  if (value === undefined) return null;
+  const parsed = z.url({ protocol: /^https?$/ }).safeParse(value);
+  if (!parsed.success) {
+    throw new MisconfiguredError(
+      "VOLLEY_HUB_PUBLIC_URL",
+      `VOLLEY_HUB_PUBLIC_URL (${JSON.stringify(value)}) must be the http(s) URL agents reach the hub at, such as https://hub.volley.example.com — or unset it for http://<this host>:3001`,
+    );
+  }
+  return parsed.data.replace(/\/+$/, "");
+}
+
 function positiveInt(name: string, fallback: number): number {
   const value = raw(name);
   if (value === undefined) return fallback;

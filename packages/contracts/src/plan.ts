@@ -25,12 +25,35 @@ export const agentsSchema = z.strictObject({
 
 export type AgentLossPolicy = NonNullable<z.output<typeof agentsSchema>["onLoss"]>;
 
-export const thresholdSchema = z
+export const thresholdExpressionSchema = z
   .string()
   .regex(
     /^\s*[a-z][a-z0-9_.]*\s*(<=|>=|<|>|==)\s*\d+(\.\d+)?\s*(ms|s|%)?\s*$/,
     'write a threshold like "latency.p95 < 200ms" or "errors.rate < 1%"',
   );
+
+/**
+ * A threshold: the expression alone (judged when the run ends), or an object whose `abortOnFail`
+ * makes the hub stop the run early, as failed, once the expression breaks on the measurements so
+ * far — checked every few seconds from `delay` after the start, never on warm-up alone.
+ */
+export const thresholdSchema = z.union(
+  [
+    thresholdExpressionSchema,
+    z.strictObject({
+      expression: thresholdExpressionSchema,
+      abortOnFail: z.boolean().default(false),
+      /** How long after the start the early checks begin (default: at once, after warm-up). */
+      delay: durationSchema.optional(),
+    }),
+  ],
+  { error: 'write a threshold as a string like "latency.p95 < 200ms", or an object like { expression: "latency.p95 < 200ms", abortOnFail: true, delay: "10s" }' },
+);
+export type Threshold = z.output<typeof thresholdSchema>;
+export type ThresholdInput = z.input<typeof thresholdSchema>;
+
+/** The expression of a threshold in either form. */
+export const thresholdExpression = (t: Threshold | ThresholdInput): string => (typeof t === "string" ? t : t.expression);
 
 export const planSchema = z.strictObject({
   name: z.string().min(1).max(200),

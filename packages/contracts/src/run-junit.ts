@@ -1,4 +1,5 @@
 import type { Run } from "./run";
+import { thresholdExpression } from "./plan";
 
 /**
  * The JUnit XML report of a run, shared by the CLI (`volley run --junit`) and the REST API
@@ -49,7 +50,7 @@ export function runToJunit(run: Run, runUrl: string): string {
     }
   } else {
     // Nothing was measured, so no threshold could be judged: report them as skipped, not passed.
-    for (const expression of run.plan.thresholds) {
+    for (const expression of run.plan.thresholds.map(thresholdExpression)) {
       cases.push({ name: expression, outcome: { kind: "skipped", type: "not-measured", message: `not evaluated: the run ${run.status} before anything was measured` } });
     }
   }

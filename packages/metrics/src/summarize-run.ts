@@ -1,4 +1,4 @@
-import type { RunSummary } from "@volley/contracts";
+import type { RunSummary, Threshold } from "@volley/contracts";
 import { summarizeFrames, type FrameLike } from "./aggregate";
 import { capacityOf, summarizeSteps, type SweepContext } from "./sweep-steps";
 import { evaluateThresholds } from "./thresholds";
@@ -8,7 +8,7 @@ import { evaluateThresholds } from "./thresholds";
  * thresholds. Pass the plan (its sweep and scenario) so sweep steps are judged on the merged
  * measurements and the capacity is found; without it, steps carry only the shards' own verdicts.
  */
-export function summarizeRun(frames: readonly FrameLike[], thresholds: readonly string[], plan?: SweepContext): RunSummary {
+export function summarizeRun(frames: readonly FrameLike[], thresholds: ReadonlyArray<string | Threshold>, plan?: SweepContext): RunSummary {
   const measured = summarizeFrames(frames);
   const steps = summarizeSteps(frames, plan);
   const capacity = capacityOf(steps, plan);

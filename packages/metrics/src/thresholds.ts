@@ -1,4 +1,4 @@
-import type { RunSummary } from "@volley/contracts";
+import { thresholdExpression, type RunSummary, type Threshold, type ThresholdInput } from "@volley/contracts";
 
 export type ThresholdResult = RunSummary["thresholds"][number];
 type Measured = Omit<RunSummary, "thresholds">;
@@ -38,10 +38,13 @@ export function thresholdMetrics(s: Measured): Record<string, { value: number | 
 
 const EXPR = /^\s*([a-z][a-z0-9_.]*)\s*(<=|>=|<|>|==)\s*(\d+(?:\.\d+)?)\s*(ms|s|%)?\s*$/;
 
-/** Evaluates "metric op value[unit]" expressions against a summary; unknown metrics fail with the list of known ones. */
-export function evaluateThresholds(expressions: readonly string[], summary: Measured): ThresholdResult[] {
+/**
+ * Evaluates "metric op value[unit]" expressions (a plan's thresholds in either form) against a
+ * summary; unknown metrics fail with the list of known ones.
+ */
+export function evaluateThresholds(thresholds: ReadonlyArray<string | Threshold | ThresholdInput>, summary: Measured): ThresholdResult[] {
   const metrics = thresholdMetrics(summary);
-  return expressions.map((expression) => {
+  return thresholds.map(thresholdExpression).map((expression) => {
     const m = EXPR.exec(expression);
     if (!m) return { expression, ok: false, actual: null, message: `cannot parse "${expression}"` };
     const [, name, op, rawValue, unit] = m as unknown as [string, string, keyof typeof OPS, string, string | undefined];

@@ -1,6 +1,6 @@
 "use client";
 
-import { durationMs, parsePlanDocument, type FieldIssue, type Plan } from "@volley/contracts";
+import { durationMs, parsePlanDocument, thresholdExpression, type FieldIssue, type Plan } from "@volley/contracts";
 import { useRouter } from "next/navigation";
 import { useDeferredValue, useMemo, useState } from "react";
 import { parse as parseYaml } from "yaml";
@@ -107,8 +107,9 @@ export function PlanEditor({ initialText, saved, canSave = false }: PlanEditorPr
                 <p className="small">
                   Thresholds:{" "}
                   {result.plan.thresholds.map((t, i) => (
-                    <code key={`${t}-${i}`} className="chip">
-                      {t}
+                    <code key={`${thresholdExpression(t)}-${i}`} className="chip">
+                      {thresholdExpression(t)}
+                      {typeof t !== "string" && t.abortOnFail ? " (abort on fail)" : ""}
                     </code>
                   ))}
                 </p>
