@@ -21,6 +21,11 @@ export interface AggregatorOptions {
   claimIdleMs?: number;
   /** How often to claim stale entries and retire finished runs. */
   maintenanceEveryMs?: number;
+  /**
+   * After a read that did not fill a batch, wait this long before the next, so a second's frames
+   * (which agents send at the same instant) are stored in one insert rather than dozens.
+   */
+  gatherMs?: number;
 }
 
 type StreamEntry = [id: string, fields: string[]];
@@ -84,7 +89,12 @@ export class Aggregator {
       "STREAMS", ...keys, ...keys.map(() => ">"),
     )) as Array<[key: string, entries: StreamEntry[]]> | null;
     const runOf = new Map(runIds.map((id) => [REDIS_KEYS.frames(id), id]));
-    for (const [key, entries] of res ?? []) await this.store(runOf.get(key)!, entries);
+    let read = 0;
+    for (const [key, entries] of res ?? []) {
+      read += entries.length;
+      await this.store(runOf.get(key)!, entries);
+    }
+    if (read > 0 && read < (this.opts.batchSize ?? 500)) await sleep(this.opts.gatherMs ?? 100, this.stopping.signal);
   }
 
   private async ensureGroups(runIds: string[]): Promise<void> {

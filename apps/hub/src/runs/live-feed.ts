@@ -15,9 +15,12 @@ export interface LiveFeedOptions {
 
 /** Seconds kept merged in memory behind the newest one; a frame for an older second rebuilds it from the database. */
 const WINDOW = 30;
+/** At most this often per run: the aggregator stores a second's frames in several batches; browsers need one update. */
+const MIN_PUSH_GAP_MS = 250;
 
 interface RunCursor {
   lastId: number;
+  lastPushAt: number;
   /** Merged state of the recent seconds: each frame is decoded and added once, not re-merged per push. */
   mergers: Map<number, IntervalMerger>;
   busy: boolean;
@@ -55,7 +58,7 @@ export class LiveFeed {
 
   private async pushPoints(runId: string): Promise<void> {
     let cursor = this.cursors.get(runId);
-    if (!cursor) this.cursors.set(runId, (cursor = { lastId: 0, mergers: new Map(), busy: false, again: false }));
+    if (!cursor) this.cursors.set(runId, (cursor = { lastId: 0, lastPushAt: 0, mergers: new Map(), busy: false, again: false }));
     if (cursor.busy) {
       cursor.again = true;
       return;
@@ -63,7 +66,10 @@ export class LiveFeed {
     cursor.busy = true;
     try {
       do {
+        const wait = cursor.lastPushAt + MIN_PUSH_GAP_MS - Date.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait)); // events meanwhile coalesce into this read
         cursor.again = false;
+        cursor.lastPushAt = Date.now();
         const frames = await listFramesAfter(this.opts.db, runId, cursor.lastId);
         if (frames.length === 0) continue;
         const upToId = frames.at(-1)!.id;
