@@ -1,5 +1,6 @@
 # syntax=docker/dockerfile:1
-# Volley demo targets: WebSocket, Socket.IO and SockJS echo servers for demos and smoke tests.
+# Volley demo targets: WebSocket, Socket.IO, SockJS, STOMP, HTTP (single and node:cluster) and
+# SocketCluster reference servers for the templates, demos and smoke tests.
 # Build from the repository root (the npm workspaces need the whole monorepo):
 #   docker build -f infra/docker/targets.Dockerfile -t volley/targets .
 ARG NODE_IMAGE=node:22-bookworm-slim
@@ -26,13 +27,17 @@ ENV NODE_ENV=production \
     TARGETS_HOST=0.0.0.0 \
     WS_ECHO_PORT=9001 \
     SOCKETIO_ECHO_PORT=9002 \
-    SOCKJS_ECHO_PORT=9003
+    SOCKJS_ECHO_PORT=9003 \
+    STOMP_ECHO_PORT=9004 \
+    HTTP_ECHO_PORT=9005 \
+    SOCKETCLUSTER_ECHO_PORT=9006 \
+    HTTP_CLUSTER_PORT=9007
 WORKDIR /app
 COPY --from=deps /app ./
 COPY . .
 WORKDIR /app/apps/targets
 USER node
-EXPOSE 9001 9002 9003
+EXPOSE 9001 9002 9003 9004 9005 9006 9007
 # A Socket.IO polling handshake: answered only once the echo servers listen.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.SOCKETIO_ECHO_PORT}/socket.io/?EIO=4&transport=polling`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]

@@ -1,7 +1,7 @@
 import { readFileSync, rmSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createRunBodySchema, runSchema, type Run } from "@volley/contracts";
+import { createRunBodySchema, runSchema, thresholdExpression, type Run } from "@volley/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "./cli";
 import { bufferIo, makeRun, planYaml, runBin, summary, tempDir, writeFile } from "./test-support";
@@ -34,7 +34,7 @@ function step(fake: FakeRun): Run {
   if (fake.polls === 1 || run.name === "hangs") return run.name === "hangs" && fake.polls > 1 ? { ...run, status: "running", summary: summary([]) } : run;
   if (fake.polls === 2) return { ...run, status: "running", startedAt: new Date().toISOString(), summary: summary([], 4.1) };
   const final = { passes: "passed", fails: "failed", errors: "errored" }[run.name] as Run["status"];
-  const thresholds = run.plan.thresholds.map((expression) => ({ expression, ok: final !== "failed", actual: 4.1, message: `${expression}: actual 4.1` }));
+  const thresholds = run.plan.thresholds.map(thresholdExpression).map((expression) => ({ expression, ok: final !== "failed", actual: 4.1, message: `${expression}: actual 4.1` }));
   return {
     ...run,
     status: final,

@@ -4,7 +4,7 @@ import { hostname } from "node:os";
 import type { AddressInfo } from "node:net";
 import { pino, type Logger } from "pino";
 import { checkDatabase, createDb, finishRun, getRunOfAnyOrg, markStaleAgentsOffline, migrateDatabase, setAgentStatus } from "@volley/db";
-import { checkRedis, createRedis } from "@volley/queue";
+import { checkRedis, createRedis, openQueue, QUEUE_NAMES } from "@volley/queue";
 import { Aggregator } from "./aggregator/aggregator";
 import { RunCoordinator } from "./coordination/run-coordinator";
 import { startAgentGateway } from "./gateway/agent-gateway";
@@ -16,6 +16,8 @@ import { PoolDispatcher } from "./shards/pool-dispatcher";
 import { ShardQueues } from "./shards/shard-queues";
 import { ShardRunner } from "./shards/shard-runner";
 import { errorMessage, settlesWithin } from "./util/wait";
+import { WebhookDispatcher } from "./webhooks/webhook-dispatcher";
+import { WebhookWorker } from "./webhooks/webhook-worker";
 
 export interface HubConfig {
   databaseUrl: string;
@@ -40,6 +42,12 @@ export interface HubConfig {
   shutdownGraceMs?: number;
   /** Runs one hub orchestrates at once (default 16; they mostly wait). */
   runConcurrency?: number;
+  /** How often running runs' abortOnFail thresholds are checked (default 2 s). */
+  thresholdCheckMs?: number;
+  /** First retry delay of webhook deliveries, doubling each attempt (default: the catalog's 2 s). */
+  webhookRetryDelayMs?: number;
+  /** A webhook receiver must answer within this (default 5 s). */
+  webhookTimeoutMs?: number;
 }
 
 export interface RunningHub {
@@ -67,6 +75,7 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
     startLeadMs: config.startLeadMs ?? 300,
     storeWaitMs: config.storeWaitMs ?? 15_000,
     abortEndTimeoutMs: config.abortEndTimeoutMs ?? 10_000,
+    thresholdCheckMs: config.thresholdCheckMs ?? 2000,
   };
   const dbHandle = createDb(config.databaseUrl);
   const { db } = dbHandle;
@@ -86,6 +95,8 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
   if (staleAgents > 0) log.info({ agents: staleAgents }, "marked agents not heard from lately offline");
 
   const events = new RunEvents(redis, log, new LiveFeed({ db, redis, log }));
+  const webhookQueue = openQueue(QUEUE_NAMES.webhooks, connections.bull);
+  const webhooks = new WebhookDispatcher({ db, queue: webhookQueue, log, retryDelayMs: config.webhookRetryDelayMs });
   const coordinator = new RunCoordinator(redis, connections.subscriber, log);
   const setStatus = (agentId: string, status: "online" | "busy" | "offline") =>
     void setAgentStatus(db, agentId, status).catch((err) => log.warn({ agentId, err: errorMessage(err) }, "could not update agent status"));
@@ -110,6 +121,7 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
       const run = await getRunOfAnyOrg(db, runId);
       if (run?.status === "queued" && (await finishRun(db, runId, { status: "aborted", reason }))) {
         await events.status(runId, "aborted", reason);
+        await webhooks.runFinished(runId);
         await coordinator.markFinalized(runId, "aborted");
         log.info({ runId, reason }, "queued run aborted");
       }
@@ -119,7 +131,8 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
   await coordinator.start();
 
   const queues = new ShardQueues(connections.bull);
-  const runWorker = new RunWorker({ db, redis, coordinator, events, queues, log, timing, connection: connections.bull, concurrency: config.runConcurrency ?? 16 });
+  const runWorker = new RunWorker({ db, redis, coordinator, events, queues, log, timing, webhooks, connection: connections.bull, concurrency: config.runConcurrency ?? 16 });
+  const webhookWorker = new WebhookWorker({ db, connection: connections.bull, log, timeoutMs: config.webhookTimeoutMs });
   const aggregator = new Aggregator({ db, redis, reader: connections.reader, consumer: hubId, log, onStored: (runId, n) => void events.intervals(runId, n) });
 
   const httpServer = createServer((req, res) => {
@@ -135,6 +148,7 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
   });
 
   runWorker.start();
+  webhookWorker.start();
   aggregator.start();
   await new Promise<void>((resolve, reject) => {
     httpServer.once("error", reject);
@@ -160,6 +174,9 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
     // Each remaining step is bounded: with Redis or PostgreSQL gone, commands would otherwise wait forever.
     if (!(await settlesWithin(workerClosed, 3000))) await settlesWithin(runWorker.close(true), 2000);
     await settlesWithin(Promise.all([...dispatchers.values()].map((d) => d.close())), 3000);
+    // Runs have ended, so their deliveries are queued; one in flight gets its receiver's timeout, the rest wait in Redis for any hub.
+    if (!(await settlesWithin(webhookWorker.close(), (config.webhookTimeoutMs ?? 5000) + 1000))) await settlesWithin(webhookWorker.close(true), 2000);
+    await settlesWithin(webhookQueue.close(), 2000);
     // 2. Everything read from the streams is stored and acked before the connections go.
     await settlesWithin(aggregator.stop(), 5000);
     await settlesWithin(new Promise<void>((resolve) => io.close(() => resolve())), 3000);

@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { loadEnv } from "./env";
 
@@ -10,11 +11,16 @@ describe("targets env", () => {
       WS_ECHO_PORT: 9001,
       SOCKETIO_ECHO_PORT: 9002,
       SOCKJS_ECHO_PORT: 9003,
+      STOMP_ECHO_PORT: 9004,
+      HTTP_ECHO_PORT: 9005,
       SOCKETCLUSTER_ECHO_PORT: 9006,
+      HTTP_CLUSTER_PORT: 9007,
+      HTTP_CLUSTER_WORKERS: availableParallelism(),
       LOG_LEVEL: "info",
     });
     expect(loadEnv({ WS_ECHO_PORT: "0" }).WS_ECHO_PORT).toBe(0);
     expect(loadEnv({ SOCKETIO_ECHO_PORT: "0", SOCKJS_ECHO_PORT: "" })).toMatchObject({ SOCKETIO_ECHO_PORT: 0, SOCKJS_ECHO_PORT: 9003 });
+    expect(loadEnv({ HTTP_CLUSTER_WORKERS: "0" }).HTTP_CLUSTER_WORKERS).toBe(0);
   });
 
   it("stops with one line naming the variable and the fix", () => {
@@ -25,5 +31,7 @@ describe("targets env", () => {
     });
     expect(() => loadEnv({ WS_ECHO_PORT: "70000" })).toThrow("exit 1");
     expect(lines).toEqual(['invalid environment variable WS_ECHO_PORT="70000": set it to a port between 0 and 65535\n']);
+    expect(() => loadEnv({ HTTP_CLUSTER_WORKERS: "1.5" })).toThrow("exit 1");
+    expect(lines[1]).toContain("HTTP_CLUSTER_WORKERS");
   });
 });

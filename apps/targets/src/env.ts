@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { z } from "zod";
 import { loadEnvOrExit, logLevelSchema, portSchema as port } from "@volley/contracts";
 
@@ -6,7 +7,18 @@ const envSchema = z.object({
   WS_ECHO_PORT: port(9001),
   SOCKETIO_ECHO_PORT: port(9002),
   SOCKJS_ECHO_PORT: port(9003),
+  STOMP_ECHO_PORT: port(9004),
+  /** The HTTP reference server (echo, SSE, long and short polling), one process. */
+  HTTP_ECHO_PORT: port(9005),
   SOCKETCLUSTER_ECHO_PORT: port(9006),
+  /** The same HTTP server run by HTTP_CLUSTER_WORKERS node:cluster workers, for the cluster comparison. */
+  HTTP_CLUSTER_PORT: port(9007),
+  HTTP_CLUSTER_WORKERS: z.coerce
+    .number({ error: "set it to a number of worker processes such as 4, or 0 for none" })
+    .int("set it to a whole number of worker processes such as 4, or 0 for none")
+    .min(0, "set it to 0 (no cluster target) or more worker processes")
+    .max(256, "set it to at most 256 worker processes")
+    .default(() => availableParallelism()),
   LOG_LEVEL: logLevelSchema,
 });
 

@@ -1,22 +1,27 @@
 import { pino } from "pino";
 import { loadEnv } from "./env";
-import type { EchoServer, EchoServerOptions } from "./echo-server";
+import type { EchoServerOptions } from "./echo-server";
+import { startHttpClusterServer } from "./http-cluster-server";
+import { startHttpTargetServer } from "./http-target-server";
 import { startSocketclusterEchoServer } from "./socketcluster-echo-server";
 import { startSocketioEchoServer } from "./socketio-echo-server";
 import { startSockjsEchoServer } from "./sockjs-echo-server";
+import { startStompEchoServer } from "./stomp-echo-server";
 import { startWsEchoServer } from "./ws-echo-server";
 
 const env = loadEnv();
 const log = pino({ name: "targets", level: env.LOG_LEVEL });
 
+type PortVar = "WS_ECHO_PORT" | "SOCKETIO_ECHO_PORT" | "SOCKJS_ECHO_PORT" | "STOMP_ECHO_PORT" | "HTTP_ECHO_PORT" | "SOCKETCLUSTER_ECHO_PORT" | "HTTP_CLUSTER_PORT";
+
 /** Starts one target or stops the process with a line naming the port variable to change. */
-async function start(
+async function start<T extends { url: string; close(): Promise<void> }>(
   label: string,
-  portVar: "WS_ECHO_PORT" | "SOCKETIO_ECHO_PORT" | "SOCKJS_ECHO_PORT" | "SOCKETCLUSTER_ECHO_PORT",
-  startServer: (o: EchoServerOptions) => Promise<EchoServer>,
-): Promise<EchoServer> {
+  portVar: PortVar,
+  startServer: (o: EchoServerOptions) => Promise<T>,
+): Promise<T> {
   const server = await startServer({ host: env.TARGETS_HOST, port: env[portVar] }).catch((err: NodeJS.ErrnoException) => {
-    const hint = err.code === "EADDRINUSE" ? ` (port in use: set ${portVar} to a free port)` : "";
+    const hint = err.code === "EADDRINUSE" || /EADDRINUSE/.test(err.message) ? ` (port in use: set ${portVar} to a free port)` : "";
     log.fatal(`${label} could not listen on ${env.TARGETS_HOST}:${env[portVar]}: ${err.message}${hint}`);
     process.exit(1);
   });
@@ -24,12 +29,18 @@ async function start(
   return server;
 }
 
-const servers = [
+const servers: { close(): Promise<void> }[] = [
   await start("ws echo", "WS_ECHO_PORT", startWsEchoServer),
   await start("socket.io echo", "SOCKETIO_ECHO_PORT", startSocketioEchoServer),
   await start("sockjs echo", "SOCKJS_ECHO_PORT", startSockjsEchoServer),
+  await start("stomp echo", "STOMP_ECHO_PORT", startStompEchoServer),
+  await start("http echo", "HTTP_ECHO_PORT", startHttpTargetServer),
   await start("socketcluster echo", "SOCKETCLUSTER_ECHO_PORT", startSocketclusterEchoServer),
 ];
+if (env.HTTP_CLUSTER_WORKERS > 0) {
+  const workers = env.HTTP_CLUSTER_WORKERS;
+  servers.push(await start(`http echo (node:cluster, ${workers} workers)`, "HTTP_CLUSTER_PORT", (o) => startHttpClusterServer({ ...o, workers })));
+}
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {

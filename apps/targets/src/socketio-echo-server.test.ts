@@ -48,6 +48,18 @@ describe("socket.io echo server", () => {
     expect(server.connections()).toBe(2);
   });
 
+  it("answers `ping` with an ack by `{count}` (SocketCluster's pong), counted per connection, on the /ping namespace", async () => {
+    const server = await start();
+    const a = await join(server, "", "/ping");
+    a.ws.send('42/ping,1["ping","x"]');
+    expect(await a.next()).toBe('43/ping,1[{"count":1}]');
+    a.ws.send('42/ping,2["ping","y"]');
+    expect(await a.next()).toBe('43/ping,2[{"count":2}]');
+    const b = await join(server, "", "/ping");
+    b.ws.send('42/ping,5["ping","z"]');
+    expect(await b.next()).toBe('43/ping,5[{"count":1}]');
+  });
+
   it("holds each reply for the connection's ?delay= and keeps them in order", async () => {
     const server = await start(300);
     const { ws, next } = await join(server, "&delay=15");

@@ -1,14 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import { startSockjsEchoServer } from "./sockjs-echo-server";
+import { SOCKJS_BROADCAST_PREFIX, startSockjsEchoServer } from "./sockjs-echo-server";
 import type { EchoServer } from "./echo-server";
 import { echoTestKit } from "./echo-test-kit";
 
 /** Uses SockJS's raw websocket endpoint (`/echo/websocket`): plain text frames, no SockJS framing. */
 const { start, track } = echoTestKit(startSockjsEchoServer);
 
-async function open(server: EchoServer, query = "") {
-  const ws = track(new WebSocket(`ws://127.0.0.1:${server.port}/echo/websocket${query}`));
+async function open(server: EchoServer, query = "", prefix = "/echo") {
+  const ws = track(new WebSocket(`ws://127.0.0.1:${server.port}${prefix}/websocket${query}`));
   const got: { data: string; at: number }[] = [];
   ws.on("message", (d) => got.push({ data: String(d), at: performance.now() }));
   await new Promise((resolve, reject) => (ws.once("open", resolve), ws.once("error", reject)));
@@ -47,5 +47,17 @@ describe("sockjs echo server", () => {
     expect((await fetch(`${server.url}/info`)).status).toBe(200);
     expect((await fetch(`${server.url}/info?delay=soon`)).status).toBe(400);
     expect((await fetch(`http://127.0.0.1:${server.port}/nope`)).status).toBe(404);
+  });
+
+  it("/broadcast: every session in one room, each message to everyone, the sender included", async () => {
+    const server = await start();
+    const [a, b, c] = [await open(server, "", SOCKJS_BROADCAST_PREFIX), await open(server, "", SOCKJS_BROADCAST_PREFIX), await open(server)];
+    a.ws.send("hi");
+    expect((await a.until(1)).map((g) => g.data)).toEqual(["hi"]);
+    expect((await b.until(1)).map((g) => g.data)).toEqual(["hi"]);
+    // A plain /echo session is in no room: its first message is its own echo, not a's broadcast.
+    c.ws.send("own");
+    expect((await c.until(1)).map((g) => g.data)).toEqual(["own"]);
+    expect((await fetch(`http://127.0.0.1:${server.port}${SOCKJS_BROADCAST_PREFIX}/info`)).status).toBe(200);
   });
 });

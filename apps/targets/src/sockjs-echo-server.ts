@@ -7,6 +7,9 @@ import { closeHttp, hostPort, listenHttp } from "./listen-http";
 import { parseRoom, RoomHub } from "./room-hub";
 
 export const SOCKJS_PREFIX = "/echo";
+/** The room server: every session joins one room (`?room=<name>`, or `broadcast`), every message to everyone, the sender included. */
+export const SOCKJS_BROADCAST_PREFIX = "/broadcast";
+const BROADCAST_ROOM = "broadcast";
 
 /** The connection's `?delay=`, the server default when absent, undefined when malformed. */
 function delayOf(rawUrl: string | undefined, fallback: number): number | undefined {
@@ -23,6 +26,7 @@ function roomOf(rawUrl: string | undefined): string | undefined | null {
  * unchanged. `?delay=<ms>` on the URL overrides the server's delay for that session; a malformed
  * one is refused with HTTP 400 before SockJS sees the request, as the ws echo does. `?room=<name>`
  * joins a room: each message also goes at once to every other member, the echo keeps its hold.
+ * `/broadcast` is the same server with every session in a room (the 2011 broadcast benchmark's).
  */
 export async function startSockjsEchoServer(options: EchoServerOptions = {}): Promise<EchoServer> {
   const { port = 0, host = "127.0.0.1", delayMs = 0 } = options;
@@ -30,15 +34,14 @@ export async function startSockjsEchoServer(options: EchoServerOptions = {}): Pr
   const open = new Set<sockjs.Connection>();
   const rooms = new RoomHub<sockjs.Connection>();
 
-  const sjs = sockjs.createServer({ prefix: SOCKJS_PREFIX, log: () => {} });
-  sjs.on("connection", (conn: sockjs.Connection | null) => {
+  const serve = (defaultRoom: string | undefined) => (conn: sockjs.Connection | null) => {
     // sockjs-node emits null for a session that closed before it opened.
     if (!conn) return;
     open.add(conn);
     const replies = hold.queue<string>(delayOf(conn.url, delayMs) ?? delayMs, (msg) => {
       if (conn.readyState === 1) conn.write(msg);
     });
-    const room = roomOf(conn.url) ?? undefined;
+    const room = roomOf(conn.url) ?? defaultRoom;
     if (room !== undefined) rooms.join(room, conn);
     conn.on("data", (msg: string) => {
       if (room !== undefined) {
@@ -53,13 +56,17 @@ export async function startSockjsEchoServer(options: EchoServerOptions = {}): Pr
       if (room !== undefined) rooms.leave(room, conn);
       replies.dispose();
     });
-  });
+  };
 
   const http = createServer((_req, res) => {
     res.writeHead(404, { "content-type": "text/plain" });
     res.end("not found\n");
   });
-  sjs.installHandlers(http, { prefix: SOCKJS_PREFIX });
+  for (const [prefix, defaultRoom] of [[SOCKJS_PREFIX, undefined], [SOCKJS_BROADCAST_PREFIX, BROADCAST_ROOM]] as const) {
+    const sjs = sockjs.createServer({ prefix, log: () => {} });
+    sjs.on("connection", serve(defaultRoom));
+    sjs.installHandlers(http, { prefix });
+  }
 
   // Put the delay check in front of SockJS's own request and upgrade handlers.
   for (const event of ["request", "upgrade"] as const) {

@@ -159,3 +159,24 @@ export function serverOptions(): { port: number; host: string; dev: boolean } {
 export function optionalRedisUrl(): string | null {
   return raw("REDIS_URL") === undefined ? null : requireEnv("REDIS_URL");
 }
+
+/**
+ * Self-hosted mode: the target hosts plans may name, besides loopback (always allowed): a comma
+ * list of host names (`api.example.com`), suffixes (`*.example.com`), addresses or CIDR ranges
+ * (`10.0.0.0/8`), or `*` for any host. Unset: loopback only. Ignored in hosted mode, where every
+ * host must be verified by its owner and private addresses are refused.
+ */
+export function targetAllowlist(): string[] {
+  const value = raw("VOLLEY_TARGET_ALLOWLIST");
+  if (value === undefined || value.trim() === "") return [];
+  return value.split(",").map((s) => s.trim().toLowerCase()).filter(Boolean);
+}
+
+/** Hosted mode's per-run quotas (per org): connections, total messages per second, run length in seconds. */
+export function hostedQuotas(): { connections: number; messagesPerSecond: number; durationSeconds: number } {
+  return {
+    connections: positiveInt("VOLLEY_QUOTA_CONNECTIONS", 10_000),
+    messagesPerSecond: positiveInt("VOLLEY_QUOTA_RATE", 50_000),
+    durationSeconds: positiveInt("VOLLEY_QUOTA_DURATION", 1800),
+  };
+}

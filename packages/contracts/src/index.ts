@@ -14,4 +14,6 @@ export * from "./run-events";
 export * from "./run-analysis";
 export * from "./env-loader";
 export * from "./api";
+export * from "./webhooks";
 export * from "./run-junit";
+export * from "./targets-api";

@@ -85,3 +85,27 @@ describe("plan agents.onLoss", () => {
     if (!r.ok) expect(r.issues).toEqual([{ path: "agents.onLoss", message: 'use "error" (stop the run) or "degrade" (carry on with the other agents)' }]);
   });
 });
+
+describe("thresholds", () => {
+  const withThresholds = (thresholds: unknown) =>
+    validatePlan({ name: "t", target: { url: "ws://127.0.0.1:9/echo", protocol: "ws" }, connections: { count: 1 }, scenario: { kind: "echo", message: { rate: 1 }, duration: "1s" }, thresholds });
+
+  it("takes strings and the abortOnFail object form side by side", () => {
+    const r = withThresholds(["errors.rate < 1%", { expression: "latency.p95 < 200ms", abortOnFail: true, delay: "10s" }, { expression: "connect.p95 < 1s" }]);
+    expect(r.ok && r.plan.thresholds).toEqual([
+      "errors.rate < 1%",
+      { expression: "latency.p95 < 200ms", abortOnFail: true, delay: "10s" },
+      { expression: "connect.p95 < 1s", abortOnFail: false },
+    ]);
+  });
+
+  it("names the bad field and the fix", () => {
+    const bad = withThresholds([{ expression: "latency.p95 <", abortOnFail: true }, 42, { expression: "latency.p95 < 1s", delay: "soon" }]);
+    expect(bad.ok).toBe(false);
+    const text = JSON.stringify(!bad.ok && bad.issues);
+    expect(text).toContain("thresholds.0.expression");
+    expect(text).toMatch(/write a threshold like/);
+    expect(text).toMatch(/thresholds\.1.*or an object like/);
+    expect(text).toContain("thresholds.2.delay");
+  });
+});

@@ -1,8 +1,9 @@
 /**
  * The built-in templates: the benchmarks this field is known by, as plans a user can rerun against
  * their own server in one click. Each points at the matching reference server that `npm start`
- * runs (apps/targets: ws 9001, Socket.IO 9002, SockJS 9003, HTTP 9005), and each parses with the
- * plan schema (templates.test.ts proves it).
+ * runs (apps/targets: ws 9001, Socket.IO 9002, SockJS 9003, STOMP 9004, HTTP 9005, HTTP under
+ * node:cluster 9007), and each parses with the plan schema (templates.test.ts proves it); each,
+ * scaled down, runs against its reference server (apps/agent templates-run.test.ts proves it).
  */
 export interface PlanTemplate {
   id: "broadcast-sweep" | "ping-throughput" | "concurrency-storm" | "group-location" | "http-rps" | "capacity-search";
@@ -64,10 +65,10 @@ agents: { pool: default, count: 1 }
     id: "concurrency-storm",
     title: "Concurrency storm (SocketCluster 2014)",
     description:
-      "Connect 160 clients a second up to 42,000 and hold; each pings every ~6 s and a canary client pings every second. Reports connect times, round trips, the canary's latency and drops.",
+      "Connect 160 clients a second up to 42,000 and hold; each pings every ~6 s and a canary client pings every second. Reports connect times, round trips, the canary's latency and drops. The raw WebSocket ping server (`/ping`) answers each ping with the ping itself: raw WebSocket has no acknowledgement to carry a `{count}` beside the message, and each reply is matched by the message's own bytes (over Socket.IO, `http://127.0.0.1:9002/ping` with `socketio: { event: ping, ack: true }` answers `{count}` as in ping-throughput).",
     yaml: `name: concurrency storm — 42,000 clients
 target:
-  url: ws://127.0.0.1:9001/ping              # the raw WebSocket reference ping server
+  url: ws://127.0.0.1:9001/ping              # the raw WebSocket reference ping server (pong = the ping, unchanged)
   protocol: ws
 connections: { count: 42000, rate: 160 }      # ~4.4 minutes of ramp
 scenario:
@@ -83,10 +84,10 @@ agents: { pool: default, count: 4 }
     id: "group-location",
     title: "Group location sharing",
     description:
-      "Stages 20 s → 300, 30 s → 300, 10 s → 0; fixed groups of 4; every member shares its position every 3 s with the other three. Delivery latency and delivery ratio; rerun with protocol sse, long-polling, short-polling, stomp, socketio or sockjs to compare transports side by side.",
+      "Stages 20 s → 300, 30 s → 300, 10 s → 0; fixed groups of 4; every member shares its position every 3 s with the other three. Delivery latency and delivery ratio. To compare transports side by side, rerun with another protocol and its reference server: sse at http://127.0.0.1:9005/sse, long-polling or short-polling at http://127.0.0.1:9005/poll, stomp at ws://127.0.0.1:9004/stomp, socketio at http://127.0.0.1:9002, sockjs at http://127.0.0.1:9003/echo.",
     yaml: `name: group location — groups of 4 over WebSocket
 target:
-  url: ws://127.0.0.1:9001/group             # the raw WebSocket reference group server
+  url: ws://127.0.0.1:9001/group             # the raw WebSocket reference group server (?room= is the group)
   protocol: ws
 connections:
   count: 300
@@ -107,10 +108,10 @@ agents: { pool: default, count: 1 }
     id: "http-rps",
     title: "HTTP requests per second",
     description:
-      "Plain HTTP requests at an open (Poisson) arrival rate over keep-alive connections, stepped up until the server fails: latency and requests per second, as the socket-server and Node cluster comparisons measured.",
+      "Plain HTTP requests at an open (Poisson) arrival rate over keep-alive connections, stepped up until the server fails: latency and requests per second, as the socket-server and Node cluster comparisons measured. Rerun against http://127.0.0.1:9007/echo, the same server run by node:cluster workers (HTTP_CLUSTER_WORKERS, one per CPU by default), to compare one process with a cluster.",
     yaml: `name: http rps — until failure
 target:
-  url: http://127.0.0.1:9005/echo            # the HTTP reference echo
+  url: http://127.0.0.1:9005/echo            # the HTTP reference echo, one process (9007: the node:cluster one)
   protocol: http
   http: { method: POST }
 connections: { count: 50, rate: 50 }
@@ -135,7 +136,7 @@ agents: { pool: default, count: 1 }
       "Steps the message rate until the SLO (p95 ≤ 200 ms) breaks and reports the highest rate that held: one number to put in a README. Works with any scenario; this one is the WebSocket echo.",
     yaml: `name: capacity search — ws echo, p95 ≤ 200 ms
 target:
-  url: ws://127.0.0.1:9001/echo
+  url: ws://127.0.0.1:9001/echo              # the raw WebSocket reference echo
   protocol: ws
 connections: { count: 100, rate: 100 }
 scenario:

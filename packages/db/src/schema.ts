@@ -11,7 +11,7 @@ import {
   timestamp,
   uniqueIndex,
 } from "drizzle-orm/pg-core";
-import type { AgentCapacity, Health, Plan, RunStatus, RunSummary } from "@volley/contracts";
+import type { AgentCapacity, Health, Plan, RunStatus, RunSummary, WebhookEvent } from "@volley/contracts";
 
 const createdAt = () => timestamp("created_at", { withTimezone: true }).notNull().defaultNow();
 
@@ -163,6 +163,71 @@ export const apiTokens = pgTable(
     revokedAt: timestamp("revoked_at", { withTimezone: true }),
   },
   (t) => [uniqueIndex("api_tokens_hash_idx").on(t.tokenHash), index("api_tokens_org_idx").on(t.orgId)],
+);
+
+/**
+ * Outbound webhooks of an org: the hub POSTs each event to `url`, signed with HMAC-SHA256 of the
+ * body under `secret`. The secret is stored as is (the hub must sign with it, so it cannot be
+ * hashed) but the API shows it only once, at creation; to rotate it, delete the webhook and add it
+ * again. Deleted webhooks stay as rows with `disabledAt` (audit) and never fire.
+ */
+export const webhooks = pgTable(
+  "webhooks",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => orgs.id, { onDelete: "cascade" }),
+    url: text("url").notNull(),
+    secret: text("secret").notNull(),
+    events: jsonb("events").$type<WebhookEvent[]>().notNull(),
+    createdBy: text("created_by"),
+    createdAt: createdAt(),
+    disabledAt: timestamp("disabled_at", { withTimezone: true }),
+  },
+  (t) => [index("webhooks_org_idx").on(t.orgId)],
+);
+
+/**
+ * Target hosts an org has proved it owns (hosted mode): the owner serves `token` at
+ * /.well-known/volley-verify/<token> or publishes a TXT record `volley-verify=<token>`. The proof is
+ * re-checked before every run; `verifiedAt` is the last time it held.
+ */
+export const targetHosts = pgTable(
+  "target_hosts",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => orgs.id, { onDelete: "cascade" }),
+    host: text("host").notNull(),
+    token: text("token").notNull(),
+    createdBy: text("created_by"),
+    createdAt: createdAt(),
+    verifiedAt: timestamp("verified_at", { withTimezone: true }),
+    /** How the last successful check found the token: "http" or "dns". */
+    method: text("method"),
+  },
+  (t) => [uniqueIndex("target_hosts_org_host_idx").on(t.orgId, t.host)],
+);
+
+/** Who ran what against which host, and what that host resolved to at the time. Append-only. */
+export const auditEvents = pgTable(
+  "audit_events",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => orgs.id, { onDelete: "cascade" }),
+    /** `user:<id>`, `token:<id>` or `anonymous`. */
+    actor: text("actor").notNull(),
+    action: text("action").notNull(),
+    runId: text("run_id"),
+    targetHost: text("target_host"),
+    addresses: jsonb("addresses").$type<string[]>(),
+    at: timestamp("at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("audit_events_org_at_idx").on(t.orgId, t.at)],
 );
 
 export const agents = pgTable(

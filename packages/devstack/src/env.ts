@@ -22,6 +22,10 @@ const schema = z.object({
   WS_ECHO_PORT: port(9001),
   SOCKETIO_ECHO_PORT: port(9002),
   SOCKJS_ECHO_PORT: port(9003),
+  STOMP_ECHO_PORT: port(9004),
+  HTTP_ECHO_PORT: port(9005),
+  SOCKETCLUSTER_ECHO_PORT: port(9006),
+  HTTP_CLUSTER_PORT: port(9007),
   /** Test runs: use these servers instead of starting throwaway ones. */
   VOLLEY_TEST_DATABASE_URL: url(/^postgres(ql)?:\/\//, "postgres://postgres@127.0.0.1:5432/postgres"),
   VOLLEY_TEST_REDIS_URL: url(/^rediss?:\/\//, "redis://127.0.0.1:6379"),

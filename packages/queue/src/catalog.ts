@@ -1,10 +1,11 @@
-import { runJobSchema, shardJobSchema } from "@volley/contracts";
+import { runJobSchema, shardJobSchema, webhookJobSchema } from "@volley/contracts";
 import { defineJob } from "./job-definition";
 
 /** Every queue Volley uses. BullMQ queue names may not contain ':'. */
 export const QUEUE_NAMES = {
   runs: "volley-runs",
   shards: (pool: string) => `volley-shards-${pool}`,
+  webhooks: "volley-webhooks",
 } as const;
 
 /**
@@ -25,4 +26,19 @@ export const shardJob = defineJob({
   name: "shard.execute",
   schema: shardJobSchema,
   options: { attempts: 1, removeOnComplete: { age: 86_400, count: 1000 }, removeOnFail: { age: 7 * 86_400 } },
+});
+
+/**
+ * One webhook delivery (a POST of one event to one receiver). Retried, unlike runs: a receiver that
+ * is down or answers non-2xx gets the same body again at 2, 4, 8, 16, 32 s, then the job fails.
+ */
+export const webhookJob = defineJob({
+  name: "webhook.deliver",
+  schema: webhookJobSchema,
+  options: {
+    attempts: 6,
+    backoff: { type: "exponential", delay: 2000 },
+    removeOnComplete: { age: 86_400, count: 1000 },
+    removeOnFail: { age: 7 * 86_400 },
+  },
 });

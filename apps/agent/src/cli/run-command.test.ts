@@ -68,6 +68,22 @@ describe("volley-agent run", { timeout: 30_000 }, () => {
     expect(r.stdout).toMatch(/messages\.sent < 1.*FAIL/);
   });
 
+  it("runs a sweep and prints its steps table and the capacity found", async () => {
+    const sweep = `
+name: cli sweep
+target: { url: "${server.url}", connectTimeout: 2s }
+connections: { count: 2, rate: 1000 }
+scenario: { kind: echo, message: { rate: 10, per: aggregate }, duration: 10s }
+sweep: { step: 10, steps: 2, hold: 1s, gap: 1s, stopWhen: { p99: 5s } }
+`;
+    const r = await cli(["run", planFile("sweep.yaml", sweep)]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/step.*rate.*sent\/s/);
+    expect(r.stdout).toMatch(/10\/s per aggregate.*ok/);
+    expect(r.stdout).toMatch(/20\/s per aggregate.*ok/);
+    expect(r.stdout).toMatch(/capacity \(p99 <= 5000ms\): 20\/s per aggregate \(step 1/);
+  });
+
   it("exits 2 naming the reason when the target refuses connections", async () => {
     const gone = await startWsEchoServer({ port: 0 });
     await gone.close(); // a port that was just free: nothing listens there now

@@ -52,7 +52,10 @@ export async function runCommand(file: string, options: RunCommandOptions, io: R
     return EXIT.errored;
   }
   if (plan.agents.count > 1) err(`note: agents.count is ${plan.agents.count}; standalone runs the whole plan on this machine`);
-  err(`running "${plan.name}" against ${plan.target.url}: ${plan.connections.count} connections, ${plan.scenario.message.rate} msg/s per ${plan.scenario.message.per}`);
+  const { connections: c, scenario: sc, sweep } = plan;
+  const population = c.stages ? `${c.stages.length} stages up to ${c.count} connections` : `${c.count} connections`;
+  const rate = sweep ? `sweep from ${sweep.from ?? sc.message.rate} by ${sweep.step}` : String(sc.message.rate);
+  err(`running "${plan.name}" against ${plan.target.url}: ${population}, ${rate} msg/s per ${sc.message.per}`);
 
   const frames: EngineFrame[] = [];
   const progress = new Progress(io.stderr);
@@ -72,7 +75,8 @@ export async function runCommand(file: string, options: RunCommandOptions, io: R
   const cpuSeconds = (cpu.user + cpu.system) / 1e6;
   const wallSeconds = (performance.now() - startedMs) / 1000;
 
-  const summary = summarizeRun(frames, plan.thresholds);
+  // With the plan, sweep steps are judged on their merged measurements and the capacity is found.
+  const summary = summarizeRun(frames, plan.thresholds, plan);
   const json = `${JSON.stringify(summary, null, 2)}\n`;
   if (options.out) {
     try {
@@ -90,6 +94,7 @@ export async function runCommand(file: string, options: RunCommandOptions, io: R
   else if (outcome.status === "aborted") [code, verdict] = [EXIT.aborted, `aborted (${outcome.error ?? "interrupted"}); summary covers the run so far`];
   else if (failed.length > 0) [code, verdict] = [EXIT.failed, `failed: ${failed.map((t) => t.message).join("; ")}`];
   else [code, verdict] = [EXIT.passed, "passed"];
+  if (outcome.sweepStopped) err(`sweep stopped: ${outcome.sweepStopped}`);
   err(`${verdict} — ${wallSeconds.toFixed(1)} s, agent cpu ${cpuSeconds.toFixed(3)} s (user ${(cpu.user / 1e6).toFixed(3)}, system ${(cpu.system / 1e6).toFixed(3)})`);
   return code;
 }

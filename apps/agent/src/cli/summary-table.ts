@@ -6,6 +6,32 @@ const PLAIN = { head: [], border: [] };
 const fmt = (ms: number | null) => (ms === null ? "-" : `${ms.toFixed(ms < 10 ? 3 : 1)} ms`);
 const latencyRow = (name: string, l: LatencySummary) => [name, String(l.count), fmt(l.p50), fmt(l.p90), fmt(l.p95), fmt(l.p99), fmt(l.max)];
 
+/** One row per sweep step (failed and cut-short steps included, marked), then the capacity when there is one. */
+function stepsTable(s: RunSummary): string {
+  const steps = new Table({ head: ["step", "rate", "sent/s", "received/s", "lost", "p50", "p95", "p99", "max", "result"], style: PLAIN });
+  for (const st of s.steps!) {
+    const result = st.failed ? `FAIL ${st.reason ?? ""}`.trim() : st.aborted ? "cut short" : "ok";
+    const l = st.latency.count > 0 ? st.latency : st.delivery;
+    steps.push([
+      String(st.index),
+      `${st.plannedRate}/s per ${st.per}`,
+      String(st.sendRate),
+      String(st.receiveRate),
+      String(st.lost),
+      fmt(l.p50),
+      fmt(l.p95),
+      fmt(l.p99),
+      fmt(l.max),
+      `${result}${st.saturated ? " (agent saturated)" : ""}`,
+    ]);
+  }
+  let text = steps.toString();
+  const c = s.capacity;
+  if (c) text += `
+capacity (${c.slo}): ${c.rate === null ? "none — the first step already failed" : `${c.rate}/s per ${c.per} (step ${c.step}, sent ${c.sendRate}/s)`}`;
+  return text;
+}
+
 /** The human summary printed to stdout when --json is not given. */
 export function summaryTable(s: RunSummary): string {
   const counts = new Table({ head: ["messages", "value"], style: PLAIN });
@@ -26,6 +52,7 @@ export function summaryTable(s: RunSummary): string {
   latency.push(latencyRow("round trip", s.latency), latencyRow("send lag", s.sendLag), latencyRow("connect", s.connect.latency));
 
   const parts = [counts.toString(), latency.toString()];
+  if (s.steps && s.steps.length > 0) parts.push(stepsTable(s));
   if (s.thresholds.length > 0) {
     const th = new Table({ head: ["threshold", "result", "detail"], style: PLAIN });
     for (const t of s.thresholds) th.push([t.expression, t.ok ? "pass" : "FAIL", t.message]);

@@ -64,4 +64,20 @@ describe("delivery tracker", () => {
     t.deliver(1, 0, 0, o);
     expect(o.outOfOrder).toBe(true);
   });
+
+  it("a retiring member still awaits what was sent before, and neither expects nor times later messages", () => {
+    const t = new DeliveryTracker(1000);
+    for (const id of [0, 1, 2]) t.join(id, "r");
+    t.sent(0, 0, 100);
+    expect(t.outstandingFor(2)).toBe(1);
+    t.retire(2);
+    expect(t.sent(0, 1, 110)).toBe(1); // member 1 only
+    expect(t.outstandingFor(2)).toBe(1);
+    expect(t.deliver(2, 0, 1, out())).toBe(DELIVERY.retired);
+    expect(t.deliver(2, 0, 0, out())).toBe(100);
+    expect(t.outstandingFor(2)).toBe(0);
+    expect(t.leave(2)).toBe(0);
+    expect(t.outstandingFor(1)).toBe(2);
+  });
 });
+

@@ -1,5 +1,5 @@
 /** What a delivery turned out to be (besides a timed one, which returns its intended send time). */
-export const DELIVERY = { duplicate: -1, late: -2, unknown: -3 } as const;
+export const DELIVERY = { duplicate: -1, late: -2, unknown: -3, retired: -4 } as const;
 
 const WAITING = 0, RECEIVED = 1, LOST = 2;
 const NONE: ReadonlyMap<number, number> = new Map();
@@ -32,6 +32,10 @@ export class DeliveryTracker {
   private readonly lossy: (Set<number> | undefined)[] = [];
   /** Per receiver, the newest seq received from each sender, to count out-of-order deliveries. */
   private readonly newest: (Map<number, number> | undefined)[] = [];
+  /** Per receiver, deliveries it awaits (so a retiring member can close once they are in). */
+  private readonly waitingFor: number[] = [];
+  /** Members that left the room on our own account and still await deliveries sent before. */
+  private readonly retired = new Set<number>();
   private queue: Entry[] = [];
   private head = 0;
   private waitingTotal = 0;
@@ -50,8 +54,34 @@ export class DeliveryTracker {
     this.roomOf[id] = room;
   }
 
+  /** Deliveries `id` awaits. */
+  outstandingFor(id: number): number {
+    return this.waitingFor[id] ?? 0;
+  }
+
+  /** Calls `fn` with the intended send time of every delivery still awaited (once per receiver). */
+  forEachAwaited(fn: (intendedUs: number) => void): void {
+    for (let i = this.head; i < this.queue.length; i++) {
+      const e = this.queue[i]!;
+      for (let n = 0; n < e.waiting; n++) fn(e.intendedUs);
+    }
+  }
+
+  /**
+   * We are closing member `id` (a falling stage): messages sent from now on do not expect it, while
+   * those sent before still do, until they arrive or time out. Copies the server still hands it of
+   * later messages are neither expected nor timed.
+   */
+  retire(id: number): void {
+    const room = this.roomOf[id];
+    if (room === undefined) return;
+    this.rooms.get(room)?.delete(id);
+    this.retired.add(id);
+  }
+
   /** A member is gone: every delivery it still awaited is lost. Returns how many. */
   leave(id: number): number {
+    this.retired.delete(id);
     const room = this.roomOf[id];
     if (room === undefined) return 0;
     this.roomOf[id] = undefined;
@@ -74,7 +104,11 @@ export class DeliveryTracker {
     const members = room === undefined ? undefined : this.rooms.get(room);
     if (!members || members.size <= 1) return 0;
     const receivers = new Map<number, number>();
-    for (const m of members) if (m !== sender) receivers.set(m, WAITING);
+    for (const m of members) {
+      if (m === sender) continue;
+      receivers.set(m, WAITING);
+      this.waitingFor[m] = (this.waitingFor[m] ?? 0) + 1;
+    }
     const entry: Entry = { sender, seq, intendedUs, deadlineUs: intendedUs + this.timeoutUs, receivers, waiting: receivers.size };
     let bySeq = this.pending[sender];
     if (!bySeq) this.pending[sender] = bySeq = new Map();
@@ -97,10 +131,13 @@ export class DeliveryTracker {
     const state = entry.receivers.get(receiver);
     if (state === RECEIVED) return DELIVERY.duplicate;
     if (state === LOST) return DELIVERY.late;
-    if (state === undefined) out.extra = true;
-    else {
+    if (state === undefined) {
+      if (this.retired.has(receiver)) return DELIVERY.retired;
+      out.extra = true;
+    } else {
       entry.waiting--;
       this.waitingTotal--;
+      this.waitingFor[receiver]!--;
     }
     (entry.receivers as Map<number, number>).set(receiver, RECEIVED);
     let newest = this.newest[receiver];
@@ -157,6 +194,7 @@ export class DeliveryTracker {
     (e.receivers as Map<number, number>).set(receiver, LOST);
     e.waiting--;
     this.waitingTotal--;
+    this.waitingFor[receiver]!--;
     let lossy = this.lossy[e.sender];
     if (!lossy) this.lossy[e.sender] = lossy = new Set();
     lossy.add(e.seq);

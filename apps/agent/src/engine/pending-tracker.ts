@@ -39,6 +39,16 @@ export class PendingTracker {
     return Infinity;
   }
 
+  /** Messages of connection `connId` neither answered nor counted lost. */
+  outstandingFor(connId: number): number {
+    return this.pending[connId]?.size ?? 0;
+  }
+
+  /** Calls `fn` with the intended send time of every message still awaited. */
+  forEachAwaited(fn: (intendedUs: number) => void): void {
+    for (const map of this.pending) if (map) for (const intended of map.values()) fn(intended);
+  }
+
   add(connId: number, seq: number, intendedUs: number): void {
     let map = this.pending[connId];
     if (!map) {

@@ -11,6 +11,8 @@ export class SendSchedule {
   private readonly heap = new MinHeap();
   private readonly schedT0: number[] = [];
   private readonly schedK: number[] = [];
+  /** Per connection: its own end, when it sends for less than the whole run (stages: `duration` from its open). */
+  private readonly schedEnd: number[] = [];
   private readonly own = new Map<number, Arrival>();
   /** Open connection ids for round-robin in aggregate mode; position kept for O(1) removal. */
   private readonly openList: number[] = [];
@@ -19,6 +21,7 @@ export class SendSchedule {
   private aggT0 = -1;
   private aggK = 0;
   private aggDue = Infinity;
+  private aggEnd = Infinity;
   endUs = Infinity;
 
   constructor(
@@ -29,20 +32,24 @@ export class SendSchedule {
   /**
    * A connection opened at `nowUs`; `own` gives it a schedule apart from the plan's. Returns true
    * when this open started a schedule the plan's expected count is reckoned from (every open per
-   * connection, the first in aggregate).
+   * connection, the first in aggregate). `untilUs` ends this schedule before `endUs` (per
+   * connection: this connection's; aggregate: the shared one, set by the first open).
    */
-  open(id: number, nowUs: number, own?: Arrival): boolean {
+  open(id: number, nowUs: number, own?: Arrival, untilUs = Infinity): boolean {
     if (own || this.perConnection) {
       if (own) this.own.set(id, own);
       this.schedT0[id] = nowUs;
       this.schedK[id] = 0;
-      this.heap.push(id, (own ?? this.arrival).next(0, nowUs, nowUs));
+      this.schedEnd[id] = untilUs;
+      const first = (own ?? this.arrival).next(0, nowUs, nowUs);
+      if (first < Math.min(untilUs, this.endUs)) this.heap.push(id, first);
       return !own;
     }
     this.openPos[id] = this.openList.length;
     this.openList.push(id);
     if (this.aggT0 >= 0) return false;
     this.aggT0 = nowUs;
+    this.aggEnd = untilUs;
     this.aggDue = this.arrival.next(0, nowUs, nowUs);
     return true;
   }
@@ -69,14 +76,15 @@ export class SendSchedule {
       send(id, intended);
       const k = ++this.schedK[id]!;
       const next = (this.own.get(id) ?? this.arrival).next(k, this.schedT0[id]!, intended);
-      if (next < this.endUs) heap.push(id, next);
+      if (next < Math.min(this.endUs, this.schedEnd[id]!)) heap.push(id, next);
     }
-    while (this.aggDue <= nowUs && this.aggDue < this.endUs) {
+    const aggEnd = Math.min(this.endUs, this.aggEnd);
+    while (this.aggDue <= nowUs && this.aggDue < aggEnd) {
       // With every connection gone, the slot passes unsent: there is nobody to send it on.
       if (this.openList.length > 0) send(this.openList[this.rr++ % this.openList.length]!, this.aggDue);
       this.aggDue = this.arrival.next(++this.aggK, this.aggT0, this.aggDue);
     }
-    if (this.aggDue >= this.endUs) this.aggDue = Infinity;
+    if (this.aggDue >= aggEnd) this.aggDue = Infinity;
   }
 
   /** The next intended time of any schedule (Infinity when none). */

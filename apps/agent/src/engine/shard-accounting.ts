@@ -117,6 +117,25 @@ export class ShardAccounting {
     // REPLY.late: already counted lost at its deadline; counting it again would double-count.
   }
 
+  /** We are closing connection `id` (a falling stage): it sends no more and expects no delivery of later messages. */
+  retire(id: number): void {
+    this.deliveries?.retire(id);
+  }
+
+  /** Replies and deliveries connection `id` still awaits. */
+  outstandingFor(id: number): number {
+    return this.tracker.outstandingFor(id) + (this.deliveries?.outstandingFor(id) ?? 0);
+  }
+
+  /** Ages (µs at `nowUs`) of the round trips, or else the deliveries, still awaited. */
+  awaitedAges(nowUs: number, roundTrip: boolean): number[] {
+    const ages: number[] = [];
+    const add = (intendedUs: number) => void ages.push(nowUs - intendedUs);
+    if (roundTrip) this.tracker.forEachAwaited(add);
+    else this.deliveries?.forEachAwaited(add);
+    return ages;
+  }
+
   /** A connection is gone: what it awaited (replies, deliveries to it) is lost. */
   closed(id: number): void {
     if (id === this.canaryId) this.canaryLost(this.canaryTracker!.abandonConnection(id));

@@ -1,37 +1,46 @@
 import { randomBytes } from "node:crypto";
 import { COUNTERS, ERROR_PREFIX, HISTOGRAMS, durationMs, type Plan } from "@volley/contracts";
 import { IntervalRecorder } from "@volley/metrics";
-import { ConnectError, type ErrorClass } from "../drivers/connect-error";
 import { connectOptionsFor } from "../drivers/connect-options";
 import type { CloseInfo, Connection, Driver } from "../drivers/driver";
 import { driverFor } from "../drivers/driver-for";
 import { createArrival } from "./arrival";
 import { systemClock, type Clock } from "./clock";
+import { ConnectFailures } from "./connect-failures";
 import { HealthMonitor, SATURATION } from "./health-monitor";
 import { scenarioRoles, type ScenarioRoles } from "./scenario-roles";
 import { SendSchedule } from "./send-schedule";
 import { ShardAccounting } from "./shard-accounting";
-import type { RunShardOptions, ShardOutcome, ShardStatus, ShardTotals } from "./types";
+import { StagePopulation } from "./stage-population";
+import { SweepStepper } from "./sweep-stepper";
+import type { EngineFrame, RunShardOptions, ShardOutcome, ShardStatus, ShardTotals } from "./types";
 
 /** With no connection open after this many failed attempts, the shard errors instead of grinding through the ramp. */
 const FAIL_FAST_ATTEMPTS = 100;
 const S = 1_000_000;
 const LATE_US = SATURATION.sendLagMs * 1000;
 
-const enum State { Idle, Connecting, Open, Gone }
+/** Retiring: a falling stage is closing it; it sends no more and waits for its last replies. */
+const enum State { Idle, Connecting, Open, Retiring, Gone }
 
 /**
  * One shard, open-loop. Connections are attempted at plan.connections.rate from the start instant;
  * every open connection sends on its own schedule of intended times (per: connection) or takes its
  * turn in one aggregate schedule (per: aggregate). A single timer loop sends everything whose
  * intended time has passed, so a late loop shows up as send lag and as latency — never as a
- * quietly lower rate. The run lasts ramp (count / rate) + duration, then waits for replies and
- * deliveries up to message.timeout.
+ * quietly lower rate. The run lasts ramp (count / rate) + duration (stages: their total; sweep:
+ * to its last step), then waits for replies and deliveries up to message.timeout.
  *
  * Scenarios differ only in roles (see scenario-roles): a room per connection (broadcast, groups:
  * every other member's copy is a delivery, timed from the intended send time), whether the
  * sender's own copy is a round trip, and the storm's canary, one extra connection (id = count)
  * on its own schedule and counters.
+ *
+ * With connections.stages, StagePopulation opens and retires connections along the stage line
+ * instead of count/rate (a retiring connection no longer counts in connections.active); each
+ * connection sends from its open for at most `duration`, and the run lasts the stages' total.
+ *
+ * With a sweep, connections open first at connections.rate, then SweepStepper steps the rate.
  */
 export class ShardEngine {
   private readonly clock: Clock;
@@ -40,6 +49,10 @@ export class ShardEngine {
   private readonly health = new HealthMonitor();
   private readonly accounting: ShardAccounting;
   private readonly schedule: SendSchedule;
+  private readonly stages: StagePopulation | undefined;
+  /** Sweep: steps have schedules of their own (the run's `schedule` then carries only the canary). */
+  private readonly sweep: SweepStepper | undefined;
+  private readonly durationUs: number;
   private readonly roles: ScenarioRoles;
   /** Storm only: the canary's id (count); -1 without one. */
   private readonly canaryId: number;
@@ -52,14 +65,14 @@ export class ShardEngine {
 
   private t0 = 0;
   private endUs = 0;
-  private readonly state: Uint8Array;
+  private state: Uint8Array;
   private readonly conns: (Connection | undefined)[] = [];
 
   private attempts = 0;
   private canaryAttempted = false;
   private inFlight = 0;
   private active = 0;
-  private readonly failures = new Map<ErrorClass, { count: number; detail: string }>();
+  private readonly failures = new ConnectFailures();
   private readonly totals: ShardTotals = { expected: 0, sent: 0, received: 0, lost: 0, duplicated: 0, opened: 0, failed: 0, closed: 0 };
   private frameIndex = 0;
   private frameStartUs = 0;
@@ -86,6 +99,10 @@ export class ShardEngine {
     this.planned = this.count + (this.canaryId >= 0 ? 1 : 0);
     this.warmupMs = durationMs(plan.scenario.warmup);
     this.state = new Uint8Array(this.planned);
+    this.durationUs = durationMs(plan.scenario.duration) * 1000;
+    const { stages } = plan.connections;
+    if (stages) this.stages = new StagePopulation(stages, this.populationHost, this.canaryId, msg.arrival === "constant", this.intervalUs, durationMs(msg.timeout) * 1000);
+    if (plan.sweep) this.sweep = new SweepStepper(plan, this.stepperHost, opts.random);
   }
 
   async run(): Promise<ShardOutcome> {
@@ -96,7 +113,9 @@ export class ShardEngine {
     const nowMono = this.clock.monoUs();
     this.t0 = nowMono + (this.opts.startAt - this.clock.hubNowMs()) * 1000;
     const rampUs = this.count * this.attemptGapUs;
-    this.endUs = this.t0 + rampUs + durationMs(this.plan.scenario.duration) * 1000;
+    // A sweep's end is known once stepping begins (and earlier if a step breaks stopWhen).
+    if (this.sweep) this.endUs = Infinity;
+    else this.endUs = this.t0 + (this.stages ? this.stages.plan.totalUs : rampUs + this.durationUs);
     this.schedule.endUs = this.endUs;
     this.frameStartUs = this.t0;
 
@@ -133,25 +152,82 @@ export class ShardEngine {
     if (this.finished) return;
     let now = this.clock.monoUs();
 
-    while (now >= this.frameStartUs + S) this.emitFrame();
+    // A hold's slots go out before its last interval closes, so a late wake-up still counts them in the hold.
+    if (this.sweep) {
+      if (!this.sweep.begun && this.attempts >= this.count && this.inFlight === 0) this.sweep.begin(this.t0, now);
+      this.sweep.due(now, this.isOpen, this.send);
+    }
+    while (now >= this.frameStartUs + S) {
+      this.emitFrame();
+      this.sweep?.startDue(this.frameIndex * S);
+    }
+    this.sweep?.startDue(this.frameIndex * S);
 
     // The canary connects first, so it is in place before the crowd arrives.
     if (this.canaryId >= 0 && !this.canaryAttempted) {
       this.canaryAttempted = true;
       this.attempt(this.canaryId);
     }
-    while (this.attempts < this.count && this.t0 + this.attempts * this.attemptGapUs <= now) this.attempt(this.attempts++);
+    if (this.stages) this.stages.follow(now - this.t0, now);
+    else while (this.attempts < this.count && this.t0 + this.attempts * this.attemptGapUs <= now) this.attempt(this.attempts++);
 
     this.schedule.due(now, this.isOpen, this.send);
+    this.sweep?.due(now, this.isOpen, this.send);
 
     now = this.clock.monoUs();
     this.accounting.expire(now);
+    this.stages?.settle(now);
 
     if (this.drained(now)) return this.finish("completed");
     this.scheduleNext(now);
   };
 
   private readonly isOpen = (id: number): boolean => this.state[id] === State.Open;
+
+  private readonly populationHost = {
+    attempt: (id: number) => {
+      if (id >= this.state.length) {
+        const grown = new Uint8Array(Math.max(id + 1, this.state.length * 2));
+        grown.set(this.state);
+        this.state = grown;
+      }
+      this.attempts = this.stages!.attempts;
+      this.attempt(id);
+    },
+    isConnecting: (id: number) => this.state[id] === State.Connecting,
+    isOpen: this.isOpen,
+    retire: (id: number, unsent: number) => {
+      this.state[id] = State.Retiring;
+      this.active--;
+      this.schedule.close(id);
+      this.totals.expected -= unsent;
+      this.accounting.retire(id);
+    },
+    outstandingFor: (id: number) => this.accounting.outstandingFor(id),
+    close: (id: number) => {
+      const conn = this.conns[id];
+      this.conns[id] = undefined;
+      this.state[id] = State.Gone;
+      this.recorder.increment(COUNTERS.connectionsClosed);
+      this.totals.closed++;
+      this.accounting.closed(id);
+      conn?.close();
+    },
+  };
+
+  private readonly stepperHost = {
+    openIds: () => {
+      const ids: number[] = [];
+      for (let id = 0; id < this.count; id++) if (this.state[id] === State.Open) ids.push(id);
+      return ids;
+    },
+    addExpected: (fromUs: number, untilUs: number, intervalUs: number) => void this.addExpected(fromUs, untilUs, intervalUs),
+    setEnd: (endUs: number) => {
+      this.endUs = endUs;
+      this.schedule.endUs = endUs;
+    },
+    awaitedAges: (roundTrip: boolean) => this.accounting.awaitedAges(this.clock.monoUs(), roundTrip),
+  };
 
   /** Past the end with no reply or delivery awaited and no connect attempt pending (one may still fail and make the shard errored). */
   private drained(now: number): boolean {
@@ -161,9 +237,10 @@ export class ShardEngine {
   private scheduleNext(now: number): void {
     let next = Math.min(this.frameStartUs + S, this.accounting.nextDeadline());
     if (now < this.endUs) {
-      next = Math.min(next, this.endUs, this.schedule.nextDue());
-      if (this.attempts < this.count) next = Math.min(next, this.t0 + this.attempts * this.attemptGapUs);
+      next = Math.min(next, this.endUs, this.schedule.nextDue(), this.sweep?.nextDue() ?? Infinity);
+      if (!this.stages && this.attempts < this.count) next = Math.min(next, this.t0 + this.attempts * this.attemptGapUs);
     }
+    if (this.stages) next = Math.min(next, this.stages.nextDeadline(this.t0, now));
     if (this.timer) clearTimeout(this.timer);
     // Rounding up means the loop rarely wakes early; the sub-ms it may wake late is recorded as send lag.
     this.timer = setTimeout(this.tick, Math.max(0, Math.ceil((next - now) / 1000)));
@@ -200,46 +277,46 @@ export class ShardEngine {
     this.accounting.opened(id, now, room);
     conn.onMessage((data) => this.onMessage(id, data));
     conn.onClose((info) => this.onClosed(id, info));
+    if (this.stages && id !== this.canaryId && !this.stages.opened(id, now)) return;
     if (now >= this.endUs) {
       if (this.drained(now)) this.finish("completed");
       return;
     }
     if (id === this.canaryId) this.schedule.open(id, now, createArrival("constant", this.roles.canaryRate!));
-    else if (this.schedule.open(id, now)) this.addExpected(now);
+    else if (this.sweep) {
+      // Sweep: connections only hold until stepping begins; each step schedules them itself.
+    } else if (this.stages) {
+      const until = Math.min(this.endUs, now + this.durationUs);
+      if (this.schedule.open(id, now, undefined, until)) this.stages.scheduled(id, until, this.addExpected(now, until));
+    } else if (this.schedule.open(id, now)) this.addExpected(now, this.endUs);
     // Next microtask, not now: connections whose connects complete together are all in their rooms
     // before the first of them sends (its slot is still timed from the open, so any wait is send lag).
     queueMicrotask(this.tick);
   }
 
-  private addExpected(fromUs: number): void {
-    const span = this.endUs - fromUs;
-    if (span <= 0) return;
-    this.totals.expected += this.plan.scenario.message.arrival === "constant" ? Math.ceil(span / this.intervalUs) : span / this.intervalUs;
+  /** Adds the slots of a schedule from `fromUs` to `untilUs` at `intervalUs` to expected; returns how many. */
+  private addExpected(fromUs: number, untilUs: number, intervalUs = this.intervalUs): number {
+    const span = untilUs - fromUs;
+    if (span <= 0) return 0;
+    const slots = this.plan.scenario.message.arrival === "constant" ? Math.ceil(span / intervalUs) : span / intervalUs;
+    this.totals.expected += slots;
+    return slots;
   }
 
   private failed(err: unknown): void {
     this.inFlight--;
     if (this.finished) return;
-    const errorClass: ErrorClass = err instanceof ConnectError ? err.errorClass : "other";
-    const detail = err instanceof ConnectError ? err.detail : String(err);
     this.recorder.increment(COUNTERS.connectionsFailed);
-    this.recorder.increment(ERROR_PREFIX + errorClass);
+    this.recorder.increment(ERROR_PREFIX + this.failures.record(err));
     this.totals.failed++;
-    const seen = this.failures.get(errorClass);
-    if (seen) seen.count++;
-    else this.failures.set(errorClass, { count: 1, detail });
 
     const allFailed = this.totals.failed === this.planned || this.totals.failed >= FAIL_FAST_ATTEMPTS;
-    if (this.totals.opened === 0 && allFailed) this.finish("errored", this.connectFailureReason());
+    if (this.totals.opened === 0 && allFailed) {
+      const attempts = this.attempts + (this.canaryAttempted ? 1 : 0);
+      this.finish("errored", this.failures.reason(this.plan.target.url, this.totals.failed, attempts, this.planned));
+    }
     else if (this.drained(this.clock.monoUs())) this.finish("completed");
-  }
-
-  /** "connect refused: ws://127.0.0.1:9/echo (ECONNREFUSED) — 50 of 50 attempts failed", naming the commonest class. */
-  private connectFailureReason(): string {
-    const [errorClass, worst] = [...this.failures.entries()].sort((a, b) => b[1].count - a[1].count)[0]!;
-    const attempts = this.attempts + (this.canaryAttempted ? 1 : 0);
-    const planned = attempts < this.planned ? ` (stopped early: none of ${this.planned} planned connections opened)` : "";
-    return `connect ${errorClass}: ${this.plan.target.url} (${worst.detail}) — ${this.totals.failed} of ${attempts} attempts failed${planned}`;
+    else if (this.sweep && !this.sweep.begun) queueMicrotask(this.tick); // the last connect settled: stepping may begin
   }
 
   private readonly send = (id: number, intendedUs: number): void => {
@@ -249,20 +326,24 @@ export class ShardEngine {
     if (lag > this.lagMaxUs) this.lagMaxUs = lag;
     if (lag > LATE_US) this.lateSends++;
     this.intervalSends++;
+    this.stages?.sent(id);
   };
 
   private onMessage(id: number, data: Buffer | string): void {
     if (this.finished) return;
     const now = this.clock.monoUs();
     this.accounting.received(id, data, now);
+    if (this.state[id] === State.Retiring) this.stages!.received(id);
     if (this.drained(now)) this.finish("completed");
   }
 
   private onClosed(id: number, info: CloseInfo): void {
-    if (this.finished || this.state[id] !== State.Open) return;
+    const was = this.state[id];
+    if (this.finished || (was !== State.Open && was !== State.Retiring)) return;
     this.state[id] = State.Gone;
     this.conns[id] = undefined;
-    this.active--;
+    if (was === State.Retiring) this.stages!.dropped(id);
+    else this.active--;
     this.recorder.increment(COUNTERS.connectionsClosed);
     this.totals.closed++;
     if (info.byServer) {
@@ -270,6 +351,7 @@ export class ShardEngine {
       this.recorder.increment(ERROR_PREFIX + (info.errorClass ?? "closed"));
     }
     this.schedule.close(id);
+    this.sweep?.close(id);
     this.accounting.closed(id);
   }
 
@@ -277,6 +359,9 @@ export class ShardEngine {
   private emitFrame(partialEndUs?: number): void {
     this.recorder.setGauge(COUNTERS.connectionsActive, this.active);
     const body = this.recorder.take();
+    // Interval starts as whole µs from the start instant, so they fall on stage and step boundaries exactly.
+    const step = this.sweep?.stepOf(this.frameIndex * S, body, partialEndUs !== undefined);
+    const stage = this.stages && this.frameStartUs < this.endUs ? this.stages.plan.stageAt(this.frameIndex * S) : undefined;
     const lateShare = this.intervalSends > 0 ? this.lateSends / this.intervalSends : 0;
     const health = this.health.sample({ maxMs: this.lagMaxUs / 1000, lateShare });
     this.lagMaxUs = this.intervalSends = this.lateSends = 0;
@@ -289,6 +374,8 @@ export class ShardEngine {
       counters: body.counters,
       histograms: body.histograms,
       health,
+      ...(stage !== undefined ? { stage } : {}),
+      ...(step ? { step } : {}),
     });
     // From t0 each time, never accumulated, so boundaries stay exact to the start instant.
     this.frameStartUs = this.t0 + this.frameIndex * S;
@@ -323,7 +410,7 @@ export class ShardEngine {
   private outcome(status: ShardStatus, error?: string): ShardOutcome {
     this.finished = true;
     this.health.stop();
-    return { status, ...(error ? { error } : {}), frames: this.frameIndex, totals: { ...this.totals, expected: Math.round(this.totals.expected) } };
+    return { status, ...(error ? { error } : {}), ...(this.sweep?.stopped ? { sweepStopped: this.sweep.stopped } : {}), frames: this.frameIndex, totals: { ...this.totals, expected: Math.round(this.totals.expected) } };
   }
 }
 

@@ -31,7 +31,7 @@ export interface RunShardOptions {
 
 /** Whole-shard totals, for logs, the standalone CLI and tests; the frames carry the same counts. */
 export interface ShardTotals {
-  /** Messages the schedule called for, from each connection's open time to the end (Poisson: expected value). */
+  /** Messages the schedule called for, from each connection's open time to the end (stages: or to its retirement; sweep: the holds; Poisson: expected value). */
   expected: number;
   sent: number;
   received: number;
@@ -49,6 +49,8 @@ export interface ShardTotals {
 export interface ShardOutcome {
   status: ShardStatus;
   error?: string;
+  /** Sweep: the step that broke stopWhen and why, when the sweep stopped early. */
+  sweepStopped?: string;
   frames: number;
   totals: ShardTotals;
 }

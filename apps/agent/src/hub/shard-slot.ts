@@ -138,7 +138,7 @@ export class ShardSlot {
     let ended: Pick<ShardOutcome, "status" | "error">;
     try {
       const outcome = await runShard(job.plan, { startAt, clock, onFrame, onStart, signal, shard: job.shardId });
-      log.info({ shardId: job.shardId, error: outcome.error, totals: outcome.totals }, `shard ${job.shardId} ${outcome.status}`);
+      log.info({ shardId: job.shardId, error: outcome.error, sweepStopped: outcome.sweepStopped, totals: outcome.totals }, `shard ${job.shardId} ${outcome.status}`);
       ended = outcome;
     } catch (err) {
       // runShard is not meant to throw; if it does, the hub must still hear how the shard ended.

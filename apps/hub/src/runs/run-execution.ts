@@ -24,6 +24,7 @@ import { errorMessage, seconds, sleep } from "../util/wait";
 import { decideOutcome, lossStopReason, startReport, startSkewMs } from "./run-outcome";
 import type { RunEvents } from "./run-events";
 import { planShards } from "./shard-planner";
+import { abortOnFailThresholds, ThresholdWatch } from "./threshold-watch";
 
 export interface RunTiming {
   /** Every shard must be armed within this, or the run errors. */
@@ -34,6 +35,8 @@ export interface RunTiming {
   storeWaitMs: number;
   /** After a cancel, how long armed agents get to stand down before the run is finalized anyway. */
   abortEndTimeoutMs: number;
+  /** How often a running run's abortOnFail thresholds are judged on the frames stored so far. */
+  thresholdCheckMs: number;
 }
 
 export interface RunExecutionDeps {
@@ -44,6 +47,8 @@ export interface RunExecutionDeps {
   queues: ShardQueues;
   log: Logger;
   timing: RunTiming;
+  /** Told once a run has its final status (webhooks). */
+  webhooks: { runFinished(runId: string): Promise<void> };
 }
 
 /** The longest a run may take from start to its last shard.end, from the plan. */
@@ -71,6 +76,8 @@ export class RunExecution {
   private plan: Plan | null = null;
   private orgId: string | null = null;
   private started = false;
+  /** Set when an abortOnFail threshold broke mid-run: the reason, and the verdict is `failed`. */
+  private thresholdStop: string | null = null;
 
   constructor(
     private readonly runId: string,
@@ -132,6 +139,8 @@ export class RunExecution {
 
     const endWithinMs = timing.startLeadMs + runLengthMs(run.plan) + 30_000;
     const onLoss = run.plan.agents.onLoss;
+    const stopWaiting = new AbortController();
+    const breach = this.watchThresholds(run.plan, startAt, stopWaiting);
     const ending = await coordinator.waitFor(
       runId,
       (s) => {
@@ -139,8 +148,16 @@ export class RunExecution {
         const lost = s.abort ? null : lossStopReason(this.outcomeShards(s), onLoss);
         return lost ? { lost } : undefined;
       },
-      { timeoutMs: endWithinMs },
+      { timeoutMs: endWithinMs, signal: stopWaiting.signal },
     );
+    stopWaiting.abort();
+    const broken = await breach;
+    // Shards that all ended on their own are judged on everything they sent, breach or not.
+    if (!ending && broken) {
+      log.info({ runId, reason: broken }, "abortOnFail threshold broke; stopping the run");
+      this.thresholdStop = broken;
+      return this.standDown(null);
+    }
     if (ending?.lost) {
       log.warn({ runId, reason: ending.lost }, "agent lost; stopping the run (agents.onLoss: error)");
       return this.standDown(ending.lost);
@@ -159,7 +176,7 @@ export class RunExecution {
   async standDown(runError: string | null): Promise<void> {
     const { coordinator, timing, db, log } = this.deps;
     const state = await coordinator.getState(this.runId);
-    const reason = state.abort ?? runError ?? "cancelled";
+    const reason = state.abort ?? runError ?? this.thresholdStop ?? "cancelled";
     await coordinator.cancel(this.runId, reason);
     // Shards still waiting in the queue never reach an agent.
     const queue = this.plan && this.orgId ? this.deps.queues.get(poolKey(this.orgId, this.plan.agents.pool)) : null;
@@ -175,6 +192,17 @@ export class RunExecution {
     }
     log.info({ runId: this.runId, reason }, "run stood down");
     return this.finalize(runError);
+  }
+
+  /** Judges abortOnFail thresholds until `stop` aborts; on a breach, aborts `stop` itself and resolves with the reason. */
+  private async watchThresholds(plan: Plan, startAt: number, stop: AbortController): Promise<string | null> {
+    const watched = abortOnFailThresholds(plan);
+    if (watched.length === 0) return null;
+    const { db, log, timing } = this.deps;
+    const watch = new ThresholdWatch(db, this.runId, watched, startAt);
+    const reason = await watch.watch(timing.thresholdCheckMs, stop.signal, (err) => log.warn({ runId: this.runId, err: errorMessage(err) }, "could not check abortOnFail thresholds"));
+    if (reason) stop.abort();
+    return reason;
   }
 
   private async armingTimeoutReason(): Promise<string> {
@@ -215,7 +243,7 @@ export class RunExecution {
     const runId = this.runId;
     const state = await coordinator.getState(runId);
     const frames = await listFrames(db, runId);
-    const measured = this.started || frames.length > 0 ? summarizeRun(frames, this.plan?.thresholds ?? []) : null;
+    const measured = this.started || frames.length > 0 ? summarizeRun(frames, this.plan?.thresholds ?? [], this.plan ?? undefined) : null;
     const start = startReport(this.shards, state.started);
     const summary = measured && start ? { ...measured, start } : measured;
     const thresholds = summary?.thresholds ?? [];
@@ -225,11 +253,15 @@ export class RunExecution {
       shards: this.outcomeShards(state),
       thresholds,
       onLoss: this.plan?.agents.onLoss,
+      thresholdStop: this.thresholdStop,
     });
     // The agents' own start reports; runs whose agents did not report fall back to the frames' interval starts.
     const startSkew = start && start.skewMs !== null ? start.skewMs : startSkewMs(frames);
     const changed = await finishRun(db, runId, { ...outcome, summary, startSkewMs: startSkew, startLateMs: start?.maxLateMs ?? null });
-    if (changed) await events.status(runId, outcome.status, outcome.reason);
+    if (changed) {
+      await events.status(runId, outcome.status, outcome.reason);
+      await this.deps.webhooks.runFinished(runId);
+    }
     await coordinator.markFinalized(runId, outcome.status);
     log.info({ runId, status: outcome.status, reason: outcome.reason, frames: frames.length }, "run finished");
   }

@@ -16,6 +16,13 @@ describe("run outcome", () => {
     expect(decideOutcome({ abort: null, runError: null, shards: ok, thresholds: [{ ...failedThreshold, ok: true }] })).toEqual({ status: "passed", reason: null });
   });
 
+  it("judges a run an abortOnFail threshold stopped as failed, not errored by the shards it stopped; a user abort still wins", () => {
+    const stopped = [{ index: 0, count: 1, ended: ended("aborted", "threshold broke") }];
+    const thresholdStop = 'threshold "latency.p95 < 200ms" broke (…); the run was stopped early (abortOnFail)';
+    expect(decideOutcome({ abort: null, runError: null, shards: stopped, thresholds: [failedThreshold], thresholdStop })).toEqual({ status: "failed", reason: thresholdStop });
+    expect(decideOutcome({ abort: "user", runError: null, shards: stopped, thresholds: [], thresholdStop }).status).toBe("aborted");
+  });
+
   it("names the shard when one of several failed", () => {
     const shards = [
       { index: 0, count: 3, ended: ended("completed") },

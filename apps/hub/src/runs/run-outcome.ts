@@ -16,7 +16,8 @@ const shardLabel = (s: ShardOutcomeInput) => `shard ${s.index + 1}/${s.count}`;
 
 /**
  * How a run ends, in order of precedence: a user abort; an error of the run itself (arming
- * timeout, deadline, a lost agent under onLoss "error"); any shard that errored (or stopped on its
+ * timeout, deadline, a lost agent under onLoss "error"); an abortOnFail threshold that stopped the
+ * run early (failed: the shards it stopped are not errors); any shard that errored (or stopped on its
  * own) — except that under onLoss "degrade", shards whose agent was lost while others completed
  * make the run degraded; a failed threshold; passed. Reasons are written for the person reading
  * the run page.
@@ -27,9 +28,12 @@ export function decideOutcome(input: {
   shards: readonly ShardOutcomeInput[];
   thresholds: RunSummary["thresholds"];
   onLoss?: AgentLossPolicy;
+  /** Why an abortOnFail threshold stopped the run while it ran. */
+  thresholdStop?: string | null;
 }): RunOutcome {
   if (input.abort) return { status: "aborted", reason: input.abort };
   if (input.runError) return { status: "errored", reason: input.runError };
+  if (input.thresholdStop) return { status: "failed", reason: input.thresholdStop };
   const failed = input.thresholds.filter((t) => !t.ok);
   const broken = input.shards.filter((s) => s.ended && s.ended.status !== "completed");
   if (broken.length > 0) {

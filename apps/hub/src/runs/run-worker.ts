@@ -44,7 +44,10 @@ export class RunWorker {
       // Stand the shards down and record why; the run must not stay `running`.
       await exec.standDown(reason).catch(async (e) => {
         this.deps.log.error({ runId, err: errorMessage(e) }, "could not stand the run down cleanly");
-        if (await finishRun(this.deps.db, runId, { status: "errored", reason }).catch(() => false)) await this.deps.events.status(runId, "errored", reason);
+        if (await finishRun(this.deps.db, runId, { status: "errored", reason }).catch(() => false)) {
+          await this.deps.events.status(runId, "errored", reason);
+          await this.deps.webhooks.runFinished(runId);
+        }
       });
     } finally {
       this.running.delete(runId);

@@ -27,6 +27,19 @@ describe("shard planning", () => {
     expect(perConn.map((s) => s.scenario.message.rate)).toEqual([17, 17, 17]);
   });
 
+  it("splits stage targets and an aggregate sweep so the shards add up to the plan at every stage and step", () => {
+    const base = testPlan({ connections: { count: 10 }, message: { rate: 100, per: "aggregate" }, agents: { count: 3 } });
+    const staged = planShards({ ...base, connections: { ...base.connections, stages: [{ duration: "10s", target: 10 }, { duration: "5s", target: 5 }, { duration: "5s", target: 0 }] } });
+    for (const [k, total] of [10, 5, 0].entries()) expect(sum(staged.map((s) => s.connections.stages![k]!.target))).toBe(total);
+    for (const s of staged) for (const st of s.connections.stages!) expect(st.target).toBeLessThanOrEqual(s.connections.count);
+    const swept = planShards({ ...base, sweep: { from: 100, step: 50, until: 300, steps: 20, hold: "3s", gap: "1s" } });
+    expect(sum(swept.map((s) => s.sweep!.from!))).toBe(100);
+    expect(sum(swept.map((s) => s.sweep!.step))).toBe(50);
+    // until 300 from 100 by 50 is 5 steps: every shard stops after the same step.
+    expect(swept.map((s) => [s.sweep!.steps, s.sweep!.until])).toEqual([[5, undefined], [5, undefined], [5, undefined]]);
+    for (let k = 0; k < 5; k++) expect(sum(swept.map((s) => s.sweep!.from! + k * s.sweep!.step))).toBe(100 + k * 50);
+  });
+
   it("splits small and fractional aggregate rates in finer steps so every shard sends", () => {
     const small = planShards(testPlan({ connections: { count: 9 }, message: { rate: 2, per: "aggregate" }, agents: { count: 3 } }));
     const rates = small.map((s) => s.scenario.message.rate);

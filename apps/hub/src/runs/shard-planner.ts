@@ -1,4 +1,4 @@
-import type { Plan } from "@volley/contracts";
+import { sweepRates, type Plan } from "@volley/contracts";
 
 /**
  * Splits `total` into parts proportional to `weights` that sum exactly to `total`, each part a
@@ -40,18 +40,42 @@ function splitRate(rate: number, weights: readonly number[]): number[] {
  * The shard plans of a run: one per agent (plan.agents.count), each with its slice of the
  * connections and of an aggregate message rate, summing exactly to the plan. Per-connection rates
  * stay as written; the connection ramp rate is split in proportion so every shard ramps over the
- * same time. A shard needs at least one connection, so a plan asking for more agents than
- * connections gets one shard per connection.
+ * same time; each stage's target and an aggregate sweep's `from` and `step` are split the same
+ * way (a sweep's `until` becomes its step count, so every shard stops at the same step). A shard
+ * needs at least one connection, so a plan asking for more agents than connections gets one shard
+ * per connection.
  */
 export function planShards(plan: Plan): Plan[] {
   const count = Math.min(plan.agents.count, plan.connections.count);
   const connections = splitProportionally(plan.connections.count, Array.from({ length: count }, () => 1));
   const message = plan.scenario.message;
-  const messageRates = message.per === "aggregate" ? splitRate(message.rate, connections) : connections.map(() => message.rate);
+  const aggregate = message.per === "aggregate";
+  const messageRates = aggregate ? splitRate(message.rate, connections) : connections.map(() => message.rate);
+  const stageTargets = plan.connections.stages?.map((s) => splitProportionally(s.target, connections));
+  const sweep = plan.sweep;
+  const sweepSteps = sweep ? sweepRates(sweep, message.rate).length : 0;
+  const sweepFrom = sweep && aggregate && sweep.from !== undefined ? splitRate(sweep.from, connections) : null;
+  const sweepStep = sweep && aggregate ? splitRate(sweep.step, connections) : null;
   return connections.map((n, i) => ({
     ...plan,
-    connections: { ...plan.connections, count: n, rate: (plan.connections.rate * n) / plan.connections.count },
+    connections: {
+      ...plan.connections,
+      count: n,
+      rate: (plan.connections.rate * n) / plan.connections.count,
+      ...(plan.connections.stages ? { stages: plan.connections.stages.map((s, k) => ({ ...s, target: stageTargets![k]![i]! })) } : {}),
+    },
     scenario: { ...plan.scenario, message: { ...message, rate: messageRates[i]! } },
+    ...(sweep
+      ? {
+          sweep: {
+            ...sweep,
+            ...(sweepFrom ? { from: sweepFrom[i]! } : {}),
+            ...(sweepStep ? { step: sweepStep[i]! } : {}),
+            until: undefined,
+            steps: Math.max(1, sweepSteps),
+          },
+        }
+      : {}),
     agents: { ...plan.agents, count: 1 },
   }));
 }

@@ -2,7 +2,7 @@ import { COUNTERS, HISTOGRAMS, planSchema, type IntervalFrame, type Plan, type P
 import { IntervalRecorder } from "@volley/metrics";
 
 /** A valid plan with the given overrides (shallow per section), defaults filled by the schema. */
-export function testPlan(overrides: { name?: string; connections?: Partial<PlanInput["connections"]>; message?: Partial<PlanInput["scenario"]["message"]>; agents?: Partial<NonNullable<PlanInput["agents"]>>; thresholds?: string[]; duration?: string } = {}): Plan {
+export function testPlan(overrides: { name?: string; connections?: Partial<PlanInput["connections"]>; message?: Partial<PlanInput["scenario"]["message"]>; agents?: Partial<NonNullable<PlanInput["agents"]>>; thresholds?: PlanInput["thresholds"]; duration?: string } = {}): Plan {
   return planSchema.parse({
     name: overrides.name ?? "hub test",
     target: { url: "ws://127.0.0.1:9/echo", protocol: "ws" },

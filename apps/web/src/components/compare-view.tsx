@@ -46,8 +46,10 @@ export function CompareView({ candidates, selected }: { candidates: RunListItem[
     const length = Math.max(0, ...runs.map((r) => r.intervals.length));
     const x = Array.from({ length }, (_, i) => i);
     const col = (r: Loaded, f: (p: IntervalPoint) => number | null) => x.map((i) => (r.intervals[i] ? f(r.intervals[i]!) : null));
-    const latency: ChartSeries[] = runs.map((r, n) => ({ label: `${r.run.name} p95`, values: col(r, (p) => p.p95), color: CURVE_COLORS[n % CURVE_COLORS.length]!, format: fmtMs }));
-    const rate: ChartSeries[] = runs.map((r, n) => ({ label: `${r.run.name} received/s`, values: col(r, (p) => p.received), color: CURVE_COLORS[n % CURVE_COLORS.length]!, format: fmtRate }));
+    // Runs of one plan share a name: the label adds when each started.
+    const name = (r: Loaded) => `${r.run.name} · ${new Date(r.run.startedAt ?? r.run.createdAt).toLocaleTimeString()}`;
+    const latency: ChartSeries[] = runs.map((r, n) => ({ label: `${name(r)} p95`, values: col(r, (p) => p.p95), color: CURVE_COLORS[n % CURVE_COLORS.length]!, format: fmtMs }));
+    const rate: ChartSeries[] = runs.map((r, n) => ({ label: `${name(r)} received/s`, values: col(r, (p) => p.received), color: CURVE_COLORS[n % CURVE_COLORS.length]!, format: fmtRate }));
     return { x, latency, rate, none: x.map(() => false) };
   }, [runs]);
 

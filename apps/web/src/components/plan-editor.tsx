@@ -173,7 +173,8 @@ export function PlanEditor({ initialText, saved, canSave = false }: PlanEditorPr
             </dd>
             <dt>thresholds</dt>
             <dd>
-              <code>latency.p95 &lt; 200ms</code>, <code>errors.rate &lt; 1%</code>, <code>messages.loss_rate &lt; 0.1%</code>, <code>connect.p95 &lt; 1s</code>
+              <code>latency.p95 &lt; 200ms</code>, <code>errors.rate &lt; 1%</code>, <code>messages.loss_rate &lt; 0.1%</code>, <code>connect.p95 &lt; 1s</code>; or{" "}
+              <code>{'{ expression: "latency.p95 < 200ms", abortOnFail: true, delay: "10s" }'}</code> to stop the run as failed as soon as it breaks
             </dd>
             <dt>Durations</dt>
             <dd>

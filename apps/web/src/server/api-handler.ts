@@ -7,6 +7,7 @@ import { authenticate, authorize, type AuthContext, type Permission } from "./au
 import { ApiError, classifyError } from "./errors";
 import { limitApi } from "./rate-limit";
 import { getLogger, logOnce } from "./log";
+import { findUnstorableText } from "./unstorable-text";
 
 /** What every handler receives: the validated body, the route params, who is asking, a request logger. */
 export interface HandlerContext<Body, Query = undefined> {
@@ -49,16 +50,23 @@ export function invalidBody(issues: FieldIssue[]): ApiError {
   return new ApiError(400, "invalid_body", describeIssues(issues), issues);
 }
 
-/** Reads a JSON body; empty or malformed JSON is a 400 `invalid_json` saying what was wrong. */
+/**
+ * Reads a JSON body; empty or malformed JSON is a 400 `invalid_json` saying what was wrong, and
+ * text PostgreSQL cannot store (NUL, unpaired surrogates) a 400 `invalid_body` naming the field.
+ */
 export async function readJson(req: Request): Promise<unknown> {
   const text = await req.text();
   if (text.trim() === "") throw new ApiError(400, "invalid_json", "the request body is empty — send a JSON document (Content-Type: application/json)");
+  let body: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    body = JSON.parse(text) as unknown;
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
     throw new ApiError(400, "invalid_json", `the request body is not valid JSON: ${why}`);
   }
+  const unstorable = findUnstorableText(body);
+  if (unstorable) throw invalidBody([unstorable]);
+  return body;
 }
 
 /**
@@ -77,6 +85,10 @@ export function apiHandler<S extends z.ZodType | undefined = undefined, Q extend
       // The OpenAPI document is static and cacheable; everything else counts against the caller's limit.
       if (opts.permission !== "docs:read" && opts.permission !== "public") await limitApi(auth, req);
       authorize(auth, opts.permission);
+      for (const [name, value] of Object.entries(params)) {
+        // No stored id holds such text, and PostgreSQL would fail the lookup with a 500 rather than find nothing.
+        if (findUnstorableText(value)) throw new ApiError(404, "not_found", `${name} ${JSON.stringify(value)} does not exist (ids never hold NUL characters or unpaired surrogates)`);
+      }
       let query: unknown = undefined;
       if (opts.query) {
         const parsed = opts.query.safeParse(Object.fromEntries(new URL(req.url).searchParams));

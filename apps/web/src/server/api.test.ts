@@ -130,6 +130,16 @@ describe("POST /api/v1/runs", () => {
     expect(await job?.getState()).toBe("waiting");
   });
 
+  it("refuses a target outside the allowlist (self-hosted: loopback only by default) and queues nothing", async () => {
+    const before = (await queue.getJobCounts("waiting")).waiting;
+    const res = await routes.createRun(post("/api/v1/runs", { plan: { ...validPlanInput, target: { url: "ws://10.20.30.40:9001/echo", protocol: "ws" } } }), ctx());
+    expect(res.status).toBe(403);
+    const err = await readError(res);
+    expect(err.code).toBe("target_refused");
+    expect(err.message).toContain("VOLLEY_TARGET_ALLOWLIST");
+    expect((await queue.getJobCounts("waiting")).waiting).toBe(before);
+  });
+
   it("rejects an invalid plan with 400 invalid_body naming every offending field", async () => {
     const bad = {
       ...validPlanInput,

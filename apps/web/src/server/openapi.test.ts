@@ -86,7 +86,7 @@ describe("OpenAPI document", () => {
         continue;
       }
       for (const status of ["401", "403", "429"]) expect(op.responses[status], `${method} ${path} ${status}`).toBeDefined();
-      if (path.startsWith("/api/v1/tokens")) expect(op.security, `${method} ${path}`).toEqual([{ sessionCookie: [] }]);
+      if (path.startsWith("/api/v1/tokens") || path.startsWith("/api/v1/agent-tokens")) expect(op.security, `${method} ${path}`).toEqual([{ sessionCookie: [] }]);
     }
   });
 

@@ -1,9 +1,17 @@
 import { extendZodWithOpenApi, OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from "@asteasolutions/zod-to-openapi";
 import {
+  agentListItemSchema,
+  agentTokenSchema,
   apiErrorSchema,
   apiTokenSchema,
   createApiTokenBodySchema,
   createApiTokenResponseSchema,
+  createWebhookBodySchema,
+  createWebhookResponseSchema,
+  runFinishedPayloadSchema,
+  webhookSchema,
+  createAgentTokenBodySchema,
+  createAgentTokenResponseSchema,
   startRunBodySchema,
   createRunResponseSchema,
   intervalPointSchema,
@@ -15,9 +23,14 @@ import {
   runSummarySchema,
   runAnalysisSchema,
   savePlanBodySchema,
+  addTargetHostBodySchema,
+  auditEventSchema,
+  targetHostSchema,
 } from "@volley/contracts";
 import { z } from "zod";
 import type { AbortResponse, RunListItem } from "../lib/types";
+import { targetPaths } from "./openapi-targets";
+import { RUN_FINISHED_PAYLOAD, webhookPaths } from "./openapi-webhooks";
 
 /**
  * The OpenAPI 3.1 document of /api/v1, generated from the same zod schemas the routes validate with,
@@ -77,10 +90,22 @@ export const API_ROUTES = [
   { method: "post", path: "/api/v1/tokens" },
   { method: "get", path: "/api/v1/tokens" },
   { method: "delete", path: "/api/v1/tokens/{id}" },
+  { method: "post", path: "/api/v1/webhooks" },
+  { method: "get", path: "/api/v1/webhooks" },
+  { method: "delete", path: "/api/v1/webhooks/{id}" },
+  { method: "get", path: "/api/v1/agents" },
+  { method: "post", path: "/api/v1/agent-tokens" },
+  { method: "get", path: "/api/v1/agent-tokens" },
+  { method: "delete", path: "/api/v1/agent-tokens/{id}" },
+  { method: "post", path: "/api/v1/targets" },
+  { method: "get", path: "/api/v1/targets" },
+  { method: "post", path: "/api/v1/targets/{id}/verify" },
+  { method: "delete", path: "/api/v1/targets/{id}" },
+  { method: "get", path: "/api/v1/audit" },
   { method: "get", path: "/api/v1/openapi.json" },
 ] as const;
 
-type Status = 400 | 401 | 403 | 404 | 409 | 429 | 500 | 503;
+export type Status = 400 | 401 | 403 | 404 | 409 | 429 | 500 | 503;
 const ERROR_DESCRIPTIONS: Record<Status, string> = {
   400: "Invalid request: `invalid_json`, `invalid_body` (with `issues` naming every bad field) or `invalid_query`.",
   401: "`unauthenticated`: no credentials, or the API token is unknown or revoked. Send `Authorization: Bearer <token>`.",
@@ -115,6 +140,15 @@ function build() {
   const ApiToken = named("ApiToken", apiTokenSchema);
   const CreateApiTokenBody = named("CreateApiTokenBody", createApiTokenBodySchema);
   const CreateApiTokenResponse = named("CreateApiTokenResponse", createApiTokenResponseSchema.extend({ token: ApiToken }));
+  const Webhook = named("Webhook", webhookSchema);
+  const CreateWebhookBody = named("CreateWebhookBody", createWebhookBodySchema);
+  const CreateWebhookResponse = named("CreateWebhookResponse", createWebhookResponseSchema.extend({ webhook: Webhook }));
+  // Only referenced by the webhook callback ($ref), which takes raw OpenAPI, not a schema.
+  named(RUN_FINISHED_PAYLOAD, runFinishedPayloadSchema.extend({ run: runFinishedPayloadSchema.shape.run.extend({ summary: RunSummary.nullable() }) }));
+  const AgentListItem = named("AgentListItem", agentListItemSchema);
+  const AgentToken = named("AgentToken", agentTokenSchema);
+  const CreateAgentTokenBody = named("CreateAgentTokenBody", createAgentTokenBodySchema);
+  const CreateAgentTokenResponse = named("CreateAgentTokenResponse", createAgentTokenResponseSchema.extend({ token: AgentToken }));
 
   registry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",
@@ -125,7 +159,7 @@ function build() {
     type: "apiKey",
     in: "cookie",
     name: "better-auth.session_token",
-    description: "The web UI's session (sign in at /sign-in). Managing API tokens needs a session of an org admin or owner.",
+    description: "The web UI's session (sign in at /sign-in). Managing API tokens and agent join tokens needs a session of an org admin or owner.",
   });
   const sessionOnly = [{ sessionCookie: [] }];
 
@@ -298,6 +332,57 @@ function build() {
     },
     {
       method: "get",
+      path: "/api/v1/agents",
+      operationId: "listAgents",
+      tags: ["agents"],
+      summary: "List the organization's agents with status and capacity",
+      description:
+        "`status` is `online` (idle), `busy` (running a shard) or `offline`. Hubs record a heartbeat every 5 s; an agent not heard from for 30 s is `offline` whatever its hub last wrote (the hub may have died).",
+      responses: { 200: jsonBody(z.object({ agents: z.array(AgentListItem) }), "The agents, by name."), ...errors(500, 503) },
+    },
+    {
+      method: "post",
+      path: "/api/v1/agent-tokens",
+      operationId: "createAgentToken",
+      tags: ["agents"],
+      summary: "Create an agent join token (the secret is shown this once)",
+      description: "Agents presenting the secret as AGENT_TOKEN join this organization, in the token's pool. Needs a session of an org admin or owner.",
+      security: sessionOnly,
+      request: { body: { required: true, content: { "application/json": { schema: CreateAgentTokenBody } } } },
+      responses: { 201: jsonBody(CreateAgentTokenResponse, "The join token and its secret."), ...errors(400, 500, 503) },
+    },
+    {
+      method: "get",
+      path: "/api/v1/agent-tokens",
+      operationId: "listAgentTokens",
+      tags: ["agents"],
+      summary: "List the organization's agent join tokens, newest first",
+      security: sessionOnly,
+      responses: { 200: jsonBody(z.object({ tokens: z.array(AgentToken) }), "The join tokens, revoked ones with `revokedAt`."), ...errors(500, 503) },
+    },
+    {
+      method: "delete",
+      path: "/api/v1/agent-tokens/{id}",
+      operationId: "revokeAgentToken",
+      tags: ["agents"],
+      summary: "Revoke an agent join token",
+      description: "No agent can enrol with it any more, and agents that did are disconnected at their next heartbeat.",
+      security: sessionOnly,
+      request: { params: z.object({ id: z.string().describe("The join token id (`atk_…`).") }) },
+      responses: { 204: noContent("Revoked."), ...errors(404, 500, 503) },
+    },
+    ...webhookPaths({ Webhook, CreateWebhookBody, CreateWebhookResponse, jsonBody, errors, noContent, sessionOnly }),
+    ...targetPaths({
+      TargetHost: named("TargetHost", targetHostSchema),
+      AddTargetHostBody: named("AddTargetHostBody", addTargetHostBodySchema),
+      AuditEvent: named("AuditEvent", auditEventSchema),
+      jsonBody,
+      errors,
+      noContent,
+      sessionOnly,
+    }),
+    {
+      method: "get",
       path: "/api/v1/openapi.json",
       operationId: "getOpenApi",
       tags: ["meta"],
@@ -321,6 +406,8 @@ function build() {
       { name: "runs", description: "Runs of test plans" },
       { name: "plans", description: "Test plans" },
       { name: "tokens", description: "API tokens of the organization" },
+      { name: "webhooks", description: "Signed notifications to your endpoints when runs end" },
+      { name: "agents", description: "Load-generating agents and the join tokens that enrol them" },
       { name: "meta", description: "About the API" },
     ],
   });

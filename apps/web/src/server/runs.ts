@@ -9,6 +9,8 @@ import {
 import { finishRun, getRun, insertRun, listFrames, listRuns, DEFAULT_ORG_ID, type Db, type RunRow } from "@volley/db";
 import { mergeTimeline, summarizeRun } from "@volley/metrics";
 import { enqueue, runJob } from "@volley/queue";
+import type { AuthContext } from "./auth";
+import { admitRun } from "./targets";
 import type { AbortResponse, RunListItem } from "../lib/types";
 import { ApiError, notFound } from "./errors";
 import { getLogger } from "./log";
@@ -26,7 +28,7 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
 async function summaryFromFrames(db: Db, row: RunRow): Promise<RunSummary | null> {
   const frames = await listFrames(db, row.id);
   if (frames.length === 0) return null;
-  return summarizeRun(frames, row.plan.thresholds);
+  return summarizeRun(frames, row.plan.thresholds, row.plan);
 }
 
 function toRun(row: RunRow, summary: RunSummary | null): Run {
@@ -44,10 +46,12 @@ function toRun(row: RunRow, summary: RunSummary | null): Run {
 }
 
 /** Writes the run row (queued) and puts `runJob {runId}` on the runs queue for a hub to execute. */
-export async function createRun(plan: Plan, orgId = DEFAULT_ORG_ID, planId: string | null = null): Promise<{ id: string }> {
+export async function createRun(plan: Plan, orgId = DEFAULT_ORG_ID, planId: string | null = null, actor?: AuthContext["actor"]): Promise<{ id: string }> {
   const db = getDb();
+  const admitted = await admitRun({ orgId, actor }, plan);
   const queue = getRunsQueue();
   const row = await insertRun(db, { plan, orgId, planId });
+  await admitted.record(row.id); // before it can run: every run has its audit line
   try {
     // jobId = run id: enqueuing the same run twice is a no-op in BullMQ.
     await withRedisDeadline("queue the run", enqueue(queue, runJob, { runId: row.id }, { jobId: row.id }));

@@ -63,6 +63,10 @@ async function main() {
     WS_ECHO_PORT: String(env.WS_ECHO_PORT),
     SOCKETIO_ECHO_PORT: String(env.SOCKETIO_ECHO_PORT),
     SOCKJS_ECHO_PORT: String(env.SOCKJS_ECHO_PORT),
+    STOMP_ECHO_PORT: String(env.STOMP_ECHO_PORT),
+    HTTP_ECHO_PORT: String(env.HTTP_ECHO_PORT),
+    SOCKETCLUSTER_ECHO_PORT: String(env.SOCKETCLUSTER_ECHO_PORT),
+    HTTP_CLUSTER_PORT: String(env.HTTP_CLUSTER_PORT),
   };
   const launch = (name: AppName) => {
     const child = startApp(name, childEnv, (line) => console.log(`${tag(name, COLORS[name])} ${line}`));
@@ -87,7 +91,9 @@ async function main() {
   say(`  web       http://localhost:${env.WEB_PORT}   (REST API /api/v1)`);
   say(`  hub       ${hubUrl}   (agent gateway /agent)`);
   say(`  agent     1 local agent, pool "default"`);
-  say(`  targets   ws://127.0.0.1:${env.WS_ECHO_PORT}/echo (ws), http://127.0.0.1:${env.SOCKETIO_ECHO_PORT} (socket.io), http://127.0.0.1:${env.SOCKJS_ECHO_PORT}/echo (sockjs)`);
+  say(`  targets   ws://127.0.0.1:${env.WS_ECHO_PORT}/echo (ws; also /ping, /broadcast, /group), http://127.0.0.1:${env.SOCKETIO_ECHO_PORT} (socket.io), http://127.0.0.1:${env.SOCKJS_ECHO_PORT}/echo (sockjs; also /broadcast)`);
+  say(`            ws://127.0.0.1:${env.STOMP_ECHO_PORT}/stomp (stomp), http://127.0.0.1:${env.HTTP_ECHO_PORT}/echo (http; /sse, /poll), ws://127.0.0.1:${env.SOCKETCLUSTER_ECHO_PORT}/socketcluster/ (socketcluster)`);
+  say(`            http://127.0.0.1:${env.HTTP_CLUSTER_PORT}/echo (http under node:cluster, unless HTTP_CLUSTER_WORKERS=0)`);
   say(`  postgres  ${services.describe.postgres}`);
   say(`  redis     ${services.describe.redis}`);
   say("Ctrl-C stops everything.");

@@ -82,7 +82,7 @@ describe("infra/compose.yaml", () => {
     const listens: Record<string, string[]> = {
       web: [serviceEnv(byApp("web").service).WEB_PORT as string],
       hub: [hubEnv.HUB_PORT as string],
-      targets: ["WS_ECHO_PORT", "SOCKETIO_ECHO_PORT", "SOCKJS_ECHO_PORT"].map((k) => serviceEnv(byApp("targets").service)[k] as string),
+      targets: ["WS_ECHO_PORT", "SOCKETIO_ECHO_PORT", "SOCKJS_ECHO_PORT", "STOMP_ECHO_PORT", "HTTP_ECHO_PORT", "SOCKETCLUSTER_ECHO_PORT", "HTTP_CLUSTER_PORT"].map((k) => serviceEnv(byApp("targets").service)[k] as string),
     };
     for (const [app, ports] of Object.entries(listens)) {
       const published = (byApp(app as DeployableApp).service.ports ?? []).map((p) => p.split(":").pop());
@@ -139,7 +139,8 @@ describe("infra/docker", () => {
   it("the targets HEALTHCHECK command passes against the real targets process, and fails when it is gone", async () => {
     const hc = finalStage(readDockerfile("targets")).find((i) => i.op === "HEALTHCHECK") as { args: string };
     const probe = JSON.parse(hc.args.slice(hc.args.indexOf("CMD") + 3).trim()) as string[];
-    const env = { TARGETS_HOST: "127.0.0.1", WS_ECHO_PORT: String(await freePort()), SOCKETIO_ECHO_PORT: String(await freePort()), SOCKJS_ECHO_PORT: String(await freePort()) };
+    const env: Record<string, string> = { TARGETS_HOST: "127.0.0.1", HTTP_CLUSTER_WORKERS: "0" };
+    for (const k of ["WS_ECHO_PORT", "SOCKETIO_ECHO_PORT", "SOCKJS_ECHO_PORT", "STOMP_ECHO_PORT", "HTTP_ECHO_PORT", "SOCKETCLUSTER_ECHO_PORT"]) env[k] = String(await freePort());
     const runProbe = () => spawnSync(probe[0] as string, probe.slice(1), { env: { PATH: process.env.PATH, ...env }, encoding: "utf8", timeout: 30_000 }).status;
     const targets = startApp("targets", { PATH: process.env.PATH, ...env, LOG_LEVEL: "info" });
     try {

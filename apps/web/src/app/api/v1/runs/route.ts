@@ -13,7 +13,7 @@ export const POST = apiHandler({
   body: startRunBodySchema,
   handler: async ({ body, auth }) => {
     const saved = body.planId !== undefined ? await loadPlan(auth.orgId, body.planId) : null;
-    const { id } = await createRun(saved ? saved.plan : body.plan!, auth.orgId, saved?.id ?? null);
+    const { id } = await createRun(saved ? saved.plan : body.plan!, auth.orgId, saved?.id ?? null, auth.actor);
     return json({ id }, 201, { location: `/api/v1/runs/${id}` });
   },
 });

@@ -1,0 +1,141 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { COUNTERS, planSchema, type Plan, type PlanInput } from "@volley/contracts";
+import { summarizeRun } from "@volley/metrics";
+import { startWsEchoServer } from "@volley/targets";
+import { runShard } from "./run-shard";
+import { shardPreflight } from "./shard-preflight";
+import type { EngineFrame } from "./types";
+
+const cleanup: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const fn of cleanup.splice(0)) await fn();
+});
+
+const total = (frames: EngineFrame[], counter: string) => frames.reduce((n, f) => n + (f.counters[counter] ?? 0), 0);
+
+function sweepPlan(url: string, sweep: PlanInput["sweep"], message: Partial<PlanInput["scenario"]["message"]> = {}): Plan {
+  return planSchema.parse({
+    name: "sweep",
+    target: { url, connectTimeout: "2s" },
+    connections: { count: 4, rate: 200 },
+    scenario: { kind: "echo", message: { rate: 1, per: "aggregate", timeout: "5s", ...message }, duration: "20s" },
+    sweep,
+  } satisfies PlanInput);
+}
+
+async function run(plan: Plan, onFrame?: (f: EngineFrame) => void) {
+  expect(shardPreflight(plan, { maxConnections: 100 })).toBeUndefined();
+  const frames: EngineFrame[] = [];
+  const outcome = await runShard(plan, {
+    startAt: Date.now() + 50,
+    onFrame: (f) => {
+      frames.push(f);
+      onFrame?.(f);
+    },
+  });
+  return { outcome, frames, summary: summarizeRun(frames, [], plan) };
+}
+
+describe("sweep", () => {
+  it("steps the aggregate rate 50, 100, 150 for 1 s holds with 1 s gaps, each on its own interval", async () => {
+    const server = await startWsEchoServer();
+    cleanup.push(() => server.close());
+    const plan = sweepPlan(server.url, { from: 50, step: 50, steps: 3, hold: "1s", gap: "1s" });
+    const { outcome, frames, summary } = await run(plan);
+
+    expect(outcome.status).toBe("completed");
+    expect(outcome.sweepStopped).toBeUndefined();
+    const t = outcome.totals;
+    expect(t.opened).toBe(4);
+    expect(t.lost).toBe(0);
+    expect(t.received).toBe(t.sent);
+    // Exactly the holds' slots: 50 + 100 + 150, and nothing in the ramp or the gaps.
+    expect(t.sent).toBe(300);
+    expect(t.expected).toBe(300);
+
+    // Connections open within the first interval; steps start on interval boundaries 1, 3 and 5.
+    const stepped = frames.filter((f) => f.step);
+    expect(stepped.map((f) => [f.index, f.step!.index, f.step!.rate, f.step!.per])).toEqual([
+      [1, 0, 50, "aggregate"],
+      [3, 1, 100, "aggregate"],
+      [5, 2, 150, "aggregate"],
+    ]);
+    expect(stepped.every((f) => f.durationMs === 1000 && !f.step!.failed)).toBe(true);
+    // Ramp and gap intervals send nothing; every hold sends exactly its rate.
+    for (const f of frames) expect(f.counters[COUNTERS.sent] ?? 0, `interval ${f.index}`).toBe(f.step ? f.step.rate : 0);
+    // The sweep ends with the last hold (plus the wait for its replies).
+    expect(frames.length).toBeLessThanOrEqual(8);
+
+    expect(summary.steps).toHaveLength(3);
+    for (const step of summary.steps!) {
+      expect(step.failed).toBe(false);
+      expect(step.aborted).toBe(false);
+      expect(step.seconds).toBe(1);
+      expect(Math.abs(step.sendRate - step.plannedRate) / step.plannedRate).toBeLessThan(0.03);
+      expect(step.latency.count).toBeGreaterThan(0);
+    }
+    expect(summary.steps!.map((s) => s.plannedRate)).toEqual([50, 100, 150]);
+    // No stop condition: no capacity to report.
+    expect(summary.capacity).toBeUndefined();
+  }, 30_000);
+
+  it("per connection: every open connection sends the step's rate, phased across the interval", async () => {
+    const server = await startWsEchoServer();
+    cleanup.push(() => server.close());
+    const plan = sweepPlan(server.url, { from: 10, step: 10, steps: 2, hold: "1s", gap: "1s" }, { per: "connection" });
+    const { outcome, frames, summary } = await run(plan);
+    expect(outcome.status).toBe("completed");
+    expect(outcome.totals.sent).toBe(4 * 10 + 4 * 20);
+    expect(outcome.totals.expected).toBe(outcome.totals.sent);
+    expect(outcome.totals.lost).toBe(0);
+    expect(frames.filter((f) => f.step).map((f) => [f.step!.rate, f.counters[COUNTERS.sent]])).toEqual([
+      [10, 40],
+      [20, 80],
+    ]);
+    expect(summary.steps!.map((s) => [s.plannedRate, s.per, s.sendRate])).toEqual([
+      [10, "connection", 40],
+      [20, "connection", 80],
+    ]);
+  }, 30_000);
+
+  it("stops at the step whose own measurements break stopWhen; capacity is the last rate that held", async () => {
+    const server = await startWsEchoServer();
+    cleanup.push(() => server.close());
+    const plan = sweepPlan(server.url, { from: 20, step: 20, steps: 6, hold: "1s", gap: "1s", stopWhen: { p50: "100ms" } });
+    let stall: NodeJS.Timeout | undefined;
+    cleanup.push(() => clearTimeout(stall));
+    // Step 1's frame arrives as its hold ends; step 2's hold begins 1 s later. Stalling the server
+    // from 0.1 s into that hold for 0.8 s makes most of step 2's replies several hundred ms late,
+    // all of them released before the hold ends.
+    const { outcome, frames, summary } = await run(plan, (f) => {
+      if (f.step?.index === 1 && !stall) stall = setTimeout(() => server.stall(800), 1100);
+    });
+
+    expect(outcome.status).toBe("completed");
+    expect(outcome.sweepStopped).toMatch(/^step 2 \(rate 60 per aggregate\) broke stopWhen: p50 \d+(\.\d+)?ms > 100ms$/);
+    const stepped = frames.filter((f) => f.step);
+    expect(stepped.map((f) => [f.step!.index, f.step!.rate, f.step!.failed ?? false])).toEqual([
+      [0, 20, false],
+      [1, 40, false],
+      [2, 60, true],
+    ]);
+    // Nothing is sent after the failed step, and the stall lost nothing (its replies came within the timeout).
+    const lastStepped = stepped.at(-1)!.index;
+    expect(frames.filter((f) => f.index > lastStepped).every((f) => (f.counters[COUNTERS.sent] ?? 0) === 0)).toBe(true);
+    expect(outcome.totals.sent).toBe(20 + 40 + 60);
+    expect(total(frames, COUNTERS.lost)).toBe(0);
+
+    expect(summary.steps!.map((s) => s.failed)).toEqual([false, false, true]);
+    expect(summary.steps![2]!.reason).toMatch(/p50/);
+    expect(summary.capacity).toMatchObject({ slo: "p50 <= 100ms", rate: 40, per: "aggregate", step: 1, sendRate: 40 });
+  }, 30_000);
+
+  it("refuses stages with a sweep, and a duration no step fits in", () => {
+    const base = sweepPlan("ws://127.0.0.1:9/echo", { step: 1, hold: "3s" });
+    expect(shardPreflight({ ...base, scenario: { ...base.scenario, duration: "2s" } }, { maxConnections: 10 })).toMatch(
+      /scenario.duration .* is shorter than sweep.hold .*set duration to at least hold/,
+    );
+    const staged = { ...base, connections: { ...base.connections, stages: [{ duration: "1s", target: 4 }] } };
+    expect(shardPreflight(staged, { maxConnections: 10 })).toMatch(/stages and sweep cannot be combined/);
+  });
+});

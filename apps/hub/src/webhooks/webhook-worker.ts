@@ -1,0 +1,54 @@
+import { Worker, type Job } from "bullmq";
+import type { Redis } from "ioredis";
+import type { Logger } from "pino";
+import { getActiveWebhook, type Db } from "@volley/db";
+import { QUEUE_NAMES, webhookJob } from "@volley/queue";
+import { errorMessage } from "../util/wait";
+import { postWebhook } from "./webhook-delivery";
+
+/**
+ * The BullMQ worker of the webhooks queue (handler of `webhookJob`): signs and POSTs each
+ * delivery. A throw makes BullMQ retry with the job's backoff; after the last attempt the job
+ * stays failed (kept a week) with the receiver's last answer as its reason.
+ */
+export class WebhookWorker {
+  private readonly worker: Worker;
+
+  constructor(private readonly deps: { db: Db; connection: Redis; log: Logger; concurrency?: number; timeoutMs?: number }) {
+    this.worker = new Worker(QUEUE_NAMES.webhooks, (job) => this.deliver(job), {
+      connection: deps.connection,
+      concurrency: deps.concurrency ?? 8,
+      autorun: false,
+    });
+    this.worker.on("error", (err) => deps.log.error({ err: errorMessage(err) }, "webhook worker error"));
+    this.worker.on("failed", (job, err) => {
+      const last = job ? job.attemptsMade >= (job.opts.attempts ?? 1) : false;
+      deps.log.warn({ deliveryId: job?.id, attempt: job?.attemptsMade, err: errorMessage(err) }, last ? "webhook delivery gave up" : "webhook delivery failed; will retry");
+    });
+  }
+
+  start(): void {
+    void this.worker.run().catch((err) => this.deps.log.error({ err: errorMessage(err) }, "webhook worker stopped"));
+  }
+
+  private async deliver(job: Job): Promise<void> {
+    const { webhookId, payload } = webhookJob.schema.parse(job.data);
+    const hook = await getActiveWebhook(this.deps.db, webhookId);
+    // Deleted since the run ended: the org asked for no more deliveries.
+    if (!hook) return void this.deps.log.info({ deliveryId: job.id, webhookId }, "webhook deleted; delivery dropped");
+    const status = await postWebhook({
+      url: hook.url,
+      secret: hook.secret,
+      event: payload.event,
+      deliveryId: String(job.id),
+      body: JSON.stringify(payload),
+      timeoutMs: this.deps.timeoutMs ?? 5000,
+    });
+    this.deps.log.info({ deliveryId: job.id, webhookId, status, attempt: job.attemptsMade + 1 }, "webhook delivered");
+  }
+
+  /** Stops taking deliveries; resolves when those in flight have ended (at once with force). */
+  close(force = false): Promise<void> {
+    return this.worker.close(force);
+  }
+}

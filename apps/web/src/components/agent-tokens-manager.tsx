@@ -1,0 +1,174 @@
+"use client";
+
+import type { AgentToken } from "@volley/contracts";
+import { useState, type FormEvent } from "react";
+import { agentCommands, type AgentCommands } from "../lib/agent-commands";
+import { apiFetch, ApiRequestError } from "../lib/api-client";
+import { fmtDateTime } from "../lib/format";
+
+const describe = (err: unknown) => (err instanceof ApiRequestError ? err.message : String(err));
+
+const COMMANDS: { key: keyof AgentCommands; title: string; note: string }[] = [
+  { key: "script", title: "Linux server (systemd)", note: "Installs the @volley/agent npm package and runs it as the volley-agent service. Needs root, systemd and Node.js 20+; run it again to change the token or hub." },
+  { key: "docker", title: "Docker", note: "The agent image (infra/docker/agent.Dockerfile). Host networking gives it the machine's full port range and lets it reach targets on 127.0.0.1." },
+  { key: "cli", title: "volley-agent in the foreground", note: "From a Volley checkout (npx volley-agent daemon) or wherever the agent is installed; keep it running under your own supervisor." },
+];
+
+function CopyButton({ text }: { text: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <button
+      type="button"
+      className="button"
+      onClick={() =>
+        void navigator.clipboard?.writeText(text).then(
+          () => {
+            setCopied(true);
+            setTimeout(() => setCopied(false), 1500);
+          },
+          () => {},
+        )
+      }
+    >
+      {copied ? "Copied" : "Copy"}
+    </button>
+  );
+}
+
+/**
+ * "Add agent": creates a join token and prints the commands that enrol a machine with it (the
+ * secret is shown here once); below, the org's join tokens with revoke.
+ */
+export function AgentTokensManager({ initialTokens, webOrigin, hubUrl }: { initialTokens: AgentToken[]; webOrigin: string; hubUrl: string }) {
+  const [tokens, setTokens] = useState(initialTokens);
+  const [created, setCreated] = useState<{ token: AgentToken; commands: AgentCommands } | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const reload = async () => setTokens((await apiFetch<{ tokens: AgentToken[] }>("/api/v1/agent-tokens")).tokens);
+
+  async function create(e: FormEvent<HTMLFormElement>) {
+    e.preventDefault();
+    const formEl = e.currentTarget;
+    const form = new FormData(formEl);
+    const pool = String(form.get("pool") ?? "").trim();
+    setBusy(true);
+    setError(null);
+    try {
+      const res = await apiFetch<{ token: AgentToken; secret: string }>("/api/v1/agent-tokens", {
+        method: "POST",
+        body: JSON.stringify({ name: String(form.get("name") ?? ""), ...(pool ? { pool } : {}) }),
+      });
+      setCreated({ token: res.token, commands: agentCommands({ webOrigin, hubUrl, secret: res.secret }) });
+      formEl.reset();
+      await reload();
+    } catch (err) {
+      setError(describe(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  async function revoke(token: AgentToken) {
+    if (!window.confirm(`Revoke "${token.name}"? No new agent can join with it, and agents that joined with it are disconnected within seconds.`)) return;
+    setError(null);
+    try {
+      await apiFetch(`/api/v1/agent-tokens/${token.id}`, { method: "DELETE" });
+      if (created?.token.id === token.id) setCreated(null);
+      await reload();
+    } catch (err) {
+      setError(describe(err));
+    }
+  }
+
+  return (
+    <>
+      <section className="panel" aria-labelledby="add-agent">
+        <h2 className="panel-title" id="add-agent">
+          Add agent
+        </h2>
+        <p className="small muted">
+          Create a join token, then run one of the commands it gives you on the machine that should generate load. Agents joining with the token belong to this
+          organization and its pool; one token can enrol any number of machines.
+        </p>
+        <form className="inline-form" onSubmit={create}>
+          <label>
+            Token name
+            <input type="text" name="name" placeholder="eu-west load generators" required maxLength={100} />
+          </label>
+          <label>
+            Pool
+            <input type="text" name="pool" placeholder="default" pattern="[a-z0-9][a-z0-9\-]{0,62}" title="lowercase letters, digits and dashes" />
+          </label>
+          <button type="submit" className="button primary" disabled={busy}>
+            Create join token
+          </button>
+        </form>
+        {error && (
+          <p className="bad" role="alert">
+            {error}
+          </p>
+        )}
+        {created && (
+          <div className="agent-install" role="status">
+            <p>
+              Join token <strong>{created.token.name}</strong> for pool <code className="mono">{created.token.pool}</code> — the commands hold its secret;
+              copy one now, it is not shown again. Agents dial the hub at <code className="mono">{hubUrl}</code>.
+            </p>
+            {COMMANDS.map((c) => (
+              <div key={c.key} className="agent-command">
+                <div className="agent-command-head">
+                  <h3 className="agent-command-title">{c.title}</h3>
+                  <CopyButton text={created.commands[c.key]} />
+                </div>
+                <pre className="code-block secret-once" data-testid={`agent-command-${c.key}`}>
+                  {created.commands[c.key]}
+                </pre>
+                <p className="small muted">{c.note}</p>
+              </div>
+            ))}
+          </div>
+        )}
+      </section>
+      <section className="panel">
+        <h2 className="panel-title">Join tokens</h2>
+        {tokens.length === 0 ? (
+          <p className="muted">No join tokens yet.</p>
+        ) : (
+          <table className="table" aria-label="Join tokens">
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>Token</th>
+                <th>Pool</th>
+                <th>Created</th>
+                <th>Last used</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {tokens.map((t) => (
+                <tr key={t.id} className={t.revokedAt ? "subtle" : undefined}>
+                  <td>{t.name}</td>
+                  <td className="mono">{t.prefix}…</td>
+                  <td className="mono">{t.pool}</td>
+                  <td>{fmtDateTime(t.createdAt)}</td>
+                  <td>{t.lastUsedAt ? fmtDateTime(t.lastUsedAt) : "never"}</td>
+                  <td>
+                    {t.revokedAt ? (
+                      <span className="subtle">revoked {fmtDateTime(t.revokedAt)}</span>
+                    ) : (
+                      <button type="button" className="button" onClick={() => void revoke(t)}>
+                        Revoke
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+    </>
+  );
+}

@@ -1,0 +1,52 @@
+import type { AgentListItem } from "@volley/contracts";
+import { DASH, fmtDateTime, fmtInt, fmtRelative } from "../lib/format";
+import { AgentStatusBadge } from "./agent-status-badge";
+
+const fmtMemory = (mb: number) => (mb >= 1024 ? `${(mb / 1024).toFixed(mb % 1024 === 0 ? 0 : 1)} GB` : `${mb} MB`);
+
+/** The org's agents as the hubs last reported them; `now` is the server's clock when the page rendered. */
+export function AgentsTable({ agents, now }: { agents: AgentListItem[]; now: number }) {
+  return (
+    <table className="table" aria-label="Agents">
+      <thead>
+        <tr>
+          <th>Name</th>
+          <th>Pool</th>
+          <th>Status</th>
+          <th className="num">Cores</th>
+          <th className="num">Memory</th>
+          <th className="num">Max connections</th>
+          <th>Source addresses</th>
+          <th>Version</th>
+          <th>Last seen</th>
+        </tr>
+      </thead>
+      <tbody>
+        {agents.map((a) => (
+          <tr key={a.id} data-agent={a.name} className={a.status === "offline" ? "subtle" : undefined}>
+            <td>
+              {a.name}
+              {Object.keys(a.labels).length > 0 && (
+                <div className="small muted">
+                  {Object.entries(a.labels)
+                    .map(([k, v]) => `${k}=${v}`)
+                    .join(", ")}
+                </div>
+              )}
+            </td>
+            <td className="mono">{a.pool}</td>
+            <td>
+              <AgentStatusBadge status={a.status} />
+            </td>
+            <td className="num">{fmtInt(a.capacity.cores)}</td>
+            <td className="num">{fmtMemory(a.capacity.memoryMb)}</td>
+            <td className="num">{fmtInt(a.capacity.maxConnections)}</td>
+            <td className="mono small">{a.capacity.sourceAddresses.length > 0 ? a.capacity.sourceAddresses.join(", ") : DASH}</td>
+            <td className="mono">{a.version}</td>
+            <td title={a.lastSeenAt ? fmtDateTime(a.lastSeenAt) : undefined}>{a.lastSeenAt ? fmtRelative(a.lastSeenAt, now) : "never"}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

@@ -1,0 +1,39 @@
+/**
+ * The commands the Agents page prints after a join token is created. Each one gives the agent the
+ * same two settings apps/agent/src/env.ts reads — HUB_URL and AGENT_TOKEN — and nothing else: the
+ * token decides the agent's org and pool at the hub, and the name defaults to the host name.
+ */
+
+export interface AgentCommandInput {
+  /** Web's origin, which serves /install-agent.sh. */
+  webOrigin: string;
+  /** The URL agents dial (VOLLEY_HUB_PUBLIC_URL, or http://<host>:3001). */
+  hubUrl: string;
+  /** The join token's secret (vat_…). */
+  secret: string;
+}
+
+export interface AgentCommands {
+  /** infra/agent/install.sh through curl: a systemd service (Linux, root, Node 20+). */
+  script: string;
+  /** The agent image (infra/docker/agent.Dockerfile), host networking so 127.0.0.1 targets and the full port range work. */
+  docker: string;
+  /** The agent CLI in the foreground, under your own supervisor. */
+  cli: string;
+}
+
+/** Single-quotes a shell word unless it is made of characters no shell treats specially. */
+export function shellWord(value: string): string {
+  if (/^[A-Za-z0-9_./:=@%+,-]+$/.test(value)) return value;
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+export function agentCommands({ webOrigin, hubUrl, secret }: AgentCommandInput): AgentCommands {
+  const hub = shellWord(hubUrl);
+  const token = shellWord(secret);
+  return {
+    script: `curl -fsSL ${shellWord(`${webOrigin.replace(/\/+$/, "")}/install-agent.sh`)} | sudo bash -s -- --token ${token} --hub ${hub}`,
+    docker: `docker run -d --name volley-agent --restart unless-stopped --network host --ulimit nofile=1048576:1048576 -e HUB_URL=${hub} -e AGENT_TOKEN=${token} volley/agent`,
+    cli: `HUB_URL=${hub} AGENT_TOKEN=${token} volley-agent daemon`,
+  };
+}

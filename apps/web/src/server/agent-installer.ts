@@ -1,0 +1,37 @@
+import { readFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { ApiError } from "./errors";
+
+/** infra/agent/install.sh relative to the repository root (the web image keeps the whole repository). */
+const INSTALLER = join("infra", "agent", "install.sh");
+
+let cached: string | undefined;
+
+/**
+ * The agent installer, served at /install-agent.sh so the Agents page's one-liner fetches the very
+ * script this checkout ships. Web runs from apps/web (npm start, the image) or the repository
+ * root, so the script is looked for from the working directory upwards.
+ */
+export async function readAgentInstaller(): Promise<string> {
+  if (cached !== undefined) return cached;
+  const tried: string[] = [];
+  let dir = process.cwd();
+  for (let i = 0; i < 4; i++) {
+    const candidate = join(dir, INSTALLER);
+    tried.push(candidate);
+    try {
+      cached = await readFile(candidate, "utf8");
+      return cached;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    }
+    const up = dirname(dir);
+    if (up === dir) break;
+    dir = up;
+  }
+  throw new ApiError(
+    503,
+    "unavailable",
+    `the agent installer is not part of this web deployment (looked for ${tried.join(", ")}); run web from the Volley repository or its image, or copy infra/agent/install.sh to the agent host and run it there`,
+  );
+}

@@ -1,0 +1,116 @@
+import { lookup } from "node:dns/promises";
+import { durationMs, sweepRates, type Plan } from "@volley/contracts";
+import ipaddr from "ipaddr.js";
+import { hostedQuotas, targetAllowlist, volleyMode } from "../env";
+import { ApiError } from "./errors";
+
+/**
+ * Which targets a plan may load. Hosted mode (a public SaaS): the host must resolve only to public
+ * unicast addresses (checked after DNS resolution, so a name pointing at 10.0.0.1 or 127.0.0.1 is
+ * refused), its owner must have verified it for the org (checked by the caller, target-verification.ts),
+ * and the plan must fit the quotas. Self-hosted (the default): loopback plus the admin's
+ * VOLLEY_TARGET_ALLOWLIST.
+ */
+
+export type Resolver = (host: string) => Promise<string[]>;
+
+export const systemResolver: Resolver = async (host) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+
+/** The host name of a target URL, lower case, IPv6 brackets removed. */
+export function targetHost(url: string): string {
+  return new URL(url).hostname.toLowerCase().replace(/^\[|\]$/g, "");
+}
+
+const refused = (message: string) => new ApiError(403, "target_refused", message, [{ path: "plan.target.url", message }]);
+
+/** The addresses a host resolves to; an unresolvable host is a 400 naming the field. */
+export async function resolveTarget(host: string, resolve: Resolver = systemResolver): Promise<string[]> {
+  if (ipaddr.isValid(host)) return [host];
+  try {
+    const addresses = await resolve(host);
+    if (addresses.length > 0) return addresses;
+  } catch {
+    /* answered below */
+  }
+  const message = `the target host ${host} does not resolve; check the URL's host name`;
+  throw new ApiError(400, "invalid_body", message, [{ path: "plan.target.url", message }]);
+}
+
+function isLoopback(address: string): boolean {
+  const a = ipaddr.process(address);
+  return a.range() === "loopback";
+}
+
+/** Hosted mode: only public unicast addresses (no private, loopback, link-local, multicast, reserved …). */
+export function assertPublicAddresses(host: string, addresses: string[]): void {
+  for (const address of addresses) {
+    const range = ipaddr.process(address).range();
+    if (range !== "unicast") {
+      throw refused(`the target host ${host} resolves to ${address} (${range}); hosted Volley only loads public addresses — run a self-hosted agent for private networks`);
+    }
+  }
+}
+
+function allowedBy(entry: string, host: string, addresses: string[]): boolean {
+  if (entry === "*") return true;
+  if (entry.startsWith("*.")) return host.endsWith(entry.slice(1)) || host === entry.slice(2);
+  if (entry.includes("/")) {
+    try {
+      const [range, bits] = ipaddr.parseCIDR(entry);
+      return addresses.some((a) => {
+        const ip = ipaddr.process(a);
+        return ip.kind() === range.kind() && ip.match(range, bits);
+      });
+    } catch {
+      return false;
+    }
+  }
+  if (ipaddr.isValid(entry)) return addresses.some((a) => ipaddr.process(a).toString() === ipaddr.process(entry).toString());
+  return host === entry;
+}
+
+/** Self-hosted mode: loopback, or a host the admin allowed. */
+export function assertAllowlisted(host: string, addresses: string[], allowlist: string[]): void {
+  if (addresses.every(isLoopback)) return;
+  if (allowlist.some((entry) => allowedBy(entry, host, addresses))) return;
+  throw refused(
+    `the target host ${host} (${addresses.join(", ")}) is not on this install's allowlist; an admin can add it to VOLLEY_TARGET_ALLOWLIST (host names, *.suffix, addresses or CIDR ranges; * allows any host) and restart web`,
+  );
+}
+
+/** The most messages per second a plan asks for, all connections together, and how long it runs. */
+export function planLoad(plan: Plan): { connections: number; messagesPerSecond: number; durationSeconds: number } {
+  const { message } = plan.scenario;
+  const peakRate = plan.sweep ? Math.max(message.rate, ...sweepRates(plan.sweep, message.rate)) : message.rate;
+  const total = message.per === "connection" ? peakRate * plan.connections.count : peakRate;
+  const stages = plan.connections.stages;
+  const ms = stages
+    ? stages.reduce((n, s) => n + durationMs(s.duration), 0)
+    : (1000 * plan.connections.count) / plan.connections.rate + durationMs(plan.scenario.duration);
+  return { connections: plan.connections.count, messagesPerSecond: total, durationSeconds: Math.ceil(ms / 1000) };
+}
+
+export function assertWithinQuotas(plan: Plan, quotas = hostedQuotas()): void {
+  const load = planLoad(plan);
+  const over: string[] = [];
+  if (load.connections > quotas.connections) over.push(`connections.count ${load.connections} > ${quotas.connections}`);
+  if (load.messagesPerSecond > quotas.messagesPerSecond) over.push(`${Math.round(load.messagesPerSecond)} messages/s in total > ${quotas.messagesPerSecond}`);
+  if (load.durationSeconds > quotas.durationSeconds) over.push(`a run of ${load.durationSeconds} s > ${quotas.durationSeconds} s`);
+  if (over.length > 0) throw new ApiError(403, "quota_exceeded", `the plan exceeds this organization's quotas: ${over.join("; ")}; make it smaller or ask for higher quotas`);
+}
+
+/**
+ * Checks a plan's target before a run is queued; returns the host and the addresses it resolved to
+ * (for the audit log). Hosted mode's ownership check is the caller's (it needs the database).
+ */
+export async function checkTarget(plan: Plan, resolve: Resolver = systemResolver): Promise<{ host: string; addresses: string[] }> {
+  const host = targetHost(plan.target.url);
+  const addresses = await resolveTarget(host, resolve);
+  if (volleyMode() === "hosted") {
+    assertPublicAddresses(host, addresses);
+    assertWithinQuotas(plan);
+  } else {
+    assertAllowlisted(host, addresses, targetAllowlist());
+  }
+  return { host, addresses };
+}

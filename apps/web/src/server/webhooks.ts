@@ -1,0 +1,25 @@
+import type { CreateWebhookBody, Webhook } from "@volley/contracts";
+import { createWebhook, disableWebhook, listWebhooks, type WebhookRow } from "@volley/db";
+import type { AuthContext } from "./auth";
+import { notFound } from "./errors";
+import { getDb } from "./services";
+
+/** Webhooks of an org: created (signing secret shown once), listed without secrets, deleted. */
+
+export function toWebhook(row: WebhookRow): Webhook {
+  return { id: row.id, url: row.url, events: row.events, createdAt: row.createdAt.toISOString(), disabledAt: row.disabledAt ? row.disabledAt.toISOString() : null };
+}
+
+export async function addWebhook(auth: AuthContext, body: CreateWebhookBody): Promise<{ webhook: Webhook; secret: string }> {
+  const createdBy = auth.actor.kind === "user" ? auth.actor.userId : null;
+  const row = await createWebhook(getDb(), { orgId: auth.orgId, url: body.url, events: body.events, createdBy });
+  return { webhook: toWebhook(row), secret: row.secret };
+}
+
+export async function listOrgWebhooks(orgId: string): Promise<Webhook[]> {
+  return (await listWebhooks(getDb(), orgId)).map(toWebhook);
+}
+
+export async function deleteWebhook(orgId: string, id: string): Promise<void> {
+  if (!(await disableWebhook(getDb(), orgId, id))) throw notFound(`webhook ${id}`);
+}

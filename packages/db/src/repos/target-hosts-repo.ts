@@ -1,0 +1,50 @@
+import { randomBytes } from "node:crypto";
+import { and, desc, eq } from "drizzle-orm";
+import type { Db } from "../client";
+import { newId } from "../ids";
+import { auditEvents, targetHosts } from "../schema";
+
+export type TargetHostRow = typeof targetHosts.$inferSelect;
+export type AuditEventRow = typeof auditEvents.$inferSelect;
+
+/** Adds a host to verify (or returns the org's existing record for it, keeping its token). */
+export async function addTargetHost(db: Db, input: { orgId: string; host: string; createdBy: string | null }): Promise<TargetHostRow> {
+  const [row] = await db
+    .insert(targetHosts)
+    .values({ id: newId("tgt"), orgId: input.orgId, host: input.host, token: `vv_${randomBytes(16).toString("hex")}`, createdBy: input.createdBy })
+    .onConflictDoNothing()
+    .returning();
+  return row ?? (await getTargetHostByName(db, input.orgId, input.host))!;
+}
+
+export async function listTargetHosts(db: Db, orgId: string): Promise<TargetHostRow[]> {
+  return db.select().from(targetHosts).where(eq(targetHosts.orgId, orgId)).orderBy(targetHosts.host);
+}
+
+export async function getTargetHost(db: Db, orgId: string, id: string): Promise<TargetHostRow | null> {
+  const [row] = await db.select().from(targetHosts).where(and(eq(targetHosts.orgId, orgId), eq(targetHosts.id, id)));
+  return row ?? null;
+}
+
+export async function getTargetHostByName(db: Db, orgId: string, host: string): Promise<TargetHostRow | null> {
+  const [row] = await db.select().from(targetHosts).where(and(eq(targetHosts.orgId, orgId), eq(targetHosts.host, host)));
+  return row ?? null;
+}
+
+/** Records the outcome of a check: verified now by `method`, or (null) no longer verified. */
+export async function setTargetHostVerified(db: Db, id: string, method: "http" | "dns" | null): Promise<void> {
+  await db.update(targetHosts).set(method ? { verifiedAt: new Date(), method } : { verifiedAt: null, method: null }).where(eq(targetHosts.id, id));
+}
+
+export async function removeTargetHost(db: Db, orgId: string, id: string): Promise<boolean> {
+  const rows = await db.delete(targetHosts).where(and(eq(targetHosts.orgId, orgId), eq(targetHosts.id, id))).returning({ id: targetHosts.id });
+  return rows.length > 0;
+}
+
+export async function recordAudit(db: Db, event: Omit<typeof auditEvents.$inferInsert, "id" | "at">): Promise<void> {
+  await db.insert(auditEvents).values(event);
+}
+
+export async function listAudit(db: Db, orgId: string, limit = 100): Promise<AuditEventRow[]> {
+  return db.select().from(auditEvents).where(eq(auditEvents.orgId, orgId)).orderBy(desc(auditEvents.at), desc(auditEvents.id)).limit(limit);
+}
