@@ -1,5 +1,6 @@
 "use client";
 
+import { RevokeCell } from "./revoke-cell";
 import type { AgentToken } from "@volley/contracts";
 import { useState, type FormEvent } from "react";
 import { agentCommands, type AgentCommands } from "../lib/agent-commands";
@@ -154,15 +155,7 @@ export function AgentTokensManager({ initialTokens, webOrigin, hubUrl }: { initi
                   <td className="mono">{t.pool}</td>
                   <td>{fmtDateTime(t.createdAt)}</td>
                   <td>{t.lastUsedAt ? fmtDateTime(t.lastUsedAt) : "never"}</td>
-                  <td>
-                    {t.revokedAt ? (
-                      <span className="subtle">revoked {fmtDateTime(t.revokedAt)}</span>
-                    ) : (
-                      <button type="button" className="button" onClick={() => void revoke(t)}>
-                        Revoke
-                      </button>
-                    )}
-                  </td>
+                  <RevokeCell revokedAt={t.revokedAt} onRevoke={() => void revoke(t)} />
                 </tr>
               ))}
             </tbody>

@@ -12,6 +12,7 @@ import { RunAnalysisPanels } from "./run-analysis-panels";
 import { RunCharts } from "./run-charts";
 import { RunExports } from "./run-exports";
 import { StatusBadge } from "./status-badge";
+import { SweepPanel } from "./sweep-panel";
 import { SummaryTables } from "./summary-tables";
 
 const isFinal = (s: Run["status"]) => FINAL_RUN_STATUSES.includes(s);
@@ -124,6 +125,8 @@ export function RunView({ initialRun, initialIntervals }: { initialRun: Run; ini
       )}
 
       <RunCharts run={run} intervals={intervals} />
+
+      <SweepPanel run={run} />
 
       <SummaryTables run={run} />
 

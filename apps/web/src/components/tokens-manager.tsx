@@ -1,5 +1,6 @@
 "use client";
 
+import { RevokeCell } from "./revoke-cell";
 import type { ApiToken } from "@volley/contracts";
 import { useState, type FormEvent } from "react";
 import { apiFetch, ApiRequestError } from "../lib/api-client";
@@ -109,15 +110,7 @@ export function TokensManager({ initialTokens }: { initialTokens: ApiToken[] }) 
                   <td>{t.scopes.join(", ")}</td>
                   <td>{fmtDateTime(t.createdAt)}</td>
                   <td>{t.lastUsedAt ? fmtDateTime(t.lastUsedAt) : "never"}</td>
-                  <td>
-                    {t.revokedAt ? (
-                      <span className="subtle">revoked {fmtDateTime(t.revokedAt)}</span>
-                    ) : (
-                      <button type="button" className="button" onClick={() => void revoke(t)}>
-                        Revoke
-                      </button>
-                    )}
-                  </td>
+                  <RevokeCell revokedAt={t.revokedAt} onRevoke={() => void revoke(t)} />
                 </tr>
               ))}
             </tbody>

@@ -219,6 +219,20 @@ describe("GET /api/v1/runs/{id}", () => {
       [1, 6, 2, false],
       [2, 2, 1, false],
     ]);
+
+    // The same timeline as CSV, and the run as JUnit XML (one testcase per threshold + the run).
+    const { GET: csvRoute } = await import("../app/api/v1/runs/[id]/intervals.csv/route");
+    const csv = await csvRoute(get(`/api/v1/runs/${row.id}/intervals.csv`), ctx({ id: row.id }));
+    expect(csv.headers.get("content-type")).toContain("text/csv");
+    const lines = (await csv.text()).trim().split("\n");
+    expect(lines).toHaveLength(1 + intervals.length);
+    const { GET: junitRoute } = await import("../app/api/v1/runs/[id]/junit/route");
+    const junit = await junitRoute(get(`/api/v1/runs/${row.id}/junit`), ctx({ id: row.id }));
+    expect(junit.headers.get("content-type")).toContain("application/xml");
+    const xml = await junit.text();
+    expect(xml).toMatch(/^<\?xml/);
+    expect(xml.match(/<testcase /g)).toHaveLength(plan.thresholds.length + 1);
+    expect((await junitRoute(get("/api/v1/runs/run_nope/junit"), ctx({ id: "run_nope" }))).status).toBe(404);
     expect(intervals[1]?.max).toBeCloseTo(80, 0);
   });
 

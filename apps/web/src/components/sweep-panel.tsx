@@ -1,0 +1,73 @@
+"use client";
+
+import type { Run } from "@volley/contracts";
+import { fmtMs, fmtRate } from "../lib/format";
+import { stepLatency } from "../lib/sweep-curves";
+import { SweepChart } from "./sweep-chart";
+
+/** A sweep or capacity run: its capacity, the latency-vs-rate curve and every step. */
+export function SweepPanel({ run }: { run: Run }) {
+  const steps = run.summary?.steps ?? [];
+  if (steps.length === 0) return null;
+  const capacity = run.summary?.capacity;
+  const unit = steps[0]!.per === "connection" ? "msg/s per connection" : "msg/s";
+  return (
+    <section className="panel chart-panel" data-testid="sweep-panel">
+      <h2 className="panel-title">Latency vs messages per second</h2>
+      {capacity && (
+        <p className="capacity" data-testid="capacity">
+          Capacity at <strong>{capacity.slo}</strong>:{" "}
+          {capacity.rate === null ? (
+            <strong>none — the first step already broke it</strong>
+          ) : (
+            <>
+              <strong>
+                {fmtRate(capacity.rate)} {unit}
+              </strong>{" "}
+              ({capacity.sendRate === null ? "—" : `${fmtRate(capacity.sendRate)} sent/s`}
+              {capacity.deliveryRate ? `, ${fmtRate(capacity.deliveryRate)} deliveries/s` : ""})
+            </>
+          )}
+        </p>
+      )}
+      <SweepChart runs={[run]} />
+      <div className="table-scroll">
+        <table className="table" aria-label="Sweep steps">
+          <thead>
+            <tr>
+              <th className="num">Step</th>
+              <th className="num">Planned ({unit})</th>
+              <th className="num">Sent/s</th>
+              <th className="num">Received/s</th>
+              <th className="num">Deliveries/s</th>
+              <th className="num">p50</th>
+              <th className="num">p95</th>
+              <th className="num">p99</th>
+              <th className="num">Lost</th>
+              <th>Result</th>
+            </tr>
+          </thead>
+          <tbody>
+            {steps.map((s) => {
+              const l = stepLatency(s);
+              return (
+                <tr key={s.index} className={s.failed ? "step-failed" : undefined}>
+                  <td className="num">{s.index + 1}</td>
+                  <td className="num">{fmtRate(s.plannedRate)}</td>
+                  <td className="num">{fmtRate(s.sendRate)}</td>
+                  <td className="num">{fmtRate(s.receiveRate)}</td>
+                  <td className="num">{s.deliveryRate ? fmtRate(s.deliveryRate) : "—"}</td>
+                  <td className="num">{fmtMs(l.p50)}</td>
+                  <td className="num">{fmtMs(l.p95)}</td>
+                  <td className="num">{fmtMs(l.p99)}</td>
+                  <td className="num">{s.lost}</td>
+                  <td>{s.failed ? `stopped: ${s.reason ?? "limit broken"}` : s.aborted ? "cut short" : s.saturated ? "held (agent saturated)" : "held"}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}
