@@ -35,3 +35,19 @@ export function startApp(
     detached,
   });
 }
+
+/**
+ * The targets app with every server on a free port and no cluster workers: what tests and benches
+ * start, since fixed ports collide with a running stack, a parallel suite or the previous test's
+ * process still shutting down.
+ */
+export const TARGETS_ON_FREE_PORTS = {
+  WS_ECHO_PORT: "0",
+  SOCKETIO_ECHO_PORT: "0",
+  SOCKJS_ECHO_PORT: "0",
+  STOMP_ECHO_PORT: "0",
+  HTTP_ECHO_PORT: "0",
+  SOCKETCLUSTER_ECHO_PORT: "0",
+  HTTP_CLUSTER_PORT: "0",
+  HTTP_CLUSTER_WORKERS: "0",
+} as const;

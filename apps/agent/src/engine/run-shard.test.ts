@@ -4,7 +4,7 @@ import { WebSocketServer } from "ws";
 import { COUNTERS, HISTOGRAMS, planSchema, type Plan, type PlanInput } from "@volley/contracts";
 import { mergeEncoded } from "@volley/metrics";
 import { startWsEchoServer, type WsEchoServer } from "@volley/targets";
-import { startApp } from "@volley/devstack";
+import { startApp, TARGETS_ON_FREE_PORTS } from "@volley/devstack";
 import { runShard } from "./run-shard";
 import type { EngineFrame } from "./types";
 
@@ -26,10 +26,7 @@ async function echo(delayMs = 0): Promise<WsEchoServer> {
 async function echoProcess(delayMs: number): Promise<string> {
   const target = startApp("targets", {
     ...process.env,
-    // Every target on a free port: fixed ones would collide with a running stack or a parallel suite.
-    WS_ECHO_PORT: "0",
-    SOCKETIO_ECHO_PORT: "0",
-    SOCKJS_ECHO_PORT: "0",
+    ...TARGETS_ON_FREE_PORTS,
     LOG_LEVEL: "info",
   });
   cleanup.push(() => target.stop().then(() => undefined));

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import "@volley/devstack/vitest-context";
 import { planSchema, type ShardJob } from "@volley/contracts";
 import { listAgents, listFrames, listShards } from "@volley/db";
-import { startApp, type ManagedProcess } from "@volley/devstack";
+import { startApp, type ManagedProcess, TARGETS_ON_FREE_PORTS } from "@volley/devstack";
 import { ScriptedAgent } from "../test-support/scripted-agent";
 import { startHubHarness, TEST_AGENT_TOKEN, type HubHarness } from "../test-support/hub-harness";
 import { testFrame, testPlan } from "../test-support/fixtures";
@@ -88,7 +88,7 @@ describe("an agent lost mid-run", () => {
 
   it("a real agent process killed with SIGKILL mid-run: degraded, the survivor's load completes, the victim's stored frames stay", async () => {
     const output: string[] = [];
-    const targets = startApp("targets", { ...process.env, WS_ECHO_PORT: "0", SOCKETIO_ECHO_PORT: "0", SOCKJS_ECHO_PORT: "0", SOCKETCLUSTER_ECHO_PORT: "0", STOMP_ECHO_PORT: "0", HTTP_ECHO_PORT: "0", HTTP_CLUSTER_WORKERS: "0", LOG_LEVEL: "info" }, (l) => output.push(`[targets] ${l}`));
+    const targets = startApp("targets", { ...process.env, ...TARGETS_ON_FREE_PORTS, LOG_LEVEL: "info" }, (l) => output.push(`[targets] ${l}`));
     processes.push(targets);
     const echoUrl = (await targets.waitFor(/ws echo listening on ws:\/\/\S+/, 60_000)).match(/ws:\/\/[^\s"]+/)![0];
     const realAgent = (name: string) => {
