@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startSocketioEchoServer } from "@volley/targets";
+import { startSocketioEchoServer, startWsEchoServer } from "@volley/targets";
 import { startStack, type Stack } from "./stack-fixture";
 
 /**
@@ -20,6 +20,7 @@ if (!hasChromium) console.warn(`browser.test: skipped — ${CHROMIUM} is missing
 
 let stack: Stack;
 let target: Awaited<ReturnType<typeof startSocketioEchoServer>>;
+let wsTarget: Awaited<ReturnType<typeof startWsEchoServer>>;
 let browser: Browser;
 let page: Page;
 
@@ -29,6 +30,7 @@ beforeAll(async () => {
   if (!hasChromium) return;
   mkdirSync(ARTIFACTS, { recursive: true });
   target = await startSocketioEchoServer({ port: 0, delayMs: 5 });
+  wsTarget = await startWsEchoServer({ port: 0, delayMs: 5 });
   stack = await startStack(5);
   browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
@@ -38,6 +40,7 @@ afterAll(async () => {
   await browser?.close();
   await stack?.stop();
   await target?.close();
+  await wsTarget?.close();
 });
 
 /** Sets a plan-form field the way a person does: select it, type, leave it. */
@@ -103,5 +106,31 @@ describe.skipIf(!hasChromium)("the dashboard in Chromium", () => {
     await page.goto(`${stack.webUrl}/compare?runs=${first},${second}`);
     await page.locator('[data-testid="compare-charts"][data-runs="2"]').waitFor();
     await shot("06-compare");
+
+    // A capacity search, written in the YAML editor: the run page draws its latency-vs-rate curve.
+    await page.goto(`${stack.webUrl}/plans/new?template=capacity-search`);
+    await page.locator(".cm-content").click();
+    await page.keyboard.press("Control+A");
+    await page.keyboard.insertText(
+      [
+        "name: browser capacity",
+        `target: { url: "${wsTarget.url}", protocol: ws }`,
+        "connections: { count: 4, rate: 100 }",
+        "scenario:",
+        "  kind: echo",
+        "  message: { rate: 20, per: aggregate }",
+        "  duration: 10s",
+        "sweep: { step: 20, steps: 3, hold: 1s, gap: 1s, stopWhen: { p95: 1s } }",
+        "",
+      ].join("\n"),
+    );
+    await page.getByText("Plan is valid").waitFor();
+    await page.getByRole("button", { name: "Run", exact: true }).click();
+    await page.waitForURL(/\/runs\/run_/);
+    await page.locator(".badge-lg[data-status=passed], .badge-lg[data-status=failed]").first().waitFor({ timeout: 90_000 });
+    await shot("07-capacity-search");
+    await page.locator('[data-testid="sweep-panel"] canvas').first().waitFor();
+    expect(await page.getByTestId("capacity").innerText()).toMatch(/Capacity at p95/);
+    await shot("07-capacity-search");
   });
 });

@@ -11,12 +11,14 @@ export interface Stack {
   /** A real API token (read + run) of the default org, created in the stack's database; api() sends it. */
   token: string;
   processes: Record<Exclude<AppName, "targets">, ManagedProcess>;
+  /** Every agent process (processes.agent is the first), each with its own name: e2e-agent, e2e-agent-2, … */
+  agents: ManagedProcess[];
   output: string[];
   stop(): Promise<void>;
 }
 
-/** hub, one agent and web as real processes on free ports, with their own database and Redis db. */
-export async function startStack(redisDb: number): Promise<Stack> {
+/** hub, `agents` agent processes (default one) and web as real processes on free ports, with their own database and Redis db. */
+export async function startStack(redisDb: number, opts: { agents?: number } = {}): Promise<Stack> {
   const db = await createTestDatabase(inject("databaseServerUrl"));
   const redisUrl = `${inject("redisUrl")}/${redisDb}`;
   const h = createDb(db.url, 1);
@@ -39,18 +41,22 @@ export async function startStack(redisDb: number): Promise<Stack> {
   const hub = startApp("hub", env, log("hub"));
   const web = startApp("web", env, log("web"));
   await hub.waitFor(/hub listening/i, 90_000);
-  const agent = startApp("agent", env, log("agent"));
-  await Promise.all([agent.waitFor(/connected to/i, 60_000), web.waitFor(/ready|Local:/i, 90_000)]);
+  const agents = Array.from({ length: opts.agents ?? 1 }, (_, i) => {
+    const name = i === 0 ? "e2e-agent" : `e2e-agent-${i + 1}`;
+    return startApp("agent", { ...env, AGENT_NAME: name }, log(i === 0 ? "agent" : name));
+  });
+  await Promise.all([...agents.map((a) => a.waitFor(/connected to/i, 60_000)), web.waitFor(/ready|Local:/i, 90_000)]);
   return {
     webUrl: `http://127.0.0.1:${webPort}`,
     hubPort,
     databaseUrl: db.url,
     redisUrl,
     token,
-    processes: { hub, agent, web },
+    processes: { hub, agent: agents[0]!, web },
+    agents,
     output,
     async stop() {
-      await Promise.all([web.stop(), agent.stop()]);
+      await Promise.all([web.stop(), ...agents.map((a) => a.stop())]);
       await hub.stop();
       await db.drop().catch(() => {});
     },

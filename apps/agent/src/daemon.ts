@@ -12,6 +12,7 @@ const hello = buildAgentHello({
   name: env.AGENT_NAME,
   pool: env.AGENT_POOL,
   maxConnections: env.AGENT_MAX_CONNECTIONS,
+  sourceAddresses: env.AGENT_SOURCE_ADDRESSES,
 });
 const client = new HubClient({
   hubUrl: env.HUB_URL,

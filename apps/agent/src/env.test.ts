@@ -23,6 +23,7 @@ describe("agent env", () => {
       AGENT_NAME: hostname(),
       AGENT_POOL: "default",
       AGENT_MAX_CONNECTIONS: 50_000,
+      AGENT_SOURCE_ADDRESSES: [],
       LOG_LEVEL: "info",
     });
     expect(loadEnv({ HUB_URL: "https://hub.example.com/", AGENT_MAX_CONNECTIONS: "200", AGENT_NAME: "" })).toMatchObject({
@@ -37,5 +38,6 @@ describe("agent env", () => {
     expect(failure({ HUB_URL: "ftp://x" })).toMatch(/^invalid environment variable HUB_URL="ftp:\/\/x": set it to the hub's http\(s\) URL/);
     expect(failure({ AGENT_POOL: "My Pool" })).toMatch(/AGENT_POOL.*lowercase letters/);
     expect(failure({ LOG_LEVEL: "loud" })).toMatch(/LOG_LEVEL.*use one of/);
+    expect(failure({ AGENT_SOURCE_ADDRESSES: "127.0.0.2-127.0.0.x" })).toMatch(/^invalid environment variable AGENT_SOURCE_ADDRESSES="127.0.0.2-127.0.0.x": .*e\.g\. 127\.0\.0\.2-127\.0\.0\.9/);
   });
 });

@@ -1,6 +1,7 @@
 import { hostname } from "node:os";
 import { z } from "zod";
 import { loadEnvOrExit, logLevelSchema } from "@volley/contracts";
+import { parseSourceAddresses } from "./engine/source-addresses";
 
 const envSchema = z.object({
   HUB_URL: z
@@ -19,6 +20,17 @@ const envSchema = z.object({
     .int("set it to a whole number of connections, e.g. 50000")
     .positive("set it to a positive number of connections, e.g. 50000")
     .default(50_000),
+  // Local addresses connections bind, round-robin: past ~28K connections to one target each address
+  // runs out of ephemeral ports. Unset: the OS picks (one address).
+  AGENT_SOURCE_ADDRESSES: z
+    .string()
+    .transform((text, ctx) => {
+      const parsed = parseSourceAddresses(text);
+      if (parsed.ok) return parsed.addresses;
+      ctx.addIssue({ code: "custom", message: parsed.error });
+      return z.NEVER;
+    })
+    .default([]),
   LOG_LEVEL: logLevelSchema,
 });
 

@@ -11,7 +11,7 @@ import {
   timestamp,
   uniqueIndex,
 } from "drizzle-orm/pg-core";
-import type { AgentCapacity, Health, Plan, RunStatus, RunSummary, WebhookEvent } from "@volley/contracts";
+import type { AgentCapacity, Health, IntervalFrame, Plan, RunStatus, RunSummary, WebhookEvent } from "@volley/contracts";
 
 const createdAt = () => timestamp("created_at", { withTimezone: true }).notNull().defaultNow();
 
@@ -360,6 +360,12 @@ export const runIntervals = pgTable(
     counters: jsonb("counters").$type<Record<string, number>>().notNull(),
     histograms: jsonb("histograms").$type<Record<string, string>>().notNull(),
     health: jsonb("health").$type<Health>().notNull(),
+    /** Sending time within the interval (absent: all of it); send rates divide by it. */
+    activeMs: doublePrecision("active_ms"),
+    /** connections.stages: the stage the interval starts in. */
+    stage: integer("stage"),
+    /** sweep: the step whose hold the interval belongs to. */
+    step: jsonb("step").$type<IntervalFrame["step"]>(),
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex("run_intervals_shard_seq_idx").on(t.shardId, t.seq), index("run_intervals_run_index_idx").on(t.runId, t.index)],

@@ -14,7 +14,8 @@ import { latencySummary } from "./summary";
 
 /** The parts of a stored frame aggregation needs (the db row shape is a superset). */
 export type FrameLike = Pick<IntervalFrame, "index" | "startedAt" | "durationMs" | "warmup" | "counters" | "histograms" | "health"> &
-  Partial<Pick<IntervalFrame, "activeMs" | "stage" | "step">> & {
+  // Stored rows carry null where a frame had no value.
+  { [K in "activeMs" | "stage" | "step"]?: IntervalFrame[K] | null } & {
   /** Which agent sent the frame; counted in each point's health, and the key of per-agent breakdowns. */
   agentId?: string;
 };

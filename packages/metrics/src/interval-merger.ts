@@ -66,7 +66,7 @@ export class IntervalMerger {
     this.health.eventLoopMs = Math.max(this.health.eventLoopMs, f.health.eventLoopDelayMs.max);
     this.health.sendLagMs = Math.max(this.health.sendLagMs, f.health.sendLagMaxMs);
     this.agents.add(f.agentId ?? "");
-    this.stage ??= f.stage;
+    this.stage ??= f.stage ?? undefined;
     this.step ??= f.step?.index;
   }
 

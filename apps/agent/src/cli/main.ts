@@ -1,4 +1,5 @@
-import { Command, CommanderError } from "commander";
+import { Command, CommanderError, InvalidArgumentError } from "commander";
+import { parseSourceAddresses } from "../engine/source-addresses";
 import { AGENT_VERSION } from "../version";
 import { EXIT, runCommand } from "./run-command";
 
@@ -21,8 +22,13 @@ export async function runCli(args: readonly string[]): Promise<number> {
     .argument("<plan>", "plan file")
     .option("--json", "print only the summary JSON (the API's `summary`) to stdout")
     .option("--out <file>", "also write the summary JSON to this file")
+    .option(
+      "--source-addresses <list>",
+      "local addresses to connect from, round-robin, e.g. 127.0.0.2-127.0.0.9 (each gives ~28K more connections to one target)",
+      sourceAddressesArg,
+    )
     .addHelpText("after", "\nExit codes: 0 passed, 1 thresholds failed, 2 errored or bad input, 130 aborted (Ctrl-C).")
-    .action(async (file: string, opts: { json?: boolean; out?: string }) => {
+    .action(async (file: string, opts: { json?: boolean; out?: string; sourceAddresses?: string[] }) => {
       const controller = new AbortController();
       let interrupts = 0;
       const onSigint = () => {
@@ -55,4 +61,11 @@ export async function runCli(args: readonly string[]): Promise<number> {
     throw e;
   }
   return code;
+}
+
+/** Commander reports this as `option '--source-addresses <list>' argument '…' is invalid. <why>` and we exit 2. */
+function sourceAddressesArg(value: string): string[] {
+  const parsed = parseSourceAddresses(value);
+  if (!parsed.ok) throw new InvalidArgumentError(parsed.error);
+  return parsed.addresses;
 }

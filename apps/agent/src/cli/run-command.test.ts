@@ -103,6 +103,24 @@ sweep: { step: 10, steps: 2, hold: 1s, gap: 1s, stopWhen: { p99: 5s } }
     expect(r.stdout).toBe("");
   });
 
+  it("--source-addresses binds every connection to the list (an address this machine lacks fails them all)", async () => {
+    const ok = await cli(["run", planFile("pool.yaml", smallPlan(server.url, '["connections.failed == 0"]')), "--source-addresses", "127.0.0.2-127.0.0.3", "--json"]);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stderr).toMatch(/from 2 source addresses/);
+    // 192.0.2.1 is TEST-NET-1: never a local address, so binding it fails and the run errors.
+    const foreign = await cli(["run", planFile("foreign.yaml", smallPlan(server.url)), "--source-addresses", "192.0.2.1", "--json"]);
+    expect(foreign.code).toBe(2);
+    expect(foreign.stderr).toMatch(/EADDRNOTAVAIL/);
+    expect(runSummarySchema.parse(JSON.parse(foreign.stdout)).connect.failed).toBe(5);
+  });
+
+  it("exits 2 naming --source-addresses when its list is invalid", async () => {
+    const r = await cli(["run", planFile("ok2.yaml", smallPlan(server.url)), "--source-addresses", "127.0.0.9-127.0.0.2"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/option '--source-addresses <list>' argument '127\.0\.0\.9-127\.0\.0\.2' is invalid\. range .* runs backwards/);
+    expect(r.stdout).toBe("");
+  });
+
   it("rejects an unknown flag by name", async () => {
     const r = await cli(["run", "plan.yaml", "--bogus"]);
     expect(r.code).toBe(2);

@@ -13,6 +13,8 @@ export const EXIT = { passed: 0, failed: 1, errored: 2, aborted: 130 } as const;
 export interface RunCommandOptions {
   json?: boolean;
   out?: string;
+  /** Local addresses to bind, round-robin per connection (already expanded). */
+  sourceAddresses?: readonly string[];
 }
 
 export interface RunCommandIo {
@@ -55,7 +57,8 @@ export async function runCommand(file: string, options: RunCommandOptions, io: R
   const { connections: c, scenario: sc, sweep } = plan;
   const population = c.stages ? `${c.stages.length} stages up to ${c.count} connections` : `${c.count} connections`;
   const rate = sweep ? `sweep from ${sweep.from ?? sc.message.rate} by ${sweep.step}` : String(sc.message.rate);
-  err(`running "${plan.name}" against ${plan.target.url}: ${population}, ${rate} msg/s per ${sc.message.per}`);
+  const from = options.sourceAddresses?.length ? ` from ${options.sourceAddresses.length} source addresses` : "";
+  err(`running "${plan.name}" against ${plan.target.url}${from}: ${population}, ${rate} msg/s per ${sc.message.per}`);
 
   const frames: EngineFrame[] = [];
   const progress = new Progress(io.stderr);
@@ -64,6 +67,7 @@ export async function runCommand(file: string, options: RunCommandOptions, io: R
   const outcome = await runShard(plan, {
     startAt: Date.now() + START_DELAY_MS,
     signal: io.signal,
+    sourceAddresses: options.sourceAddresses,
     onFrame: (f) => {
       frames.push(f);
       progress.frame(f);

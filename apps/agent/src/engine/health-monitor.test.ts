@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { HealthMonitor } from "./health-monitor";
 
 describe("health monitor", () => {
@@ -21,5 +21,21 @@ describe("health monitor", () => {
 
     expect(m.sample({ maxMs: 40, lateShare: 0.5 }).saturated).toBe(true);
     m.stop();
+  });
+
+  it("keeps sampling when every file descriptor is taken (rss() throws EMFILE)", () => {
+    const m = new HealthMonitor();
+    const first = m.sample().rssMb;
+    const emfile = Object.assign(new Error("EMFILE: too many open files, uv_resident_set_memory"), { code: "EMFILE" });
+    const rss = vi.spyOn(process.memoryUsage, "rss").mockImplementation(() => {
+      throw emfile;
+    });
+    try {
+      expect(m.sample().rssMb).toBe(first);
+      expect(rss).toHaveBeenCalled();
+    } finally {
+      rss.mockRestore();
+      m.stop();
+    }
   });
 });

@@ -41,6 +41,7 @@ export class HealthMonitor {
   private lastTick = performance.now();
   private lastCpu = process.cpuUsage();
   private lastAt = performance.now();
+  private lastRss = 0;
 
   constructor() {
     this.ticker = setInterval(() => this.tick(), RESOLUTION_MS);
@@ -76,10 +77,22 @@ export class HealthMonitor {
     return {
       cpu: round(cpuPercent),
       eventLoopDelayMs: { p50: round(p50), max: round(max) },
-      rssMb: round(process.memoryUsage.rss() / 1_048_576),
+      rssMb: round(this.rss() / 1_048_576),
       sendLagMaxMs: round(Math.max(0, sendLag.maxMs)),
       saturated,
     };
+  }
+
+  /**
+   * rss() reads /proc/self/stat through a new fd: with every descriptor taken by connections
+   * (EMFILE) it throws, and that must not kill a run at its busiest; the last reading stands in.
+   */
+  private rss(): number {
+    try {
+      return (this.lastRss = process.memoryUsage.rss());
+    } catch {
+      return this.lastRss;
+    }
   }
 
   stop(): void {

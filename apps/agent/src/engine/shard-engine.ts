@@ -10,6 +10,7 @@ import { ConnectFailures } from "./connect-failures";
 import { HealthMonitor, SATURATION } from "./health-monitor";
 import { scenarioRoles, type ScenarioRoles } from "./scenario-roles";
 import { SendSchedule } from "./send-schedule";
+import { sourceAddressFor } from "./source-addresses";
 import { ShardAccounting } from "./shard-accounting";
 import { StagePopulation } from "./stage-population";
 import { SweepStepper } from "./sweep-stepper";
@@ -253,7 +254,8 @@ export class ShardEngine {
     const room = id === this.canaryId ? undefined : this.roles.roomFor(id);
     let connecting: Promise<Connection>;
     try {
-      connecting = this.driver!.connect(connectOptionsFor(this.plan.target, room === undefined ? {} : { room }));
+      const local = sourceAddressFor(this.opts.sourceAddresses, id);
+      connecting = this.driver!.connect(connectOptionsFor(this.plan.target, room === undefined ? local : { room, ...local }));
     } catch (err) {
       connecting = Promise.reject(err); // a driver that throws instead of rejecting is still just a failed attempt
     }

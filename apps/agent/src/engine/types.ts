@@ -25,6 +25,11 @@ export interface RunShardOptions {
    * (standalone runs, tests), a random one, so two runs never share a group room.
    */
   shard?: string;
+  /**
+   * Local addresses to bind, connection i taking address i mod n (AGENT_SOURCE_ADDRESSES,
+   * `--source-addresses`). Empty or absent: the OS picks, as usual.
+   */
+  sourceAddresses?: readonly string[];
   /** Called once when the schedule actually begins, with that instant in hub-clock epoch ms (start skew). */
   onStart?: (startedAtHubMs: number) => void;
 }

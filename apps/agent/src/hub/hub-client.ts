@@ -74,6 +74,7 @@ export class HubClient {
       limits: { maxConnections: opts.hello.capacity.maxConnections },
       clock: () => systemClock(() => this.offset?.offsetMs ?? 0),
       agentId: () => this.agentId,
+      sourceAddresses: opts.hello.capacity.sourceAddresses,
     });
     this.wire();
   }

@@ -34,6 +34,8 @@ export interface ShardSlotDeps {
   limits: AgentLimits;
   clock: () => Clock;
   agentId: () => string;
+  /** The hello's capacity.sourceAddresses: what every shard's connections bind, round-robin. */
+  sourceAddresses?: readonly string[];
 }
 
 const fail = (error: string): Ack => ({ ok: false, error });
@@ -137,7 +139,7 @@ export class ShardSlot {
     log.info({ shardId: job.shardId, inMs: Math.round(startAt - clock.hubNowMs()) }, `shard ${job.shardId} starting`);
     let ended: Pick<ShardOutcome, "status" | "error">;
     try {
-      const outcome = await runShard(job.plan, { startAt, clock, onFrame, onStart, signal, shard: job.shardId });
+      const outcome = await runShard(job.plan, { startAt, clock, onFrame, onStart, signal, shard: job.shardId, sourceAddresses: this.deps.sourceAddresses });
       log.info({ shardId: job.shardId, error: outcome.error, sweepStopped: outcome.sweepStopped, totals: outcome.totals }, `shard ${job.shardId} ${outcome.status}`);
       ended = outcome;
     } catch (err) {

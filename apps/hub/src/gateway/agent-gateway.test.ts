@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import "@volley/devstack/vitest-context";
 import { REDIS_KEYS } from "@volley/contracts";
-import { getRun, insertRun, insertShards, listAgents } from "@volley/db";
+import { getRun, insertRun, insertShards, listAgents, listFrames } from "@volley/db";
 import { ScriptedAgent } from "../test-support/scripted-agent";
 import { startHubHarness, TEST_AGENT_TOKEN, type HubHarness } from "../test-support/hub-harness";
 import { testFrame, testPlan } from "../test-support/fixtures";
@@ -41,7 +41,7 @@ describe("agent gateway", () => {
     await expect.poll(async () => (await listAgents(h.db.db)).find((r) => r.id === a.agentId)?.status, { timeout: 3000 }).toBe("offline");
   });
 
-  it("answers an invalid frame with ok:false and stays up; stores a valid one in the run's stream", async () => {
+  it("answers an invalid frame with ok:false and stays up; refuses a valid one for a shard no agent was given", async () => {
     const a = await ScriptedAgent.connect({ hubUrl: h.hubUrl, token: TEST_AGENT_TOKEN, name: "gw-frames" });
     const bad = await a.sendFrame({ runId: "run_x", seq: -1 });
     expect(bad.ok).toBe(false);
@@ -52,11 +52,66 @@ describe("agent gateway", () => {
 
     const run = await insertRun(h.db.db, { plan: testPlan() });
     const [shard] = await insertShards(h.db.db, run.id, [testPlan()]);
-    expect(await a.sendFrame(testFrame({ runId: run.id, shardId: shard!.id, agentId: a.agentId }, 0, [5]))).toEqual({ ok: true });
-    expect(await h.redis.xlen(REDIS_KEYS.frames(run.id))).toBe(1);
-    expect(await h.redis.sismember(REDIS_KEYS.activeRuns, run.id)).toBe(1);
-    expect(await a.end({ runId: run.id, shardId: shard!.id, status: "completed", frames: 1 })).toMatchObject({ ok: false });
+    expect(await a.sendFrame(testFrame({ runId: run.id, shardId: shard!.id, agentId: a.agentId }, 0, [5]))).toEqual({
+      ok: false,
+      error: `shard ${shard!.id} of run ${run.id} is not leased to agent gw-frames (${a.agentId}) (it is not assigned to any agent); send frames only for the shard the hub assigned`,
+    });
+    expect(await h.redis.xlen(REDIS_KEYS.frames(run.id))).toBe(0);
+    expect(await a.end({ runId: run.id, shardId: shard!.id, status: "completed", frames: 1 })).toEqual({
+      ok: false,
+      error: `shard.end refused: shard ${shard!.id} of run ${run.id} is not leased to agent gw-frames (${a.agentId}) (it holds no shard on this hub)`,
+    });
     a.close();
+  });
+
+  it("refuses frames and shard.end for a shard leased to another agent; stores its own, also once its lease is over", async () => {
+    const [a1, a2] = await Promise.all(["gw-lease-1", "gw-lease-2"].map((name) => ScriptedAgent.connect({ hubUrl: h.hubUrl, token: TEST_AGENT_TOKEN, name, pool: "lease" })));
+    try {
+      const runId = await h.startRun(testPlan({ agents: { pool: "lease", count: 2 }, duration: "30s" }));
+      const [j1, j2] = await Promise.all([a1!, a2!].map((a) => a.until((r) => r.assign.find((j) => j.runId === runId), 10_000, "shard.assign")));
+      await Promise.all([a1!.nextStart(), a2!.nextStart()]);
+      const who1 = `agent gw-lease-1 (${a1!.agentId})`;
+
+      // a1 reports on a2's shard: refused, naming what it does hold, and nothing reaches the stream.
+      const forged = await a1!.sendFrame(testFrame({ runId, shardId: j2!.shardId, agentId: a1!.agentId }, 0, [999]));
+      expect(forged).toEqual({
+        ok: false,
+        error: `shard ${j2!.shardId} of run ${runId} is not leased to ${who1}: it holds shard ${j1!.shardId} of run ${runId}; send frames only for the shard the hub assigned`,
+      });
+      expect(await a1!.end({ runId, shardId: j2!.shardId, status: "completed", frames: 0 })).toEqual({
+        ok: false,
+        error: `shard.end refused: shard ${j2!.shardId} of run ${runId} is not leased to ${who1} (it holds shard ${j1!.shardId} of run ${runId})`,
+      });
+      // The right shard under another run's id is refused too.
+      expect(await a1!.sendFrame(testFrame({ runId: "run_elsewhere", shardId: j1!.shardId, agentId: a1!.agentId }, 0, [5]))).toMatchObject({ ok: false });
+      expect(await h.redis.xlen(REDIS_KEYS.frames(runId))).toBe(0);
+
+      for (const [a, j, ms] of [[a1!, j1!, 5], [a2!, j2!, 7]] as const) {
+        // The frame's own agentId is not trusted: it is stored as the authenticated agent's.
+        expect(await a.sendFrame(testFrame({ runId, shardId: j.shardId, agentId: "agt_someone_else" }, 0, [ms]))).toEqual({ ok: true });
+        expect(await a.end({ runId, shardId: j.shardId, status: "completed", frames: 1 })).toEqual({ ok: true });
+      }
+      const run = await h.waitForFinal(runId);
+      expect(run.status).toBe("passed");
+      expect(run.summary?.messages.sent).toBe(2);
+      expect(run.summary?.latency.max).toBeLessThan(100); // the forged 999 ms never counted
+      expect(await h.redis.xlen(REDIS_KEYS.frames(runId))).toBe(2);
+      const stored = await listFrames(h.db.db, runId);
+      expect(stored.map((f) => [f.shardId, f.agentId]).sort()).toEqual([[j1!.shardId, a1!.agentId], [j2!.shardId, a2!.agentId]].sort());
+
+      // Lease over: a frame still in a1's spool for its own shard is its measurement and is kept
+      // (the shard row names a1); a2 sending for a1's shard is refused by that same row.
+      expect(await a1!.sendFrame(testFrame({ runId, shardId: j1!.shardId, agentId: a1!.agentId }, 1, [6]))).toEqual({ ok: true });
+      const late = await a2!.sendFrame(testFrame({ runId, shardId: j1!.shardId, agentId: a2!.agentId }, 2, [6]));
+      expect(late).toEqual({
+        ok: false,
+        error: `shard ${j1!.shardId} of run ${runId} is not leased to agent gw-lease-2 (${a2!.agentId}) (it is assigned to another agent); send frames only for the shard the hub assigned`,
+      });
+      expect(await h.redis.xlen(REDIS_KEYS.frames(runId))).toBe(3);
+    } finally {
+      a1?.close();
+      a2?.close();
+    }
   });
 
   it("shuts down without losing a running run: aborts it after the grace period and records why", async () => {

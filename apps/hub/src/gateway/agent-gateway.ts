@@ -19,7 +19,8 @@ import { touchAgentToken, upsertAgent, type Db } from "@volley/db";
 import { errorMessage } from "../util/wait";
 import { poolKey } from "../shards/pool-key";
 import { createAdmission } from "./agent-admission";
-import type { AgentRegistry } from "./agent-registry";
+import { describeAgent, type AgentRegistry } from "./agent-registry";
+import { shardOwnershipError } from "./shard-ownership";
 
 export interface AgentGatewayOptions {
   httpServer: HttpServer;
@@ -126,24 +127,30 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
       const frame = frameMessageSchema.safeParse(payload);
       if (!frame.success) return reply({ ok: false, error: `invalid frame: ${describeIssues(fieldIssues(frame.error))}` });
       const { runId, shardId, start } = frame.data;
-      // A shard's first frame carries its measured start; recorded before the ack, so a failure means a resend.
-      const recorded = start ? opts.recordStart({ runId, shardId, agentId, agentName: hello.name, ...start }) : Promise.resolve();
-      recorded
-        .then(() =>
-          redis
-            .multi()
-            .xadd(REDIS_KEYS.frames(runId), "*", "f", JSON.stringify(frame.data))
-            .sadd(REDIS_KEYS.activeRuns, runId)
-            .exec(),
-        )
-        .then((results) => {
-          const failed = results?.find(([err]) => err);
-          if (!results || failed) throw failed?.[0] ?? new Error("transaction discarded");
-          reply({ ok: true });
-        })
+      const accept = async (): Promise<Ack> => {
+        // A report on a shard this agent was not given would corrupt another agent's measurements.
+        const refused = await shardOwnershipError(db, registry.bySocket(socket) ?? session, runId, shardId);
+        if (refused) {
+          log.warn({ agentId, runId, shardId, error: refused }, "refused a frame for a shard not leased to the agent");
+          return { ok: false, error: refused };
+        }
+        // A shard's first frame carries its measured start; recorded before the ack, so a failure means a resend.
+        if (start) await opts.recordStart({ runId, shardId, agentId, agentName: hello.name, ...start });
+        const results = await redis
+          .multi()
+          // Attributed to the authenticated agent, whatever the payload claims (per-agent views group by it).
+          .xadd(REDIS_KEYS.frames(runId), "*", "f", JSON.stringify({ ...frame.data, agentId }))
+          .sadd(REDIS_KEYS.activeRuns, runId)
+          .exec();
+        const failed = results?.find(([err]) => err);
+        if (!results || failed) throw failed?.[0] ?? new Error("transaction discarded");
+        return { ok: true };
+      };
+      accept()
+        .then(reply)
         .catch((err) => {
-          log.error({ runId, err: errorMessage(err) }, "could not store frame");
-          reply({ ok: false, error: "hub could not store the frame (Redis unavailable); keep it and resend" });
+          log.error({ runId, err: errorMessage(err) }, "could not check or store frame");
+          reply({ ok: false, error: "hub could not store the frame (Redis or PostgreSQL unavailable); keep it and resend" });
         });
     });
 
@@ -152,8 +159,10 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
       const end = shardEndSchema.safeParse(payload);
       if (!end.success) return reply({ ok: false, error: `invalid shard.end: ${describeIssues(fieldIssues(end.error))}` });
       const current = registry.bySocket(socket);
-      if (!current?.lease || current.lease.shardId !== end.data.shardId) {
-        return reply({ ok: false, error: `shard ${end.data.shardId} is not running on this agent` });
+      const { runId, shardId } = end.data;
+      if (!current?.lease || current.lease.shardId !== shardId || current.lease.runId !== runId) {
+        const holds = current?.lease ? `it holds shard ${current.lease.shardId} of run ${current.lease.runId}` : "it holds no shard on this hub";
+        return reply({ ok: false, error: `shard.end refused: shard ${shardId} of run ${runId} is not leased to ${describeAgent(session)} (${holds})` });
       }
       current.lease.ended.resolve(end.data);
       reply({ ok: true });

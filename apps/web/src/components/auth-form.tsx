@@ -10,8 +10,8 @@ function failureMessage(status: number, data: unknown): string {
   return `the server answered ${status}; try again`;
 }
 
-/** Email + password form posting to better-auth's /api/auth/sign-in/email or /sign-up/email, then home. */
-export function AuthForm({ mode }: { mode: "sign-in" | "sign-up" }) {
+/** Email + password form posting to better-auth's /api/auth/sign-in/email or /sign-up/email, then to `next` (a checked local path) or home. */
+export function AuthForm({ mode, next = "/" }: { mode: "sign-in" | "sign-up"; next?: string }) {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
@@ -30,7 +30,7 @@ export function AuthForm({ mode }: { mode: "sign-in" | "sign-up" }) {
         return;
       }
       // A full load, so every server page renders with the new session cookie.
-      window.location.assign("/");
+      window.location.assign(next);
     } catch (err) {
       setError(`cannot reach the Volley server (${err instanceof Error ? err.message : String(err)})`);
     } finally {

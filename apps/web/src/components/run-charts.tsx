@@ -19,11 +19,13 @@ export const RunCharts = memo(function RunCharts({ run, intervals }: { run: Run;
     const start = intervals[0]?.index ?? 0;
     const col = <T,>(f: (p: IntervalPoint) => T) => intervals.map(f);
     const x = col((p) => p.index - start);
+    // A sweep's gaps send nothing by design: draw each step's latency across them.
+    const spanGaps = run.plan.sweep !== undefined;
     const latency: ChartSeries[] = [
-      { label: "p50", values: col((p) => p.p50), color: "#2563eb", format: fmtMs },
-      { label: "p95", values: col((p) => p.p95), color: "#d97706", format: fmtMs },
-      { label: "p99", values: col((p) => p.p99), color: "#dc2626", format: fmtMs },
-      { label: "max", values: col((p) => p.max), color: "#6b7280", dash: [4, 4], width: 1, hidden: true, format: fmtMs },
+      { label: "p50", values: col((p) => p.p50), color: "#2563eb", format: fmtMs, spanGaps },
+      { label: "p95", values: col((p) => p.p95), color: "#d97706", format: fmtMs, spanGaps },
+      { label: "p99", values: col((p) => p.p99), color: "#dc2626", format: fmtMs, spanGaps },
+      { label: "max", values: col((p) => p.max), color: "#6b7280", dash: [4, 4], width: 1, hidden: true, format: fmtMs, spanGaps },
     ];
     const throughput: ChartSeries[] = [
       { label: "sent/s", values: col((p) => p.sent), color: "#2563eb", format: fmtRate },

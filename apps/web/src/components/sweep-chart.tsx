@@ -37,7 +37,8 @@ function aligned(curves: Curve[]): { data: uPlot.AlignedData; xs: number[] } {
  * line, the knee ringed, failed steps drawn hollow; the cursor's legend shows every line's value.
  */
 export function SweepChart({ runs }: { runs: Run[] }) {
-  const [x, setX] = useState<CurveX>("delivery");
+  // Deliveries/s when the scenario fans out (broadcast, groups), else sent/s: echo has no deliveries.
+  const [x, setX] = useState<CurveX>(() => (runs.some((r) => r.summary?.steps?.some((s) => s.deliveryRate > 0)) ? "delivery" : "sent"));
   const [percentile, setPercentile] = useState<CurvePercentile>("p95");
   const [log, setLog] = useState(false);
   const ref = useRef<HTMLDivElement>(null);

@@ -15,6 +15,8 @@ export interface ChartSeries {
   fill?: string;
   /** Initially hidden (click the legend to show). */
   hidden?: boolean;
+  /** Draw across seconds without a value (a sweep's gaps send nothing by design); off, a gap shows as a gap. */
+  spanGaps?: boolean;
   format: (v: number | null) => string;
 }
 
@@ -124,8 +126,9 @@ function buildOptions(props: TimelineChartProps, width: number, marks: uPlot.Plu
         fill: s.fill,
         show: !s.hidden,
         scale: s.axis === "right" ? "y2" : "y",
-        spanGaps: false,
-        points: { show: (u: uPlot) => (u.data[0]?.length ?? 0) < 3 },
+        spanGaps: s.spanGaps ?? false,
+        // Points where a value stands alone (between gaps) or there are too few to draw a line.
+        points: { show: (u: uPlot) => (u.data[0]?.length ?? 0) < 3 || s.spanGaps === true },
         value: (_u: uPlot, v: number | null) => s.format(v),
       })),
     ],

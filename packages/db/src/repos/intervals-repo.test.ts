@@ -39,6 +39,19 @@ describe("runs and intervals", () => {
     expect((await listFrames(h.db, run.id)).map((f) => f.seq)).toEqual([0, 1]);
   });
 
+  it("keeps a frame's stage, sweep step and sending time (summaries of stages and sweeps need them)", async () => {
+    const run = await insertRun(h.db, { plan });
+    const [shard] = await insertShards(h.db, run.id, [plan]);
+    const base = { runId: run.id, shardId: shard!.id, agentId: "agt_x", index: 0, startedAt: 1, durationMs: 1000, warmup: false, counters: {}, histograms: {}, health };
+    await insertFrames(h.db, [
+      { ...base, seq: 0, stage: 2, activeMs: 250.5, step: { index: 3, rate: 40, per: "aggregate" as const, failed: true } },
+      { ...base, seq: 1, index: 1 },
+    ]);
+    const [a, b] = await listFrames(h.db, run.id);
+    expect(a).toMatchObject({ stage: 2, activeMs: 250.5, step: { index: 3, rate: 40, per: "aggregate", failed: true } });
+    expect(b).toMatchObject({ stage: null, activeMs: null, step: null });
+  });
+
   it("moves status forward once", async () => {
     const run = await insertRun(h.db, { plan });
     expect(await markRunRunning(h.db, run.id)).toBe(true);

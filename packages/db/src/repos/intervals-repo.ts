@@ -23,6 +23,9 @@ export async function insertFrames(db: Db, frames: IntervalFrame[]): Promise<num
         counters: f.counters,
         histograms: f.histograms,
         health: f.health,
+        activeMs: f.activeMs ?? null,
+        stage: f.stage ?? null,
+        step: f.step ?? null,
       })),
     )
     .onConflictDoNothing({ target: [runIntervals.shardId, runIntervals.seq] })

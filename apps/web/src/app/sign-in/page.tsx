@@ -5,18 +5,20 @@ import { redirect } from "next/navigation";
 import { AuthForm } from "../../components/auth-form";
 import { sessionUser } from "../../server/auth";
 import { hasUsers } from "../../server/page-session";
+import { safeNextPath } from "../../lib/next-path";
 
 export const metadata: Metadata = { title: "Sign in" };
 
-export default async function SignInPage() {
-  if (await sessionUser({ headers: await headers() })) redirect("/");
+export default async function SignInPage({ searchParams }: { searchParams: Promise<{ next?: string }> }) {
+  const next = safeNextPath((await searchParams).next);
+  if (await sessionUser({ headers: await headers() })) redirect(next);
   if (!(await hasUsers())) redirect("/sign-up");
   return (
     <div className="auth-page">
       <h1>Sign in</h1>
-      <AuthForm mode="sign-in" />
+      <AuthForm mode="sign-in" next={next} />
       <p className="muted">
-        No account yet? <Link href="/sign-up">Create one</Link>.
+        No account yet? <Link href={next === "/" ? "/sign-up" : `/sign-up?next=${encodeURIComponent(next)}`}>Create one</Link>.
       </p>
     </div>
   );

@@ -5,11 +5,13 @@ import { redirect } from "next/navigation";
 import { AuthForm } from "../../components/auth-form";
 import { sessionUser } from "../../server/auth";
 import { hasUsers } from "../../server/page-session";
+import { safeNextPath } from "../../lib/next-path";
 
 export const metadata: Metadata = { title: "Create account" };
 
-export default async function SignUpPage() {
-  if (await sessionUser({ headers: await headers() })) redirect("/");
+export default async function SignUpPage({ searchParams }: { searchParams: Promise<{ next?: string }> }) {
+  const next = safeNextPath((await searchParams).next);
+  if (await sessionUser({ headers: await headers() })) redirect(next);
   const fresh = !(await hasUsers());
   return (
     <div className="auth-page">
@@ -18,10 +20,10 @@ export default async function SignUpPage() {
         <p className="muted">This is a fresh install: the first account becomes the owner of this Volley installation&apos;s organization and sees every existing run.</p>
       ) : (
         <p className="muted">
-          You get an organization of your own. Already have an account? <Link href="/sign-in">Sign in</Link>.
+          You get an organization of your own. Already have an account? <Link href={next === "/" ? "/sign-in" : `/sign-in?next=${encodeURIComponent(next)}`}>Sign in</Link>.
         </p>
       )}
-      <AuthForm mode="sign-up" />
+      <AuthForm mode="sign-up" next={next} />
     </div>
   );
 }

@@ -92,6 +92,11 @@ function createAuth() {
         roles: ORG_ROLES,
         creatorRole: "owner",
         invitationExpiresIn: 7 * 24 * 3600,
+        // No mail server, so no address is ever verified: the invitation link is the proof instead.
+        // Its id is newId() (80 random bits), and only the invited address can accept it. Without
+        // this, better-auth (seeing our own generateId) would demand a verified email and no
+        // invitation could ever be accepted.
+        requireEmailVerificationOnInvitation: false,
         schema: { organization: { modelName: "orgs" } },
       }),
     ],
