@@ -21,10 +21,10 @@ export function targetHost(url: string): string {
   return new URL(url).hostname.toLowerCase().replace(/^\[|\]$/g, "");
 }
 
-const refused = (message: string) => new ApiError(403, "target_refused", message, [{ path: "plan.target.url", message }]);
+const refused = (message: string, field = "plan.target.url") => new ApiError(403, "target_refused", message, [{ path: field, message }]);
 
 /** The addresses a host resolves to; an unresolvable host is a 400 naming the field. */
-export async function resolveTarget(host: string, resolve: Resolver = systemResolver): Promise<string[]> {
+export async function resolveTarget(host: string, resolve: Resolver = systemResolver, field = "plan.target.url"): Promise<string[]> {
   if (ipaddr.isValid(host)) return [host];
   try {
     const addresses = await resolve(host);
@@ -32,8 +32,8 @@ export async function resolveTarget(host: string, resolve: Resolver = systemReso
   } catch {
     /* answered below */
   }
-  const message = `the target host ${host} does not resolve; check the URL's host name`;
-  throw new ApiError(400, "invalid_body", message, [{ path: "plan.target.url", message }]);
+  const message = `the host ${host} does not resolve; check the URL's host name`;
+  throw new ApiError(400, "invalid_body", message, [{ path: field, message }]);
 }
 
 function isLoopback(address: string): boolean {
@@ -42,11 +42,11 @@ function isLoopback(address: string): boolean {
 }
 
 /** Hosted mode: only public unicast addresses (no private, loopback, link-local, multicast, reserved …). */
-export function assertPublicAddresses(host: string, addresses: string[]): void {
+export function assertPublicAddresses(host: string, addresses: string[], field = "plan.target.url"): void {
   for (const address of addresses) {
     const range = ipaddr.process(address).range();
     if (range !== "unicast") {
-      throw refused(`the target host ${host} resolves to ${address} (${range}); hosted Volley only loads public addresses — run a self-hosted agent for private networks`);
+      throw refused(`the host ${host} resolves to ${address} (${range}); hosted Volley only reaches public addresses — run a self-hosted install for private networks`, field);
     }
   }
 }

@@ -84,4 +84,25 @@ describe("webhooks API", () => {
     expect(asMember.status).toBe(403);
     expect((await readError(asMember)).message).toMatch(/your role in this org \(member\) cannot do this \(org:admin\); it needs admin/);
   });
+
+  it("hosted mode: refuses a receiver on a private or loopback address, naming the field", async () => {
+    const before = { mode: process.env.VOLLEY_MODE, secret: process.env.AUTH_SECRET };
+    process.env.VOLLEY_MODE = "hosted";
+    // Hosted mode needs AUTH_SECRET; the one self-hosted derived keeps the owner's session cookie valid.
+    process.env.AUTH_SECRET = `volley-derived:${process.env.DATABASE_URL}`;
+    try {
+      for (const url of ["http://127.0.0.1:9/hook", "http://10.0.0.8/hook", "http://localhost/hook"]) {
+        const res = await create({ cookie: owner }, { url });
+        expect(res.status, url).toBe(403);
+        const err = await readError(res);
+        expect(err.code).toBe("target_refused");
+        expect(err.issues?.[0]?.path).toBe("url");
+      }
+    } finally {
+      if (before.mode === undefined) delete process.env.VOLLEY_MODE;
+      else process.env.VOLLEY_MODE = before.mode;
+      if (before.secret === undefined) delete process.env.AUTH_SECRET;
+      else process.env.AUTH_SECRET = before.secret;
+    }
+  });
 });

@@ -1,4 +1,6 @@
 import type { CreateWebhookBody, Webhook } from "@volley/contracts";
+import { volleyMode } from "../env";
+import { assertPublicAddresses, resolveTarget, targetHost } from "./target-policy";
 import { createWebhook, disableWebhook, listWebhooks, type WebhookRow } from "@volley/db";
 import type { AuthContext } from "./auth";
 import { notFound } from "./errors";
@@ -12,6 +14,11 @@ export function toWebhook(row: WebhookRow): Webhook {
 
 export async function addWebhook(auth: AuthContext, body: CreateWebhookBody): Promise<{ webhook: Webhook; secret: string }> {
   const createdBy = auth.actor.kind === "user" ? auth.actor.userId : null;
+  // Hosted: a webhook must not make the hub call into a private network on a user's behalf.
+  if (volleyMode() === "hosted") {
+    const host = targetHost(body.url);
+    assertPublicAddresses(host, await resolveTarget(host, undefined, "url"), "url");
+  }
   const row = await createWebhook(getDb(), { orgId: auth.orgId, url: body.url, events: body.events, createdBy });
   return { webhook: toWebhook(row), secret: row.secret };
 }
