@@ -14,5 +14,5 @@ export * from "./repos/api-tokens-repo";
 export * from "./repos/plans-repo";
 export * from "./repos/members-repo";
 export * from "./repos/webhooks-repo";
-export type { ApiTokenScope, OrgRole } from "./schema";
+export type { ApiTokenScope, OrgQuotas, OrgRole } from "./schema";
 export * from "./repos/target-hosts-repo";

@@ -27,10 +27,19 @@ export const orgs = pgTable(
     slug: text("slug"),
     logo: text("logo"),
     metadata: text("metadata"),
+    /** Hosted mode: this org's own limits, overriding the install's VOLLEY_QUOTA_* defaults field by field. */
+    quotas: jsonb("quotas").$type<OrgQuotas>(),
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex("orgs_slug_idx").on(t.slug)],
 );
+
+/** Hosted-mode limits on what an org's runs may ask for at once (see apps/web target-policy.ts). */
+export interface OrgQuotas {
+  connections?: number;
+  messagesPerSecond?: number;
+  durationSeconds?: number;
+}
 
 // Accounts (better-auth core + organization plugin). JS keys are better-auth's field names.
 const updatedAt = () => timestamp("updated_at", { withTimezone: true }).notNull().defaultNow();

@@ -63,6 +63,10 @@ describe("target policy", () => {
     expect(() => assertWithinQuotas(plan(), { connections: 100, messagesPerSecond: 1000, durationSeconds: 62 })).not.toThrow();
     const err = refusal(() => assertWithinQuotas(plan(), { connections: 50, messagesPerSecond: 500, durationSeconds: 30 }));
     expect(err).toMatchObject({ status: 403, code: "quota_exceeded" });
-    expect(err.message).toMatch(/connections\.count 100 > 50.*1000 messages\/s.*62 s > 30 s/);
+    expect(err.message).toMatch(/100 connections > 50.*1000 messages\/s in total > 500.*62 s > 30 s/);
+    // Runs already queued or running count towards connections and rate, not towards a run's length.
+    const crowded = refusal(() => assertWithinQuotas(plan(), { connections: 250, messagesPerSecond: 1e6, durationSeconds: 100 }, [plan(), plan()]));
+    expect(crowded.message).toContain("300 connections with the 2 runs already queued or running > 250");
+    expect(() => assertWithinQuotas(plan(), { connections: 300, messagesPerSecond: 1e6, durationSeconds: 100 }, [plan(), plan()])).not.toThrow();
   });
 });

@@ -90,25 +90,33 @@ export function planLoad(plan: Plan): { connections: number; messagesPerSecond: 
   return { connections: plan.connections.count, messagesPerSecond: total, durationSeconds: Math.ceil(ms / 1000) };
 }
 
-export function assertWithinQuotas(plan: Plan, quotas = hostedQuotas()): void {
+/**
+ * Hosted mode's per-org quotas: connections and messages/s count this plan plus the org's runs
+ * already queued or running (`inFlight`), so splitting a big test into many runs does not get round
+ * them; a run's length counts alone.
+ */
+export function assertWithinQuotas(plan: Plan, quotas = hostedQuotas(), inFlight: readonly Plan[] = []): void {
   const load = planLoad(plan);
+  const live = inFlight.map(planLoad);
+  const connections = load.connections + live.reduce((n, l) => n + l.connections, 0);
+  const rate = load.messagesPerSecond + live.reduce((n, l) => n + l.messagesPerSecond, 0);
+  const others = live.length > 0 ? ` with the ${live.length} run${live.length === 1 ? "" : "s"} already queued or running` : "";
   const over: string[] = [];
-  if (load.connections > quotas.connections) over.push(`connections.count ${load.connections} > ${quotas.connections}`);
-  if (load.messagesPerSecond > quotas.messagesPerSecond) over.push(`${Math.round(load.messagesPerSecond)} messages/s in total > ${quotas.messagesPerSecond}`);
+  if (connections > quotas.connections) over.push(`${connections} connections${others} > ${quotas.connections}`);
+  if (rate > quotas.messagesPerSecond) over.push(`${Math.round(rate)} messages/s in total${others} > ${quotas.messagesPerSecond}`);
   if (load.durationSeconds > quotas.durationSeconds) over.push(`a run of ${load.durationSeconds} s > ${quotas.durationSeconds} s`);
-  if (over.length > 0) throw new ApiError(403, "quota_exceeded", `the plan exceeds this organization's quotas: ${over.join("; ")}; make it smaller or ask for higher quotas`);
+  if (over.length > 0) throw new ApiError(403, "quota_exceeded", `the plan exceeds this organization's quotas: ${over.join("; ")}; make it smaller, wait for running tests to end, or ask for higher quotas`);
 }
 
 /**
  * Checks a plan's target before a run is queued; returns the host and the addresses it resolved to
- * (for the audit log). Hosted mode's ownership check is the caller's (it needs the database).
+ * (for the audit log). Hosted mode's ownership check and quotas are the caller's (they need the database).
  */
 export async function checkTarget(plan: Plan, resolve: Resolver = systemResolver): Promise<{ host: string; addresses: string[] }> {
   const host = targetHost(plan.target.url);
   const addresses = await resolveTarget(host, resolve);
   if (volleyMode() === "hosted") {
     assertPublicAddresses(host, addresses);
-    assertWithinQuotas(plan);
   } else {
     assertAllowlisted(host, addresses, targetAllowlist());
   }

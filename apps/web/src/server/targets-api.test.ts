@@ -2,7 +2,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AuditEvent, TargetHost } from "@volley/contracts";
-import { createApiToken, DEFAULT_ORG_ID } from "@volley/db";
+import { createApiToken, DEFAULT_ORG_ID, schema } from "@volley/db";
+import { eq } from "drizzle-orm";
 import type { RouteHandler } from "./api-handler";
 import { call, readError, signUp, startApiTestEnv, type ApiTestEnv } from "./api-test-env";
 import { checkProof } from "./target-verification";
@@ -116,7 +117,12 @@ describe("targets API", () => {
       expect(unverified.status).toBe(403);
       expect(await readError(unverified)).toMatchObject({ code: "target_unverified", message: expect.stringContaining("POST /api/v1/targets") });
       const big = await call(routes.run, "POST", "/api/v1/runs", { token }, { plan: plan("ws://93.184.215.14/echo", 500) });
-      expect(await readError(big)).toMatchObject({ code: "quota_exceeded", message: expect.stringContaining("connections.count 500 > 100") });
+      expect(await readError(big)).toMatchObject({ code: "quota_exceeded", message: expect.stringMatching(/\d+ connections.* > 100/) });
+      // The org's own quota overrides the install's default.
+      await env.h.db.update(schema.orgs).set({ quotas: { connections: 1000 } }).where(eq(schema.orgs.id, DEFAULT_ORG_ID));
+      const allowed = await call(routes.run, "POST", "/api/v1/runs", { token }, { plan: plan("ws://93.184.215.14/echo", 500) });
+      expect((await readError(allowed)).code).toBe("target_unverified"); // past the quota, stopped at ownership
+      await env.h.db.update(schema.orgs).set({ quotas: null }).where(eq(schema.orgs.id, DEFAULT_ORG_ID));
     });
   });
 });

@@ -1,10 +1,10 @@
 import type { AuditEvent, Plan, TargetHost } from "@volley/contracts";
-import { addTargetHost, getTargetHost, getTargetHostByName, listAudit, listTargetHosts, recordAudit, removeTargetHost, setTargetHostVerified, type TargetHostRow } from "@volley/db";
-import { volleyMode } from "../env";
+import { addTargetHost, orgLoad, getTargetHost, getTargetHostByName, listAudit, listTargetHosts, recordAudit, removeTargetHost, setTargetHostVerified, type TargetHostRow } from "@volley/db";
+import { hostedQuotas, volleyMode } from "../env";
 import type { AuthContext } from "./auth";
 import { ApiError, notFound } from "./errors";
 import { getDb } from "./services";
-import { assertPublicAddresses, checkTarget, resolveTarget } from "./target-policy";
+import { assertPublicAddresses, assertWithinQuotas, checkTarget, resolveTarget } from "./target-policy";
 import { checkProof, proofInstructions, type ProofOptions } from "./target-verification";
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -58,6 +58,8 @@ export async function admitRun(auth: Pick<AuthContext, "orgId"> & Partial<Pick<A
   const { host, addresses } = await checkTarget(plan);
   if (volleyMode() === "hosted") {
     const db = getDb();
+    const { quotas, inFlight } = await orgLoad(db, auth.orgId);
+    assertWithinQuotas(plan, { ...hostedQuotas(), ...quotas }, inFlight);
     const row = await getTargetHostByName(db, auth.orgId, host);
     const how = `add it with POST /api/v1/targets {"host":"${host}"} and serve the token it gives you (or publish it as a TXT record), then POST /api/v1/targets/{id}/verify`;
     if (!row) throw new ApiError(403, "target_unverified", `${host} is not a verified target of this organization; ${how}`, [{ path: "plan.target.url", message: `${host} is not verified` }]);

@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { and, desc, eq } from "drizzle-orm";
+import type { Plan } from "@volley/contracts";
+import { and, desc, eq, inArray } from "drizzle-orm";
 import type { Db } from "../client";
 import { newId } from "../ids";
-import { auditEvents, targetHosts } from "../schema";
+import { auditEvents, orgs, runs, targetHosts, type OrgQuotas } from "../schema";
 
 export type TargetHostRow = typeof targetHosts.$inferSelect;
 export type AuditEventRow = typeof auditEvents.$inferSelect;
@@ -39,6 +40,13 @@ export async function setTargetHostVerified(db: Db, id: string, method: "http" |
 export async function removeTargetHost(db: Db, orgId: string, id: string): Promise<boolean> {
   const rows = await db.delete(targetHosts).where(and(eq(targetHosts.orgId, orgId), eq(targetHosts.id, id))).returning({ id: targetHosts.id });
   return rows.length > 0;
+}
+
+/** The org's own quotas (null: the install's defaults) and the runs it has queued or running now. */
+export async function orgLoad(db: Db, orgId: string): Promise<{ quotas: OrgQuotas | null; inFlight: Plan[] }> {
+  const [org] = await db.select({ quotas: orgs.quotas }).from(orgs).where(eq(orgs.id, orgId));
+  const live = await db.select({ plan: runs.plan }).from(runs).where(and(eq(runs.orgId, orgId), inArray(runs.status, ["queued", "running"])));
+  return { quotas: org?.quotas ?? null, inFlight: live.map((r) => r.plan) };
 }
 
 export async function recordAudit(db: Db, event: Omit<typeof auditEvents.$inferInsert, "id" | "at">): Promise<void> {
