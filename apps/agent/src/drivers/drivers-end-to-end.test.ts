@@ -1,45 +1,13 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { COUNTERS, HISTOGRAMS, planSchema, type PlanInput } from "@volley/contracts";
-import { mergeEncoded } from "@volley/metrics";
 import { HTTP_PATHS, startHttpTargetServer, startSocketclusterEchoServer, startSocketioEchoServer, startSocketioV2EchoServer, startStompEchoServer, type EchoServer } from "@volley/targets";
-import { runShard } from "../engine/run-shard";
-import type { EngineFrame } from "../engine/types";
+import { echoRun } from "../engine/engine-test-kit";
 
 const servers: EchoServer[] = [];
 afterEach(async () => {
   for (const s of servers.splice(0)) await s.close();
 });
 
-function total(frames: EngineFrame[], counter: string): number {
-  return frames.reduce((n, f) => n + (f.counters[counter] ?? 0), 0);
-}
 
-/**
- * The echo scenario end to end over each protocol, as the engine's own protocol tests run it:
- * 10 connections × 10 msg/s for 2 s against a 20 ms hold asked for per connection (`?delay=20`).
- * Bounds are loose on purpose: replies are late on a busy machine, never early.
- */
-async function echoRun(target: PlanInput["target"], minP50Ms = 20) {
-  const plan = planSchema.parse({
-    name: "protocol echo",
-    target: { connectTimeout: "5s", ...target },
-    connections: { count: 10, rate: 1000 },
-    scenario: { kind: "echo", message: { rate: 10, bytes: 64, timeout: "5s" }, duration: "2s" },
-  });
-  const frames: EngineFrame[] = [];
-  const outcome = await runShard(plan, { startAt: Date.now() + 20, onFrame: (f) => frames.push(f) });
-  expect(outcome).toMatchObject({ status: "completed" });
-  const sent = total(frames, COUNTERS.sent);
-  expect(sent).toBeGreaterThanOrEqual(10 * 15);
-  expect(total(frames, COUNTERS.received)).toBe(sent);
-  expect(total(frames, COUNTERS.lost)).toBe(0);
-  expect(total(frames, "errors.protocol")).toBe(0);
-  expect(total(frames, COUNTERS.connectionsOpened)).toBe(10);
-  const latency = mergeEncoded(frames.flatMap((f) => f.histograms[HISTOGRAMS.messageLatency] ?? []));
-  expect(latency.getValueAtPercentile(50) / 1000).toBeGreaterThanOrEqual(minP50Ms);
-  expect(latency.getValueAtPercentile(50) / 1000).toBeLessThan(1000);
-  expect(frames[0]!.histograms[HISTOGRAMS.wsConnect]).toBeDefined();
-}
 
 async function serve<T extends EchoServer>(s: Promise<T>): Promise<T> {
   const server = await s;

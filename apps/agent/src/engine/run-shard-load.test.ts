@@ -7,13 +7,13 @@ import { wsDriver } from "../drivers/ws-driver";
 import { runShard } from "./run-shard";
 import { WatchedDriver } from "./scenario-test-kit";
 import type { EngineFrame } from "./types";
+import { total } from "./engine-test-kit";
 
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const fn of cleanup.splice(0)) await fn();
 });
 
-const total = (frames: EngineFrame[], counter: string) => frames.reduce((n, f) => n + (f.counters[counter] ?? 0), 0);
 const histogramCount = (frames: EngineFrame[], name: string) => mergeEncoded(frames.flatMap((f) => f.histograms[name] ?? [])).totalCount;
 
 async function run(plan: PlanInput, driver: WatchedDriver, random?: () => number) {

@@ -9,6 +9,7 @@ import { wsDriver } from "../drivers/ws-driver";
 import { runShard } from "./run-shard";
 import { WatchedDriver } from "./scenario-test-kit";
 import type { EngineFrame } from "./types";
+import { total } from "./engine-test-kit";
 
 const servers: EchoServer[] = [];
 afterEach(async () => {
@@ -21,7 +22,6 @@ async function serve(start: () => Promise<EchoServer>): Promise<EchoServer> {
   return s;
 }
 
-const total = (frames: EngineFrame[], counter: string) => frames.reduce((n, f) => n + (f.counters[counter] ?? 0), 0);
 const histogramCount = (frames: EngineFrame[], name: string) => mergeEncoded(frames.flatMap((f) => f.histograms[name] ?? [])).totalCount;
 
 async function run(plan: PlanInput, driver: WatchedDriver, during?: () => void) {

@@ -7,13 +7,13 @@ import { runShard } from "./run-shard";
 import { WatchedDriver } from "./scenario-test-kit";
 import { StagePlan } from "./stage-plan";
 import type { EngineFrame } from "./types";
+import { total } from "./engine-test-kit";
 
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const fn of cleanup.splice(0)) await fn();
 });
 
-const total = (frames: EngineFrame[], counter: string) => frames.reduce((n, f) => n + (f.counters[counter] ?? 0), 0);
 const S = 1_000_000;
 
 describe("stage plan", () => {

@@ -5,13 +5,13 @@ import { startWsEchoServer } from "@volley/targets";
 import { runShard } from "./run-shard";
 import { shardPreflight } from "./shard-preflight";
 import type { EngineFrame } from "./types";
+import { total } from "./engine-test-kit";
 
 const cleanup: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const fn of cleanup.splice(0)) await fn();
 });
 
-const total = (frames: EngineFrame[], counter: string) => frames.reduce((n, f) => n + (f.counters[counter] ?? 0), 0);
 
 function sweepPlan(url: string, sweep: PlanInput["sweep"], message: Partial<PlanInput["scenario"]["message"]> = {}): Plan {
   return planSchema.parse({

@@ -7,6 +7,7 @@ import { startWsEchoServer, type WsEchoServer } from "@volley/targets";
 import { startApp, TARGETS_ON_FREE_PORTS } from "@volley/devstack";
 import { runShard } from "./run-shard";
 import type { EngineFrame } from "./types";
+import { total } from "./engine-test-kit";
 
 const cleanup: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -48,9 +49,6 @@ function plan(url: string, overrides: { connections?: PlanInput["connections"]; 
   });
 }
 
-function total(frames: EngineFrame[], counter: string): number {
-  return frames.reduce((n, f) => n + (f.counters[counter] ?? 0), 0);
-}
 
 function latencyMs(frames: EngineFrame[], percentile: number): number {
   const h = mergeEncoded(frames.flatMap((f) => f.histograms[HISTOGRAMS.messageLatency] ?? []));

@@ -1,11 +1,10 @@
 "use client";
 
-import { RevokeCell } from "./revoke-cell";
+import { CredentialList } from "./credential-list";
 import type { AgentToken } from "@volley/contracts";
 import { useState, type FormEvent } from "react";
 import { agentCommands, type AgentCommands } from "../lib/agent-commands";
 import { apiFetch, ApiRequestError } from "../lib/api-client";
-import { fmtDateTime } from "../lib/format";
 
 const describe = (err: unknown) => (err instanceof ApiRequestError ? err.message : String(err));
 
@@ -131,37 +130,7 @@ export function AgentTokensManager({ initialTokens, webOrigin, hubUrl }: { initi
           </div>
         )}
       </section>
-      <section className="panel">
-        <h2 className="panel-title">Join tokens</h2>
-        {tokens.length === 0 ? (
-          <p className="muted">No join tokens yet.</p>
-        ) : (
-          <table className="table" aria-label="Join tokens">
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Token</th>
-                <th>Pool</th>
-                <th>Created</th>
-                <th>Last used</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {tokens.map((t) => (
-                <tr key={t.id} className={t.revokedAt ? "subtle" : undefined}>
-                  <td>{t.name}</td>
-                  <td className="mono">{t.prefix}…</td>
-                  <td className="mono">{t.pool}</td>
-                  <td>{fmtDateTime(t.createdAt)}</td>
-                  <td>{t.lastUsedAt ? fmtDateTime(t.lastUsedAt) : "never"}</td>
-                  <RevokeCell revokedAt={t.revokedAt} onRevoke={() => void revoke(t)} />
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
-      </section>
+      <CredentialList title="Join tokens" empty="No join tokens yet." tokens={tokens} extra={{ header: "Pool", cell: (t) => <span className="mono">{t.pool}</span> }} onRevoke={(t) => void revoke(t)} />
     </>
   );
 }

@@ -1,10 +1,9 @@
 "use client";
 
-import { RevokeCell } from "./revoke-cell";
+import { CredentialList } from "./credential-list";
 import type { ApiToken } from "@volley/contracts";
 import { useState, type FormEvent } from "react";
 import { apiFetch, ApiRequestError } from "../lib/api-client";
-import { fmtDateTime } from "../lib/format";
 
 const describe = (err: unknown) => (err instanceof ApiRequestError ? err.message : String(err));
 
@@ -86,37 +85,7 @@ export function TokensManager({ initialTokens }: { initialTokens: ApiToken[] }) 
           </div>
         )}
       </section>
-      <section className="panel">
-        <h2 className="panel-title">Tokens</h2>
-        {tokens.length === 0 ? (
-          <p className="muted">No tokens yet.</p>
-        ) : (
-          <table className="table">
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Token</th>
-                <th>Scopes</th>
-                <th>Created</th>
-                <th>Last used</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {tokens.map((t) => (
-                <tr key={t.id} className={t.revokedAt ? "subtle" : undefined}>
-                  <td>{t.name}</td>
-                  <td className="mono">{t.prefix}…</td>
-                  <td>{t.scopes.join(", ")}</td>
-                  <td>{fmtDateTime(t.createdAt)}</td>
-                  <td>{t.lastUsedAt ? fmtDateTime(t.lastUsedAt) : "never"}</td>
-                  <RevokeCell revokedAt={t.revokedAt} onRevoke={() => void revoke(t)} />
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
-      </section>
+      <CredentialList title="Tokens" empty="No tokens yet." tokens={tokens} extra={{ header: "Scopes", cell: (t) => t.scopes.join(", ") }} onRevoke={(t) => void revoke(t)} />
     </>
   );
 }

@@ -1,4 +1,4 @@
-import { and, asc, count, eq, gt, inArray, lte, max } from "drizzle-orm";
+import { and, asc, count, eq, gt, inArray, lte } from "drizzle-orm";
 import type { IntervalFrame } from "@volley/contracts";
 import type { Db } from "../client";
 import { runIntervals } from "../schema";
@@ -47,25 +47,6 @@ export async function countFramesByShard(db: Db, runId: string): Promise<Record<
   return Object.fromEntries(rows.map((r) => [r.shardId, r.n]));
 }
 
-/**
- * Frames stored after row id `afterId`, widened to every frame of each interval index they touch
- * (a second merges all shards' frames, including ones stored earlier). Returns them and the
- * highest row id seen, for the next call. The live feed re-merges only what changed.
- */
-export async function listFramesSince(db: Db, runId: string, afterId: number): Promise<{ frames: IntervalRow[]; lastId: number }> {
-  const touched = await db
-    .select({ index: runIntervals.index, lastId: max(runIntervals.id) })
-    .from(runIntervals)
-    .where(and(eq(runIntervals.runId, runId), gt(runIntervals.id, afterId)))
-    .groupBy(runIntervals.index);
-  if (touched.length === 0) return { frames: [], lastId: afterId };
-  const frames = await db
-    .select()
-    .from(runIntervals)
-    .where(and(eq(runIntervals.runId, runId), inArray(runIntervals.index, touched.map((t) => t.index))))
-    .orderBy(asc(runIntervals.index), asc(runIntervals.shardId));
-  return { frames, lastId: Math.max(afterId, ...touched.map((t) => Number(t.lastId ?? 0))) };
-}
 
 /** Frames stored after `afterId` (at most `limit`), oldest first: what a reader that keeps its own merged state has not seen. */
 export async function listFramesAfter(db: Db, runId: string, afterId: number, limit = 5000): Promise<IntervalRow[]> {
