@@ -8,7 +8,7 @@ import { checkRedis, createRedis, openQueue, QUEUE_NAMES } from "@volley/queue";
 import { Aggregator } from "./aggregator/aggregator";
 import { RunCoordinator } from "./coordination/run-coordinator";
 import { startAgentGateway } from "./gateway/agent-gateway";
-import { AgentRegistry } from "./gateway/agent-registry";
+import { AgentRegistry, type AgentSession } from "./gateway/agent-registry";
 import { LiveFeed } from "./runs/live-feed";
 import { RunEvents } from "./runs/run-events";
 import { RunWorker } from "./runs/run-worker";
@@ -104,11 +104,19 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
   registry.on("heartbeat", (s: { agentId: string; busy: boolean }) => setStatus(s.agentId, s.busy ? "busy" : "online"));
   const runner = new ShardRunner({ db, registry, coordinator, log, armTimeoutMs: timing.armTimeoutMs, abortEndTimeoutMs: timing.abortEndTimeoutMs });
 
+  // Shards agents were running when they reconnected here after their hub restarted.
+  const adoptions = new Set<Promise<void>>();
+  registry.on("adopt", (session: AgentSession) => {
+    const p = runner.adopt(session).finally(() => adoptions.delete(p));
+    adoptions.add(p);
+  });
+
   let stopping = false;
   const dispatchers = new Map<string, PoolDispatcher>();
   registry.on("pool", (pool: string) => {
     if (dispatchers.has(pool) || stopping) return;
-    const d = new PoolDispatcher({ pool, hubId, connection: connections.bull, registry, runner, log });
+    // A shard waits for its planned agent a third of the arming time at most, so another agent can still arm it.
+    const d = new PoolDispatcher({ pool, hubId, connection: connections.bull, registry, runner, log, plannedAgentWaitMs: Math.min(3000, timing.armTimeoutMs / 3) });
     dispatchers.set(pool, d);
     d.start();
     log.info({ pool }, "shard worker started for pool");
@@ -164,7 +172,7 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
     //    (Waits on our own executions, not on BullMQ's close, which hangs while Redis is down.)
     const workerClosed = runWorker.close();
     await settlesWithin(Promise.all([...dispatchers.values()].map((d) => d.stop())), 3000);
-    const ourWork = () => Promise.all([runWorker.idle(), ...[...dispatchers.values()].map((d) => d.drained())]);
+    const ourWork = () => Promise.all([runWorker.idle(), ...[...dispatchers.values()].map((d) => d.drained()), ...adoptions]);
     if (!(await settlesWithin(ourWork(), grace))) {
       log.warn({ runs: runWorker.activeRuns().length, shards: runner.activeCount() }, "aborting runs still going at shutdown");
       await settlesWithin(runWorker.abortLocalRuns(redis, "hub shutting down"), 2000);

@@ -26,8 +26,14 @@ export const agentHelloSchema = z.object({
   pool: z.string().default("default"),
   labels: z.record(z.string(), z.string()).default({}),
   capacity: agentCapacitySchema,
+  /**
+   * The shard this process holds as it (re)connects. A hub with no session for it (the hub that
+   * assigned the shard restarted) adopts the shard from this instead of refusing its shard.end.
+   */
+  shard: z.object({ runId: z.string().min(1), shardId: z.string().min(1), state: z.enum(["armed", "running", "ending"]) }).optional(),
 });
 export type AgentHello = z.infer<typeof agentHelloSchema>;
+export type HeldShard = NonNullable<AgentHello["shard"]>;
 
 export const ackSchema = z.union([
   z.object({ ok: z.literal(true) }),

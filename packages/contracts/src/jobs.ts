@@ -13,6 +13,12 @@ export const shardJobSchema = z.object({
   count: z.number().int().positive(),
   /** The shard's own slice of the plan: connections and rates already divided. */
   plan: planSchema,
+  /**
+   * The agent the planner sized this shard for (by its capacity); the dispatcher hands the shard to
+   * it while it is idle, and to any idle agent of the pool once it waited too long. null or absent:
+   * any idle agent (fewer agents were idle at run start than the plan asked for).
+   */
+  agentId: z.string().min(1).nullish(),
 });
 export type ShardJob = z.infer<typeof shardJobSchema>;
 

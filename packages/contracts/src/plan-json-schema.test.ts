@@ -8,6 +8,8 @@ describe("planJsonSchema", () => {
     expect(s.required).toEqual(expect.arrayContaining(["name", "target", "connections", "scenario"]));
     const text = JSON.stringify(s);
     for (const kind of ["echo", "broadcast", "groups", "storm", "http-rps"]) expect(text).toContain(`"const":"${kind}"`);
+    const agents = (s.properties.agents as { properties: Record<string, unknown> }).properties;
+    expect(JSON.stringify(agents.count)).toContain('"const":"all"');
     for (const protocol of ["ws", "socketio", "sockjs", "stomp", "sse", "long-polling", "short-polling", "http", "socketcluster"]) expect(text).toContain(`"${protocol}"`);
   });
 });

@@ -86,6 +86,29 @@ describe("plan agents.onLoss", () => {
   });
 });
 
+describe("plan agents.count", () => {
+  const withCount = (count: unknown) =>
+    validatePlan({ name: "t", target: { url: "ws://127.0.0.1:9001/echo" }, connections: { count: 1 }, scenario: { kind: "echo", message: { rate: 1 }, duration: "1s" }, agents: { count } });
+  const fix = 'use a whole number of agents from 1 to 1000, or "all" for every idle agent of the pool';
+
+  it("takes a whole number or \"all\", and defaults to 1", () => {
+    const all = withCount("all");
+    expect(all.ok && all.plan.agents.count).toBe("all");
+    const three = withCount(3);
+    expect(three.ok && three.plan.agents.count).toBe(3);
+    const absent = validatePlan({ name: "t", target: { url: "ws://127.0.0.1:9001/echo" }, connections: { count: 1 }, scenario: { kind: "echo", message: { rate: 1 }, duration: "1s" } });
+    expect(absent.ok && absent.plan.agents.count).toBe(1);
+  });
+
+  it("names the field and both forms for anything else", () => {
+    for (const bad of [0, 1.5, 1001, "some", "2", null]) {
+      const r = withCount(bad);
+      expect(r.ok).toBe(false);
+      if (!r.ok) expect(r.issues).toEqual([{ path: "agents.count", message: fix }]);
+    }
+  });
+});
+
 describe("thresholds", () => {
   const withThresholds = (thresholds: unknown) =>
     validatePlan({ name: "t", target: { url: "ws://127.0.0.1:9/echo", protocol: "ws" }, connections: { count: 1 }, scenario: { kind: "echo", message: { rate: 1 }, duration: "1s" }, thresholds });

@@ -11,9 +11,16 @@ export * from "./target";
 
 export * from "./scenario";
 
+const AGENT_COUNT_FIX = { error: 'use a whole number of agents from 1 to 1000, or "all" for every idle agent of the pool' };
+
 export const agentsSchema = z.strictObject({
   pool: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, "use lowercase letters, digits and dashes").default("default"),
-  count: z.number().int().min(1).max(1000).default(1),
+  /**
+   * How many agents share the run: a whole number (the hub picks that many idle agents of the pool,
+   * largest capacity first; shards beyond the idle ones wait for an agent), or "all": every idle
+   * agent of the pool when the run starts. Connections and rates are split by the agents' capacity.
+   */
+  count: z.union([z.number().int(AGENT_COUNT_FIX).min(1, AGENT_COUNT_FIX).max(1000, AGENT_COUNT_FIX), z.literal("all")], AGENT_COUNT_FIX).default(1),
   /**
    * An agent lost mid-run (gone past its reconnect grace, or its shard job failed): "error" (the
    * default when absent) stops the run as errored, since its load was not what the plan asked;
@@ -22,6 +29,9 @@ export const agentsSchema = z.strictObject({
    */
   onLoss: z.enum(["error", "degrade"], { error: 'use "error" (stop the run) or "degrade" (carry on with the other agents)' }).optional(),
 });
+
+/** agents.count: a number of agents, or "all" idle agents of the pool at run start. */
+export type AgentCount = z.output<typeof agentsSchema>["count"];
 
 export type AgentLossPolicy = NonNullable<z.output<typeof agentsSchema>["onLoss"]>;
 

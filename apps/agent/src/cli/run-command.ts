@@ -53,7 +53,7 @@ export async function runCommand(file: string, options: RunCommandOptions, io: R
     err(`cannot run plan ${file}: ${unfit}`);
     return EXIT.errored;
   }
-  if (plan.agents.count > 1) err(`note: agents.count is ${plan.agents.count}; standalone runs the whole plan on this machine`);
+  if (plan.agents.count !== 1) err(`note: agents.count is ${JSON.stringify(plan.agents.count)}; standalone runs the whole plan on this machine`);
   const { connections: c, scenario: sc, sweep } = plan;
   const population = c.stages ? `${c.stages.length} stages up to ${c.count} connections` : `${c.count} connections`;
   const rate = sweep ? `sweep from ${sweep.from ?? sc.message.rate} by ${sweep.step}` : String(sc.message.rate);

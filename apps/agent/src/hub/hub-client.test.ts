@@ -159,6 +159,9 @@ describe("hub client", () => {
     expect(ackedBefore).toBe(end.frames); // shard.end only after every frame was acked
     expect(hub.frames.filter((f) => f.seq === 1).length).toBe(2); // re-sent after the reconnect
     expect(hub.connections).toBeGreaterThanOrEqual(2);
+    // The reconnect's hello names the shard held, so a hub that restarted meanwhile can adopt it.
+    expect(hub.hellos[0]!.shard).toBeUndefined();
+    expect(hub.hellos[1]!.shard).toEqual({ runId: "run-1", shardId: "s1", state: "running" });
 
     const first = hub.frames[0]!;
     expect(first).toMatchObject({ agentId: "agent-7", runId: "run-1", index: 0, startedAt: startAt });

@@ -58,7 +58,11 @@ export class HubClient {
       transports: ["websocket", "polling"],
       // Without this, a failed WebSocket never falls back to polling (socket.io-client 4.8).
       tryAllTransports: true,
-      auth: opts.hello,
+      // Read at every (re)connect: the held shard changes over the process's life.
+      auth: (cb) => {
+        const shard = this.slot?.held();
+        cb(shard ? { ...opts.hello, shard } : opts.hello);
+      },
       autoConnect: false,
       forceNew: true,
       reconnection: true,

@@ -8,6 +8,7 @@ import {
   shardAssignSchema,
   shardStartSchema,
   type Ack,
+  type HeldShard,
   type IntervalFrame,
   type ShardEnd,
   type ShardJob,
@@ -57,6 +58,12 @@ export class ShardSlot {
 
   get shardId(): string | undefined {
     return this.state.kind === "idle" ? undefined : this.state.job.shardId;
+  }
+
+  /** What the hello tells a hub on (re)connect, so a restarted hub can adopt the shard. */
+  held(): HeldShard | undefined {
+    const s = this.state;
+    return s.kind === "idle" ? undefined : { runId: s.job.runId, shardId: s.job.shardId, state: s.kind };
   }
 
   assign(payload: unknown): Ack {

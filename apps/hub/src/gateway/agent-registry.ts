@@ -36,7 +36,8 @@ export const describeAgent = (s: Pick<AgentSession, "name" | "agentId">) => `age
  * The agents connected to this hub replica, by pool, with idle/busy state. An agent whose socket
  * drops keeps its session (and its shard) for `graceMs` so it can reconnect with the same
  * instanceId and carry on; only then is it declared lost. Emits "idle"(pool) whenever an agent
- * becomes free for work and "pool"(pool) the first time a pool is seen.
+ * becomes free for work, "pool"(pool) the first time a pool is seen, and "adopt"(session) when an
+ * agent unknown here connects holding a shard (its lease already taken).
  */
 export class AgentRegistry extends EventEmitter {
   private readonly sessions = new Map<string, AgentSession>();
@@ -64,13 +65,20 @@ export class AgentRegistry extends EventEmitter {
       if (!existing.busy) this.emit("idle", existing.pool);
       return existing;
     }
-    const session: AgentSession = { agentId, instanceId: hello.instanceId, name: hello.name, pool: hello.pool, socket, busy: false, lease: null, graceTimer: null, outbox: [] };
+    const held = hello.shard;
+    const session: AgentSession = { agentId, instanceId: hello.instanceId, name: hello.name, pool: hello.pool, socket, busy: !!held, lease: null, graceTimer: null, outbox: [] };
     this.sessions.set(hello.instanceId, session);
     if (!this.pools.has(session.pool)) {
       this.pools.add(session.pool);
       this.emit("pool", session.pool);
     }
-    this.emit("idle", session.pool);
+    if (held) {
+      // A process new to this hub but mid-shard (the hub that assigned it restarted): busy, with the
+      // lease taken before any of its messages are read, so its spooled shard.end finds it.
+      this.lease(session, held.runId, held.shardId);
+      this.opts.onStatus(agentId, "busy");
+      this.emit("adopt", session);
+    } else this.emit("idle", session.pool);
     return session;
   }
 
@@ -93,10 +101,13 @@ export class AgentRegistry extends EventEmitter {
     }, this.opts.graceMs);
   }
 
-  /** Takes an idle connected agent of the pool for a shard, synchronously so two shards never get one agent. */
-  takeIdle(pool: string): AgentSession | null {
+  /**
+   * Takes an idle connected agent of the pool for a shard, synchronously so two shards never get one
+   * agent. With `agentId`, only that agent (the one the shard was sized for): null if it is not idle here.
+   */
+  takeIdle(pool: string, agentId?: string): AgentSession | null {
     for (const s of this.sessions.values()) {
-      if (s.pool === pool && !s.busy && s.socket?.connected) {
+      if (s.pool === pool && !s.busy && s.socket?.connected && (agentId === undefined || s.agentId === agentId)) {
         s.busy = true;
         this.opts.onStatus(s.agentId, "busy");
         return s;

@@ -61,7 +61,7 @@ describe("an agent lost mid-run", () => {
     const run = await h.waitForFinal(runId);
     expect(run.status).toBe("degraded");
     expect(run.reason).toMatch(
-      new RegExp(`^shard 2/2: agent goes-away \\(${a2.agentId}\\) lost: disconnected \\(.+\\) and did not reconnect within 1 s; the other agents finished 1 of 2 shards \\(agents.onLoss: degrade\\)$`),
+      new RegExp(`^shard ${j2.index + 1}/2: agent goes-away \\(${a2.agentId}\\) lost: disconnected \\(.+\\) and did not reconnect within 1 s; the other agents finished 1 of 2 shards \\(agents.onLoss: degrade\\)$`),
     );
     expect(await listFrames(h.db.db, runId)).toHaveLength(3);
     expect(run.summary?.messages.sent).toBe(3);
@@ -81,7 +81,7 @@ describe("an agent lost mid-run", () => {
     expect(abort.reason).toContain(`agent vanishes (${a2.agentId}) lost`);
     const run = await h.waitForFinal(runId);
     expect(run.status).toBe("errored");
-    expect(run.reason).toMatch(new RegExp(`^shard 2/2: agent vanishes \\(${a2.agentId}\\) lost: .+; the other agents were stopped \\(agents.onLoss: error; "degrade" would let them finish\\)$`));
+    expect(run.reason).toMatch(new RegExp(`^shard ${j2.index + 1}/2: agent vanishes \\(${a2.agentId}\\) lost: .+; the other agents were stopped \\(agents.onLoss: error; "degrade" would let them finish\\)$`));
     expect(await listFrames(h.db.db, runId)).toHaveLength(2);
     expect(run.summary?.messages.sent).toBe(2);
   });

@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import { durationMs, type Plan } from "@volley/contracts";
 import {
   countFramesByShard,
+  effectiveAgentStatus,
   finishRun,
   getRunOfAnyOrg,
   insertShards,
@@ -23,6 +24,7 @@ import type { ShardQueues } from "../shards/shard-queues";
 import { errorMessage, seconds, sleep } from "../util/wait";
 import { decideOutcome, lossStopReason, startReport, startSkewMs } from "./run-outcome";
 import type { RunEvents } from "./run-events";
+import { selectAgents, type AgentSelection } from "./agent-selection";
 import { planShards } from "./shard-planner";
 import { abortOnFailThresholds, ThresholdWatch } from "./threshold-watch";
 
@@ -92,12 +94,19 @@ export class RunExecution {
     if (!run) return void log.warn({ runId }, "run job for an unknown run; skipped");
     if (!(await markRunRunning(db, runId))) {
       if (recovered && run.status === "running") {
-        // Nobody supervises this run any more; its shards must not go on loading the target.
         this.plan = run.plan;
         this.orgId = run.orgId;
         this.shards = await listShards(db, runId);
-        this.started = (await coordinator.getState(runId)).startAt !== null;
-        return this.standDown("the hub orchestrating this run stopped (its job stalled); the run was ended rather than left unsupervised");
+        const state = await coordinator.getState(runId);
+        this.started = state.startAt !== null;
+        if (state.startAt !== null && !state.abort && !state.cancel) {
+          // Started: its agents carry on by themselves and re-attach to a live hub, which adopts
+          // their shards; supervising the rest of the run from here loses nothing.
+          log.info({ runId, startAt: state.startAt }, "resuming a run whose hub stopped");
+          return this.supervise(run.plan, state.startAt);
+        }
+        // Stopped while arming: nothing was measured yet, and the shards' agents are stood down.
+        return this.standDown("the hub orchestrating this run stopped before the run started (its job stalled); the run was ended rather than left unsupervised");
       }
       return void log.info({ runId, status: run.status }, "run is no longer queued; skipped");
     }
@@ -110,12 +119,17 @@ export class RunExecution {
     const early = await coordinator.getState(runId);
     if (early.abort) return this.finalize(null);
 
-    const plans = planShards(run.plan);
+    const selection = await this.selectAgents(run.plan);
+    if (!selection.ok) return this.finalize(selection.reason);
+    const plans = planShards(run.plan, selection.slots.map((s) => s.weight));
     this.shards = await insertShards(db, runId, plans);
     const queue = this.deps.queues.get(poolKey(run.orgId, run.plan.agents.pool));
     for (const s of this.shards) {
-      await enqueue(queue, shardJob, { runId, shardId: s.id, index: s.index, count: s.count, plan: s.plan }, { jobId: s.id });
+      // The agent this shard was sized for; the pool dispatcher hands it there while it is idle.
+      const agentId = selection.slots[s.index]?.agentId ?? null;
+      await enqueue(queue, shardJob, { runId, shardId: s.id, index: s.index, count: s.count, plan: s.plan, agentId }, { jobId: s.id });
     }
+    log.info({ runId, shards: this.shards.map((s) => ({ connections: s.plan.connections.count, agentId: selection.slots[s.index]?.agentId ?? null })) }, "run planned");
 
     const arming = await coordinator.waitFor(
       runId,
@@ -136,11 +150,18 @@ export class RunExecution {
     await coordinator.publishStart(runId, startAt);
     this.started = true;
     log.info({ runId, startAt, shards: this.shards.length }, "run start published");
+    return this.supervise(run.plan, startAt);
+  }
 
-    const endWithinMs = timing.startLeadMs + runLengthMs(run.plan) + 30_000;
-    const onLoss = run.plan.agents.onLoss;
+  /** From the start instant on: wait for every shard to end (or a loss, abort or threshold breach), then finalize. */
+  private async supervise(plan: Plan, startAt: number): Promise<void> {
+    const { coordinator, log } = this.deps;
+    const runId = this.runId;
+    const endBudgetMs = runLengthMs(plan) + 30_000;
+    const endWithinMs = Math.max(0, startAt + endBudgetMs - Date.now());
+    const onLoss = plan.agents.onLoss;
     const stopWaiting = new AbortController();
-    const breach = this.watchThresholds(run.plan, startAt, stopWaiting);
+    const breach = this.watchThresholds(plan, startAt, stopWaiting);
     const ending = await coordinator.waitFor(
       runId,
       (s) => {
@@ -166,10 +187,19 @@ export class RunExecution {
     if (!ended) {
       const state = await coordinator.getState(runId);
       const late = this.shards.filter((sh) => !state.ended.has(sh.id)).map((sh) => `${sh.index + 1}/${sh.count}`);
-      return this.standDown(`shard ${late.join(", ")} did not end within ${seconds(endWithinMs)} of the start`);
+      return this.standDown(`shard ${late.join(", ")} did not end within ${seconds(endBudgetMs)} of the start`);
     }
     await this.waitForStoredFrames(ended);
     return this.finalize(null);
+  }
+
+  /** The run's agents: the pool's idle agents of the run's org as the hubs last recorded them. */
+  private async selectAgents(plan: Plan): Promise<AgentSelection> {
+    const now = Date.now();
+    const idle = (await listAgents(this.deps.db, this.orgId ?? undefined)).filter(
+      (a) => a.pool === plan.agents.pool && effectiveAgentStatus(a, now) === "online",
+    );
+    return selectAgents(plan.agents.count, plan.agents.pool, idle);
   }
 
   /** Stops every shard (cancel reaches the agents through their hubs) and finalizes with `runError`. */

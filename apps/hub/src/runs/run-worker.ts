@@ -22,6 +22,10 @@ export class RunWorker {
       connection: deps.connection,
       concurrency: deps.concurrency,
       autorun: false,
+      // A run job only awaits (its event loop is never blocked for long), so a short lock is safe,
+      // and it bounds how long a run whose hub died goes unsupervised: 15–30 s instead of 30–60 s.
+      lockDuration: 15_000,
+      stalledInterval: 15_000,
     });
     this.worker.on("error", (err) => deps.log.error({ err: errorMessage(err) }, "run worker error"));
     this.worker.on("failed", (job, err) => deps.log.error({ runId: job?.data?.runId, err: errorMessage(err) }, "run job failed"));

@@ -54,6 +54,40 @@ describe("shard planning", () => {
     expect(shards.map((s) => s.connections.count)).toEqual([1, 1]);
   });
 
+  it("splits by capacity weights: 2:1 capacity gives a 2:1 split of connections and of every rate, summing exactly", () => {
+    const base = testPlan({ connections: { count: 300, rate: 90 }, message: { rate: 600, per: "aggregate" }, agents: { count: 2 } });
+    const shards = planShards(base, [20_000, 10_000]);
+    expect(shards.map((s) => s.connections.count)).toEqual([200, 100]);
+    expect(shards.map((s) => s.connections.rate)).toEqual([60, 30]);
+    expect(shards.map((s) => s.scenario.message.rate)).toEqual([400, 200]);
+    const staged = planShards({ ...base, connections: { ...base.connections, stages: [{ duration: "5s", target: 300 }, { duration: "5s", target: 31 }, { duration: "5s", target: 0 }] } }, [20_000, 10_000]);
+    expect(staged.map((s) => s.connections.stages!.map((st) => st.target))).toEqual([[200, 21, 0], [100, 10, 0]]);
+    const swept = planShards({ ...base, sweep: { from: 300, step: 150, until: 900, steps: 20, hold: "3s", gap: "1s" } }, [20_000, 10_000]);
+    expect(swept.map((s) => [s.sweep!.from, s.sweep!.step])).toEqual([[200, 100], [100, 50]]);
+    for (let k = 0; k < swept[0]!.sweep!.steps; k++) expect(sum(swept.map((s) => s.sweep!.from! + k * s.sweep!.step))).toBe(300 + k * 150);
+  });
+
+  it("sums exactly to the plan for awkward weights, at every stage and sweep step", () => {
+    const base = testPlan({ connections: { count: 1001, rate: 97 }, message: { rate: 333, per: "aggregate" }, agents: { count: 4 } });
+    const weights = [7_000, 3_000, 3_000, 1_500];
+    const plan = { ...base, connections: { ...base.connections, stages: [{ duration: "5s", target: 1001 }, { duration: "5s", target: 17 }] }, sweep: { from: 101, step: 7, until: 200, steps: 20, hold: "3s", gap: "1s" } };
+    const shards = planShards(plan, weights);
+    expect(sum(shards.map((s) => s.connections.count))).toBe(1001);
+    expect(sum(shards.map((s) => s.connections.rate))).toBeCloseTo(97, 9);
+    expect(sum(shards.map((s) => s.scenario.message.rate))).toBe(333);
+    for (const [k, total] of [1001, 17].entries()) expect(sum(shards.map((s) => s.connections.stages![k]!.target))).toBe(total);
+    for (let k = 0; k < shards[0]!.sweep!.steps; k++) expect(sum(shards.map((s) => s.sweep!.from! + k * s.sweep!.step))).toBe(101 + k * 7);
+    // In proportion to the weights, to within one connection.
+    for (const [i, s] of shards.entries()) expect(Math.abs(s.connections.count - (1001 * weights[i]!) / sum(weights))).toBeLessThan(1);
+  });
+
+  it("gives a tiny weight one connection of its own, and keeps the first weights when connections are fewer", () => {
+    expect(planShards(testPlan({ connections: { count: 10 } }), [1_000, 1]).map((s) => s.connections.count)).toEqual([9, 1]);
+    expect(planShards(testPlan({ connections: { count: 2 } }), [30, 20, 10]).map((s) => s.connections.count)).toEqual([1, 1]);
+    expect(() => planShards(testPlan(), [])).toThrow(/positive/);
+    expect(() => planShards(testPlan({ agents: { count: "all" } }))).toThrow(/weights/);
+  });
+
   it("largest remainder split is exact for any weights", () => {
     expect(splitProportionally(10, [1, 1, 1])).toEqual([4, 3, 3]);
     expect(splitProportionally(1, [3, 3, 3, 1])).toEqual([1, 0, 0, 0]);

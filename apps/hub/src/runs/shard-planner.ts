@@ -37,17 +37,21 @@ function splitRate(rate: number, weights: readonly number[]): number[] {
 }
 
 /**
- * The shard plans of a run: one per agent (plan.agents.count), each with its slice of the
- * connections and of an aggregate message rate, summing exactly to the plan. Per-connection rates
- * stay as written; the connection ramp rate is split in proportion so every shard ramps over the
- * same time; each stage's target and an aggregate sweep's `from` and `step` are split the same
+ * The shard plans of a run: one per weight (an agent's capacity, see agent-selection.ts), each with
+ * its slice of the connections and of an aggregate message rate in proportion to its weight,
+ * summing exactly to the plan. Without weights, plan.agents.count equal shards. Per-connection
+ * rates stay as written; the connection ramp rate is split in proportion so every shard ramps over
+ * the same time; each stage's target and an aggregate sweep's `from` and `step` are split the same
  * way (a sweep's `until` becomes its step count, so every shard stops at the same step). A shard
  * needs at least one connection, so a plan asking for more agents than connections gets one shard
- * per connection.
+ * per connection (the first weights: pass them largest first), and a weight too small for one
+ * connection of its own still gets one.
  */
-export function planShards(plan: Plan): Plan[] {
-  const count = Math.min(plan.agents.count, plan.connections.count);
-  const connections = splitProportionally(plan.connections.count, Array.from({ length: count }, () => 1));
+export function planShards(plan: Plan, weights: readonly number[] = equalWeights(plan)): Plan[] {
+  if (weights.length === 0 || weights.some((w) => !(w > 0) || !Number.isFinite(w))) throw new Error(`shard weights must be positive numbers, got [${weights.join(", ")}]`);
+  const kept = weights.slice(0, Math.min(weights.length, plan.connections.count));
+  let connections = splitProportionally(plan.connections.count, kept);
+  if (connections.some((n) => n === 0)) connections = splitProportionally(plan.connections.count - kept.length, kept).map((n) => n + 1);
   const message = plan.scenario.message;
   const aggregate = message.per === "aggregate";
   const messageRates = aggregate ? splitRate(message.rate, connections) : connections.map(() => message.rate);
@@ -78,4 +82,10 @@ export function planShards(plan: Plan): Plan[] {
       : {}),
     agents: { ...plan.agents, count: 1 },
   }));
+}
+
+function equalWeights(plan: Plan): number[] {
+  // "all" is resolved against the idle agents at run start; only a caller with their weights can plan it.
+  if (plan.agents.count === "all") throw new Error('agents.count "all" needs the idle agents\' weights');
+  return Array.from({ length: plan.agents.count }, () => 1);
 }

@@ -16,7 +16,12 @@ export interface PoolDispatcherOptions {
   log: Logger;
   /** Job lock, renewed every third of it while an agent holds the shard. */
   lockMs?: number;
+  /** How long after its creation a shard sized for one agent waits for that agent before any idle one may take it. */
+  plannedAgentWaitMs?: number;
 }
+
+/** How long a shard sized for an agent not idle here is put back before a hub looks at it again. */
+const PLANNED_AGENT_RETRY_MS = 200;
 
 /**
  * The BullMQ worker of one pool's shard queue on this hub, taking exactly as many jobs as there
@@ -28,6 +33,10 @@ export interface PoolDispatcherOptions {
  * bullmq 5.81). Here one fetch loop asks for a job only while an agent is idle (no agents = no
  * fetching, the equivalent of a paused worker), hands each job to an agent at once, and renews
  * the job's lock itself while the agent runs it.
+ *
+ * A shard sized for one agent (its job's `agentId`, from the planner's capacity split) goes to that
+ * agent; a hub where it is not idle puts the job back for a moment, since the agent may be held by
+ * another replica, and only after `plannedAgentWaitMs` may any idle agent take it.
  */
 export class PoolDispatcher {
   private readonly worker: Worker;
@@ -83,7 +92,21 @@ export class PoolDispatcher {
   private async process(job: Job, token: string): Promise<void> {
     const { registry, pool, log, runner } = this.opts;
     // Taken before the first await so the fetch loop's next idle count already excludes it.
-    let session = registry.takeIdle(pool);
+    const planned = plannedAgent(job);
+    let session = planned ? registry.takeIdle(pool, planned) : null;
+    if (planned && !session) {
+      const waited = Date.now() - job.timestamp;
+      if (waited < (this.opts.plannedAgentWaitMs ?? 3000)) {
+        // The shard was sized for an agent that is not idle on this hub: another replica may hold it,
+        // or it is just finishing a shard. Put the job back briefly so that agent's hub can take it;
+        // the delay keeps this hub from fetching it again at once.
+        await job.moveToDelayed(Date.now() + PLANNED_AGENT_RETRY_MS, token).catch((err) => log.error({ jobId: job.id, err: errorMessage(err) }, "could not put back shard job"));
+        return;
+      }
+      // Better a run on the agents there are than a run that never arms: the split by capacity is best effort.
+      log.info({ jobId: job.id, pool, plannedAgentId: planned, waitedMs: waited }, "planned agent did not take its shard in time; giving it to any idle agent");
+    }
+    session ??= registry.takeIdle(pool);
     if (!session) {
       // The idle agent left while the job was being fetched; give another one a moment.
       const patience = AbortSignal.timeout(2000);
@@ -129,4 +152,10 @@ export class PoolDispatcher {
     await this.stop();
     await this.worker.close(true);
   }
+}
+
+/** The agent a shard job was sized for, if any (read before validation: jobs of older hubs lack it). */
+function plannedAgent(job: Job): string | null {
+  const id = (job.data as { agentId?: unknown } | undefined)?.agentId;
+  return typeof id === "string" && id.length > 0 ? id : null;
 }

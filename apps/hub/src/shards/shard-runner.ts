@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { AGENT_EVENTS, ackSchema, durationMs, type Ack, type ShardEnd, type ShardJob } from "@volley/contracts";
-import { updateShard, type Db } from "@volley/db";
+import { listShards, updateShard, type Db } from "@volley/db";
 import type { EndedShard, RunCoordinator } from "../coordination/run-coordinator";
 import { describeAgent, type AgentRegistry, type AgentSession, type ShardLease } from "../gateway/agent-registry";
 import { deferred, errorMessage, seconds, sleep, type Deferred } from "../util/wait";
@@ -80,15 +80,7 @@ export class ShardRunner {
     try {
       await updateShard(db, job.shardId, { status: "assigned", agentId: session.agentId });
       log.info({ runId: job.runId, shardId: job.shardId, agentId: session.agentId }, "shard assigned");
-      const ended = await this.drive(exec, lease, who, stop.signal);
-      await updateShard(db, job.shardId, {
-        status: ended.status,
-        error: ended.error,
-        ...(ended.frames !== null ? { frames: ended.frames } : {}),
-        endedAt: new Date(),
-      });
-      await coordinator.markEnded(job.runId, job.shardId, ended);
-      log.info({ runId: job.runId, shardId: job.shardId, status: ended.status, frames: ended.frames, error: ended.error }, "shard ended");
+      const ended = await this.record(job, await this.drive(exec, lease, who, stop.signal));
       if (ended.status === "errored") throw new ShardFailed(ended.error ?? "shard errored");
       return ended;
     } finally {
@@ -98,20 +90,64 @@ export class ShardRunner {
     }
   }
 
+  /**
+   * Takes over a shard an agent was already running when it connected to this hub (the hub that
+   * assigned it restarted; its BullMQ job is failed as stalled, never handed out again): supervise
+   * it to its shard.end like any other. A shard that is not this agent's, already ended, or whose
+   * run never started or is being stopped is stood down instead, so no load goes on unsupervised.
+   */
+  async adopt(session: AgentSession): Promise<void> {
+    const { registry, coordinator, db, log } = this.opts;
+    const lease = session.lease;
+    if (!lease) return;
+    const { runId, shardId } = lease;
+    const who = describeAgent(session);
+    const stop = new AbortController();
+    try {
+      const row = (await listShards(db, runId)).find((s) => s.id === shardId);
+      const state = await coordinator.getState(runId);
+      const notOurs = !row ? "no such shard" : row.agentId !== session.agentId ? "the shard is assigned to another agent" : state.ended.has(shardId) ? "the shard has already ended" : null;
+      if (!row || notOurs) {
+        log.warn({ runId, shardId, agentId: session.agentId, why: notOurs }, "not adopting a shard; telling the agent to stop it");
+        registry.send(session, AGENT_EVENTS.shardAbort, { shardId, reason: `shard not resumed by the restarted hub: ${notOurs}` });
+        await Promise.race([lease.ended.promise, lease.lost.promise, sleep(this.opts.abortEndTimeoutMs, stop.signal)]);
+        return;
+      }
+      const exec: Execution = { job: { runId, shardId, index: row.index, count: row.count, plan: row.plan }, session, abort: deferred() };
+      this.active.set(shardId, exec);
+      log.info({ runId, shardId, agentId: session.agentId }, "adopted a running shard from a hub that stopped");
+      const stopped = state.abort ?? state.cancel ?? (state.finalized ? `run already ${state.finalized}` : null) ?? (state.startAt === null ? "the hub that armed this shard stopped before the run started" : null);
+      if (stopped) this.abortExecution(exec, stopped);
+      const ended = stopped ? await this.afterAbort(exec, lease, who, stopped) : await this.awaitEnd(exec, lease, who, state.startAt!, stop.signal);
+      await this.record(exec.job, ended);
+    } catch (err) {
+      log.error({ runId, shardId, err: errorMessage(err) }, "could not adopt shard");
+    } finally {
+      stop.abort();
+      if (this.active.get(shardId)?.session === session) this.active.delete(shardId);
+      registry.release(session);
+    }
+  }
+
+  /** The shard's outcome on its row and in the run's coordination state. */
+  private async record(job: ShardJob, ended: EndedShard): Promise<EndedShard> {
+    await updateShard(this.opts.db, job.shardId, {
+      status: ended.status,
+      error: ended.error,
+      ...(ended.frames !== null ? { frames: ended.frames } : {}),
+      endedAt: new Date(),
+    });
+    await this.opts.coordinator.markEnded(job.runId, job.shardId, ended);
+    this.opts.log.info({ runId: job.runId, shardId: job.shardId, status: ended.status, frames: ended.frames, error: ended.error }, "shard ended");
+    return ended;
+  }
+
   private async drive(exec: Execution, lease: ShardLease, who: string, signal: AbortSignal): Promise<EndedShard> {
     const { registry, coordinator, armTimeoutMs } = this.opts;
     const { job, session } = exec;
     const base = { agentId: session.agentId, agentName: session.name };
-    const interrupts: Promise<Interrupt> = Promise.race([
-      lease.lost.promise.then((reason): Interrupt => ({ t: "lost", reason })),
-      lease.ended.promise.then((end): Interrupt => ({ t: "ended", end })),
-      exec.abort.promise.then((reason): Interrupt => ({ t: "abort", reason })),
-    ]);
-    const fromInterrupt = (i: Interrupt): Promise<EndedShard> | EndedShard => {
-      if (i.t === "lost") return { ...base, status: "errored", error: `${who} lost: ${i.reason}`, frames: null, lost: true };
-      if (i.t === "ended") return { ...base, status: i.end.status, error: i.end.error ?? null, frames: i.end.frames };
-      return this.afterAbort(exec, lease, who, i.reason);
-    };
+    const interrupts = this.interrupts(exec, lease);
+    const fromInterrupt = (i: Interrupt) => this.fromInterrupt(exec, lease, who, i);
 
     // 1. Arm: the assign ack says the agent is armed, or why not.
     const armed = await Promise.race([this.assign(session, job, who), interrupts]);
@@ -133,11 +169,15 @@ export class ShardRunner {
     }
     registry.send(session, AGENT_EVENTS.shardStart, { shardId: job.shardId, startAt: started });
     await updateShard(this.opts.db, job.shardId, { status: "running", startedAt: new Date(started) });
+    return this.awaitEnd(exec, lease, who, started, signal);
+  }
 
-    // 3. Run until shard.end, bounded by the plan's own length plus generous margins.
-    const plan = job.plan;
+  /** 3. Run until shard.end, bounded by the plan's own length (from the start instant) plus generous margins. */
+  private async awaitEnd(exec: Execution, lease: ShardLease, who: string, startAt: number, signal: AbortSignal): Promise<EndedShard> {
+    const interrupts = this.interrupts(exec, lease);
+    const plan = exec.job.plan;
     const runMs =
-      Math.max(0, started - Date.now()) +
+      startAt - Date.now() +
       (1000 * plan.connections.count) / plan.connections.rate +
       durationMs(plan.scenario.duration) +
       durationMs(plan.scenario.message.timeout) +
@@ -151,7 +191,23 @@ export class ShardRunner {
       // An agent that overran its plan is an error, not a user abort.
       return after.status === "aborted" ? { ...after, status: "errored", error: `${who}: ${outcome.reason}` } : after;
     }
-    return fromInterrupt(outcome);
+    return this.fromInterrupt(exec, lease, who, outcome);
+  }
+
+  /** Whatever cuts a shard short: its agent lost, its own shard.end, or an abort for the run. */
+  private interrupts(exec: Execution, lease: ShardLease): Promise<Interrupt> {
+    return Promise.race([
+      lease.lost.promise.then((reason): Interrupt => ({ t: "lost", reason })),
+      lease.ended.promise.then((end): Interrupt => ({ t: "ended", end })),
+      exec.abort.promise.then((reason): Interrupt => ({ t: "abort", reason })),
+    ]);
+  }
+
+  private fromInterrupt(exec: Execution, lease: ShardLease, who: string, i: Interrupt): Promise<EndedShard> | EndedShard {
+    const base = { agentId: exec.session.agentId, agentName: exec.session.name };
+    if (i.t === "lost") return { ...base, status: "errored", error: `${who} lost: ${i.reason}`, frames: null, lost: true };
+    if (i.t === "ended") return { ...base, status: i.end.status, error: i.end.error ?? null, frames: i.end.frames };
+    return this.afterAbort(exec, lease, who, i.reason);
   }
 
   private async assign(session: AgentSession, job: ShardJob, who: string): Promise<Ack> {

@@ -4,6 +4,7 @@ import {
   AGENT_NAMESPACE,
   type Ack,
   type AgentHello,
+  type HeldShard,
   type IntervalFrame,
   type ShardAbort,
   type ShardEnd,
@@ -17,6 +18,10 @@ export interface ScriptedAgentOptions {
   name?: string;
   pool?: string;
   instanceId?: string;
+  /** Overrides of the capacity it reports in its hello (the hub weights shards by it). */
+  capacity?: Partial<AgentHello["capacity"]>;
+  /** The shard it claims to hold as it connects (an agent reconnecting to a restarted hub). */
+  shard?: HeldShard;
 }
 
 type Received = { assign: ShardJob[]; start: Array<ShardStart & { receivedAt: number }>; abort: Array<ShardAbort & { receivedAt: number }> };
@@ -60,7 +65,8 @@ export class ScriptedAgent {
       version: "0.0.0-test",
       pool: opts.pool ?? "default",
       labels: {},
-      capacity: { cores: 2, memoryMb: 2048, maxConnections: 10_000, sourceAddresses: [] },
+      capacity: { cores: 2, memoryMb: 2048, maxConnections: 10_000, sourceAddresses: [], ...opts.capacity },
+      ...(opts.shard ? { shard: opts.shard } : {}),
     };
   }
 

@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import "@volley/devstack/vitest-context";
+import { pino } from "pino";
+import type { HeldShard } from "@volley/contracts";
+import { insertRun, insertShards, listAgents, listShards, markRunRunning, updateShard } from "@volley/db";
+import { createRedis } from "@volley/queue";
+import { RunCoordinator } from "../coordination/run-coordinator";
+import { ScriptedAgent } from "../test-support/scripted-agent";
+import { startHubHarness, TEST_AGENT_TOKEN, type HubHarness } from "../test-support/hub-harness";
+import { testFrame, testPlan } from "../test-support/fixtures";
+
+/**
+ * What a hub does with an agent that connects already holding a shard (the hub that assigned it
+ * restarted). The shard, its row and the run's coordination state are written the way the dead
+ * hub left them; the agent is a scripted one whose hello names the shard. The whole restart, with
+ * real processes, is in runs/hub-restart.test.ts.
+ */
+let h: HubHarness;
+let coordinator: RunCoordinator;
+const closers: Array<() => void> = [];
+
+beforeAll(async () => {
+  h = await startHubHarness({ databaseServerUrl: inject("databaseServerUrl"), redisUrl: inject("redisUrl"), redisDb: 3, hub: { abortEndTimeoutMs: 2000 } });
+  const [commands, subscriber] = [createRedis(h.redisUrl), createRedis(h.redisUrl)];
+  closers.push(() => commands.disconnect(), () => subscriber.disconnect());
+  coordinator = new RunCoordinator(commands, subscriber, pino({ level: "silent" }));
+  await coordinator.start();
+});
+afterAll(async () => {
+  for (const c of closers) c();
+  await h?.close();
+});
+
+/** An agent row (by a first, shard-less connection) and a running shard of a started run assigned to it. */
+async function leftBehind(name: string, opts: { started: boolean; assignTo?: "self" | "other" }) {
+  const instanceId = `${name}-instance`;
+  const first = await ScriptedAgent.connect({ hubUrl: h.hubUrl, token: TEST_AGENT_TOKEN, name, instanceId, pool: name });
+  first.close();
+  const other = await ScriptedAgent.connect({ hubUrl: h.hubUrl, token: TEST_AGENT_TOKEN, name: `${name}-other`, pool: `${name}-other` });
+  closers.push(() => other.close());
+  const plan = testPlan({ agents: { pool: name }, duration: "5s" });
+  const run = await insertRun(h.db.db, { plan });
+  const [shard] = await insertShards(h.db.db, run.id, [plan]);
+  await markRunRunning(h.db.db, run.id);
+  await updateShard(h.db.db, shard!.id, { status: "running", agentId: opts.assignTo === "other" ? other.agentId : first.agentId, startedAt: new Date() });
+  if (opts.started) await coordinator.publishStart(run.id, Date.now() - 1000);
+  const held: HeldShard = { runId: run.id, shardId: shard!.id, state: "running" };
+  const reconnect = async () => {
+    const a = await ScriptedAgent.connect({ hubUrl: h.hubUrl, token: TEST_AGENT_TOKEN, name, instanceId, pool: name, shard: held });
+    closers.push(() => a.close());
+    return a;
+  };
+  return { runId: run.id, shardId: shard!.id, agentId: first.agentId, reconnect };
+}
+
+describe("an agent that connects holding a shard", () => {
+  it("is adopted: its frames and shard.end are accepted, the shard's end is recorded, and it is idle again after", async () => {
+    const s = await leftBehind("adoptee", { started: true });
+    const a = await s.reconnect();
+    expect(await a.sendFrame(testFrame({ runId: s.runId, shardId: s.shardId, agentId: s.agentId }, 0, [3, 4]))).toEqual({ ok: true });
+    expect(await a.end({ runId: s.runId, shardId: s.shardId, status: "completed", frames: 1 })).toEqual({ ok: true });
+    await expect.poll(async () => (await coordinator.getState(s.runId)).ended.get(s.shardId)?.status, { timeout: 5000 }).toBe("completed");
+    expect((await listShards(h.db.db, s.runId))[0]).toMatchObject({ status: "completed", frames: 1 });
+    expect(a.received.abort).toEqual([]);
+    // Released: the next shard of its pool may go to it (its status is online, not busy).
+    await expect.poll(async () => (await listAgents(h.db.db)).find((x) => x.id === s.agentId)?.status, { timeout: 5000 }).toBe("online");
+  });
+
+  it("is told to stop a shard whose run never started (its hub died while arming)", async () => {
+    const s = await leftBehind("unstarted", { started: false });
+    const a = await s.reconnect();
+    const abort = await a.nextAbort(5000);
+    expect(abort).toMatchObject({ shardId: s.shardId, reason: "the hub that armed this shard stopped before the run started" });
+    expect(await a.end({ runId: s.runId, shardId: s.shardId, status: "aborted", error: abort.reason, frames: 0 })).toEqual({ ok: true });
+    await expect.poll(async () => (await coordinator.getState(s.runId)).ended.get(s.shardId)?.status, { timeout: 5000 }).toBe("aborted");
+  });
+
+  it("is told to stop a shard assigned to another agent, and that shard's row is left alone", async () => {
+    const s = await leftBehind("impostor", { started: true, assignTo: "other" });
+    const a = await s.reconnect();
+    const abort = await a.nextAbort(5000);
+    expect(abort.reason).toBe("shard not resumed by the restarted hub: the shard is assigned to another agent");
+    await a.end({ runId: s.runId, shardId: s.shardId, status: "aborted", frames: 0 });
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await listShards(h.db.db, s.runId))[0]?.status).toBe("running");
+    expect((await coordinator.getState(s.runId)).ended.has(s.shardId)).toBe(false);
+  });
+});
