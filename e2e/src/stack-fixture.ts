@@ -17,8 +17,18 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
+export interface StackOptions {
+  /** Agent processes (default one). */
+  agents?: number;
+  /** The address the hub listens on and agents dial (default 127.0.0.1), e.g. a bridge address namespaces reach. */
+  hubHost?: string;
+  /** A command prefix per agent (startApp's `prefix`), e.g. to run agent i inside network namespace i. */
+  agentPrefix?: (index: number) => string[];
+}
+
 /** hub, `agents` agent processes (default one) and web as real processes on free ports, with their own database and Redis db. */
-export async function startStack(redisDb: number, opts: { agents?: number } = {}): Promise<Stack> {
+export async function startStack(redisDb: number, opts: StackOptions = {}): Promise<Stack> {
+  const hubHost = opts.hubHost ?? "127.0.0.1";
   const db = await createTestDatabase(inject("databaseServerUrl"));
   const redisUrl = `${inject("redisUrl")}/${redisDb}`;
   const h = createDb(db.url, 1);
@@ -29,8 +39,9 @@ export async function startStack(redisDb: number, opts: { agents?: number } = {}
     ...process.env,
     DATABASE_URL: db.url,
     REDIS_URL: redisUrl,
+    HUB_HOST: hubHost,
     HUB_PORT: String(hubPort),
-    HUB_URL: `http://127.0.0.1:${hubPort}`,
+    HUB_URL: `http://${hubHost}:${hubPort}`,
     WEB_PORT: String(webPort),
     WEB_HOST: "127.0.0.1",
     AGENT_NAME: "e2e-agent",
@@ -40,12 +51,24 @@ export async function startStack(redisDb: number, opts: { agents?: number } = {}
   const log = (name: string) => (line: string) => output.push(`[${name}] ${line}`);
   const hub = startApp("hub", env, log("hub"));
   const web = startApp("web", env, log("web"));
-  await hub.waitFor(/hub listening/i, 90_000);
-  const agents = Array.from({ length: opts.agents ?? 1 }, (_, i) => {
-    const name = i === 0 ? "e2e-agent" : `e2e-agent-${i + 1}`;
-    return startApp("agent", { ...env, AGENT_NAME: name }, log(i === 0 ? "agent" : name));
-  });
-  await Promise.all([...agents.map((a) => a.waitFor(/connected to/i, 60_000)), web.waitFor(/ready|Local:/i, 90_000)]);
+  const agents: ManagedProcess[] = [];
+  const stopAll = async () => {
+    await Promise.all([web.stop(), ...agents.map((a) => a.stop())]);
+    await hub.stop();
+    await db.drop().catch(() => {});
+  };
+  try {
+    await hub.waitFor(/hub listening/i, 90_000);
+    for (let i = 0; i < (opts.agents ?? 1); i++) {
+      const name = i === 0 ? "e2e-agent" : `e2e-agent-${i + 1}`;
+      agents.push(startApp("agent", { ...env, AGENT_NAME: name }, log(i === 0 ? "agent" : name), { prefix: opts.agentPrefix?.(i) }));
+    }
+    await Promise.all([...agents.map((a) => a.waitFor(/connected to/i, 60_000)), web.waitFor(/ready|Local:/i, 90_000)]);
+  } catch (err) {
+    // The caller gets no Stack to stop: leave no process behind.
+    await stopAll();
+    throw err;
+  }
   return {
     webUrl: `http://127.0.0.1:${webPort}`,
     hubPort,
@@ -55,11 +78,7 @@ export async function startStack(redisDb: number, opts: { agents?: number } = {}
     processes: { hub, agent: agents[0]!, web },
     agents,
     output,
-    async stop() {
-      await Promise.all([web.stop(), ...agents.map((a) => a.stop())]);
-      await hub.stop();
-      await db.drop().catch(() => {});
-    },
+    stop: stopAll,
   };
 }
 

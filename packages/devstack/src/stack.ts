@@ -4,20 +4,31 @@ import { startManagedProcess, type ManagedProcess } from "./managed-process";
 
 export type AppName = "targets" | "hub" | "agent" | "web";
 
+export interface StartAppOptions {
+  /** Own process group (see ManagedProcessOptions.detached). */
+  detached?: boolean;
+  /**
+   * A command that runs node in its place, e.g. `["ip", "netns", "exec", "<ns>"]` to start the app
+   * inside a network namespace. It must exec node (not fork it), so signals reach the app.
+   */
+  prefix?: string[];
+}
+
 /** Starts one of Volley's apps as its own process, the way `npm start` and the end-to-end tests do. */
 export function startApp(
   app: AppName,
   env: NodeJS.ProcessEnv,
   onLine?: (line: string, stream: "stdout" | "stderr") => void,
-  detached = false,
+  { detached = false, prefix = [] }: StartAppOptions = {},
 ): ManagedProcess {
   const cwd = path.join(repoRoot, "apps", app);
+  const [command, ...prefixArgs] = [...prefix, process.execPath];
   if (app === "web") {
     // The custom server: Next's handler plus the Socket.IO live feed on one port (apps/web/server.ts).
     return startManagedProcess({
       name: app,
-      command: process.execPath,
-      args: ["--import", "tsx", path.join(cwd, "server.ts")],
+      command: command!,
+      args: [...prefixArgs, "--import", "tsx", path.join(cwd, "server.ts")],
       cwd,
       env: { ...env, NODE_ENV: "production", WEB_PORT: String(env.WEB_PORT ?? 3000), WEB_HOST: String(env.WEB_HOST ?? "0.0.0.0") },
       onLine,
@@ -27,8 +38,8 @@ export function startApp(
   // `node --import tsx` keeps one process per app, so signals reach the app itself.
   return startManagedProcess({
     name: app,
-    command: process.execPath,
-    args: ["--import", "tsx", path.join(cwd, "src", "main.ts")],
+    command: command!,
+    args: [...prefixArgs, "--import", "tsx", path.join(cwd, "src", "main.ts")],
     cwd,
     env,
     onLine,

@@ -89,7 +89,8 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
   nsp.on("connection", (socket: Socket) => {
     const { hello, agentId, tokenId, orgId } = socket.data as AgentSocketData;
     const session = registry.attach({ ...hello, pool: poolKey(orgId, hello.pool) }, agentId, socket);
-    log.info({ agentId, name: hello.name, orgId, pool: hello.pool, tokenId, version: hello.version }, "agent connected");
+    // The address tells apart agents that share a name or sit behind one host (e2e/netns-agents asserts it).
+    log.info({ agentId, name: hello.name, address: socket.handshake.address, orgId, pool: hello.pool, tokenId, version: hello.version }, "agent connected");
     socket.emit(AGENT_EVENTS.welcome, { agentId });
 
     socket.on(AGENT_EVENTS.clockPing, (...args: unknown[]) => replier(args[args.length - 1])({ hubTime: Date.now() }));
