@@ -51,15 +51,23 @@ export function spawnPinned(core: number, args: string[], opts: { env?: NodeJS.P
   };
 }
 
-/** The echo target (apps/targets) as its own process on core 0; resolves with its ws:// URL. */
-export async function startTarget(): Promise<{ url: string; stop: () => Promise<void> }> {
+/**
+ * The echo targets (apps/targets) as one process on core 0; resolves with the raw WebSocket echo's
+ * ws:// URL and the Socket.IO v4 echo's http:// URL. Every target listens on a free port (0), so a
+ * bench never collides with a dev stack or another bench on 9001-9007; no node:cluster workers.
+ * `extraEnv` adds to the targets' env (e.g. ECHO_HOLD=precise).
+ */
+export async function startTarget(extraEnv: NodeJS.ProcessEnv = {}): Promise<{ url: string; socketioUrl: string; stop: () => Promise<void> }> {
+  const ports = ["WS_ECHO_PORT", "SOCKETIO_ECHO_PORT", "SOCKJS_ECHO_PORT", "STOMP_ECHO_PORT", "HTTP_ECHO_PORT", "SOCKETCLUSTER_ECHO_PORT", "HTTP_CLUSTER_PORT"];
   const p = spawnPinned(0, [process.execPath, "--import", "tsx", "apps/targets/src/main.ts"], {
-    env: { ...process.env, WS_ECHO_PORT: "0", LOG_LEVEL: "info" },
+    env: { ...process.env, ...Object.fromEntries(ports.map((k) => [k, "0"])), HTTP_CLUSTER_WORKERS: "0", LOG_LEVEL: "info", ...extraEnv },
     limitMs: 600_000,
   });
-  const line = await p.waitFor(/listening on ws:\/\//);
-  const url = /(ws:\/\/[^\s"]+)/.exec(line)![1]!;
-  return { url, stop: async () => { p.kill(); await p.exited; } };
+  // Both waiters at once: the two lines can arrive in one chunk.
+  const [wsLine, ioLine] = await Promise.all([p.waitFor(/ws echo listening on ws:\/\//), p.waitFor(/socket\.io echo listening on http:\/\//)]);
+  const url = /(ws:\/\/[^\s"]+)/.exec(wsLine)![1]!;
+  const socketioUrl = /(http:\/\/[^\s"]+)/.exec(ioLine)![1]!;
+  return { url, socketioUrl, stop: async () => { p.kill(); await p.exited; } };
 }
 
 export const median = (xs: number[]) => {

@@ -1,3 +1,5 @@
+import { HoldStats } from "./hold-stats";
+
 /**
  * The exact-hold reply discipline shared by every echo target (ws, Socket.IO, SockJS): replies
  * leave each connection in arrival order, each no sooner than the connection's delay after its
@@ -11,6 +13,23 @@ export interface HoldQueue<T> {
   dispose(): void;
 }
 
+/**
+ * How a hold waits out its last stretch. `timer`: whole-millisecond setTimeout re-armed until the
+ * deadline, so a 25 ms hold is released at 25–27 ms. `precise`: setTimeout to ~2 ms before the
+ * deadline, then setImmediate polling of the monotonic clock, released within tens of µs (costs CPU).
+ */
+export const HOLD_MODES = ["timer", "precise"] as const;
+export type HoldMode = (typeof HOLD_MODES)[number];
+
+/**
+ * Precise mode polls this close to a deadline. Node's timers wake up to ~1 ms late (whole-ms poll
+ * timeouts on a cached loop time), so the timer aims this far ahead and polling covers the rest.
+ * The cost: while any held reply is within SPIN_MS of its deadline the process never sleeps; at a
+ * steady 1000 replies/s the deadlines are ~1 ms apart, so that is one core kept at 100 %. Worth it
+ * only where the hold is a measurement's ground truth (bench/latency-truth.ts, on a core of its own).
+ */
+const SPIN_MS = 2;
+
 /** Parses a `?delay=<ms>` value: the fallback when absent, undefined when it is not a non-negative number. */
 export function parseDelay(raw: string | null | undefined, fallback: number): number | undefined {
   if (raw === null || raw === undefined) return fallback;
@@ -20,8 +39,13 @@ export function parseDelay(raw: string | null | undefined, fallback: number): nu
 
 /** One per server: owns the stall instant and every pending hold timer so close() can drop them all. */
 export class EchoHold {
+  /** Every hold applied, from arrival to the reply's send call (delay 0 records 0). */
+  readonly stats = new HoldStats();
   private stalledUntil = 0;
-  private readonly pending = new Set<NodeJS.Timeout>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly polls = new Set<NodeJS.Immediate>();
+
+  constructor(private readonly mode: HoldMode = "timer") {}
 
   /** Holds every reply (new and already delayed ones) until `ms` from now, then releases them in order. */
   stall(ms: number): void {
@@ -30,41 +54,67 @@ export class EchoHold {
 
   /** Clears every pending timer (server shutdown). */
   clear(): void {
-    for (const t of this.pending) clearTimeout(t);
-    this.pending.clear();
+    for (const t of this.timers) clearTimeout(t);
+    for (const p of this.polls) clearImmediate(p);
+    this.timers.clear();
+    this.polls.clear();
   }
 
   /** A per-connection FIFO that hands each item to `deliver` once its hold is over. */
   queue<T>(delayMs: number, deliver: (item: T) => void): HoldQueue<T> {
     const items: Array<{ due: number; item: T }> = [];
     let timer: NodeJS.Timeout | undefined;
+    let poll: NodeJS.Immediate | undefined;
+    const disarm = () => {
+      if (timer) {
+        clearTimeout(timer);
+        this.timers.delete(timer);
+      }
+      if (poll) {
+        clearImmediate(poll);
+        this.polls.delete(poll);
+      }
+      timer = poll = undefined;
+    };
 
     const pump = () => {
-      if (timer) this.pending.delete(timer);
-      timer = undefined;
-      const now = performance.now();
+      disarm();
       const stalledFor = this.stalledUntil - Date.now();
-      while (items.length > 0 && stalledFor <= 0 && items[0]!.due <= now) deliver(items.shift()!.item);
+      let now = performance.now();
+      while (items.length > 0 && stalledFor <= 0 && items[0]!.due <= now) {
+        const { due, item } = items.shift()!;
+        this.stats.record((now - (due - delayMs)) * 1000);
+        deliver(item);
+        now = performance.now();
+      }
       if (items.length === 0) return;
-      // Node's timers run off a cached millisecond loop time and can fire up to ~1 ms early, so
-      // pump re-checks the monotonic clock and re-arms rather than trusting the timer.
       const wait = Math.max(items[0]!.due - now, stalledFor);
-      timer = setTimeout(pump, Math.max(1, Math.ceil(wait)));
-      this.pending.add(timer);
+      if (this.mode === "precise") {
+        if (wait <= SPIN_MS) {
+          poll = setImmediate(pump);
+          this.polls.add(poll);
+          return;
+        }
+        timer = setTimeout(pump, Math.floor(wait - SPIN_MS));
+      } else {
+        // Node's timers run off a cached millisecond loop time and can fire up to ~1 ms early, so
+        // pump re-checks the monotonic clock and re-arms rather than trusting the timer.
+        timer = setTimeout(pump, Math.max(1, Math.ceil(wait)));
+      }
+      this.timers.add(timer);
     };
 
     return {
       push: (item: T) => {
-        if (delayMs <= 0 && items.length === 0 && this.stalledUntil <= Date.now()) return deliver(item);
+        if (delayMs <= 0 && items.length === 0 && this.stalledUntil <= Date.now()) {
+          this.stats.record(0);
+          return deliver(item);
+        }
         items.push({ due: performance.now() + delayMs, item });
-        if (timer === undefined) pump();
+        if (timer === undefined && poll === undefined) pump();
       },
       dispose: () => {
-        if (timer) {
-          clearTimeout(timer);
-          this.pending.delete(timer);
-        }
-        timer = undefined;
+        disarm();
         items.length = 0;
       },
     };

@@ -1,5 +1,6 @@
 import { afterEach } from "vitest";
 import type { WebSocket } from "ws";
+import type { HoldMode } from "./echo-hold";
 import type { EchoServer, EchoServerOptions } from "./echo-server";
 
 /**
@@ -14,8 +15,8 @@ export function echoTestKit(startServer: (o: EchoServerOptions) => Promise<EchoS
     for (const s of servers.splice(0)) await s.close();
   });
   return {
-    async start(delayMs = 0): Promise<EchoServer> {
-      const server = await startServer({ delayMs });
+    async start(delayMs = 0, hold?: HoldMode): Promise<EchoServer> {
+      const server = await startServer({ delayMs, ...(hold ? { hold } : {}) });
       servers.push(server);
       return server;
     },

@@ -16,11 +16,13 @@ describe("targets env", () => {
       SOCKETCLUSTER_ECHO_PORT: 9006,
       HTTP_CLUSTER_PORT: 9007,
       HTTP_CLUSTER_WORKERS: availableParallelism(),
+      ECHO_HOLD: "timer",
       LOG_LEVEL: "info",
     });
     expect(loadEnv({ WS_ECHO_PORT: "0" }).WS_ECHO_PORT).toBe(0);
     expect(loadEnv({ SOCKETIO_ECHO_PORT: "0", SOCKJS_ECHO_PORT: "" })).toMatchObject({ SOCKETIO_ECHO_PORT: 0, SOCKJS_ECHO_PORT: 9003 });
     expect(loadEnv({ HTTP_CLUSTER_WORKERS: "0" }).HTTP_CLUSTER_WORKERS).toBe(0);
+    expect(loadEnv({ ECHO_HOLD: "precise" }).ECHO_HOLD).toBe("precise");
   });
 
   it("stops with one line naming the variable and the fix", () => {
@@ -33,5 +35,7 @@ describe("targets env", () => {
     expect(lines).toEqual(['invalid environment variable WS_ECHO_PORT="70000": set it to a port between 0 and 65535\n']);
     expect(() => loadEnv({ HTTP_CLUSTER_WORKERS: "1.5" })).toThrow("exit 1");
     expect(lines[1]).toContain("HTTP_CLUSTER_WORKERS");
+    expect(() => loadEnv({ ECHO_HOLD: "exact" })).toThrow("exit 1");
+    expect(lines[2]).toBe('invalid environment variable ECHO_HOLD="exact": set it to timer (whole-ms timers, the default) or precise (µs, costs CPU)\n');
   });
 });

@@ -1,6 +1,7 @@
 import { availableParallelism } from "node:os";
 import { z } from "zod";
 import { loadEnvOrExit, logLevelSchema, portSchema as port } from "@volley/contracts";
+import { HOLD_MODES } from "./echo-hold";
 
 const envSchema = z.object({
   TARGETS_HOST: z.string().min(1, "set it to an interface address such as 127.0.0.1 or 0.0.0.0").default("127.0.0.1"),
@@ -19,6 +20,8 @@ const envSchema = z.object({
     .min(0, "set it to 0 (no cluster target) or more worker processes")
     .max(256, "set it to at most 256 worker processes")
     .default(() => availableParallelism()),
+  /** How every target waits out an echo's hold: `precise` polls the last ~2 ms (a core at 100 % under load; latency benches only). */
+  ECHO_HOLD: z.enum(HOLD_MODES, { error: "set it to timer (whole-ms timers, the default) or precise (µs, costs CPU)" }).default("timer"),
   LOG_LEVEL: logLevelSchema,
 });
 

@@ -2,6 +2,7 @@ import cluster, { type Worker } from "node:cluster";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import type { HoldMode } from "./echo-hold";
 import type { EchoServerOptions } from "./echo-server";
 import { hostPort } from "./listen-http";
 
@@ -10,6 +11,7 @@ export interface ClusterWorkerOptions {
   host: string;
   port: number;
   delayMs: number;
+  hold: HoldMode;
 }
 export type ClusterWorkerMessage = { type: "listening"; port: number } | { type: "failed"; error: string };
 export type ClusterPrimaryMessage = { type: "stall"; ms: number } | { type: "close" };
@@ -81,11 +83,11 @@ function stop(worker: Worker): Promise<void> {
  * (a session's next request may reach another worker, as on any cluster without sticky sessions).
  */
 export async function startHttpClusterServer(options: HttpClusterServerOptions): Promise<HttpClusterServer> {
-  const { host = "127.0.0.1", delayMs = 0, workers: count } = options;
+  const { host = "127.0.0.1", delayMs = 0, hold = "timer", workers: count } = options;
   if (!cluster.isPrimary) throw new Error("startHttpClusterServer runs in the primary process only");
   if (!Number.isInteger(count) || count < 1) throw new Error(`workers must be a whole number of at least 1 (got ${count})`);
   const port = options.port || (await freePort(host));
-  const workerOptions: ClusterWorkerOptions = { host, port, delayMs };
+  const workerOptions: ClusterWorkerOptions = { host, port, delayMs, hold };
   cluster.setupPrimary({ exec: WORKER_FILE, execArgv: ["--import", TSX_LOADER], args: [JSON.stringify(workerOptions)] });
   const workers = Array.from({ length: count }, () => cluster.fork());
   try {

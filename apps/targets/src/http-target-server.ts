@@ -86,7 +86,7 @@ function roomOf(params: URLSearchParams): string | undefined {
  */
 export async function startHttpTargetServer(options: EchoServerOptions = {}): Promise<HttpTargetServer> {
   const { port = 0, host = "127.0.0.1", delayMs = 0 } = options;
-  const hold = new EchoHold();
+  const hold = new EchoHold(options.hold);
   const sessions = new Map<string, Session>();
   const rooms = new RoomHub<Session>();
   const echoQueues = new WeakMap<Socket, HoldQueue<{ res: ServerResponse; body: Buffer }>>();
@@ -262,6 +262,8 @@ export async function startHttpTargetServer(options: EchoServerOptions = {}): Pr
     port: actualPort,
     url: `http://${hostPort(host, actualPort)}`,
     stall: (ms: number) => hold.stall(ms),
+    holdStats: () => hold.stats.summary(),
+    resetHoldStats: () => hold.stats.reset(),
     connections: () => sessions.size,
     async close() {
       clearInterval(sweep);

@@ -1,10 +1,12 @@
-export { startWsEchoServer, ECHO_PATH, WS_PATHS, WS_BROADCAST_ROOM, type WsEchoServer, type WsEchoServerOptions } from "./ws-echo-server";
+export { startWsEchoServer, ECHO_PATH, WS_PATHS, WS_STATS_PATH, WS_BROADCAST_ROOM, type WsEchoServer, type WsEchoServerOptions } from "./ws-echo-server";
 export { startSocketioEchoServer, SOCKETIO_PATH, SOCKETIO_JOIN_EVENT, SOCKETIO_PING_EVENT } from "./socketio-echo-server";
 export { startSocketioV2EchoServer } from "./socketio-v2-echo-server";
 export { startSocketioV3EchoServer } from "./socketio-v3-echo-server";
 export { startSockjsEchoServer, SOCKJS_PREFIX, SOCKJS_BROADCAST_PREFIX } from "./sockjs-echo-server";
 export { startSocketclusterEchoServer, SOCKETCLUSTER_PATH, SOCKETCLUSTER_ECHO_EVENT, SOCKETCLUSTER_PING_PROCEDURE } from "./socketcluster-echo-server";
 export type { EchoServer, EchoServerOptions } from "./echo-server";
+export { HOLD_MODES, type HoldMode } from "./echo-hold";
+export type { HoldSummary } from "./hold-stats";
 export { startHttpTargetServer, HTTP_PATHS, type HttpTargetServer } from "./http-target-server";
 export { startHttpClusterServer, type HttpClusterServer, type HttpClusterServerOptions } from "./http-cluster-server";
 export { RoomHub } from "./room-hub";

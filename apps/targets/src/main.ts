@@ -1,6 +1,6 @@
 import { pino } from "pino";
 import { loadEnv } from "./env";
-import type { EchoServerOptions } from "./echo-server";
+import type { EchoServer, EchoServerOptions } from "./echo-server";
 import { startHttpClusterServer } from "./http-cluster-server";
 import { startHttpTargetServer } from "./http-target-server";
 import { startSocketclusterEchoServer } from "./socketcluster-echo-server";
@@ -12,6 +12,9 @@ import { startWsEchoServer } from "./ws-echo-server";
 const env = loadEnv();
 const log = pino({ name: "targets", level: env.LOG_LEVEL });
 
+/** Targets that hold echoes: their applied holds are logged at shutdown (the ground truth of a latency run). */
+const holding: { label: string; server: EchoServer }[] = [];
+
 type PortVar = "WS_ECHO_PORT" | "SOCKETIO_ECHO_PORT" | "SOCKJS_ECHO_PORT" | "STOMP_ECHO_PORT" | "HTTP_ECHO_PORT" | "SOCKETCLUSTER_ECHO_PORT" | "HTTP_CLUSTER_PORT";
 
 /** Starts one target or stops the process with a line naming the port variable to change. */
@@ -20,12 +23,13 @@ async function start<T extends { url: string; close(): Promise<void> }>(
   portVar: PortVar,
   startServer: (o: EchoServerOptions) => Promise<T>,
 ): Promise<T> {
-  const server = await startServer({ host: env.TARGETS_HOST, port: env[portVar] }).catch((err: NodeJS.ErrnoException) => {
+  const server = await startServer({ host: env.TARGETS_HOST, port: env[portVar], hold: env.ECHO_HOLD }).catch((err: NodeJS.ErrnoException) => {
     const hint = err.code === "EADDRINUSE" || /EADDRINUSE/.test(err.message) ? ` (port in use: set ${portVar} to a free port)` : "";
     log.fatal(`${label} could not listen on ${env.TARGETS_HOST}:${env[portVar]}: ${err.message}${hint}`);
     process.exit(1);
   });
   log.info(`${label} listening on ${server.url}`);
+  if ("holdStats" in server) holding.push({ label, server: server as unknown as EchoServer });
   return server;
 }
 
@@ -47,6 +51,10 @@ async function shutdown(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
   log.info(`${signal} received, closing targets`);
+  for (const { label, server } of holding) {
+    const h = server.holdStats();
+    if (h.count > 0) log.info({ hold: h }, `${label} holds applied (${env.ECHO_HOLD}): ${h.count} replies, p50 ${h.p50Ms} ms, p99 ${h.p99Ms} ms, max ${h.maxMs} ms`);
+  }
   await Promise.all(servers.map((s) => s.close()));
   process.exit(0);
 }

@@ -27,7 +27,7 @@ function rejectUpgrade(socket: Duplex, status: number, text: string): void {
  */
 export async function startSocketclusterEchoServer(options: EchoServerOptions = {}): Promise<EchoServer> {
   const { port = 0, host = "127.0.0.1", delayMs = 0 } = options;
-  const hold = new EchoHold();
+  const hold = new EchoHold(options.hold);
   const delays = new WeakMap<IncomingMessage, number>();
 
   const http = createServer((_req, res) => {
@@ -83,6 +83,8 @@ export async function startSocketclusterEchoServer(options: EchoServerOptions = 
     port: actualPort,
     url: `ws://${hostPort(host, actualPort)}${SOCKETCLUSTER_PATH}`,
     stall: (ms: number) => hold.stall(ms),
+    holdStats: () => hold.stats.summary(),
+    resetHoldStats: () => hold.stats.reset(),
     connections: () => sc.clientsCount,
     async close() {
       hold.clear();

@@ -64,7 +64,7 @@ interface Reply {
  */
 export async function startSocketioEcho<S extends EchoIoSocket>(flavor: SocketioFlavor<S>, options: EchoServerOptions = {}): Promise<EchoServer> {
   const { port = 0, host = "127.0.0.1", delayMs = 0 } = options;
-  const hold = new EchoHold();
+  const hold = new EchoHold(options.hold);
   const delays = new WeakMap<S, number>();
   // Rooms kept here rather than in Socket.IO's adapter: v2's and v4's room APIs differ.
   const rooms = new RoomHub<S>();
@@ -126,6 +126,8 @@ export async function startSocketioEcho<S extends EchoIoSocket>(flavor: Socketio
     port: actualPort,
     url: `http://${hostPort(host, actualPort)}`,
     stall: (ms: number) => hold.stall(ms),
+    holdStats: () => hold.stats.summary(),
+    resetHoldStats: () => hold.stats.reset(),
     connections: () => io.engine.clientsCount,
     async close() {
       hold.clear();

@@ -30,7 +30,7 @@ function roomOf(rawUrl: string | undefined): string | undefined | null {
  */
 export async function startSockjsEchoServer(options: EchoServerOptions = {}): Promise<EchoServer> {
   const { port = 0, host = "127.0.0.1", delayMs = 0 } = options;
-  const hold = new EchoHold();
+  const hold = new EchoHold(options.hold);
   const open = new Set<sockjs.Connection>();
   const rooms = new RoomHub<sockjs.Connection>();
 
@@ -91,6 +91,8 @@ export async function startSockjsEchoServer(options: EchoServerOptions = {}): Pr
     port: actualPort,
     url: `http://${hostPort(host, actualPort)}${SOCKJS_PREFIX}`,
     stall: (ms: number) => hold.stall(ms),
+    holdStats: () => hold.stats.summary(),
+    resetHoldStats: () => hold.stats.reset(),
     connections: () => open.size,
     async close() {
       hold.clear();

@@ -38,7 +38,7 @@ function rejectUpgrade(socket: Duplex, status: number, text: string): void {
  */
 export async function startStompEchoServer(options: EchoServerOptions = {}): Promise<EchoServer> {
   const { port = 0, host = "127.0.0.1", delayMs = 0 } = options;
-  const hold = new EchoHold();
+  const hold = new EchoHold(options.hold);
   const sessions = new Set<Session>();
   let nextMessageId = 0;
 
@@ -197,6 +197,8 @@ export async function startStompEchoServer(options: EchoServerOptions = {}): Pro
     port: actualPort,
     url: `ws://${hostPort(host, actualPort)}${STOMP_PATH}`,
     stall: (ms: number) => hold.stall(ms),
+    holdStats: () => hold.stats.summary(),
+    resetHoldStats: () => hold.stats.reset(),
     connections: () => sessions.size,
     async close() {
       hold.clear();

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { echoTestKit } from "./echo-test-kit";
-import { startWsEchoServer, WS_PATHS } from "./ws-echo-server";
+import type { HoldSummary } from "./hold-stats";
+import { startWsEchoServer, WS_PATHS, WS_STATS_PATH } from "./ws-echo-server";
 
 const { start, track } = echoTestKit(startWsEchoServer);
 
@@ -55,6 +56,65 @@ describe("ws echo server", () => {
       expect(elapsed).toBeGreaterThanOrEqual(expected - 1);
       if (expected === 15) expect(elapsed).toBeLessThan(250);
     }
+  });
+
+  /** Sends `n` messages 7 ms apart (so each hold is timed alone) and waits for every echo. */
+  async function echoSpaced(ws: WebSocket, n: number): Promise<void> {
+    let got = 0;
+    const all = new Promise<void>((resolve) => ws.on("message", () => ++got === n && resolve()));
+    for (let i = 0; i < n; i++) {
+      ws.send(`m${i}`);
+      await new Promise((r) => setTimeout(r, 7));
+    }
+    await all;
+  }
+
+  it("reports the holds it applied on GET /stats, resets them on DELETE, and is never early", async () => {
+    const server = await start();
+    const stats = `http://127.0.0.1:${server.port}${WS_STATS_PATH}`;
+    const ws = await open(`${server.url}?delay=20`);
+    await echoSpaced(ws, 10);
+    const res = await fetch(stats);
+    expect(res.headers.get("content-type")).toBe("application/json");
+    const { hold } = (await res.json()) as { hold: HoldSummary };
+    expect(hold).toEqual(server.holdStats());
+    expect(hold.count).toBe(10);
+    // The default timer mode: never before the deadline, and no sooner than whole-ms timers allow.
+    expect(hold.minMs).toBeGreaterThanOrEqual(20);
+    expect(hold.maxMs).toBeGreaterThanOrEqual(hold.p50Ms);
+
+    expect((await fetch(stats, { method: "DELETE" })).status).toBe(204);
+    expect(server.holdStats().count).toBe(0);
+    expect((await fetch(stats, { method: "POST" })).status).toBe(405);
+    // An undelayed echo records a zero hold for every reply.
+    const now = await open(server.url);
+    await echoSpaced(now, 3);
+    expect(server.holdStats()).toMatchObject({ count: 3, maxMs: 0 });
+  });
+
+  it("precise holds (ECHO_HOLD=precise) release each reply within a fraction of a ms after its deadline, in order", async () => {
+    const server = await start(0, "precise");
+    const ws = await open(`${server.url}?delay=25`);
+    const got: string[] = [];
+    ws.on("message", (d) => got.push(String(d)));
+    await echoSpaced(ws, 20);
+    expect(got).toEqual(Array.from({ length: 20 }, (_, i) => `m${i}`));
+    const hold = server.holdStats();
+    expect(hold.count).toBe(20);
+    expect(hold.minMs).toBeGreaterThanOrEqual(25);
+    // Timer mode's median is ~26 ms (whole-ms re-arms); polling lands within tens of µs, and the
+    // bound leaves room for a busy test machine descheduling this process now and then.
+    expect(hold.p50Ms).toBeLessThan(25.5);
+
+    // A stall still holds precise replies and releases them in order.
+    got.length = 0;
+    server.stall(60);
+    const sentAt = performance.now();
+    ws.send("a");
+    ws.send("b");
+    await new Promise<void>((resolve) => ws.on("message", () => got.length === 2 && resolve()));
+    expect(got).toEqual(["a", "b"]);
+    expect(performance.now() - sentAt).toBeGreaterThanOrEqual(59);
   });
 
   it("holds replies while stalled and releases them in order", async () => {

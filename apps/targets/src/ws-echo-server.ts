@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
 import { EchoHold, parseDelay } from "./echo-hold";
@@ -28,6 +28,13 @@ export const WS_PATHS = { echo: ECHO_PATH, ping: "/ping", broadcast: "/broadcast
 /** The room a `/broadcast` connection joins when its URL names none. */
 export const WS_BROADCAST_ROOM = "broadcast";
 
+/**
+ * Plain HTTP on the same port: GET answers `{ hold: HoldSummary }`, the holds this server actually
+ * applied (arrival to send call) since it started or was reset; DELETE resets them. Lets a latency
+ * bench print the target's true hold beside what the load generator reported.
+ */
+export const WS_STATS_PATH = "/stats";
+
 type Route = "echo" | "ping" | "broadcast" | "group";
 const ROUTES = new Map<string, Route>(Object.entries(WS_PATHS).map(([route, path]) => [path, route as Route]));
 
@@ -41,15 +48,28 @@ function rejectUpgrade(socket: Duplex, status: number, text: string): void {
  */
 export async function startWsEchoServer(options: WsEchoServerOptions = {}): Promise<WsEchoServer> {
   const { port = 0, host = "127.0.0.1", delayMs = 0 } = options;
-  const hold = new EchoHold();
+  const hold = new EchoHold(options.hold);
   const rooms = new RoomHub<WebSocket>();
 
   const http = createServer((req, res) => {
-    const known = ROUTES.has(new URL(req.url ?? "/", "http://x").pathname);
+    const pathname = new URL(req.url ?? "/", "http://x").pathname;
+    if (pathname === WS_STATS_PATH) return serveStats(req.method, res);
+    const known = ROUTES.has(pathname);
     res.writeHead(known ? 426 : 404, { "content-type": "text/plain" });
     res.end(known ? "use a WebSocket client\n" : "not found\n");
   });
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
+
+  function serveStats(method: string | undefined, res: ServerResponse): void {
+    if (method === "DELETE") {
+      hold.stats.reset();
+      res.writeHead(204).end();
+    } else if (method === "GET") {
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ hold: hold.stats.summary() }));
+    } else {
+      res.writeHead(405, { allow: "GET, DELETE", "content-type": "text/plain" }).end("GET reads the hold stats, DELETE resets them\n");
+    }
+  }
 
   http.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? "/", "http://x");
@@ -95,6 +115,8 @@ export async function startWsEchoServer(options: WsEchoServerOptions = {}): Prom
     port: actualPort,
     url: `ws://${hostPort(host, actualPort)}${ECHO_PATH}`,
     stall: (ms: number) => hold.stall(ms),
+    holdStats: () => hold.stats.summary(),
+    resetHoldStats: () => hold.stats.reset(),
     connections: () => wss.clients.size,
     async close() {
       hold.clear();

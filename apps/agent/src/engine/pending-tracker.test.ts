@@ -32,4 +32,40 @@ describe("pending tracker", () => {
     expect(t.resolve(3, 1)).toBe(REPLY.late);
     expect(t.expire(Infinity)).toBe(1);
   });
+
+  it("keeps thousands in flight on one connection, answered out of order, with every old seq told apart", () => {
+    const t = new PendingTracker(1_000_000);
+    for (let seq = 0; seq < 3000; seq++) t.add(7, seq, 10 + seq);
+    expect(t.outstandingFor(7)).toBe(3000);
+    for (let seq = 2999; seq >= 0; seq -= 2) expect(t.resolve(7, seq)).toBe(10 + seq);
+    expect(t.outstandingFor(7)).toBe(1500);
+    const awaited: number[] = [];
+    t.forEachAwaited((intended) => awaited.push(intended));
+    expect(awaited).toEqual(Array.from({ length: 1500 }, (_, k) => 10 + 2 * k));
+    for (let seq = 0; seq < 3000; seq += 2) expect(t.resolve(7, seq)).toBe(10 + seq);
+    expect(t.outstanding).toBe(0);
+    // Answered seqs stay duplicates once newer messages are in flight, never a newer message's time.
+    for (let seq = 3000; seq < 3010; seq++) t.add(7, seq, 10 + seq);
+    expect(t.resolve(7, 0)).toBe(REPLY.duplicate);
+    expect(t.resolve(7, 2998)).toBe(REPLY.duplicate);
+    expect(t.resolve(7, 3004)).toBe(3014);
+    expect(t.resolve(7, 3010)).toBe(REPLY.unknown);
+    expect(t.resolve(7, 1.5)).toBe(REPLY.unknown);
+    expect(t.resolve(7, -1)).toBe(REPLY.unknown);
+    expect(t.nextDeadline()).toBe(3010 + 1_000_000);
+  });
+
+  it("counts lost, late and duplicate apart when a connection's oldest messages expire under newer answered ones", () => {
+    const t = new PendingTracker(100);
+    for (let seq = 0; seq < 10; seq++) t.add(1, seq, seq * 10);
+    for (let seq = 5; seq < 10; seq++) t.resolve(1, seq);
+    expect(t.expire(125)).toBe(3); // seqs 0-2: deadlines 100, 110, 120
+    expect(t.resolve(1, 1)).toBe(REPLY.late);
+    expect(t.resolve(1, 6)).toBe(REPLY.duplicate);
+    expect(t.resolve(1, 3)).toBe(30);
+    expect(t.abandonConnection(1)).toBe(1); // seq 4
+    expect(t.resolve(1, 4)).toBe(REPLY.late);
+    expect(t.outstanding).toBe(0);
+    expect(t.expire(Infinity)).toBe(0);
+  });
 });

@@ -63,6 +63,10 @@ describe("sweep", () => {
     expect(stepped.every((f) => f.durationMs === 1000 && !f.step!.failed)).toBe(true);
     // Ramp and gap intervals send nothing; every hold sends exactly its rate.
     for (const f of frames) expect(f.counters[COUNTERS.sent] ?? 0, `interval ${f.index}`).toBe(f.step ? f.step.rate : 0);
+    // Only the holds are sending time: the ramp, the gaps and the final drain are not.
+    for (const f of frames) expect(f.activeMs, `interval ${f.index}`).toBe(f.step ? 1000 : 0);
+    // So the whole run's send rate is over the 3 s of holds (300/3), not over its ~7 s.
+    expect(summary.messages.sendRate).toBe(100);
     // The sweep ends with the last hold (plus the wait for its replies).
     expect(frames.length).toBeLessThanOrEqual(8);
 

@@ -95,6 +95,10 @@ describe("shard engine", () => {
     expect(frames.map((f) => f.startedAt)).toEqual([0, 1, 2, 3].map((i) => startAt + i * 1000));
     expect(frames.slice(0, 3).every((f) => f.durationMs === 1000)).toBe(true);
     expect(frames[3]!.durationMs).toBeLessThan(1000);
+    // Sending time: every full interval, then 25 ms of the last (ramp 20 ms + the 5 ms past 3 s);
+    // the wait for the last replies after that is not sending.
+    expect(frames.map((f) => f.activeMs)).toEqual([1000, 1000, 1000, 25]);
+    expect(frames[3]!.durationMs).toBeGreaterThan(25);
     expect(total(frames, COUNTERS.connectionsOpened)).toBe(20);
     expect(frames[0]!.histograms[HISTOGRAMS.wsConnect]).toBeDefined();
     expect(frames[1]!.counters[COUNTERS.connectionsActive]).toBe(20);

@@ -7,19 +7,18 @@ import { driverFor } from "../drivers/driver-for";
 import { createArrival } from "./arrival";
 import { systemClock, type Clock } from "./clock";
 import { ConnectFailures } from "./connect-failures";
-import { HealthMonitor, SATURATION } from "./health-monitor";
 import { scenarioRoles, type ScenarioRoles } from "./scenario-roles";
 import { SendSchedule } from "./send-schedule";
 import { sourceAddressFor } from "./source-addresses";
 import { ShardAccounting } from "./shard-accounting";
+import { ShardFrames } from "./shard-frames";
 import { StagePopulation } from "./stage-population";
 import { SweepStepper } from "./sweep-stepper";
-import type { EngineFrame, RunShardOptions, ShardOutcome, ShardStatus, ShardTotals } from "./types";
+import type { RunShardOptions, ShardOutcome, ShardStatus, ShardTotals } from "./types";
 
 /** With no connection open after this many failed attempts, the shard errors instead of grinding through the ramp. */
 const FAIL_FAST_ATTEMPTS = 100;
 const S = 1_000_000;
-const LATE_US = SATURATION.sendLagMs * 1000;
 
 /** Retiring: a falling stage is closing it; it sends no more and waits for its last replies. */
 const enum State { Idle, Connecting, Open, Retiring, Gone }
@@ -47,8 +46,8 @@ export class ShardEngine {
   private readonly clock: Clock;
   private readonly driver: Driver | undefined;
   private readonly recorder = new IntervalRecorder();
-  private readonly health = new HealthMonitor();
   private readonly accounting: ShardAccounting;
+  private readonly frames: ShardFrames;
   private readonly schedule: SendSchedule;
   private readonly stages: StagePopulation | undefined;
   /** Sweep: steps have schedules of their own (the run's `schedule` then carries only the canary). */
@@ -75,11 +74,6 @@ export class ShardEngine {
   private active = 0;
   private readonly failures = new ConnectFailures();
   private readonly totals: ShardTotals = { expected: 0, sent: 0, received: 0, lost: 0, duplicated: 0, opened: 0, failed: 0, closed: 0 };
-  private frameIndex = 0;
-  private frameStartUs = 0;
-  private lagMaxUs = 0;
-  private intervalSends = 0;
-  private lateSends = 0;
   private timer: NodeJS.Timeout | undefined;
   private immediate: NodeJS.Immediate | undefined;
   private finished = false;
@@ -104,6 +98,7 @@ export class ShardEngine {
     const { stages } = plan.connections;
     if (stages) this.stages = new StagePopulation(stages, this.populationHost, this.canaryId, msg.arrival === "constant", this.intervalUs, durationMs(msg.timeout) * 1000);
     if (plan.sweep) this.sweep = new SweepStepper(plan, this.stepperHost, opts.random);
+    this.frames = new ShardFrames(this.recorder, opts, this.warmupMs, this.sweep, this.stages);
   }
 
   async run(): Promise<ShardOutcome> {
@@ -118,7 +113,7 @@ export class ShardEngine {
     if (this.sweep) this.endUs = Infinity;
     else this.endUs = this.t0 + (this.stages ? this.stages.plan.totalUs : rampUs + this.durationUs);
     this.schedule.endUs = this.endUs;
-    this.frameStartUs = this.t0;
+    this.frames.begin(this.t0);
 
     const done = new Promise<ShardOutcome>((resolve) => (this.resolveRun = resolve));
     const onAbort = () => this.finish("aborted", abortReason(signal!));
@@ -126,7 +121,7 @@ export class ShardEngine {
     this.waitUntil(this.t0, () => {
       const startedAt = this.clock.hubNowMs();
       this.started = true;
-      this.health.sample(); // start the first interval's CPU and event-loop window at the start instant
+      this.frames.started();
       this.tick();
       // After the first tick: reporting must not delay the first sends.
       this.opts.onStart?.(startedAt);
@@ -158,11 +153,11 @@ export class ShardEngine {
       if (!this.sweep.begun && this.attempts >= this.count && this.inFlight === 0) this.sweep.begin(this.t0, now);
       this.sweep.due(now, this.isOpen, this.send);
     }
-    while (now >= this.frameStartUs + S) {
+    while (now >= this.frames.nextUs) {
       this.emitFrame();
-      this.sweep?.startDue(this.frameIndex * S);
+      this.sweep?.startDue(this.frames.index * S);
     }
-    this.sweep?.startDue(this.frameIndex * S);
+    this.sweep?.startDue(this.frames.index * S);
 
     // The canary connects first, so it is in place before the crowd arrives.
     if (this.canaryId >= 0 && !this.canaryAttempted) {
@@ -236,7 +231,7 @@ export class ShardEngine {
   }
 
   private scheduleNext(now: number): void {
-    let next = Math.min(this.frameStartUs + S, this.accounting.nextDeadline());
+    let next = Math.min(this.frames.nextUs, this.accounting.nextDeadline());
     if (now < this.endUs) {
       next = Math.min(next, this.endUs, this.schedule.nextDue(), this.sweep?.nextDue() ?? Infinity);
       if (!this.stages && this.attempts < this.count) next = Math.min(next, this.t0 + this.attempts * this.attemptGapUs);
@@ -323,11 +318,7 @@ export class ShardEngine {
 
   private readonly send = (id: number, intendedUs: number): void => {
     this.conns[id]!.send(this.accounting.message(id, intendedUs));
-    const lag = this.clock.monoUs() - intendedUs;
-    this.recorder.recordMicros(HISTOGRAMS.sendLag, lag);
-    if (lag > this.lagMaxUs) this.lagMaxUs = lag;
-    if (lag > LATE_US) this.lateSends++;
-    this.intervalSends++;
+    this.frames.sent(this.clock.monoUs() - intendedUs);
     this.stages?.sent(id);
   };
 
@@ -359,28 +350,7 @@ export class ShardEngine {
 
   /** Emits the current interval: a full second, or (given where it ends) the final partial one. */
   private emitFrame(partialEndUs?: number): void {
-    this.recorder.setGauge(COUNTERS.connectionsActive, this.active);
-    const body = this.recorder.take();
-    // Interval starts as whole µs from the start instant, so they fall on stage and step boundaries exactly.
-    const step = this.sweep?.stepOf(this.frameIndex * S, body, partialEndUs !== undefined);
-    const stage = this.stages && this.frameStartUs < this.endUs ? this.stages.plan.stageAt(this.frameIndex * S) : undefined;
-    const lateShare = this.intervalSends > 0 ? this.lateSends / this.intervalSends : 0;
-    const health = this.health.sample({ maxMs: this.lagMaxUs / 1000, lateShare });
-    this.lagMaxUs = this.intervalSends = this.lateSends = 0;
-    const index = this.frameIndex++;
-    this.opts.onFrame({
-      index,
-      startedAt: this.opts.startAt + index * 1000,
-      durationMs: partialEndUs === undefined ? 1000 : Math.max(0.001, (partialEndUs - this.frameStartUs) / 1000),
-      warmup: index * 1000 < this.warmupMs,
-      counters: body.counters,
-      histograms: body.histograms,
-      health,
-      ...(stage !== undefined ? { stage } : {}),
-      ...(step ? { step } : {}),
-    });
-    // From t0 each time, never accumulated, so boundaries stay exact to the start instant.
-    this.frameStartUs = this.t0 + this.frameIndex * S;
+    this.frames.emit({ active: this.active, endUs: this.endUs }, partialEndUs);
   }
 
   private finish(status: ShardStatus, error?: string): void {
@@ -404,15 +374,15 @@ export class ShardEngine {
     }
     this.active = 0;
     const now = this.clock.monoUs();
-    while (now >= this.frameStartUs + S) this.emitFrame();
+    while (now >= this.frames.nextUs) this.emitFrame();
     this.emitFrame(now);
     this.resolveRun(this.outcome(status, error));
   }
 
   private outcome(status: ShardStatus, error?: string): ShardOutcome {
     this.finished = true;
-    this.health.stop();
-    return { status, ...(error ? { error } : {}), ...(this.sweep?.stopped ? { sweepStopped: this.sweep.stopped } : {}), frames: this.frameIndex, totals: { ...this.totals, expected: Math.round(this.totals.expected) } };
+    this.frames.stop();
+    return { status, ...(error ? { error } : {}), ...(this.sweep?.stopped ? { sweepStopped: this.sweep.stopped } : {}), frames: this.frames.index, totals: { ...this.totals, expected: Math.round(this.totals.expected) } };
   }
 }
 

@@ -67,6 +67,15 @@ export class SweepStepper {
     this.schedule?.close(id);
   }
 
+  /** µs of [fromUs, toUs) (offsets from the start instant) inside the holds of the steps started so far: the sweep's sending time. */
+  activeUs(fromUs: number, toUs: number): number {
+    let us = 0;
+    for (let k = 0; k <= this.index; k++) {
+      us += Math.max(0, Math.min(toUs, this.sweep.holdEnd(k)) - Math.max(fromUs, this.sweep.holdStart(k)));
+    }
+    return us;
+  }
+
   /** Starts the next step when the interval starting `frameUs` after the start instant is its first. */
   startDue(frameUs: number): void {
     const k = this.index + 1;
