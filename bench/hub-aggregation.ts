@@ -166,8 +166,13 @@ async function once(run: number) {
 
     let status = "";
     for (let i = 0; i < 200; i++) {
-      status = (await getRun(db.db, row.id))!.status;
-      if (!["queued", "running"].includes(status)) break;
+      const final = (await getRun(db.db, row.id))!;
+      status = final.status;
+      if (!["queued", "running"].includes(status)) {
+        // A figure from a run that did not pass is suspect: say why it ended.
+        if (final.reason) status = `${status}: ${final.reason}`;
+        break;
+      }
       await sleep(250);
     }
     const stored = (await listFrames(db.db, row.id)).length;

@@ -4,10 +4,10 @@
  * 20 s. A perfect tool reports the target's true hold plus loopback, and sends exactly the planned
  * 20,000 messages.
  *
- * Each run is a pair at the same load: first `?delay=0` (the loopback: what the agent reports for
- * an undelayed echo), then `?delay=25`, for which the target itself reports every hold it actually
- * applied (arrival to send call, its GET /stats). The goal compares the agent's p50/p99 with
- * true hold + loopback at the same percentile. Median of RUNS pairs.
+ * Each run is a pair at the same load on a fresh target process: first `?delay=25`, for which the
+ * target itself reports every hold it actually applied (arrival to send call, its GET /stats), then
+ * `?delay=0` (the loopback: what the agent reports for an undelayed echo). The goal compares the
+ * agent's p50/p99 with true hold + loopback at the same percentile. Median of RUNS pairs.
  *
  * The target runs with ECHO_HOLD=precise (holds released within µs of their deadline, core 0
  * kept busy); `timer` shows the default whole-millisecond hold instead.
@@ -34,8 +34,6 @@ interface Summary {
 interface HoldSummary { count: number; minMs: number; meanMs: number; p50Ms: number; p90Ms: number; p99Ms: number; maxMs: number }
 interface Pair { loop: Summary; held: Summary; hold: HoldSummary }
 
-const target = await startTarget({ ECHO_HOLD: HOLD_MODE });
-const statsUrl = target.url.replace(/^ws:/, "http:").replace(/\/echo$/, "/stats");
 const dir = mkdtempSync(path.join(tmpdir(), "volley-bench-"));
 const planFor = (url: string, delay: number) => {
   const file = path.join(dir, `latency-truth-${delay}.yaml`);
@@ -46,7 +44,6 @@ scenario: { kind: echo, message: { rate: ${RATE}, bytes: 64 }, duration: ${SECON
 `);
   return file;
 };
-const plans = { loop: planFor(target.url, 0), held: planFor(target.url, HOLD_MS) };
 
 async function agentRun(planFile: string): Promise<Summary> {
   const a = spawnPinned(1, [process.execPath, AGENT_BIN, "run", planFile, "--json"]);
@@ -55,20 +52,24 @@ async function agentRun(planFile: string): Promise<Summary> {
   return JSON.parse(a.stdout()) as Summary;
 }
 
-async function targetHolds(method: "GET" | "DELETE"): Promise<HoldSummary | undefined> {
-  const res = await fetch(statsUrl, { method });
-  if (!res.ok) throw new Error(`${method} ${statsUrl}: HTTP ${res.status}`);
-  return method === "GET" ? ((await res.json()) as { hold: HoldSummary }).hold : undefined;
+async function targetHolds(statsUrl: string): Promise<HoldSummary> {
+  const res = await fetch(statsUrl);
+  if (!res.ok) throw new Error(`GET ${statsUrl}: HTTP ${res.status}`);
+  return ((await res.json()) as { hold: HoldSummary }).hold;
 }
 
 const r2 = (x: number) => Math.round(x * 100) / 100;
 const pairs: Pair[] = [];
-try {
-  for (let run = 1; run <= RUNS; run++) {
-    const loop = await agentRun(plans.loop);
-    await targetHolds("DELETE");
-    const held = await agentRun(plans.held);
-    const hold = (await targetHolds("GET"))!;
+for (let run = 1; run <= RUNS; run++) {
+  // A fresh target per pair: a target process that has served a few runs holds with a wider tail
+  // (its GC pauses grow: 20–30 ms scavenges seen with --trace-gc), and that tail is not the agent's.
+  const target = await startTarget({ ECHO_HOLD: HOLD_MODE });
+  const statsUrl = target.url.replace(/^ws:/, "http:").replace(/\/echo$/, "/stats");
+  try {
+    // The held run first, on the fresh process; the loopback run after it needs no precise target.
+    const held = await agentRun(planFor(target.url, HOLD_MS));
+    const hold = await targetHolds(statsUrl);
+    const loop = await agentRun(planFor(target.url, 0));
     pairs.push({ loop, held, hold });
     console.error(
       `run ${run}: reported p50 ${held.latency.p50} / p99 ${held.latency.p99} ms | target hold p50 ${hold.p50Ms} / p99 ${hold.p99Ms} (max ${hold.maxMs}, ${hold.count} replies)` +
@@ -76,9 +77,9 @@ try {
         ` | excess ${r2(held.latency.p50 - hold.p50Ms - loop.latency.p50)} / ${r2(held.latency.p99 - hold.p99Ms - loop.latency.p99)} ms` +
         ` | send lag p99 ${held.sendLag.p99} (loopback run ${loop.sendLag.p99}) ms, sent ${held.messages.sent}/${PLANNED}, saturated ${held.intervals.saturated}+${loop.intervals.saturated}`,
     );
+  } finally {
+    await target.stop();
   }
-} finally {
-  await target.stop();
 }
 
 const m = (f: (p: Pair) => number) => r2(median(pairs.map(f)));

@@ -8,7 +8,7 @@ import {
   type IntervalPoint,
   type RunSummary,
 } from "@volley/contracts";
-import { addHistogram, createHistogram, decodeHistogram, type Histogram } from "./histogram";
+import { addEncoded, createHistogram, type Histogram } from "./histogram";
 import { IntervalMerger } from "./interval-merger";
 import { latencySummary } from "./summary";
 
@@ -29,7 +29,7 @@ function addInto(target: Map<string, Histogram>, histograms: Record<string, stri
       h = createHistogram(64);
       target.set(name, h);
     }
-    addHistogram(h, decodeHistogram(b64));
+    addEncoded(h, b64);
   }
 }
 
@@ -66,7 +66,7 @@ export function summarizeFrames(frames: readonly FrameLike[]): Omit<RunSummary, 
       const b64 = f.histograms[name];
       if (!b64) continue;
       connectH ??= createHistogram(64);
-      addHistogram(connectH, decodeHistogram(b64));
+      addEncoded(connectH, b64);
     }
   }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { addHistogram, createHistogram, decodeHistogram, encodeHistogram, mergeEncoded, recordMicros } from "./histogram";
+import * as hdr from "hdr-histogram-js";
+import { addEncoded, addHistogram, createHistogram, decodeHistogram, encodeHistogram, mergeEncoded, recordMicros } from "./histogram";
 
 /** Deterministic pseudo-random values (xorshift), so a failure reproduces. */
 function values(seed: number, n: number, scale: number): number[] {
@@ -39,6 +40,34 @@ describe("addHistogram", () => {
       expect(fast.getValueAtPercentile(p)).toBe(union.getValueAtPercentile(p));
       expect(fast.getValueAtPercentile(p)).toBe(library.getValueAtPercentile(p));
     }
+  });
+
+  it("addEncoded adds straight from the encoding with the same counts, total, min and max as decode + add", () => {
+    const shards = [values(5, 4000, 30_000), values(6, 2500, 5_000_000), [0, 0, 3], values(7, 600, 3_600_000_000), [], [0]];
+    const viaDecode = createHistogram(64);
+    const direct = createHistogram(64);
+    for (const shard of shards) {
+      const h = createHistogram(32);
+      for (const v of shard) recordMicros(h, v);
+      const encoded = encodeHistogram(h);
+      addHistogram(viaDecode, decodeHistogram(encoded));
+      addEncoded(direct, encoded);
+      expect(direct.totalCount).toBe(viaDecode.totalCount);
+      expect(direct.maxValue).toBe(viaDecode.maxValue);
+      expect(direct.minNonZeroValue).toBe(viaDecode.minNonZeroValue);
+    }
+    const counts = (h: object) => {
+      const c = h as { countsArrayLength: number; getCountAtIndex(i: number): number };
+      return Array.from({ length: c.countsArrayLength }, (_, i) => c.getCountAtIndex(i));
+    };
+    expect(counts(direct)).toEqual(counts(viaDecode));
+    for (const p of [0, 1, 50, 99, 99.99, 100]) expect(direct.getValueAtPercentile(p)).toBe(viaDecode.getValueAtPercentile(p));
+    // Another configuration is still merged, through the decoding path.
+    const coarse = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 1_000_000, numberOfSignificantValueDigits: 2 });
+    coarse.recordValue(12_345);
+    const before = direct.totalCount;
+    addEncoded(direct, hdr.encodeIntoCompressedBase64(coarse));
+    expect(direct.totalCount).toBe(before + 1);
   });
 
   it("leaves the target alone when the other is empty", () => {

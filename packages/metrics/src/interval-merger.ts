@@ -1,5 +1,5 @@
 import { COUNTERS, ERROR_PREFIX, HISTOGRAMS, type IntervalPoint } from "@volley/contracts";
-import { addHistogram, createHistogram, decodeHistogram, type Histogram } from "./histogram";
+import { addEncoded, createHistogram, type Histogram } from "./histogram";
 import type { FrameLike } from "./aggregate";
 
 const ms = (us: number) => Math.round(us) / 1000;
@@ -45,7 +45,7 @@ export class IntervalMerger {
       if (b64 === undefined) continue;
       let h = this.hs.get(name);
       if (!h) this.hs.set(name, (h = createHistogram(64)));
-      addHistogram(h, decodeHistogram(b64));
+      addEncoded(h, b64);
     }
     const c = f.counters;
     this.frames++;

@@ -1,6 +1,6 @@
 import { COUNTERS, ERROR_PREFIX, HISTOGRAMS, type AgentBreakdown, type RunAnalysis, type SpectrumPoint } from "@volley/contracts";
 import type { FrameLike } from "./aggregate";
-import { addHistogram, createHistogram, decodeHistogram, type Histogram } from "./histogram";
+import { addEncoded, createHistogram, type Histogram } from "./histogram";
 import { latencySummary } from "./summary";
 
 /** HdrHistogram's own plot uses 5 ticks per halving of the remaining tail: 0, 12.9, 24.2 … 50, … 75, … 99.9 … */
@@ -40,7 +40,7 @@ function add(target: Map<string, Histogram>, name: string, b64: string | undefin
   if (!b64) return;
   let h = target.get(name);
   if (!h) target.set(name, (h = createHistogram(64)));
-  addHistogram(h, decodeHistogram(b64));
+  addEncoded(h, b64);
 }
 
 type AnalysisFrame = FrameLike & { shardId?: string };

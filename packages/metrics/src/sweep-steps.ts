@@ -1,6 +1,6 @@
 import { COUNTERS, ERROR_PREFIX, HISTOGRAMS, durationMs, type Capacity, type Plan, type SweepStep } from "@volley/contracts";
 import type { FrameLike } from "./aggregate";
-import { addHistogram, createHistogram, decodeHistogram, type Histogram } from "./histogram";
+import { addEncoded, createHistogram, type Histogram } from "./histogram";
 import { describeStopWhen, stopReason } from "./stop-condition";
 import { latencySummary } from "./summary";
 
@@ -24,7 +24,7 @@ function merge(frames: readonly FrameLike[], name: string): Histogram | undefine
     const b64 = f.histograms[name];
     if (!b64) continue;
     h ??= createHistogram(64);
-    addHistogram(h, decodeHistogram(b64));
+    addEncoded(h, b64);
   }
   return h;
 }

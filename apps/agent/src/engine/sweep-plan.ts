@@ -1,5 +1,5 @@
 import { COUNTERS, ERROR_PREFIX, durationMs, sweepRates, type Plan, type Sweep } from "@volley/contracts";
-import { addHistogram, createHistogram, decodeHistogram, mainLatencyMetric, recordMicros, stopReason, type Histogram } from "@volley/metrics";
+import { addEncoded, createHistogram, mainLatencyMetric, recordMicros, stopReason, type Histogram } from "@volley/metrics";
 
 const S = 1_000_000;
 
@@ -83,7 +83,7 @@ export class StepJudge {
     this.disconnects += c[COUNTERS.connectionsDropped] ?? 0;
     for (const [k, v] of Object.entries(c)) if (k.startsWith(ERROR_PREFIX)) this.errors += v;
     const encoded = body.histograms[this.metric];
-    if (encoded) addHistogram((this.latency ??= createHistogram(64)), decodeHistogram(encoded));
+    if (encoded) addEncoded((this.latency ??= createHistogram(64)), encoded);
   }
 
   /** Why the step broke stopWhen, or null. `awaitedAgesUs` are the ages of messages still awaited. */
