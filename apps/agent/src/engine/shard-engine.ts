@@ -285,6 +285,12 @@ export class ShardEngine {
     } else if (this.stages) {
       const until = Math.min(this.endUs, now + this.durationUs);
       if (this.schedule.open(id, now, undefined, until)) this.stages.scheduled(id, until, this.addExpected(now, until));
+    } else if (this.plan.scenario.message.per === "connection") {
+      // `duration` is each connection's sending time from its own open: an early connection does
+      // not send longer than planned, and one slow to connect still sends its whole window.
+      const until = now + this.durationUs;
+      if (until > this.endUs) this.endUs = this.schedule.endUs = until;
+      if (this.schedule.open(id, now, undefined, until)) this.addExpected(now, until);
     } else if (this.schedule.open(id, now)) this.addExpected(now, this.endUs);
     // Next microtask, not now: connections whose connects complete together are all in their rooms
     // before the first of them sends (its slot is still timed from the open, so any wait is send lag).
