@@ -1,41 +1,22 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import "@volley/devstack/vitest-context";
 import { REDIS_KEYS, runEventSchema, type RunEvent, type ShardJob } from "@volley/contracts";
 import { listFrames, listShards } from "@volley/db";
 import { createRedis } from "@volley/queue";
 import { pino } from "pino";
 import { startHub } from "./hub";
-import { ScriptedAgent } from "./test-support/scripted-agent";
-import { startHubHarness, TEST_AGENT_TOKEN, type HubHarness } from "./test-support/hub-harness";
+import type { ScriptedAgent } from "./test-support/scripted-agent";
+import { TEST_AGENT_TOKEN } from "./test-support/hub-harness";
+import { useHubHarness } from "./test-support/use-hub-harness";
 import { testFrame, testPlan } from "./test-support/fixtures";
 
-let h: HubHarness;
-const agents: ScriptedAgent[] = [];
-
-beforeAll(async () => {
-  h = await startHubHarness({
-    databaseServerUrl: inject("databaseServerUrl"),
-    redisUrl: inject("redisUrl"),
-    redisDb: 5,
-    hub: { armTimeoutMs: 1500, agentGraceMs: 500, abortEndTimeoutMs: 2000, storeWaitMs: 5000 },
-  });
-});
-afterAll(async () => {
-  for (const a of agents) a.close();
-  await h?.close();
-});
-
-async function agent(name: string, pool: string): Promise<ScriptedAgent> {
-  const a = await ScriptedAgent.connect({ hubUrl: h.hubUrl, token: TEST_AGENT_TOKEN, name, pool });
-  agents.push(a);
-  return a;
-}
+const h = useHubHarness(5, { armTimeoutMs: 1500, agentGraceMs: 500, abortEndTimeoutMs: 2000, storeWaitMs: 5000 });
 
 const idsOf = (a: ScriptedAgent, job: ShardJob) => ({ runId: job.runId, shardId: job.shardId, agentId: a.agentId });
 
 describe("hub run orchestration", () => {
   it("runs a plan end to end: assign → armed → start → frames → end → passed, with the summary from the frames", async () => {
-    const a = await agent("agent-pass", "pass");
+    const a = await h.connect({ name: "agent-pass", pool: "pass" });
     const events: RunEvent[] = [];
     const sub = createRedis(inject("redisUrl"));
     await sub.psubscribe("volley:run:*:events");
@@ -73,7 +54,7 @@ describe("hub run orchestration", () => {
   });
 
   it("fails a run whose threshold fails and says by how much", async () => {
-    const a = await agent("agent-slow", "slow");
+    const a = await h.connect({ name: "agent-slow", pool: "slow" });
     const runId = await h.startRun(testPlan({ agents: { pool: "slow" }, thresholds: ["latency.p95 < 200ms"] }));
     const job = await a.until((r) => r.assign.find((j) => j.runId === runId));
     await a.nextStart();
@@ -85,7 +66,7 @@ describe("hub run orchestration", () => {
   });
 
   it("splits a run over several agents and starts them at one instant", async () => {
-    const [a1, a2] = [await agent("agent-m1", "multi"), await agent("agent-m2", "multi")];
+    const [a1, a2] = [await h.connect({ name: "agent-m1", pool: "multi" }), await h.connect({ name: "agent-m2", pool: "multi" })];
     const runId = await h.startRun(testPlan({ agents: { pool: "multi", count: 2 }, connections: { count: 5 } }));
     const jobs = await Promise.all([a1, a2].map((a) => a.until((r) => r.assign.find((j) => j.runId === runId))));
     expect(jobs.map((j) => j.plan.connections.count).sort()).toEqual([2, 3]);
@@ -102,14 +83,14 @@ describe("hub run orchestration", () => {
   });
 
   it("gives a new run to an agent that connects while the pool's only other agent is busy", async () => {
-    const a1 = await agent("agent-busy", "busy");
+    const a1 = await h.connect({ name: "agent-busy", pool: "busy" });
     const runA = await h.startRun(testPlan({ agents: { pool: "busy" }, duration: "60s" }));
     const jobA = await a1.until((r) => r.assign.find((j) => j.runId === runA));
     await a1.nextStart();
     const runB = await h.startRun(testPlan({ agents: { pool: "busy" } }));
     await new Promise((r) => setTimeout(r, 300));
     expect(a1.received.assign.some((j) => j.runId === runB)).toBe(false); // never two shards on one agent
-    const a2 = await agent("agent-late", "busy");
+    const a2 = await h.connect({ name: "agent-late", pool: "busy" });
     const jobB = await a2.until((r) => r.assign.find((j) => j.runId === runB), 1000, "shard.assign of the second run");
     await a2.nextStart();
     await a2.end({ runId: runB, shardId: jobB.shardId, status: "completed", frames: 0 });
@@ -121,8 +102,7 @@ describe("hub run orchestration", () => {
   it("coordinates a run across hub replicas: the agent on one, the run on either", async () => {
     const other = await startHub({ databaseUrl: h.databaseUrl, redisUrl: h.redisUrl, agentToken: TEST_AGENT_TOKEN, port: 0, log: pino({ level: "silent" }), shutdownGraceMs: 1000 });
     try {
-      const a = await ScriptedAgent.connect({ hubUrl: `http://127.0.0.1:${other.port}`, token: TEST_AGENT_TOKEN, name: "agent-replica", pool: "replica" });
-      agents.push(a);
+      const a = await h.connect({ hubUrl: `http://127.0.0.1:${other.port}`, name: "agent-replica", pool: "replica" });
       const runIds = [await h.startRun(testPlan({ agents: { pool: "replica" } })), await h.startRun(testPlan({ agents: { pool: "replica" } }))];
       for (const runId of runIds) {
         const job = await a.until((r) => r.assign.find((j) => j.runId === runId));
@@ -139,7 +119,7 @@ describe("hub run orchestration", () => {
   });
 
   it("errors a run with the agent's own reason when a shard cannot arm", async () => {
-    const a = await agent("agent-refused", "refused");
+    const a = await h.connect({ name: "agent-refused", pool: "refused" });
     a.armReply = { ok: false, error: "connect refused: ECONNREFUSED 127.0.0.1:9" };
     const runId = await h.startRun(testPlan({ agents: { pool: "refused" } }));
     const run = await h.waitForFinal(runId);
@@ -159,7 +139,7 @@ describe("hub run orchestration", () => {
   });
 
   it("errors a run whose agent is lost, naming the agent and keeping its frames", async () => {
-    const a = await agent("agent-lost", "lost");
+    const a = await h.connect({ name: "agent-lost", pool: "lost" });
     const runId = await h.startRun(testPlan({ agents: { pool: "lost" } }));
     const job = await a.until((r) => r.assign.find((j) => j.runId === runId));
     await a.nextStart();
@@ -176,15 +156,13 @@ describe("hub run orchestration", () => {
   });
 
   it("lets an agent reconnect within the grace period and finish its shard", async () => {
-    const hello = { hubUrl: h.hubUrl, token: TEST_AGENT_TOKEN, name: "agent-flaky", pool: "flaky", instanceId: "flaky-instance-1" };
-    const a = await ScriptedAgent.connect(hello);
-    agents.push(a);
+    const hello = { name: "agent-flaky", pool: "flaky", instanceId: "flaky-instance-1" };
+    const a = await h.connect(hello);
     const runId = await h.startRun(testPlan({ agents: { pool: "flaky" } }));
     const job = await a.until((r) => r.assign.find((j) => j.runId === runId));
     await a.nextStart();
     a.close();
-    const back = await ScriptedAgent.connect(hello);
-    agents.push(back);
+    const back = await h.connect(hello);
     expect(back.agentId).toBe(a.agentId);
     expect(await back.sendFrame(testFrame(idsOf(back, job), 0, [7]))).toEqual({ ok: true });
     expect(await back.end({ runId, shardId: job.shardId, status: "completed", frames: 1 })).toEqual({ ok: true });
@@ -192,7 +170,7 @@ describe("hub run orchestration", () => {
   });
 
   it("aborts a running run: shard.abort reaches the agent within a second, the run ends aborted", async () => {
-    const a = await agent("agent-abort", "abort");
+    const a = await h.connect({ name: "agent-abort", pool: "abort" });
     const runId = await h.startRun(testPlan({ agents: { pool: "abort" }, duration: "60s" }));
     const job = await a.until((r) => r.assign.find((j) => j.runId === runId));
     await a.nextStart();

@@ -1,23 +1,15 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import "@volley/devstack/vitest-context";
+import { describe, expect, it } from "vitest";
 import { REDIS_KEYS } from "@volley/contracts";
 import { getRun, insertRun, insertShards, listAgents, listFrames } from "@volley/db";
-import { ScriptedAgent } from "../test-support/scripted-agent";
-import { startHubHarness, TEST_AGENT_TOKEN, type HubHarness } from "../test-support/hub-harness";
+import { TEST_AGENT_TOKEN } from "../test-support/hub-harness";
+import { useHubHarness } from "../test-support/use-hub-harness";
 import { testFrame, testPlan } from "../test-support/fixtures";
 
-let h: HubHarness;
-
-beforeAll(async () => {
-  h = await startHubHarness({ databaseServerUrl: inject("databaseServerUrl"), redisUrl: inject("redisUrl"), redisDb: 6 });
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHubHarness(6);
 
 describe("agent gateway", () => {
   it("rejects an invalid agent token with a clear message", async () => {
-    await expect(ScriptedAgent.connect({ hubUrl: h.hubUrl, token: "not-the-token" })).rejects.toThrow("invalid agent token");
+    await expect(h.connect({ token: "not-the-token" })).rejects.toThrow("invalid agent token");
   });
 
   it("rejects a malformed hello, naming the field", async () => {
@@ -29,7 +21,7 @@ describe("agent gateway", () => {
   });
 
   it("welcomes an agent, registers it online, answers clock pings, and marks it offline when it leaves", async () => {
-    const a = await ScriptedAgent.connect({ hubUrl: h.hubUrl, token: TEST_AGENT_TOKEN, name: "gw-agent" });
+    const a = await h.connect({ name: "gw-agent" });
     expect(a.agentId).toMatch(/^agt_/);
     const before = Date.now();
     const { hubTime } = await a.clockPing();
@@ -42,7 +34,7 @@ describe("agent gateway", () => {
   });
 
   it("answers an invalid frame with ok:false and stays up; refuses a valid one for a shard no agent was given", async () => {
-    const a = await ScriptedAgent.connect({ hubUrl: h.hubUrl, token: TEST_AGENT_TOKEN, name: "gw-frames" });
+    const a = await h.connect({ name: "gw-frames" });
     const bad = await a.sendFrame({ runId: "run_x", seq: -1 });
     expect(bad.ok).toBe(false);
     if (!bad.ok) expect(bad.error).toMatch(/^invalid frame: .*seq/);
@@ -65,7 +57,7 @@ describe("agent gateway", () => {
   });
 
   it("refuses frames and shard.end for a shard leased to another agent; stores its own, also once its lease is over", async () => {
-    const [a1, a2] = await Promise.all(["gw-lease-1", "gw-lease-2"].map((name) => ScriptedAgent.connect({ hubUrl: h.hubUrl, token: TEST_AGENT_TOKEN, name, pool: "lease" })));
+    const [a1, a2] = await Promise.all(["gw-lease-1", "gw-lease-2"].map((name) => h.connect({ name, pool: "lease" })));
     try {
       const runId = await h.startRun(testPlan({ agents: { pool: "lease", count: 2 }, duration: "30s" }));
       const [j1, j2] = await Promise.all([a1!, a2!].map((a) => a.until((r) => r.assign.find((j) => j.runId === runId), 10_000, "shard.assign")));
@@ -115,7 +107,7 @@ describe("agent gateway", () => {
   });
 
   it("shuts down without losing a running run: aborts it after the grace period and records why", async () => {
-    const a = await ScriptedAgent.connect({ hubUrl: h.hubUrl, token: TEST_AGENT_TOKEN, name: "gw-shutdown", pool: "shutdown" });
+    const a = await h.connect({ name: "gw-shutdown", pool: "shutdown" });
     const runId = await h.startRun(testPlan({ agents: { pool: "shutdown" }, duration: "60s" }));
     const job = await a.until((r) => r.assign.find((j) => j.runId === runId));
     await a.nextStart();

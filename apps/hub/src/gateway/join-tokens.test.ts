@@ -1,46 +1,35 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { beforeAll, describe, expect, inject, it } from "vitest";
 import "@volley/devstack/vitest-context";
 import { Queue } from "bullmq";
 import { createAgentToken, insertRun, listAgents, listAgentTokens, listShards, revokeAgentToken, schema, DEFAULT_ORG_ID } from "@volley/db";
 import { enqueue, QUEUE_NAMES, runJob } from "@volley/queue";
 import { ScriptedAgent } from "../test-support/scripted-agent";
-import { startHubHarness, TEST_AGENT_TOKEN, type HubHarness } from "../test-support/hub-harness";
+import { startHubHarness, TEST_AGENT_TOKEN } from "../test-support/hub-harness";
+import { useHubHarness } from "../test-support/use-hub-harness";
 import { testFrame, testPlan } from "../test-support/fixtures";
 
 const ORG = "org_tenant";
-let h: HubHarness;
-const agents: ScriptedAgent[] = [];
+// No shared AGENT_TOKEN: only join tokens admit agents.
+const h = useHubHarness(10, { agentToken: null, armTimeoutMs: 3000 });
 
 beforeAll(async () => {
-  // No shared AGENT_TOKEN: only join tokens admit agents.
-  h = await startHubHarness({ databaseServerUrl: inject("databaseServerUrl"), redisUrl: inject("redisUrl"), redisDb: 10, hub: { agentToken: null, armTimeoutMs: 3000 } });
   await h.db.db.insert(schema.orgs).values({ id: ORG, name: "Tenant" });
 });
-afterAll(async () => {
-  for (const a of agents) a.close();
-  await h?.close();
-});
-
-async function connect(token: string, name: string, pool = "default"): Promise<ScriptedAgent> {
-  const a = await ScriptedAgent.connect({ hubUrl: h.hubUrl, token, name, pool });
-  agents.push(a);
-  return a;
-}
 
 const disconnected = (a: ScriptedAgent) => new Promise<string>((resolve) => a.socket.once("disconnect", resolve));
 
 describe("agent join tokens at the gateway", () => {
   it("refuses the shared token when the hub has no AGENT_TOKEN, saying what to use", async () => {
-    await expect(ScriptedAgent.connect({ hubUrl: h.hubUrl, token: TEST_AGENT_TOKEN })).rejects.toThrow(
+    await expect(h.connect({ token: TEST_AGENT_TOKEN })).rejects.toThrow(
       "invalid agent token: use a join token (vat_…) from the Volley web UI (this hub has no shared AGENT_TOKEN)",
     );
-    await expect(ScriptedAgent.connect({ hubUrl: h.hubUrl, token: "vat_made-up" })).rejects.toThrow(/^invalid agent token/);
+    await expect(h.connect({ token: "vat_made-up" })).rejects.toThrow(/^invalid agent token/);
   });
 
   it("admits a live join token: the agent joins the token's org and pool, recorded with token_id, and runs that org's shards", async () => {
     const { token, secret } = await createAgentToken(h.db.db, { orgId: ORG, name: "tenant gens", pool: "tenant-pool" });
     // The agent asks for another pool; the token decides.
-    const a = await connect(secret, "tenant-agent", "somewhere-else");
+    const a = await h.connect({ token: secret, name: "tenant-agent", pool: "somewhere-else" });
     const row = (await listAgents(h.db.db, ORG)).find((r) => r.id === a.agentId);
     expect(row).toMatchObject({ orgId: ORG, pool: "tenant-pool", tokenId: token.id, status: "online" });
     expect((await listAgentTokens(h.db.db, ORG))[0]?.lastUsedAt).toBeInstanceOf(Date);
@@ -69,14 +58,14 @@ describe("agent join tokens at the gateway", () => {
   it("refuses a revoked token with a clear message", async () => {
     const { token, secret } = await createAgentToken(h.db.db, { orgId: DEFAULT_ORG_ID, name: "old laptop" });
     expect(await revokeAgentToken(h.db.db, DEFAULT_ORG_ID, token.id)).toBe(true);
-    await expect(ScriptedAgent.connect({ hubUrl: h.hubUrl, token: secret })).rejects.toThrow(
+    await expect(h.connect({ token: secret })).rejects.toThrow(
       `agent token revoked: join token "old laptop" (${token.prefix}…) was revoked; ask an admin of your Volley organization for a new join token and set it as AGENT_TOKEN`,
     );
   });
 
   it("disconnects a connected agent at its next heartbeat once its token is revoked", async () => {
     const { token, secret } = await createAgentToken(h.db.db, { orgId: DEFAULT_ORG_ID, name: "soon revoked", pool: "revoke" });
-    const a = await connect(secret, "revoked-agent");
+    const a = await h.connect({ token: secret, name: "revoked-agent" });
     expect(await a.heartbeat()).toEqual({ ok: true });
     await revokeAgentToken(h.db.db, DEFAULT_ORG_ID, token.id);
     const gone = disconnected(a);
@@ -85,7 +74,7 @@ describe("agent join tokens at the gateway", () => {
     expect(await gone).toBe("io server disconnect");
     await expect.poll(async () => (await listAgents(h.db.db)).find((r) => r.id === a.agentId)?.status, { timeout: 3000 }).toBe("offline");
     // An agent that comes back with the same token is refused.
-    await expect(ScriptedAgent.connect({ hubUrl: h.hubUrl, token: secret })).rejects.toThrow(/^agent token revoked/);
+    await expect(h.connect({ token: secret })).rejects.toThrow(/^agent token revoked/);
   });
 });
 

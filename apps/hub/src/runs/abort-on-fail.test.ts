@@ -1,33 +1,14 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import "@volley/devstack/vitest-context";
-import { ScriptedAgent } from "../test-support/scripted-agent";
-import { startHubHarness, TEST_AGENT_TOKEN, type HubHarness } from "../test-support/hub-harness";
+import { describe, expect, it } from "vitest";
+import type { ScriptedAgent } from "../test-support/scripted-agent";
+import { useHubHarness } from "../test-support/use-hub-harness";
 import { testFrame, testPlan } from "../test-support/fixtures";
 
 // abortOnFail thresholds: the hub judges them on the frames stored so far and stops the run as failed.
 
-let h: HubHarness;
-const agents: ScriptedAgent[] = [];
-
-beforeAll(async () => {
-  h = await startHubHarness({
-    databaseServerUrl: inject("databaseServerUrl"),
-    redisUrl: inject("redisUrl"),
-    redisDb: 15,
-    hub: { armTimeoutMs: 10_000, storeWaitMs: 5000, abortEndTimeoutMs: 3000, thresholdCheckMs: 200 },
-  });
-});
-afterAll(async () => {
-  for (const a of agents) a.close();
-  await h?.close();
-});
+const h = useHubHarness(15, { armTimeoutMs: 10_000, storeWaitMs: 5000, abortEndTimeoutMs: 3000, thresholdCheckMs: 200 });
 
 /** An agent in its own pool that answers shard.abort like apps/agent does: shard.end aborted. */
-async function agent(pool: string): Promise<ScriptedAgent> {
-  const a = await ScriptedAgent.connect({ hubUrl: h.hubUrl, token: TEST_AGENT_TOKEN, name: `aof-${pool}`, pool });
-  agents.push(a);
-  return a;
-}
+const agent = (pool: string) => h.connect({ name: `aof-${pool}`, pool });
 
 async function started(a: ScriptedAgent, runId: string) {
   const job = await a.until((r) => r.assign.find((j) => j.runId === runId), 10_000, "shard.assign");

@@ -1,35 +1,19 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import "@volley/devstack/vitest-context";
+import { afterAll, describe, expect, it } from "vitest";
 import { planSchema, type ShardJob } from "@volley/contracts";
 import { listAgents, listFrames, listShards } from "@volley/db";
 import { startApp, type ManagedProcess, TARGETS_ON_FREE_PORTS } from "@volley/devstack";
-import { ScriptedAgent } from "../test-support/scripted-agent";
-import { startHubHarness, TEST_AGENT_TOKEN, type HubHarness } from "../test-support/hub-harness";
+import type { ScriptedAgent } from "../test-support/scripted-agent";
+import { TEST_AGENT_TOKEN } from "../test-support/hub-harness";
+import { useHubHarness } from "../test-support/use-hub-harness";
 import { testFrame, testPlan } from "../test-support/fixtures";
 
-let h: HubHarness;
-const agents: ScriptedAgent[] = [];
+const h = useHubHarness(12, { armTimeoutMs: 15_000, agentGraceMs: 1000, abortEndTimeoutMs: 3000, storeWaitMs: 5000 });
 const processes: ManagedProcess[] = [];
 
-beforeAll(async () => {
-  h = await startHubHarness({
-    databaseServerUrl: inject("databaseServerUrl"),
-    redisUrl: inject("redisUrl"),
-    redisDb: 12,
-    hub: { armTimeoutMs: 15_000, agentGraceMs: 1000, abortEndTimeoutMs: 3000, storeWaitMs: 5000 },
-  });
-});
+// Runs before the harness's own afterAll (vitest runs afterAll hooks last-registered first).
 afterAll(async () => {
-  for (const a of agents) a.close();
   await Promise.all(processes.map((p) => p.stop(2000)));
-  await h?.close();
 });
-
-async function agent(name: string, pool: string): Promise<ScriptedAgent> {
-  const a = await ScriptedAgent.connect({ hubUrl: h.hubUrl, token: TEST_AGENT_TOKEN, name, pool });
-  agents.push(a);
-  return a;
-}
 
 const idsOf = (a: ScriptedAgent, job: ShardJob) => ({ runId: job.runId, shardId: job.shardId, agentId: a.agentId });
 
@@ -45,7 +29,7 @@ const dropConnection = (a: ScriptedAgent) => a.socket.io.engine.close();
 
 describe("an agent lost mid-run", () => {
   it("onLoss: degrade — the other agent finishes, the run ends degraded naming the lost agent, every frame kept", async () => {
-    const [a1, a2] = [await agent("keeps-going", "degrade"), await agent("goes-away", "degrade")];
+    const [a1, a2] = [await h.connect({ name: "keeps-going", pool: "degrade" }), await h.connect({ name: "goes-away", pool: "degrade" })];
     const runId = await h.startRun(testPlan({ agents: { pool: "degrade", count: 2, onLoss: "degrade" }, duration: "30s" }));
     const [j1, j2] = await startTwo(a1, a2, runId);
     expect(await a2.sendFrame(testFrame(idsOf(a2, j2), 0, [9]))).toEqual({ ok: true });
@@ -68,7 +52,7 @@ describe("an agent lost mid-run", () => {
   });
 
   it("onLoss: error (the default) — the other agent is stopped and the run errors naming the lost agent, frames kept", async () => {
-    const [a1, a2] = [await agent("stopped", "strict"), await agent("vanishes", "strict")];
+    const [a1, a2] = [await h.connect({ name: "stopped", pool: "strict" }), await h.connect({ name: "vanishes", pool: "strict" })];
     const plan = testPlan({ agents: { pool: "strict", count: 2 }, duration: "30s" });
     expect(plan.agents.onLoss).toBeUndefined();
     const runId = await h.startRun(plan);

@@ -1,35 +1,17 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import "@volley/devstack/vitest-context";
+import { describe, expect, it } from "vitest";
 import type { ShardJob } from "@volley/contracts";
 import { listShards, upsertAgent } from "@volley/db";
 import { pino } from "pino";
 import { startHub } from "../hub";
 import { ScriptedAgent } from "../test-support/scripted-agent";
-import { startHubHarness, TEST_AGENT_TOKEN, type HubHarness } from "../test-support/hub-harness";
+import { TEST_AGENT_TOKEN } from "../test-support/hub-harness";
+import { useHubHarness } from "../test-support/use-hub-harness";
 import { testPlan } from "../test-support/fixtures";
 
-let h: HubHarness;
-const agents: ScriptedAgent[] = [];
+// The dispatcher waits min(3 s, a third of armTimeoutMs) for a shard's planned agent: the full 3 s here.
+const h = useHubHarness(4, { armTimeoutMs: 9000, agentGraceMs: 500, abortEndTimeoutMs: 2000, storeWaitMs: 5000 });
 
-beforeAll(async () => {
-  h = await startHubHarness({
-    databaseServerUrl: inject("databaseServerUrl"),
-    redisUrl: inject("redisUrl"),
-    redisDb: 4,
-    // The dispatcher waits min(3 s, a third of this) for a shard's planned agent: the full 3 s here.
-    hub: { armTimeoutMs: 9000, agentGraceMs: 500, abortEndTimeoutMs: 2000, storeWaitMs: 5000 },
-  });
-});
-afterAll(async () => {
-  for (const a of agents) a.close();
-  await h?.close();
-});
-
-async function agent(name: string, pool: string, maxConnections: number, hubUrl = h.hubUrl): Promise<ScriptedAgent> {
-  const a = await ScriptedAgent.connect({ hubUrl, token: TEST_AGENT_TOKEN, name, pool, capacity: { maxConnections } });
-  agents.push(a);
-  return a;
-}
+const agent = (name: string, pool: string, maxConnections: number, hubUrl?: string) => h.connect({ hubUrl, name, pool, capacity: { maxConnections } });
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 

@@ -1,30 +1,13 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import "@volley/devstack/vitest-context";
+import { describe, expect, it } from "vitest";
 import type { ShardJob } from "@volley/contracts";
-import { ScriptedAgent } from "../test-support/scripted-agent";
-import { startHubHarness, TEST_AGENT_TOKEN, type HubHarness } from "../test-support/hub-harness";
+import { useHubHarness } from "../test-support/use-hub-harness";
 import { testFrame, testPlan } from "../test-support/fixtures";
 
-let h: HubHarness;
-const agents: ScriptedAgent[] = [];
-
-beforeAll(async () => {
-  h = await startHubHarness({ databaseServerUrl: inject("databaseServerUrl"), redisUrl: inject("redisUrl"), redisDb: 13, hub: { armTimeoutMs: 5000, storeWaitMs: 5000 } });
-});
-afterAll(async () => {
-  for (const a of agents) a.close();
-  await h?.close();
-});
-
-async function agent(name: string, pool: string): Promise<ScriptedAgent> {
-  const a = await ScriptedAgent.connect({ hubUrl: h.hubUrl, token: TEST_AGENT_TOKEN, name, pool });
-  agents.push(a);
-  return a;
-}
+const h = useHubHarness(13, { armTimeoutMs: 5000, storeWaitMs: 5000 });
 
 describe("measured start skew", () => {
   it("records the agents' reported actual starts vs the planned instant on the run row and in the summary", async () => {
-    const [a1, a2] = [await agent("skew-early", "skew"), await agent("skew-late", "skew")];
+    const [a1, a2] = [await h.connect({ name: "skew-early", pool: "skew" }), await h.connect({ name: "skew-late", pool: "skew" })];
     const runId = await h.startRun(testPlan({ agents: { pool: "skew", count: 2 }, connections: { count: 4 } }));
     const jobs = (await Promise.all([a1, a2].map((a) => a.until((r) => r.assign.find((j) => j.runId === runId))))) as [ShardJob, ShardJob];
     const [s1, s2] = await Promise.all([a1.nextStart(), a2.nextStart()]);
@@ -56,7 +39,7 @@ describe("measured start skew", () => {
   });
 
   it("leaves the report out when agents send none (older agents), keeping the frame-based skew", async () => {
-    const a = await agent("skew-silent", "skew-old");
+    const a = await h.connect({ name: "skew-silent", pool: "skew-old" });
     const runId = await h.startRun(testPlan({ agents: { pool: "skew-old" } }));
     const job = await a.until((r) => r.assign.find((j) => j.runId === runId));
     const start = await a.nextStart();

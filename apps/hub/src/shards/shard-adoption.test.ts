@@ -1,12 +1,10 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import "@volley/devstack/vitest-context";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pino } from "pino";
 import type { HeldShard } from "@volley/contracts";
 import { insertRun, insertShards, listAgents, listShards, markRunRunning, updateShard } from "@volley/db";
 import { createRedis } from "@volley/queue";
 import { RunCoordinator } from "../coordination/run-coordinator";
-import { ScriptedAgent } from "../test-support/scripted-agent";
-import { startHubHarness, TEST_AGENT_TOKEN, type HubHarness } from "../test-support/hub-harness";
+import { useHubHarness } from "../test-support/use-hub-harness";
 import { testFrame, testPlan } from "../test-support/fixtures";
 
 /**
@@ -15,29 +13,26 @@ import { testFrame, testPlan } from "../test-support/fixtures";
  * hub left them; the agent is a scripted one whose hello names the shard. The whole restart, with
  * real processes, is in runs/hub-restart.test.ts.
  */
-let h: HubHarness;
+const h = useHubHarness(3, { abortEndTimeoutMs: 2000 });
 let coordinator: RunCoordinator;
 const closers: Array<() => void> = [];
 
 beforeAll(async () => {
-  h = await startHubHarness({ databaseServerUrl: inject("databaseServerUrl"), redisUrl: inject("redisUrl"), redisDb: 3, hub: { abortEndTimeoutMs: 2000 } });
   const [commands, subscriber] = [createRedis(h.redisUrl), createRedis(h.redisUrl)];
   closers.push(() => commands.disconnect(), () => subscriber.disconnect());
   coordinator = new RunCoordinator(commands, subscriber, pino({ level: "silent" }));
   await coordinator.start();
 });
-afterAll(async () => {
+afterAll(() => {
   for (const c of closers) c();
-  await h?.close();
 });
 
 /** An agent row (by a first, shard-less connection) and a running shard of a started run assigned to it. */
 async function leftBehind(name: string, opts: { started: boolean; assignTo?: "self" | "other" }) {
   const instanceId = `${name}-instance`;
-  const first = await ScriptedAgent.connect({ hubUrl: h.hubUrl, token: TEST_AGENT_TOKEN, name, instanceId, pool: name });
+  const first = await h.connect({ name, instanceId, pool: name });
   first.close();
-  const other = await ScriptedAgent.connect({ hubUrl: h.hubUrl, token: TEST_AGENT_TOKEN, name: `${name}-other`, pool: `${name}-other` });
-  closers.push(() => other.close());
+  const other = await h.connect({ name: `${name}-other`, pool: `${name}-other` });
   const plan = testPlan({ agents: { pool: name }, duration: "5s" });
   const run = await insertRun(h.db.db, { plan });
   const [shard] = await insertShards(h.db.db, run.id, [plan]);
@@ -45,11 +40,7 @@ async function leftBehind(name: string, opts: { started: boolean; assignTo?: "se
   await updateShard(h.db.db, shard!.id, { status: "running", agentId: opts.assignTo === "other" ? other.agentId : first.agentId, startedAt: new Date() });
   if (opts.started) await coordinator.publishStart(run.id, Date.now() - 1000);
   const held: HeldShard = { runId: run.id, shardId: shard!.id, state: "running" };
-  const reconnect = async () => {
-    const a = await ScriptedAgent.connect({ hubUrl: h.hubUrl, token: TEST_AGENT_TOKEN, name, instanceId, pool: name, shard: held });
-    closers.push(() => a.close());
-    return a;
-  };
+  const reconnect = () => h.connect({ name, instanceId, pool: name, shard: held });
   return { runId: run.id, shardId: shard!.id, agentId: first.agentId, reconnect };
 }
 

@@ -2,13 +2,11 @@ import { createHmac } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Queue } from "bullmq";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import "@volley/devstack/vitest-context";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runFinishedPayloadSchema } from "@volley/contracts";
 import { createWebhook, DEFAULT_ORG_ID, disableWebhook, schema, type WebhookRow } from "@volley/db";
 import { QUEUE_NAMES } from "@volley/queue";
-import { ScriptedAgent } from "../test-support/scripted-agent";
-import { startHubHarness, TEST_AGENT_TOKEN, type HubHarness } from "../test-support/hub-harness";
+import { useHubHarness } from "../test-support/use-hub-harness";
 import { testFrame, testPlan } from "../test-support/fixtures";
 
 // Signed run.finished webhooks, delivered by the hub to real local HTTP receivers.
@@ -64,24 +62,15 @@ class Receiver {
 }
 
 const ORG_B = "org_webhooks_b";
-let h: HubHarness;
+const h = useHubHarness(14, { armTimeoutMs: 10_000, storeWaitMs: 5000, webhookRetryDelayMs: 100, webhookTimeoutMs: 500 });
 let queue: Queue;
-const agents: ScriptedAgent[] = [];
 const receivers: Receiver[] = [];
 
 beforeAll(async () => {
-  h = await startHubHarness({
-    databaseServerUrl: inject("databaseServerUrl"),
-    redisUrl: inject("redisUrl"),
-    redisDb: 14,
-    hub: { armTimeoutMs: 10_000, storeWaitMs: 5000, webhookRetryDelayMs: 100, webhookTimeoutMs: 500 },
-  });
   await h.db.db.insert(schema.orgs).values({ id: ORG_B, name: "B", slug: "webhooks-b" });
   queue = new Queue(QUEUE_NAMES.webhooks, { connection: h.redis });
 });
 afterAll(async () => {
-  for (const a of agents) a.close();
-  await h?.close();
   await queue?.close();
   await Promise.all(receivers.map((r) => r.close()));
 });
@@ -94,8 +83,7 @@ async function receiver(script: Array<number | "hang"> = []): Promise<Receiver> 
 
 /** A real run of the default org through a scripted agent: one frame, then completed (passes). */
 async function finishedRun(pool: string): Promise<string> {
-  const a = await ScriptedAgent.connect({ hubUrl: h.hubUrl, token: TEST_AGENT_TOKEN, name: `wh-${pool}`, pool });
-  agents.push(a);
+  const a = await h.connect({ name: `wh-${pool}`, pool });
   const runId = await h.startRun(testPlan({ name: `webhook ${pool}`, agents: { pool }, thresholds: ["latency.p95 < 200ms"] }));
   const job = await a.until((r) => r.assign.find((j) => j.runId === runId), 10_000, "shard.assign");
   const start = await a.nextStart();
