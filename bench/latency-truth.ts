@@ -9,6 +9,11 @@
  * `?delay=0` (the loopback: what the agent reports for an undelayed echo). The goal compares the
  * agent's p50/p99 with true hold + loopback at the same percentile. Median of RUNS pairs.
  *
+ * Each run also times the same load with a minimal hand-written open-loop `ws` client
+ * (bench/baseline/ws-latency-client.ts) on a fresh target of its own: the least any Node client
+ * can do on this machine. Agent minus baseline is what the engine itself adds; what the baseline
+ * shows above the truth is Node's and the machine's (see bench/machine-floor.ts).
+ *
  * The target runs with ECHO_HOLD=precise (holds released within µs of their deadline, core 0
  * kept busy); `timer` shows the default whole-millisecond hold instead.
  *
@@ -32,7 +37,8 @@ interface Summary {
   intervals: { saturated: number };
 }
 interface HoldSummary { count: number; minMs: number; meanMs: number; p50Ms: number; p90Ms: number; p99Ms: number; maxMs: number }
-interface Pair { loop: Summary; held: Summary; hold: HoldSummary }
+interface Baseline { latency: { p50: number; p99: number; max: number }; sendLag: { p50: number; p99: number; max: number }; sent: number; hold: HoldSummary }
+interface Pair { loop: Summary; held: Summary; hold: HoldSummary; base: Baseline }
 
 const dir = mkdtempSync(path.join(tmpdir(), "volley-bench-"));
 const planFor = (url: string, delay: number) => {
@@ -58,24 +64,42 @@ async function targetHolds(statsUrl: string): Promise<HoldSummary> {
   return ((await res.json()) as { hold: HoldSummary }).hold;
 }
 
+async function baselineRun(): Promise<Baseline> {
+  const target = await startTarget({ ECHO_HOLD: HOLD_MODE });
+  try {
+    const b = spawnPinned(1, [process.execPath, "--import", "tsx", "bench/baseline/ws-latency-client.ts", `${target.url}?delay=${HOLD_MS}`, String(CONNS), String(RATE), String(SECONDS)]);
+    const code = await b.exited;
+    if (code !== 0) throw new Error(`baseline exited ${code}: ${b.stderr().slice(-500)}`);
+    const out = JSON.parse(b.stdout()) as Omit<Baseline, "hold">;
+    return { ...out, hold: await targetHolds(statsUrlOf(target.url)) };
+  } finally {
+    await target.stop();
+  }
+}
+
+const statsUrlOf = (url: string) => url.replace(/^ws:/, "http:").replace(/\/echo$/, "/stats");
 const r2 = (x: number) => Math.round(x * 100) / 100;
 const pairs: Pair[] = [];
 for (let run = 1; run <= RUNS; run++) {
   // A fresh target per pair: a target process that has served a few runs holds with a wider tail
   // (its GC pauses grow: 20–30 ms scavenges seen with --trace-gc), and that tail is not the agent's.
   const target = await startTarget({ ECHO_HOLD: HOLD_MODE });
-  const statsUrl = target.url.replace(/^ws:/, "http:").replace(/\/echo$/, "/stats");
+  const statsUrl = statsUrlOf(target.url);
   try {
     // The held run first, on the fresh process; the loopback run after it needs no precise target.
     const held = await agentRun(planFor(target.url, HOLD_MS));
     const hold = await targetHolds(statsUrl);
     const loop = await agentRun(planFor(target.url, 0));
-    pairs.push({ loop, held, hold });
+    await target.stop();
+    // The baseline on a fresh target of its own, like the agent's held run.
+    const base = await baselineRun();
+    pairs.push({ loop, held, hold, base });
     console.error(
       `run ${run}: reported p50 ${held.latency.p50} / p99 ${held.latency.p99} ms | target hold p50 ${hold.p50Ms} / p99 ${hold.p99Ms} (max ${hold.maxMs}, ${hold.count} replies)` +
         ` + loopback p50 ${loop.latency.p50} / p99 ${loop.latency.p99} = ${r2(hold.p50Ms + loop.latency.p50)} / ${r2(hold.p99Ms + loop.latency.p99)} ms` +
         ` | excess ${r2(held.latency.p50 - hold.p50Ms - loop.latency.p50)} / ${r2(held.latency.p99 - hold.p99Ms - loop.latency.p99)} ms` +
-        ` | send lag p99 ${held.sendLag.p99} (loopback run ${loop.sendLag.p99}) ms, sent ${held.messages.sent}/${PLANNED}, saturated ${held.intervals.saturated}+${loop.intervals.saturated}`,
+        ` | send lag p99 ${held.sendLag.p99} (loopback run ${loop.sendLag.p99}) ms, sent ${held.messages.sent}/${PLANNED}, saturated ${held.intervals.saturated}+${loop.intervals.saturated}` +
+        ` | baseline p50 ${base.latency.p50} / p99 ${base.latency.p99} ms (its target's hold p99 ${base.hold.p99Ms}), send lag p99 ${base.sendLag.p99}, sent ${base.sent}`,
     );
   } finally {
     await target.stop();
@@ -105,6 +129,13 @@ console.log(JSON.stringify({
   excessP50: m((p) => p.held.latency.p50 - p.hold.p50Ms - p.loop.latency.p50),
   excessP99: m((p) => p.held.latency.p99 - p.hold.p99Ms - p.loop.latency.p99),
   goalMet: pairs.length > 0 && Math.abs(m((p) => p.held.latency.p50 - p.hold.p50Ms - p.loop.latency.p50)) <= 1 && Math.abs(m((p) => p.held.latency.p99 - p.hold.p99Ms - p.loop.latency.p99)) <= 1,
+  // The minimal hand-written client on the same load (its own fresh target).
+  baselineP50: m((p) => p.base.latency.p50),
+  baselineP99: m((p) => p.base.latency.p99),
+  baselineHoldP99: m((p) => p.base.hold.p99Ms),
+  baselineSendLagP99: m((p) => p.base.sendLag.p99),
+  agentMinusBaselineP50: m((p) => p.held.latency.p50 - p.base.latency.p50),
+  agentMinusBaselineP99: m((p) => p.held.latency.p99 - p.base.latency.p99),
   sendLagP50: m((p) => p.held.sendLag.p50),
   sendLagP99: m((p) => p.held.sendLag.p99),
   planned: PLANNED,

@@ -1,5 +1,5 @@
 import { COUNTERS, HISTOGRAMS } from "@volley/contracts";
-import type { IntervalRecorder } from "@volley/metrics";
+import { encodeHistogram, type Histogram, type IntervalRecorder } from "@volley/metrics";
 import { HealthMonitor, SATURATION } from "./health-monitor";
 import type { StagePopulation } from "./stage-population";
 import type { SweepStepper } from "./sweep-stepper";
@@ -32,6 +32,9 @@ export class ShardFrames {
   private intervalSends = 0;
   private lateSends = 0;
   private readonly health = new HealthMonitor();
+  /** Frames cut but not yet handed over (histograms still being encoded), oldest first. */
+  private readonly pending: { frame: EngineFrame; toEncode: [string, Histogram][] }[] = [];
+  private finishing: NodeJS.Immediate | undefined;
 
   constructor(
     private readonly recorder: IntervalRecorder,
@@ -64,13 +67,25 @@ export class ShardFrames {
     this.intervalSends++;
   }
 
-  /** Emits the current interval: a full second, or (given where it ends) the final partial one. */
+  /**
+   * Cuts the current interval (a full second, or given where it ends the final partial one) and
+   * emits it. The cut itself is cheap and happens now, at the boundary; encoding the histograms
+   * (pako deflate, 1–10 ms a frame while the code is cold) is then done one histogram per turn of
+   * the event loop, so the sends due right after a boundary go out on time. A sweep's frames and
+   * the final one are finished at once: the sweep judges each step on its encoded frames, and the
+   * run's outcome waits for its last frame.
+   */
   emit(state: FrameState, partialEndUs?: number): void {
+    const deferred = partialEndUs === undefined && !this.sweep;
+    if (!deferred) this.flush();
     this.recorder.setGauge(COUNTERS.connectionsActive, state.active);
-    const body = this.recorder.take();
+    const cut = this.recorder.cut();
     // Interval starts as whole µs from the start instant, so they fall on stage and step boundaries exactly.
     const fromUs = this.index * S;
     const toUs = partialEndUs === undefined ? fromUs + S : partialEndUs - this.t0;
+    const histograms: Record<string, string> = {};
+    const body = { counters: cut.counters, histograms };
+    if (!deferred) for (const [k, h] of cut.histograms) histograms[k] = this.encode(h);
     const step = this.sweep?.stepOf(fromUs, body, partialEndUs !== undefined);
     const stage = this.stages && this.startUs < state.endUs ? this.stages.plan.stageAt(fromUs) : undefined;
     const lateShare = this.intervalSends > 0 ? this.lateSends / this.intervalSends : 0;
@@ -80,23 +95,57 @@ export class ShardFrames {
     // A sweep sends only in its steps' holds; any other run from the start instant to its end.
     const activeUs = this.sweep ? this.sweep.activeUs(fromUs, toUs) : overlapUs(fromUs, toUs, 0, state.endUs - this.t0);
     const index = this.index++;
-    this.opts.onFrame({
+    const frame: EngineFrame = {
       index,
       startedAt: this.opts.startAt + index * 1000,
       durationMs,
       activeMs: Math.min(durationMs, activeUs / 1000),
       warmup: index * 1000 < this.warmupMs,
-      counters: body.counters,
-      histograms: body.histograms,
+      counters: cut.counters,
+      histograms,
       health,
       ...(stage !== undefined ? { stage } : {}),
       ...(step ? { step } : {}),
-    });
+    };
     // From t0 each time, never accumulated, so boundaries stay exact to the start instant.
     this.startUs = this.t0 + this.index * S;
+    if (!deferred) return this.opts.onFrame(frame);
+    this.pending.push({ frame, toEncode: cut.histograms });
+    this.finishing ??= setImmediate(this.finishStep);
+  }
+
+  /** One step of finishing the oldest pending frame: encode one histogram, or hand the frame over. */
+  private readonly finishStep = (): void => {
+    this.finishing = undefined;
+    const p = this.pending[0];
+    if (!p) return;
+    const next = p.toEncode.shift();
+    if (next) p.frame.histograms[next[0]] = this.encode(next[1]);
+    else {
+      this.pending.shift();
+      this.opts.onFrame(p.frame);
+    }
+    if (this.pending.length > 0) this.finishing = setImmediate(this.finishStep);
+  };
+
+  /** Finishes every pending frame now, in order. */
+  private flush(): void {
+    if (this.finishing) clearImmediate(this.finishing);
+    this.finishing = undefined;
+    for (const p of this.pending.splice(0)) {
+      for (const [k, h] of p.toEncode) p.frame.histograms[k] = this.encode(h);
+      this.opts.onFrame(p.frame);
+    }
+  }
+
+  private encode(h: Histogram): string {
+    const encoded = encodeHistogram(h);
+    this.recorder.release(h);
+    return encoded;
   }
 
   stop(): void {
+    this.flush();
     this.health.stop();
   }
 }

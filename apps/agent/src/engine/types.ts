@@ -12,7 +12,11 @@ export interface RunShardOptions {
   startAt: number;
   /** Defaults to the local clocks with no hub offset (standalone runs). */
   clock?: Clock;
-  /** Called synchronously once per interval, the final partial one included; keep it cheap. */
+  /**
+   * Called once per interval in order, the final partial one included, a few event-loop turns after
+   * the interval ends (its histograms are encoded in steps between sends); every frame has been
+   * delivered when runShard resolves. Keep it cheap: it runs on the sending loop.
+   */
   onFrame: (frame: EngineFrame) => void;
   /** Aborting stops sending and connecting at once, flushes the partial frame and ends "aborted". */
   signal?: AbortSignal;
