@@ -42,4 +42,30 @@ describe("agent selection", () => {
     expect(all.ok && all.slots.map((s) => s.agentId)).toEqual(["agt_big", "agt_mid", "agt_mid2", "agt_small"]);
     expect(selectAgents("all", "eu", [])).toEqual({ ok: false, reason: expect.stringContaining(`agents.count is "all" but pool 'eu' has no idle agent`) });
   });
+
+  it("refuses a plan whose connections exceed what the chosen agents hold, naming each agent and the fix", () => {
+    // "all": 20k + 10k + 10k + 5k = 45k.
+    expect(selectAgents("all", "p", idle, 45_000).ok).toBe(true);
+    expect(selectAgents("all", "p", idle, 45_001)).toEqual({
+      ok: false,
+      reason:
+        "connections.count is 45,001 but the 4 idle agents chosen from pool 'p' hold at most 45,000 " +
+        "(agt_big 20,000, agt_mid 10,000, agt_mid2 10,000, agt_small 5,000); lower connections.count to 45,000 or less, or start more agents in pool 'p'",
+    });
+    // N of more idle agents: raising agents.count is the way out.
+    const two = selectAgents(2, "p", idle, 30_001);
+    expect(!two.ok && two.reason).toContain("hold at most 30,000 (agt_big 20,000, agt_mid 10,000)");
+    expect(!two.ok && two.reason).toContain("raise agents.count (pool 'p' has 4 idle agents)");
+    expect(selectAgents(2, "p", idle, 30_000).ok).toBe(true);
+    // Every idle agent already chosen: more agents must be started, and counted.
+    const one = selectAgents(1, "p", [agent("solo", 1_000)], 1_500);
+    expect(!one.ok && one.reason).toContain("the 1 idle agent chosen from pool 'p' holds at most 1,000 (solo 1,000)");
+    expect(!one.ok && one.reason).toContain("start more agents in pool 'p' and raise agents.count");
+  });
+
+  it("does not judge capacity while some shards wait for an agent that is not idle yet", () => {
+    // Two shards, one idle agent: the second shard's agent and its capacity are unknown.
+    const r = selectAgents(2, "p", [agent("a", 1_000)], 50_000);
+    expect(r).toEqual({ ok: true, slots: [{ agentId: "a", weight: 1_000 }, { agentId: null, weight: 1_000 }] });
+  });
 });

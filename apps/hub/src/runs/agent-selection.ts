@@ -31,7 +31,7 @@ const weightOf = (a: IdleAgent) => a.capacity.maxConnections;
  * (the planner keeps the first slots) drops the smallest. Deterministic: ties go by cores, then to
  * the agent connected longest (first come, as the dispatcher handed shards out before), then by id.
  */
-export function selectAgents(count: AgentCount, pool: string, idle: readonly IdleAgent[]): AgentSelection {
+export function selectAgents(count: AgentCount, pool: string, idle: readonly IdleAgent[], connections?: number): AgentSelection {
   const since = (a: IdleAgent) => a.connectedAt?.getTime() ?? Number.POSITIVE_INFINITY;
   const ranked = [...idle].sort(
     (a, b) =>
@@ -39,10 +39,35 @@ export function selectAgents(count: AgentCount, pool: string, idle: readonly Idl
   );
   if (count === "all") {
     if (ranked.length === 0) return { ok: false, reason: `agents.count is "all" but pool '${pool}' has no idle agent; start an agent in that pool or set agents.count to a number` };
-    return { ok: true, slots: ranked.map((a) => ({ agentId: a.id, weight: weightOf(a) })) };
+    return fits(ranked, ranked.length, count, pool, connections) ?? { ok: true, slots: ranked.map((a) => ({ agentId: a.id, weight: weightOf(a) })) };
   }
   const chosen = ranked.slice(0, count).map((a) => ({ agentId: a.id as string | null, weight: weightOf(a) }));
+  // Shards beyond the idle agents go to whichever agent frees up, whose capacity is not known yet.
+  if (chosen.length === count) {
+    const refused = fits(ranked.slice(0, count), ranked.length, count, pool, connections);
+    if (refused) return refused;
+  }
   const average = chosen.length > 0 ? chosen.reduce((s, c) => s + c.weight, 0) / chosen.length : 1;
   while (chosen.length < count) chosen.push({ agentId: null, weight: average });
   return { ok: true, slots: chosen };
+}
+
+/**
+ * Refuses a plan whose peak connections exceed what the chosen agents hold together. Shards are
+ * split in proportion to maxConnections, so when the total fits every shard fits its agent; when
+ * it does not, each agent would refuse its shard only after the run was dispatched.
+ */
+function fits(chosen: readonly IdleAgent[], idle: number, count: AgentCount, pool: string, connections: number | undefined): { ok: false; reason: string } | undefined {
+  if (connections === undefined) return undefined;
+  const total = chosen.reduce((s, a) => s + weightOf(a), 0);
+  if (connections <= total) return undefined;
+  const each = chosen.map((a) => `${a.id} ${weightOf(a).toLocaleString("en-US")}`).join(", ");
+  const more =
+    idle > chosen.length ? `raise agents.count (pool '${pool}' has ${idle} idle agents)` : `start more agents in pool '${pool}'${count === "all" ? "" : " and raise agents.count"}`;
+  return {
+    ok: false,
+    reason:
+      `connections.count is ${connections.toLocaleString("en-US")} but the ${chosen.length} idle agent${chosen.length === 1 ? "" : "s"} chosen from pool '${pool}' ${chosen.length === 1 ? "holds" : "hold"} at most ` +
+      `${total.toLocaleString("en-US")} (${each}); lower connections.count to ${total.toLocaleString("en-US")} or less, or ${more}`,
+  };
 }

@@ -61,6 +61,17 @@ describe("shards weighted by agent capacity", () => {
     expect(await listShards(h.db.db, runId)).toEqual([]);
   });
 
+  it("errors a run that needs more connections than its agents hold before dispatching any shard, naming them", async () => {
+    await agent("agent-tight-1", "tight", 1_000);
+    await agent("agent-tight-2", "tight", 500);
+    const runId = await h.startRun(testPlan({ agents: { pool: "tight", count: "all" }, connections: { count: 1_501 } }));
+    const run = await h.waitForFinal(runId);
+    expect(run.status).toBe("errored");
+    expect(run.reason).toContain("connections.count is 1,501 but the 2 idle agents chosen from pool 'tight' hold at most 1,500");
+    expect(run.reason).toContain("lower connections.count to 1,500 or less");
+    expect(await listShards(h.db.db, runId)).toEqual([]);
+  });
+
   it("hands each shard to its planned agent across hub replicas", async () => {
     const other = await startHub({ databaseUrl: h.databaseUrl, redisUrl: h.redisUrl, agentToken: TEST_AGENT_TOKEN, port: 0, log: pino({ level: "silent" }), shutdownGraceMs: 1000, armTimeoutMs: 8000 });
     try {

@@ -199,7 +199,7 @@ export class RunExecution {
     const idle = (await listAgents(this.deps.db, this.orgId ?? undefined)).filter(
       (a) => a.pool === plan.agents.pool && effectiveAgentStatus(a, now) === "online",
     );
-    return selectAgents(plan.agents.count, plan.agents.pool, idle);
+    return selectAgents(plan.agents.count, plan.agents.pool, idle, plan.connections.count);
   }
 
   /** Stops every shard (cancel reaches the agents through their hubs) and finalizes with `runError`. */
