@@ -44,6 +44,10 @@ export interface HubConfig {
   runConcurrency?: number;
   /** How often running runs' abortOnFail thresholds are checked (default 2 s). */
   thresholdCheckMs?: number;
+  /** How often a started run looks for shards no live hub holds any more (default 2 s). */
+  orphanCheckMs?: number;
+  /** How long a shard's hold mark outlives the last refresh by its hub (default 15 s); a dead hub's marks lapse after this. */
+  shardHoldTtlMs?: number;
   /** First retry delay of webhook deliveries, doubling each attempt (default: the catalog's 2 s). */
   webhookRetryDelayMs?: number;
   /** A webhook receiver must answer within this (default 5 s). */
@@ -76,6 +80,8 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
     storeWaitMs: config.storeWaitMs ?? 15_000,
     abortEndTimeoutMs: config.abortEndTimeoutMs ?? 10_000,
     thresholdCheckMs: config.thresholdCheckMs ?? 2000,
+    agentGraceMs: config.agentGraceMs ?? 10_000,
+    orphanCheckMs: config.orphanCheckMs ?? 2000,
   };
   const dbHandle = createDb(config.databaseUrl);
   const { db } = dbHandle;
@@ -97,10 +103,10 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
   const events = new RunEvents(redis, log, new LiveFeed({ db, redis, log }));
   const webhookQueue = openQueue(QUEUE_NAMES.webhooks, connections.bull);
   const webhooks = new WebhookDispatcher({ db, queue: webhookQueue, log, retryDelayMs: config.webhookRetryDelayMs });
-  const coordinator = new RunCoordinator(redis, connections.subscriber, log);
+  const coordinator = new RunCoordinator(redis, connections.subscriber, log, config.shardHoldTtlMs);
   const setStatus = (agentId: string, status: "online" | "busy" | "offline") =>
     void setAgentStatus(db, agentId, status).catch((err) => log.warn({ agentId, err: errorMessage(err) }, "could not update agent status"));
-  const registry = new AgentRegistry({ graceMs: config.agentGraceMs ?? 10_000, log, onStatus: setStatus });
+  const registry = new AgentRegistry({ graceMs: timing.agentGraceMs, log, onStatus: setStatus });
   registry.on("heartbeat", (s: { agentId: string; busy: boolean }) => setStatus(s.agentId, s.busy ? "busy" : "online"));
   const runner = new ShardRunner({ db, registry, coordinator, log, armTimeoutMs: timing.armTimeoutMs, abortEndTimeoutMs: timing.abortEndTimeoutMs });
 

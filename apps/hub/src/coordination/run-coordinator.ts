@@ -11,6 +11,7 @@ import { deferred, errorMessage, sleep } from "../util/wait";
  */
 export const COORD_CHANNEL = "volley:hub:coord";
 export const runStateKey = (runId: string) => `volley:run:${runId}:state`;
+export const shardHeldKey = (shardId: string) => `volley:shard:${shardId}:held`;
 // Long enough for any run plus late readers; short enough that Redis does not keep every run forever.
 const STATE_TTL_S = 2 * 86_400;
 
@@ -67,6 +68,8 @@ export class RunCoordinator {
     private readonly redis: Redis,
     private readonly subscriber: Redis,
     private readonly log: Logger,
+    /** How long a shard's hold mark outlives the last refresh of the hub holding it. */
+    private readonly holdTtlMs = 15_000,
   ) {}
 
   async start(): Promise<void> {
@@ -146,6 +149,33 @@ export class RunCoordinator {
 
   markFinalized(runId: string, status: string): Promise<void> {
     return this.write(runId, "finalized", status, { kind: "finalized", runId });
+  }
+
+  /**
+   * Marks a shard as supervised by this hub until stop(), refreshing a mark that expires on its own:
+   * a hub that dies stops refreshing, and a run's supervisor (on any replica) then learns that nobody
+   * holds the shard (heldShards), even when its agent never comes back to tell.
+   */
+  holdShard(shardId: string): { stop(): void } {
+    const key = shardHeldKey(shardId);
+    const touch = () =>
+      void this.redis.set(key, "1", "PX", this.holdTtlMs).catch((err) => this.log.warn({ shardId, err: errorMessage(err) }, "could not refresh a shard's hold mark"));
+    touch();
+    const timer = setInterval(touch, Math.max(50, Math.floor(this.holdTtlMs / 3)));
+    timer.unref();
+    return {
+      stop: () => {
+        clearInterval(timer);
+        void this.redis.del(key).catch((err) => this.log.warn({ shardId, err: errorMessage(err) }, "could not clear a shard's hold mark"));
+      },
+    };
+  }
+
+  /** The shards among `shardIds` some live hub holds (holdShard). */
+  async heldShards(shardIds: readonly string[]): Promise<Set<string>> {
+    if (shardIds.length === 0) return new Set();
+    const values = await this.redis.mget(shardIds.map(shardHeldKey));
+    return new Set(shardIds.filter((_, i) => values[i] !== null));
   }
 
   async getState(runId: string): Promise<RunState> {

@@ -26,6 +26,7 @@ import { decideOutcome, lossStopReason, startReport, startSkewMs } from "./run-o
 import type { RunEvents } from "./run-events";
 import { selectAgents, type AgentSelection } from "./agent-selection";
 import { planShards } from "./shard-planner";
+import { watchOrphanedShards } from "./orphan-watch";
 import { abortOnFailThresholds, ThresholdWatch } from "./threshold-watch";
 
 export interface RunTiming {
@@ -39,6 +40,10 @@ export interface RunTiming {
   abortEndTimeoutMs: number;
   /** How often a running run's abortOnFail thresholds are judged on the frames stored so far. */
   thresholdCheckMs: number;
+  /** How long an agent may be gone before it counts as lost (also: a shard no live hub holds). */
+  agentGraceMs: number;
+  /** How often a started run looks for shards no live hub holds (their hub died). */
+  orphanCheckMs: number;
 }
 
 export interface RunExecutionDeps {
@@ -162,6 +167,17 @@ export class RunExecution {
     const onLoss = plan.agents.onLoss;
     const stopWaiting = new AbortController();
     const breach = this.watchThresholds(plan, startAt, stopWaiting);
+    const { db, timing } = this.deps;
+    const orphans = watchOrphanedShards({
+      runId,
+      shardIds: this.shards.map((sh) => sh.id),
+      db,
+      coordinator,
+      log,
+      graceMs: timing.agentGraceMs,
+      checkEveryMs: timing.orphanCheckMs,
+      signal: stopWaiting.signal,
+    });
     const ending = await coordinator.waitFor(
       runId,
       (s) => {
@@ -172,6 +188,7 @@ export class RunExecution {
       { timeoutMs: endWithinMs, signal: stopWaiting.signal },
     );
     stopWaiting.abort();
+    await orphans;
     const broken = await breach;
     // Shards that all ended on their own are judged on everything they sent, breach or not.
     if (!ending && broken) {

@@ -76,6 +76,7 @@ export class ShardRunner {
 
     const lease = registry.lease(session, job.runId, job.shardId);
     this.active.set(job.shardId, exec);
+    const held = coordinator.holdShard(job.shardId);
     const stop = new AbortController();
     try {
       await updateShard(db, job.shardId, { status: "assigned", agentId: session.agentId });
@@ -85,6 +86,7 @@ export class ShardRunner {
       return ended;
     } finally {
       stop.abort();
+      held.stop();
       this.active.delete(job.shardId);
       registry.release(session);
     }
@@ -103,6 +105,7 @@ export class ShardRunner {
     const { runId, shardId } = lease;
     const who = describeAgent(session);
     const stop = new AbortController();
+    let held: { stop(): void } | undefined;
     try {
       const row = (await listShards(db, runId)).find((s) => s.id === shardId);
       const state = await coordinator.getState(runId);
@@ -115,6 +118,7 @@ export class ShardRunner {
       }
       const exec: Execution = { job: { runId, shardId, index: row.index, count: row.count, plan: row.plan }, session, abort: deferred() };
       this.active.set(shardId, exec);
+      held = coordinator.holdShard(shardId);
       log.info({ runId, shardId, agentId: session.agentId }, "adopted a running shard from a hub that stopped");
       const stopped = state.abort ?? state.cancel ?? (state.finalized ? `run already ${state.finalized}` : null) ?? (state.startAt === null ? "the hub that armed this shard stopped before the run started" : null);
       if (stopped) this.abortExecution(exec, stopped);
@@ -124,6 +128,7 @@ export class ShardRunner {
       log.error({ runId, shardId, err: errorMessage(err) }, "could not adopt shard");
     } finally {
       stop.abort();
+      held?.stop();
       if (this.active.get(shardId)?.session === session) this.active.delete(shardId);
       registry.release(session);
     }
