@@ -29,4 +29,11 @@ describe("hold stats", () => {
     s.record(170_000);
     expect(s.summary().p50Ms).toBe(151);
   });
+
+  it("lists every non-empty bucket, fine then coarse, with counts that sum to the count", () => {
+    const s = new HoldStats();
+    expect(s.buckets()).toEqual([]);
+    for (const us of [25_003, 25_007, 25_012, 150_400]) s.record(us);
+    expect(s.buckets()).toEqual([[25_000, 25_010, 2], [25_010, 25_020, 1], [150_000, 151_000, 1]]);
+  });
 });

@@ -59,6 +59,21 @@ export class HoldStats {
     };
   }
 
+  /**
+   * Every non-empty bucket as [fromUs, toUs, count], ascending: the whole distribution, for a bench
+   * that combines it with another (hold + loopback is a convolution; percentiles do not add).
+   */
+  buckets(): [number, number, number][] {
+    const out: [number, number, number][] = [];
+    const collect = (counts: Uint32Array | undefined, base: number, width: number) => {
+      if (!counts) return;
+      for (let i = 0; i < counts.length; i++) if (counts[i]) out.push([base + i * width, base + (i + 1) * width, counts[i]!]);
+    };
+    collect(this.fine, 0, FINE_US);
+    collect(this.coarse, FINE_LIMIT_US, COARSE_US);
+    return out;
+  }
+
   reset(): void {
     this.fine?.fill(0);
     this.coarse?.fill(0);

@@ -76,9 +76,11 @@ describe("ws echo server", () => {
     await echoSpaced(ws, 10);
     const res = await fetch(stats);
     expect(res.headers.get("content-type")).toBe("application/json");
-    const { hold } = (await res.json()) as { hold: HoldSummary };
+    const { hold, buckets } = (await res.json()) as { hold: HoldSummary; buckets: [number, number, number][] };
     expect(hold).toEqual(server.holdStats());
     expect(hold.count).toBe(10);
+    expect(buckets.reduce((n, [, , c]) => n + c, 0)).toBe(10);
+    expect(buckets[0]![0]).toBeLessThanOrEqual(hold.minMs * 1000);
     // The default timer mode: never before the deadline, and no sooner than whole-ms timers allow.
     expect(hold.minMs).toBeGreaterThanOrEqual(20);
     expect(hold.maxMs).toBeGreaterThanOrEqual(hold.p50Ms);

@@ -22,13 +22,14 @@ export async function runCli(args: readonly string[]): Promise<number> {
     .argument("<plan>", "plan file")
     .option("--json", "print only the summary JSON (the API's `summary`) to stdout")
     .option("--out <file>", "also write the summary JSON to this file")
+    .option("--frames <file>", "write every 1 s interval frame as a JSON line: counters and HdrHistograms (µs, compressed base64) per metric")
     .option(
       "--source-addresses <list>",
       "local addresses to connect from, round-robin, e.g. 127.0.0.2-127.0.0.9 (each gives ~28K more connections to one target)",
       sourceAddressesArg,
     )
     .addHelpText("after", "\nExit codes: 0 passed, 1 thresholds failed, 2 errored or bad input, 130 aborted (Ctrl-C).")
-    .action(async (file: string, opts: { json?: boolean; out?: string; sourceAddresses?: string[] }) => {
+    .action(async (file: string, opts: { json?: boolean; out?: string; frames?: string; sourceAddresses?: string[] }) => {
       const controller = new AbortController();
       let interrupts = 0;
       const onSigint = () => {

@@ -1,10 +1,11 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runSummarySchema } from "@volley/contracts";
+import { COUNTERS, HISTOGRAMS, intervalFrameSchema, runSummarySchema } from "@volley/contracts";
+import { mergeEncoded } from "@volley/metrics";
 import { startWsEchoServer, type WsEchoServer } from "@volley/targets";
 
 const BIN = fileURLToPath(new URL("../../bin/volley-agent.js", import.meta.url));
@@ -60,6 +61,26 @@ describe("volley-agent run", { timeout: 30_000 }, () => {
     expect(summary.messages.received).toBe(summary.messages.sent);
     expect(summary.thresholds).toEqual([expect.objectContaining({ expression: "messages.lost == 0", ok: true })]);
     expect(r.stderr).toMatch(/sent\/s/); // progress goes to stderr, never into the JSON
+  });
+
+  it("--frames writes every interval frame as a JSON line: the merged histograms hold exactly the summary's round trips", async () => {
+    const framesFile = path.join(dir, "frames.jsonl");
+    const r = await cli(["run", planFile("frames.yaml", smallPlan(server.url)), "--json", "--frames", framesFile]);
+    expect(r.code, r.stderr).toBe(0);
+    const summary = runSummarySchema.parse(JSON.parse(r.stdout));
+    const frames = readFileSync(framesFile, "utf8").trimEnd().split("\n").map((line) => intervalFrameSchema.parse(JSON.parse(line)));
+    expect(frames.map((f) => f.seq)).toEqual(frames.map((_, i) => i));
+    expect(frames.reduce((n, f) => n + (f.counters[COUNTERS.sent] ?? 0), 0)).toBe(summary.messages.sent);
+    const latency = mergeEncoded(frames.flatMap((f) => f.histograms[HISTOGRAMS.messageLatency] ?? []));
+    expect(latency.totalCount).toBe(summary.messages.received);
+    expect(latency.totalCount).toBeGreaterThan(0);
+  });
+
+  it("exits 2 before running when --frames or --out cannot be written, naming the flag", async () => {
+    const r = await cli(["run", planFile("nowrite.yaml", smallPlan(server.url)), "--frames", path.join(dir, "no-such-dir", "f.jsonl")]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/cannot write --frames .*no-such-dir.*ENOENT/);
+    expect(r.stderr).not.toMatch(/running "/);
   });
 
   it("exits 1 when a threshold fails, and prints the table", async () => {

@@ -1,4 +1,5 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { open, readFile, type FileHandle } from "node:fs/promises";
+import { hostname } from "node:os";
 import { parsePlanDocument } from "@volley/contracts";
 import { summarizeRun } from "@volley/metrics";
 import { runShard } from "../engine/run-shard";
@@ -7,12 +8,18 @@ import type { EngineFrame } from "../engine/types";
 import { Progress, type ProgressSink } from "./progress";
 import { summaryTable } from "./summary-table";
 
+/** The frames as the hub would store them (intervalFrameSchema): a standalone run is one shard of its own. */
+const framesJsonLines = (frames: readonly EngineFrame[]) =>
+  frames.map((f, seq) => `${JSON.stringify({ runId: "standalone", shardId: "standalone", agentId: hostname(), seq, ...f })}\n`).join("");
+
 /** 0 passed, 1 thresholds failed, 2 errored or bad input, 130 aborted (Ctrl-C), as shells expect after SIGINT. */
 export const EXIT = { passed: 0, failed: 1, errored: 2, aborted: 130 } as const;
 
 export interface RunCommandOptions {
   json?: boolean;
   out?: string;
+  /** Every interval frame as one JSON line (encoded HdrHistograms and counters): the raw measurements. */
+  frames?: string;
   /** Local addresses to bind, round-robin per connection (already expanded). */
   sourceAddresses?: readonly string[];
 }
@@ -53,6 +60,18 @@ export async function runCommand(file: string, options: RunCommandOptions, io: R
     err(`cannot run plan ${file}: ${unfit}`);
     return EXIT.errored;
   }
+  // Output files are opened before the run: a bad path fails now, not after a long run is lost.
+  const files: { flag: string; path: string; handle: FileHandle }[] = [];
+  for (const [flag, target] of [["--out", options.out], ["--frames", options.frames]] as const) {
+    if (!target) continue;
+    try {
+      files.push({ flag, path: target, handle: await open(target, "w") });
+    } catch (e) {
+      err(`cannot write ${flag} ${target}: ${(e as NodeJS.ErrnoException).code ?? String(e)}; pick a path in a writable folder`);
+      await Promise.all(files.map((f) => f.handle.close()));
+      return EXIT.errored;
+    }
+  }
   if (plan.agents.count !== 1) err(`note: agents.count is ${JSON.stringify(plan.agents.count)}; standalone runs the whole plan on this machine`);
   const { connections: c, scenario: sc, sweep } = plan;
   const population = c.stages ? `${c.stages.length} stages up to ${c.count} connections` : `${c.count} connections`;
@@ -82,11 +101,15 @@ export async function runCommand(file: string, options: RunCommandOptions, io: R
   // With the plan, sweep steps are judged on their merged measurements and the capacity is found.
   const summary = summarizeRun(frames, plan.thresholds, plan);
   const json = `${JSON.stringify(summary, null, 2)}\n`;
-  if (options.out) {
+  let writeFailed = false;
+  for (const f of files) {
     try {
-      await writeFile(options.out, json);
+      await f.handle.writeFile(f.flag === "--out" ? json : framesJsonLines(frames));
     } catch (e) {
-      err(`cannot write ${options.out}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+      writeFailed = true;
+      err(`cannot write ${f.flag} ${f.path}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+    } finally {
+      await f.handle.close();
     }
   }
   io.stdout(options.json ? json : summaryTable(summary));
@@ -98,6 +121,7 @@ export async function runCommand(file: string, options: RunCommandOptions, io: R
   else if (outcome.status === "aborted") [code, verdict] = [EXIT.aborted, `aborted (${outcome.error ?? "interrupted"}); summary covers the run so far`];
   else if (failed.length > 0) [code, verdict] = [EXIT.failed, `failed: ${failed.map((t) => t.message).join("; ")}`];
   else [code, verdict] = [EXIT.passed, "passed"];
+  if (writeFailed && code === EXIT.passed) [code, verdict] = [EXIT.errored, "passed, but an output file could not be written"];
   if (outcome.sweepStopped) err(`sweep stopped: ${outcome.sweepStopped}`);
   err(`${verdict} — ${wallSeconds.toFixed(1)} s, agent cpu ${cpuSeconds.toFixed(3)} s (user ${(cpu.user / 1e6).toFixed(3)}, system ${(cpu.system / 1e6).toFixed(3)})`);
   return code;
