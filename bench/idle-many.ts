@@ -5,11 +5,11 @@
  * one `volley-agent run` (core 1), both started through `bash -c "ulimit -n …"` so they get as many
  * file descriptors as this machine allows (each connection is one fd on each side).
  *
- *   node --import tsx bench/idle-many.ts [runs=3] [connections=50000] [connectRate=2000] [replyTimeoutS=10]
+ *   node --import tsx bench/idle-many.ts [runs=3] [connections=50000] [connectRate=2000] [timeoutS=10]
  *
  * Where the sandbox's hard fd limit is below the count (20,000 on our dev VMs), run it in the bench
- * VM, whose limits are its own: `bash bench/vm/run.sh node --import tsx bench/idle-many.ts 3 50000 500 60`
- * (software-emulated there, hence the slower ramp and the longer reply timeout).
+ * VM, whose limits are its own: `bash bench/vm/run.sh node --import tsx bench/idle-many.ts 1 50000 40 180`
+ * (software-emulated there, hence the slower ramp and the longer connect and reply timeouts).
  *
  * Reported per run: connections opened / failed (the summary JSON), peak active (the progress
  * lines), the agent's VmRSS from /proc/<pid>/status before the first connection and 2 s before the
@@ -24,7 +24,8 @@ import { AGENT_BIN, median, spawnPinned, type Pinned } from "./lib/spawn-pinned"
 const RUNS = Math.max(1, Math.min(9, Number(process.argv[2] ?? 3)));
 const CONNS = Math.max(1, Number(process.argv[3] ?? 50_000));
 const CONNECT_RATE = Math.max(1, Number(process.argv[4] ?? 2000));
-const REPLY_TIMEOUT_S = Math.max(1, Number(process.argv[5] ?? 10));
+/** The reply timeout, and the connect timeout when longer than the native default of 30 s. */
+const TIMEOUT_S = Math.max(1, Number(process.argv[5] ?? 10));
 const EVERY_S = 30, HOLD_S = 40, WANT_NOFILE = 200_000;
 const SOURCES = "127.0.0.2-127.0.0.5";
 const RAMP_S = Math.ceil(CONNS / CONNECT_RATE);
@@ -60,14 +61,14 @@ interface Row {
 const dir = mkdtempSync(path.join(tmpdir(), "volley-bench-"));
 const planFile = path.join(dir, "idle-many.yaml");
 writeFileSync(planFile, `name: idle many
-target: { url: "TARGET", connectTimeout: 30s }
+target: { url: "TARGET", connectTimeout: ${Math.max(30, TIMEOUT_S)}s }
 connections: { count: ${CONNS}, rate: ${CONNECT_RATE} }
-scenario: { kind: echo, message: { rate: ${(1 / EVERY_S).toFixed(4)}, bytes: 64, timeout: ${REPLY_TIMEOUT_S}s }, duration: ${HOLD_S}s }
+scenario: { kind: echo, message: { rate: ${(1 / EVERY_S).toFixed(4)}, bytes: 64, timeout: ${TIMEOUT_S}s }, duration: ${HOLD_S}s }
 `);
 
 const rows: Row[] = [];
 for (let run = 1; run <= RUNS; run++) {
-  const runLimitMs = (RAMP_S + HOLD_S + 120) * 1000;
+  const runLimitMs = (RAMP_S + HOLD_S + 2 * Math.max(30, TIMEOUT_S) + 120) * 1000;
   const target = await startTarget(runLimitMs + 60_000);
   try {
     const plan = readFileSync(planFile, "utf8").replace("TARGET", target.url);
@@ -120,7 +121,7 @@ console.log(JSON.stringify({
   requested: CONNS,
   sourceAddresses: SOURCES,
   connectRate: CONNECT_RATE,
-  replyTimeoutS: REPLY_TIMEOUT_S,
+  timeoutS: TIMEOUT_S,
   host: { kernel: readFileSync("/proc/sys/kernel/osrelease", "utf8").trim(), node: process.version, memTotal: /MemTotal:\s+(\d+ kB)/.exec(readFileSync("/proc/meminfo", "utf8"))![1] },
   portRange,
   opened: med((r) => r.opened),

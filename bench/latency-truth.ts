@@ -25,7 +25,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { readFileSync } from "node:fs";
-import { HISTOGRAMS, intervalFrameSchema } from "@volley/contracts";
+import { COUNTERS, HISTOGRAMS, intervalFrameSchema } from "@volley/contracts";
 import { mergeEncoded } from "@volley/metrics";
 import { convolvedPercentilesMs, type Buckets } from "./lib/convolve";
 import { AGENT_BIN, median, spawnPinned, startTarget } from "./lib/spawn-pinned";
@@ -44,7 +44,7 @@ interface Summary {
 }
 interface HoldSummary { count: number; minMs: number; meanMs: number; p50Ms: number; p90Ms: number; p99Ms: number; maxMs: number }
 interface Baseline { latency: { p50: number; p99: number; max: number }; sendLag: { p50: number; p99: number; max: number }; sent: number; hold: HoldSummary }
-interface Pair { loop: Summary; held: Summary; hold: HoldSummary; base: Baseline; truth: { p50: number; p99: number } }
+interface Pair { loop: Summary; held: Summary; hold: HoldSummary; base: Baseline; truth: { p50: number; p99: number }; steadyRate: number }
 
 const dir = mkdtempSync(path.join(tmpdir(), "volley-bench-"));
 const planFor = (url: string, delay: number) => {
@@ -64,10 +64,21 @@ async function agentRun(planFile: string, framesFile?: string): Promise<Summary>
   return JSON.parse(a.stdout()) as Summary;
 }
 
+const readFrames = (framesFile: string) =>
+  readFileSync(framesFile, "utf8").trimEnd().split("\n").map((l) => intervalFrameSchema.parse(JSON.parse(l)));
+
 /** The run's round-trip histogram, merged from every frame the agent wrote with --frames. */
-function mergedLatency(framesFile: string) {
-  const frames = readFileSync(framesFile, "utf8").trimEnd().split("\n").map((l) => intervalFrameSchema.parse(JSON.parse(l)));
-  return mergeEncoded(frames.flatMap((f) => f.histograms[HISTOGRAMS.messageLatency] ?? []));
+const mergedLatency = (framesFile: string) => mergeEncoded(readFrames(framesFile).flatMap((f) => f.histograms[HISTOGRAMS.messageLatency] ?? []));
+
+/**
+ * The achieved rate while the whole population sends: mean messages sent per full second, over the
+ * seconds wholly inside the schedule (the first, in which connections still open, and the last,
+ * partial one left out). The summary's sendRate divides by the whole sending window instead, which
+ * includes the ~30 ms in which the 50 connections open.
+ */
+function steadySendRate(framesFile: string): number {
+  const full = readFrames(framesFile).filter((f) => f.index >= 1 && f.durationMs >= 999 && (f.activeMs ?? f.durationMs) >= f.durationMs);
+  return full.reduce((n, f) => n + (f.counters[COUNTERS.sent] ?? 0), 0) / Math.max(1, full.length);
 }
 
 async function targetHolds(statsUrl: string): Promise<{ hold: HoldSummary; buckets: Buckets }> {
@@ -99,7 +110,9 @@ for (let run = 1; run <= RUNS; run++) {
   const statsUrl = statsUrlOf(target.url);
   try {
     // The held run first, on the fresh process; the loopback run after it needs no precise target.
-    const held = await agentRun(planFor(target.url, HOLD_MS));
+    const heldFrames = path.join(dir, `held-${run}.jsonl`);
+    const held = await agentRun(planFor(target.url, HOLD_MS), heldFrames);
+    const steadyRate = steadySendRate(heldFrames);
     const { hold, buckets } = await targetHolds(statsUrl);
     const loopFrames = path.join(dir, `loopback-${run}.jsonl`);
     const loop = await agentRun(planFor(target.url, 0), loopFrames);
@@ -108,12 +121,12 @@ for (let run = 1; run <= RUNS; run++) {
     const truth = { p50: t50!, p99: t99! };
     // The baseline on a fresh target of its own, like the agent's held run.
     const base = await baselineRun();
-    pairs.push({ loop, held, hold, base, truth });
+    pairs.push({ loop, held, hold, base, truth, steadyRate });
     console.error(
       `run ${run}: reported p50 ${held.latency.p50} / p99 ${held.latency.p99} ms | target hold p50 ${hold.p50Ms} / p99 ${hold.p99Ms} (max ${hold.maxMs}, ${hold.count} replies)` +
         ` + loopback p50 ${loop.latency.p50} / p99 ${loop.latency.p99} = ${truth.p50} / ${truth.p99} ms (convolved; percentile sums ${r2(hold.p50Ms + loop.latency.p50)} / ${r2(hold.p99Ms + loop.latency.p99)})` +
         ` | excess ${r2(held.latency.p50 - truth.p50)} / ${r2(held.latency.p99 - truth.p99)} ms` +
-        ` | send lag p99 ${held.sendLag.p99} (loopback run ${loop.sendLag.p99}) ms, sent ${held.messages.sent}/${PLANNED}, saturated ${held.intervals.saturated}+${loop.intervals.saturated}` +
+        ` | send lag p99 ${held.sendLag.p99} (loopback run ${loop.sendLag.p99}) ms, sent ${held.messages.sent}/${PLANNED} (steady ${r2(steadyRate)}/s), saturated ${held.intervals.saturated}+${loop.intervals.saturated}` +
         ` | baseline p50 ${base.latency.p50} / p99 ${base.latency.p99} ms (its target's hold p99 ${base.hold.p99Ms}), send lag p99 ${base.sendLag.p99}, sent ${base.sent}`,
     );
   } finally {
@@ -163,6 +176,8 @@ console.log(JSON.stringify({
   lost: m((p) => p.held.messages.lost),
   // Over sending time only (the frames' activeMs): the wait for the last replies is not sending.
   summarySendRate: m((p) => p.held.messages.sendRate),
+  // Mean sent per full second with every connection sending (frames), against plannedRate.
+  steadySendRate: m((p) => p.steadyRate),
   plannedRate: CONNS * RATE,
   saturatedIntervals: m((p) => p.held.intervals.saturated + p.loop.intervals.saturated),
 }, null, 2));

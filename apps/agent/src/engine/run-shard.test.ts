@@ -5,6 +5,8 @@ import { COUNTERS, HISTOGRAMS, planSchema, type Plan, type PlanInput } from "@vo
 import { mergeEncoded } from "@volley/metrics";
 import { startWsEchoServer, type WsEchoServer } from "@volley/targets";
 import { startApp, TARGETS_ON_FREE_PORTS } from "@volley/devstack";
+import type { Driver } from "../drivers/driver";
+import { wsDriver } from "../drivers/ws-driver";
 import { runShard } from "./run-shard";
 import type { EngineFrame } from "./types";
 import { total } from "./engine-test-kit";
@@ -179,6 +181,38 @@ describe("shard engine", () => {
     expect(total(frames, COUNTERS.connectionsClosed)).toBe(4);
     expect(total(frames, COUNTERS.connectionsDropped)).toBe(4);
     expect(total(frames, "errors.closed")).toBe(4);
+  });
+
+  it("a wake-up late past the end still sends every slot due before it, timed from its intended instant", async () => {
+    const server = await echo(0);
+    // The agent "loses" 2 s (a preempted or blocked process) just as the first reply arrives: its
+    // clock is past the shard's end while 18 of the 20 planned slots are still unsent and, once
+    // both first replies are in, nothing is outstanding. Open loop: those slots go out late, counted.
+    let jumpUs = 0;
+    const clock = { monoUs: () => performance.now() * 1000 + jumpUs, hubNowMs: () => Date.now() };
+    const driver: Driver = {
+      protocol: "ws",
+      async connect(opts) {
+        const conn = await wsDriver.connect(opts);
+        return {
+          send: (payload) => conn.send(payload),
+          onMessage: (cb) => conn.onMessage((data) => {
+            jumpUs = 2_000_000;
+            cb(data);
+          }),
+          onClose: (cb) => conn.onClose(cb),
+          close: () => conn.close(),
+        };
+      },
+    };
+    const frames: EngineFrame[] = [];
+    const p = plan(server.url, { connections: { count: 2, rate: 1000 }, message: { rate: 10 }, duration: "1s" });
+    const outcome = await runShard(p, { startAt: Date.now() + 20, clock, driver, onFrame: (f) => frames.push(f) });
+    expect(outcome.status).toBe("completed");
+    expect(outcome.totals).toMatchObject({ expected: 20, sent: 20, received: 20, lost: 0 });
+    expect(total(frames, COUNTERS.sent)).toBe(20);
+    // The late slots are reported at their true lateness, not as on-time messages.
+    expect(latencyMs(frames, 100)).toBeGreaterThanOrEqual(1000);
   });
 
   it("spreads an aggregate rate over the open connections and marks warm-up", async () => {

@@ -225,15 +225,27 @@ export class ShardEngine {
     awaitedAges: (roundTrip: boolean) => this.accounting.awaitedAges(this.clock.monoUs(), roundTrip),
   };
 
-  /** Past the end with no reply or delivery awaited and no connect attempt pending (one may still fail and make the shard errored). */
+  /**
+   * Past the end with no reply or delivery awaited, no connect attempt pending (one may still fail
+   * and make the shard errored) and no slot due before the end still unsent: a wake-up late past
+   * the end (a busy or preempted agent) still sends those, late and timed from their intended
+   * instants, rather than ending on a reply that happened to arrive first.
+   */
   private drained(now: number): boolean {
-    return now >= this.endUs && this.accounting.outstanding === 0 && this.inFlight === 0;
+    return (
+      now >= this.endUs &&
+      this.accounting.outstanding === 0 &&
+      this.inFlight === 0 &&
+      this.schedule.nextDue() >= this.endUs &&
+      (this.sweep?.nextDue() ?? Infinity) >= this.endUs
+    );
   }
 
   private scheduleNext(now: number): void {
-    let next = Math.min(this.frames.nextUs, this.accounting.nextDeadline());
+    // Slots due before the end count even after it (drained waits for them), so they always wake the loop.
+    let next = Math.min(this.frames.nextUs, this.accounting.nextDeadline(), this.schedule.nextDue(), this.sweep?.nextDue() ?? Infinity);
     if (now < this.endUs) {
-      next = Math.min(next, this.endUs, this.schedule.nextDue(), this.sweep?.nextDue() ?? Infinity);
+      next = Math.min(next, this.endUs);
       if (!this.stages && this.attempts < this.count) next = Math.min(next, this.t0 + this.attempts * this.attemptGapUs);
     }
     if (this.stages) next = Math.min(next, this.stages.nextDeadline(this.t0, now));
@@ -301,7 +313,15 @@ export class ShardEngine {
   private addExpected(fromUs: number, untilUs: number, intervalUs = this.intervalUs): number {
     const span = untilUs - fromUs;
     if (span <= 0) return 0;
-    const slots = this.plan.scenario.message.arrival === "constant" ? Math.ceil(span / intervalUs) : span / intervalUs;
+    let slots = span / intervalUs;
+    if (this.plan.scenario.message.arrival === "constant") {
+      // Count slot k exactly when the schedule sends it (fromUs + k·intervalUs < untilUs, the same
+      // float arithmetic as the constant arrival): a plain ceil of the quotient counted one slot too
+      // many whenever (now + duration) − now rounded a hair above the duration.
+      slots = Math.ceil(slots);
+      while (slots > 0 && fromUs + (slots - 1) * intervalUs >= untilUs) slots--;
+      while (fromUs + slots * intervalUs < untilUs) slots++;
+    }
     this.totals.expected += slots;
     return slots;
   }

@@ -8,6 +8,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSyn
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { repoRoot } from "../env";
 import { checkAppEnv, infraDir, parseEnvFile } from "./infra-test-kit";
 
 const installer = path.join(infraDir, "agent", "install.sh");
@@ -246,10 +247,11 @@ function shellScripts(dir: string): string[] {
 const hasShellcheck = existsSync(SHELLCHECK);
 if (!hasShellcheck) console.warn(`install-script.test: skipping shellcheck — ${SHELLCHECK} is not installed (apt-get install shellcheck)`);
 
-describe("infra shell scripts", () => {
+describe("infra and bench shell scripts", () => {
   it.skipIf(!hasShellcheck)("pass shellcheck", () => {
-    const scripts = shellScripts(infraDir);
+    const scripts = [...shellScripts(infraDir), ...shellScripts(path.join(repoRoot, "bench", "vm"))];
     expect(scripts).toContain(installer);
+    expect(scripts).toContain(path.join(repoRoot, "bench", "vm", "run.sh"));
     const res = spawnSync(SHELLCHECK, ["--external-sources", ...scripts], { encoding: "utf8" });
     expect(res.status, res.stdout + res.stderr).toBe(0);
   });
