@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Builds the root filesystem of the bench VM (bench/vm/run.sh boots it under KVM).
+# Builds the root filesystem of the bench VM (bench/vm/run.sh boots it with qemu: KVM or TCG).
 #
 # Why a VM: a bench that holds 50,000 connections in one process needs 50,000+ file descriptors in
 # the agent and in the target, and a sandbox's hard RLIMIT_NOFILE (20,000 on our dev machines, with
-# no CAP_SYS_RESOURCE to raise it) cannot be lifted from inside. A KVM guest has its own kernel and
-# its own root, so there the limit is ours to set.
+# no CAP_SYS_RESOURCE to raise it) cannot be lifted from inside. A guest has its own kernel and its
+# own root, so there the limit is ours to set.
 #
 # The image: Debian bookworm (debootstrap minbase), this host's own `node` binary (the same Node the
 # other benches run), the modules of the installed Debian kernel (for the 9p share the repository is

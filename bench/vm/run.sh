@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Runs one command inside the bench VM (KVM guest built by bench/vm/build-image.sh) and exits with
+# Runs one command inside the bench VM (the qemu guest bench/vm/build-image.sh builds) and exits with
 # its exit code. The guest sees this repository read-only at its own working directory (9p), runs
 # the command as root with fs.nr_open and RLIMIT_NOFILE raised to 1,048,576, and powers off.
 # The command's stdout is this script's stdout; its stderr and the guest's console go to stderr.
 #
-#   bash bench/vm/run.sh node --import tsx bench/idle-many.ts 3 50000
+#   bash bench/vm/run.sh node --import tsx bench/idle-many.ts 1 50000 40 180
 #
 # VOLLEY_VM_MEMORY (default 8G), VOLLEY_VM_CPUS (2), VOLLEY_VM_TIMEOUT (seconds, 3600),
 # VOLLEY_VM_ACCEL (tcg or kvm; see below).
