@@ -43,7 +43,6 @@ export async function startStack(redisDb: number, opts: StackOptions = {}): Prom
     HUB_PORT: String(hubPort),
     HUB_URL: `http://${hubHost}:${hubPort}`,
     WEB_PORT: String(webPort),
-    WEB_HOST: "127.0.0.1",
     AGENT_NAME: "e2e-agent",
     AGENT_TOKEN: "e2e-bootstrap-agent-token",
     LOG_LEVEL: "info",
@@ -70,7 +69,8 @@ export async function startStack(redisDb: number, opts: StackOptions = {}): Prom
     throw err;
   }
   return {
-    webUrl: `http://127.0.0.1:${webPort}`,
+    // Web binds every interface, as on a default start; browsers reach it at localhost.
+    webUrl: `http://localhost:${webPort}`,
     hubPort,
     databaseUrl: db.url,
     redisUrl,

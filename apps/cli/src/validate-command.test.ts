@@ -25,6 +25,13 @@ describe("volley validate (the bin, as a process)", () => {
     expect(r.stderr).toMatch(/^connections\.count: .+$/m);
   });
 
+  it("exits 2 on a misspelled threshold metric, naming it and the nearest known one", async () => {
+    const file = writeFile(dir, "typo.yaml", planYaml("typo", ["latncy.p95 < 200ms"]));
+    const r = await runBin(["validate", file]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^thresholds\.0: unknown metric "latncy.p95" \(did you mean "latency.p95"\?\)/m);
+  });
+
   it("exits 2 with one line for a missing file or an unknown flag", async () => {
     const missing = await runBin(["validate", `${dir}/nope.yaml`]);
     expect(missing.code).toBe(2);

@@ -127,8 +127,50 @@ describe("thresholds", () => {
     expect(bad.ok).toBe(false);
     const text = JSON.stringify(!bad.ok && bad.issues);
     expect(text).toContain("thresholds.0.expression");
-    expect(text).toMatch(/write a threshold like/);
+    expect(text).toMatch(/write it like \\"latency.p95 < 200ms\\"/);
     expect(text).toMatch(/thresholds\.1.*or an object like/);
     expect(text).toContain("thresholds.2.delay");
+  });
+
+  it("refuses misspelled and unknown metrics, suggesting the nearest name and listing the known ones", () => {
+    const bad = withThresholds(["latncy.p95 < 200ms", "foo.bar < 1", { expression: "delivry.p95 < 1s" }]);
+    expect(bad.ok).toBe(false);
+    const issues = bad.ok ? [] : bad.issues;
+    expect(issues.map((i) => i.path)).toEqual(["thresholds.0", "thresholds.1", "thresholds.2.expression"]);
+    expect(issues[0]!.message).toMatch(/^unknown metric "latncy.p95" \(did you mean "latency.p95"\?\); known metrics: .*delivery.*first_message.*canary/);
+    expect(issues[1]!.message).toMatch(/^unknown metric "foo.bar"; known metrics: /);
+    expect(issues[2]!.message).toMatch(/did you mean "delivery.p95"/);
+  });
+
+  it("knows every timed kind the summary reports, with every statistic, and the ratios", () => {
+    const kinds = ["latency", "delivery", "connect", "first_message", "canary", "send_lag"];
+    const stats = ["p50", "p90", "p95", "p99", "max", "mean"];
+    const all = [...kinds.flatMap((k) => stats.map((s) => `${k}.${s} < 1s`)), "delivery.ratio > 99%", "messages.loss_rate < 1%", "connections.failed == 0", "errors.rate < 1%"];
+    const r = withThresholds(all);
+    expect(r.ok ? [] : r.issues).toEqual([]);
+  });
+
+  it("refuses a unit that does not fit the metric", () => {
+    const r = withThresholds(["latency.p95 < 1%", "errors.rate < 200ms", "connections.failed < 2s"]);
+    expect(r.ok ? [] : r.issues.map((i) => i.message)).toEqual([
+      'latency.p95 is a time: write a time such as 200ms or 1s, not "1%"',
+      'errors.rate is a percentage: write a percentage such as 1%, not "200ms"',
+      'connections.failed is a count: write a plain number, not "2s"',
+    ]);
+  });
+});
+
+describe("sanity", () => {
+  const withSanity = (sanity: unknown) =>
+    validatePlan({ name: "t", target: { url: "ws://127.0.0.1:9/echo", protocol: "ws" }, connections: { count: 1 }, scenario: { kind: "echo", message: { rate: 1 }, duration: "1s" }, sanity });
+
+  it("is on by default, can be turned off or given another loss limit, and names the fix when malformed", () => {
+    expect(withSanity(undefined).ok).toBe(true);
+    const off = withSanity(false);
+    expect(off.ok && off.plan.sanity).toBe(false);
+    const limit = withSanity({ maxLossPercent: 0.5 });
+    expect(limit.ok && limit.plan.sanity).toEqual({ maxLossPercent: 0.5 });
+    const bad = withSanity(true);
+    expect(bad.ok ? "" : bad.issues[0]!.message).toMatch(/sanity: false to turn the default checks off/);
   });
 });

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { durationSchema } from "./duration";
 import { targetSchema } from "./target";
+import { parseThreshold } from "./threshold-metrics";
 import { connectionsSchema, scenarioSchema, sweepSchema } from "./scenario";
 
 /**
@@ -35,12 +36,11 @@ export type AgentCount = z.output<typeof agentsSchema>["count"];
 
 export type AgentLossPolicy = NonNullable<z.output<typeof agentsSchema>["onLoss"]>;
 
-export const thresholdExpressionSchema = z
-  .string()
-  .regex(
-    /^\s*[a-z][a-z0-9_.]*\s*(<=|>=|<|>|==)\s*\d+(\.\d+)?\s*(ms|s|%)?\s*$/,
-    'write a threshold like "latency.p95 < 200ms" or "errors.rate < 1%"',
-  );
+/** "metric op value[unit]" with a metric that is measured (threshold-metrics.ts holds the names). */
+export const thresholdExpressionSchema = z.string().superRefine((expression, ctx) => {
+  const parsed = parseThreshold(expression);
+  if (!parsed.ok) ctx.addIssue({ code: "custom", message: parsed.message });
+});
 
 /**
  * A threshold: the expression alone (judged when the run ends), or an object whose `abortOnFail`
@@ -65,6 +65,22 @@ export type ThresholdInput = z.input<typeof thresholdSchema>;
 /** The expression of a threshold in either form. */
 export const thresholdExpression = (t: Threshold | ThresholdInput): string => (typeof t === "string" ? t : t.expression);
 
+/**
+ * The checks every run gets besides its own thresholds, so a run that measured nothing never
+ * passes: some messages were sent, some replies or deliveries came back, and no more than
+ * `maxLossPercent` of them were lost. `sanity: false` turns them off (say, a plan that tests that
+ * a server refuses connections).
+ */
+export const sanitySchema = z.union([
+  z.literal(false),
+  z.strictObject({
+    /** The most of the replies and deliveries due that may be lost, percent (default 5). */
+    maxLossPercent: z.number().min(0).max(100).default(5),
+  }),
+], { error: "write sanity: false to turn the default checks off, or sanity: { maxLossPercent: 5 } to change the loss limit" });
+export type Sanity = z.output<typeof sanitySchema>;
+export const DEFAULT_SANITY: Exclude<Sanity, false> = { maxLossPercent: 5 };
+
 export const planSchema = z.strictObject({
   name: z.string().min(1).max(200),
   target: targetSchema,
@@ -73,6 +89,8 @@ export const planSchema = z.strictObject({
   /** Steps the message rate (latency vs messages/s, capacity search); see sweepSchema. */
   sweep: sweepSchema.optional(),
   thresholds: z.array(thresholdSchema).max(50).default([]),
+  /** Default checks (something sent, something back, loss under a limit); absent = on with the defaults. */
+  sanity: sanitySchema.optional(),
   agents: agentsSchema.default({ pool: "default", count: 1 }),
 });
 

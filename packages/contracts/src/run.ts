@@ -165,8 +165,15 @@ export const runSummarySchema = z.object({
   /** How far apart the agents actually started (absent when no agent reported its start, and in summaries from before). */
   start: startReportSchema.optional(),
   intervals: z.object({ measured: z.number().int(), warmup: z.number().int(), saturated: z.number().int() }),
+  /** The plan's thresholds, then the default sanity checks (`kind: "sanity"`; see the plan's `sanity`). */
   thresholds: z.array(
-    z.object({ expression: z.string(), ok: z.boolean(), actual: z.number().nullable(), message: z.string() }),
+    z.object({
+      expression: z.string(),
+      ok: z.boolean(),
+      actual: z.number().nullable(),
+      message: z.string(),
+      kind: z.enum(["threshold", "sanity"]).optional(),
+    }),
   ),
 });
 export type RunSummary = z.infer<typeof runSummarySchema>;

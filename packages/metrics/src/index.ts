@@ -8,3 +8,4 @@ export * from "./summarize-run";
 export * from "./run-analysis";
 export * from "./stop-condition";
 export * from "./sweep-steps";
+export * from "./sanity-checks";

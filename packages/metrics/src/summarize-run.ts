@@ -1,17 +1,20 @@
-import type { RunSummary, Threshold } from "@volley/contracts";
+import type { Plan, RunSummary, Threshold } from "@volley/contracts";
 import { summarizeFrames, type FrameLike } from "./aggregate";
 import { capacityOf, summarizeSteps, type SweepContext } from "./sweep-steps";
+import { sanityChecks } from "./sanity-checks";
 import { evaluateThresholds } from "./thresholds";
 
 /**
  * The full run summary as the API, the hub and the standalone agent report it: merged frames plus
- * thresholds. Pass the plan (its sweep and scenario) so sweep steps are judged on the merged
+ * thresholds and the default sanity checks. Pass the plan (its sweep and scenario) so sweep steps are judged on the merged
  * measurements and the capacity is found; without it, steps carry only the shards' own verdicts.
  */
-export function summarizeRun(frames: readonly FrameLike[], thresholds: ReadonlyArray<string | Threshold>, plan?: SweepContext): RunSummary {
+export function summarizeRun(frames: readonly FrameLike[], thresholds: ReadonlyArray<string | Threshold>, plan?: SweepContext & Partial<Pick<Plan, "sanity">>): RunSummary {
   const measured = summarizeFrames(frames);
   const steps = summarizeSteps(frames, plan);
   const capacity = capacityOf(steps, plan);
   const full = { ...measured, ...(steps.length > 0 ? { steps } : {}), ...(capacity ? { capacity } : {}) };
-  return { ...full, thresholds: evaluateThresholds(thresholds, full) };
+  // Without the plan (a partial view) only the thresholds are judged; with it, the sanity checks too.
+  const sanity = plan ? sanityChecks(full, plan.sanity) : [];
+  return { ...full, thresholds: [...evaluateThresholds(thresholds, full), ...sanity] };
 }

@@ -1,4 +1,15 @@
-import { thresholdExpression, type RunSummary, type Threshold, type ThresholdInput } from "@volley/contracts";
+import {
+  COUNT_METRICS,
+  parseThreshold,
+  THRESHOLD_STATS,
+  thresholdExpression,
+  type LatencySummary,
+  type MetricUnit,
+  type RunSummary,
+  type Threshold,
+  type ThresholdInput,
+  type TimedMetric,
+} from "@volley/contracts";
 
 export type ThresholdResult = RunSummary["thresholds"][number];
 type Measured = Omit<RunSummary, "thresholds">;
@@ -11,49 +22,67 @@ const OPS = {
   "==": (a: number, b: number) => a === b,
 } as const;
 
-const PCTS = ["p50", "p90", "p95", "p99", "max", "mean", "min"] as const;
+const pct = (part: number, whole: number) => (whole ? (100 * part) / whole : null);
 
-/** Every metric a threshold may name, with its unit: ms for times, % for ratios, plain counts else. */
-export function thresholdMetrics(s: Measured): Record<string, { value: number | null; unit: "ms" | "%" | "" }> {
-  const out: Record<string, { value: number | null; unit: "ms" | "%" | "" }> = {};
-  for (const p of PCTS) {
-    out[`latency.${p}`] = { value: s.latency[p], unit: "ms" };
-    out[`send_lag.${p}`] = { value: s.sendLag[p], unit: "ms" };
-    out[`connect.${p}`] = { value: s.connect.latency[p], unit: "ms" };
+/**
+ * The value of every metric a threshold may name (contracts' threshold-metrics.ts lists them) in a
+ * summary; null when the run did not measure it. Units: ms for times, % for ratios, plain else.
+ */
+export function thresholdMetrics(s: Measured): Record<string, { value: number | null; unit: MetricUnit }> {
+  const timed: Record<TimedMetric, LatencySummary | undefined> = {
+    latency: s.latency,
+    delivery: s.deliveries?.latency ?? s.timings?.delivery,
+    connect: s.connect.latency,
+    first_message: s.timings?.firstMessage,
+    canary: s.canary?.latency ?? s.timings?.canary,
+    send_lag: s.sendLag,
+  };
+  const out: Record<string, { value: number | null; unit: MetricUnit }> = {};
+  for (const [kind, summary] of Object.entries(timed)) {
+    // A kind the run never measured (count 0) has no value: "was not measured", never 0 ms.
+    for (const stat of THRESHOLD_STATS) out[`${kind}.${stat}`] = { value: summary && summary.count > 0 ? summary[stat] : null, unit: "ms" };
   }
+
   const errorCount = Object.values(s.errors).reduce((a, b) => a + b, 0);
   const attempts = s.messages.sent + s.connect.opened + s.connect.failed;
-  out["errors.count"] = { value: errorCount, unit: "" };
-  out["errors.rate"] = { value: attempts ? (100 * errorCount) / attempts : 0, unit: "%" };
-  out["messages.sent"] = { value: s.messages.sent, unit: "" };
-  out["messages.received"] = { value: s.messages.received, unit: "" };
-  out["messages.lost"] = { value: s.messages.lost, unit: "" };
-  out["messages.loss_rate"] = { value: s.messages.sent ? (100 * s.messages.lost) / s.messages.sent : 0, unit: "%" };
-  out["delivery.ratio"] = { value: s.messages.sent ? (100 * s.messages.received) / s.messages.sent : 0, unit: "%" };
-  out["throughput.sent"] = { value: s.messages.sendRate, unit: "" };
-  out["throughput.received"] = { value: s.messages.receiveRate, unit: "" };
-  out["connections.failed"] = { value: s.connect.failed, unit: "" };
+  const d = s.deliveries;
+  const values: Record<keyof typeof COUNT_METRICS, number | null> = {
+    "messages.sent": s.messages.sent,
+    "messages.received": s.messages.received,
+    "messages.lost": s.messages.lost,
+    "messages.loss_rate": pct(s.messages.lost, s.messages.sent) ?? 0,
+    "delivery.expected": d ? d.expected : null,
+    "delivery.received": d ? d.received : null,
+    "delivery.lost": d ? d.lost : null,
+    // Groups and broadcast: the deliveries due that arrived; other scenarios: the replies that did.
+    "delivery.ratio": d ? d.ratio : pct(s.messages.received, s.messages.sent),
+    "delivery.rate": d ? d.rate : null,
+    "canary.sent": s.canary ? s.canary.sent : null,
+    "canary.lost": s.canary ? s.canary.lost : null,
+    "throughput.sent": s.messages.sendRate,
+    "throughput.received": s.messages.receiveRate,
+    "connections.opened": s.connect.opened,
+    "connections.failed": s.connect.failed,
+    "errors.count": errorCount,
+    "errors.rate": pct(errorCount, attempts) ?? 0,
+    "intervals.saturated": s.intervals.saturated,
+  };
+  for (const [name, value] of Object.entries(values)) out[name] = { value, unit: COUNT_METRICS[name as keyof typeof COUNT_METRICS].unit };
   return out;
 }
 
-const EXPR = /^\s*([a-z][a-z0-9_.]*)\s*(<=|>=|<|>|==)\s*(\d+(?:\.\d+)?)\s*(ms|s|%)?\s*$/;
-
 /**
  * Evaluates "metric op value[unit]" expressions (a plan's thresholds in either form) against a
- * summary; unknown metrics fail with the list of known ones.
+ * summary. Plans are validated against the same grammar and names, so an unknown metric here comes
+ * only from a plan stored before a name was retired.
  */
 export function evaluateThresholds(thresholds: ReadonlyArray<string | Threshold | ThresholdInput>, summary: Measured): ThresholdResult[] {
   const metrics = thresholdMetrics(summary);
   return thresholds.map(thresholdExpression).map((expression) => {
-    const m = EXPR.exec(expression);
-    if (!m) return { expression, ok: false, actual: null, message: `cannot parse "${expression}"` };
-    const [, name, op, rawValue, unit] = m as unknown as [string, string, keyof typeof OPS, string, string | undefined];
-    const metric = metrics[name];
-    if (!metric) {
-      return { expression, ok: false, actual: null, message: `unknown metric "${name}"; known: ${Object.keys(metrics).join(", ")}` };
-    }
-    let limit = Number(rawValue);
-    if (unit === "s") limit *= 1000;
+    const parsed = parseThreshold(expression);
+    if (!parsed.ok) return { expression, ok: false, actual: null, message: parsed.message.replace(/; known metrics: .*$/, "") };
+    const { metric: name, op, limit } = parsed;
+    const metric = metrics[name]!;
     if (metric.value === null) return { expression, ok: false, actual: null, message: `${name} was not measured` };
     const ok = OPS[op](metric.value, limit);
     const shown = `${round(metric.value)}${metric.unit}`;

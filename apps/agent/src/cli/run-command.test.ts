@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { COUNTERS, HISTOGRAMS, intervalFrameSchema, runSummarySchema } from "@volley/contracts";
 import { mergeEncoded } from "@volley/metrics";
 import { startWsEchoServer, type WsEchoServer } from "@volley/targets";
+import type { AddressInfo } from "node:net";
+import { WebSocketServer } from "ws";
 
 const BIN = fileURLToPath(new URL("../../bin/volley-agent.js", import.meta.url));
 let dir: string;
@@ -59,7 +61,8 @@ describe("volley-agent run", { timeout: 30_000 }, () => {
     const summary = runSummarySchema.parse(JSON.parse(r.stdout));
     expect(summary.messages.sent).toBeGreaterThan(0);
     expect(summary.messages.received).toBe(summary.messages.sent);
-    expect(summary.thresholds).toEqual([expect.objectContaining({ expression: "messages.lost == 0", ok: true })]);
+    expect(summary.thresholds.filter((t) => t.kind !== "sanity")).toEqual([expect.objectContaining({ expression: "messages.lost == 0", ok: true })]);
+    expect(summary.thresholds.filter((t) => t.kind === "sanity").every((t) => t.ok)).toBe(true);
     expect(r.stderr).toMatch(/sent\/s/); // progress goes to stderr, never into the JSON
   });
 
@@ -87,6 +90,28 @@ describe("volley-agent run", { timeout: 30_000 }, () => {
     const r = await cli(["run", planFile("fail.yaml", smallPlan(server.url, '["messages.sent < 1"]'))]);
     expect(r.code, r.stderr).toBe(1);
     expect(r.stdout).toMatch(/messages\.sent < 1.*FAIL/);
+  });
+
+  it("exits 1 when the target answers nothing, even with no thresholds: the default sanity checks say why", async () => {
+    // A real WebSocket server that accepts and reads but never answers (an app with other conventions).
+    const silent = new WebSocketServer({ host: "127.0.0.1", port: 0 });
+    await new Promise((r) => silent.once("listening", r));
+    let received = 0;
+    silent.on("connection", (ws) => ws.on("message", () => received++));
+    try {
+      const url = `ws://127.0.0.1:${(silent.address() as AddressInfo).port}/`;
+      const plan = smallPlan(url).replace("duration: 1s }", "duration: 1s, message: { rate: 10, timeout: 1s } }").replace("message: { rate: 10 }, ", "");
+      const r = await cli(["run", planFile("silent.yaml", plan), "--json"]);
+      expect(r.code, r.stderr).toBe(1);
+      const summary = runSummarySchema.parse(JSON.parse(r.stdout));
+      expect(summary.messages.sent).toBe(received); // the server's own count
+      expect(summary.messages.lost).toBe(summary.messages.sent);
+      const failed = summary.thresholds.filter((t) => !t.ok);
+      expect(failed.map((t) => t.kind)).toEqual(["sanity", "sanity"]);
+      expect(failed[0]!.message).toMatch(/nothing came back from the target/);
+    } finally {
+      await new Promise((r) => silent.close(r));
+    }
   });
 
   it("runs a sweep and prints its steps table and the capacity found", async () => {

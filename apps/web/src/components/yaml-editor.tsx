@@ -1,12 +1,32 @@
 "use client";
 
-import { planJsonSchema } from "@volley/contracts";
+import { parsePlanDocument, planJsonSchema } from "@volley/contracts";
+import { linter, type Diagnostic } from "@codemirror/lint";
 import { basicSetup, EditorView } from "codemirror";
 import { keymap } from "@codemirror/view";
 import { indentWithTab } from "@codemirror/commands";
-import { yamlSchema } from "codemirror-json-schema/yaml";
+import { stateExtensions } from "codemirror-json-schema";
+import { yamlCompletion, yamlSchemaHover } from "codemirror-json-schema/yaml";
+import { yaml, yamlLanguage } from "@codemirror/lang-yaml";
+import { hoverTooltip } from "@codemirror/view";
 import type { JSONSchema7 } from "json-schema";
 import { useEffect, useRef } from "react";
+import { planIssueRanges } from "../lib/plan-issue-ranges";
+
+/**
+ * Inline errors from the zod schema itself, the judge the API and CLI use, so the editor marks exactly
+ * what a save would refuse, with the same words: threshold metric names and cross-field rules
+ * included, which the JSON Schema cannot express.
+ */
+const planLinter = linter(
+  (view): Diagnostic[] => {
+    const text = view.state.doc.toString();
+    const parsed = parsePlanDocument(text);
+    if (parsed.ok) return [];
+    return planIssueRanges(text, parsed.issues).map((r) => ({ from: r.from, to: Math.min(r.to, text.length), severity: "error", message: r.message, source: "plan" }));
+  },
+  { delay: 300 },
+);
 
 interface Props {
   value: string;
@@ -18,9 +38,8 @@ interface Props {
 }
 
 /**
- * The plan's YAML in CodeMirror 6, with completion, hover docs and inline errors from the plan's
- * JSON Schema (generated from the zod schema). The zod check beside the editor stays the judge:
- * it also knows the cross-field rules JSON Schema cannot say.
+ * The plan's YAML in CodeMirror 6, with completion and hover docs from the plan's JSON Schema
+ * (generated from the zod schema) and inline errors from the zod schema itself.
  */
 export function YamlEditor({ value, onChange, onSubmit, label, invalid }: Props) {
   const host = useRef<HTMLDivElement>(null);
@@ -39,7 +58,12 @@ export function YamlEditor({ value, onChange, onSubmit, label, invalid }: Props)
           { key: "Mod-Enter", run: () => (latest.current.onSubmit?.(), true) },
           indentWithTab,
         ]),
-        yamlSchema(planJsonSchema() as JSONSchema7),
+        // Completion and hover docs from the plan's JSON Schema; the errors from zod (planLinter).
+        yaml(),
+        yamlLanguage.data.of({ autocomplete: yamlCompletion() }),
+        hoverTooltip(yamlSchemaHover()),
+        stateExtensions(planJsonSchema() as JSONSchema7),
+        planLinter,
         EditorView.updateListener.of((u) => {
           if (u.docChanged) latest.current.onChange(u.state.doc.toString());
         }),

@@ -301,6 +301,14 @@ describe("POST /api/v1/plans/validate", () => {
     const syntax = await readError(await routes.validate(post("/api/v1/plans/validate", { yaml: "name: [unclosed" }), ctx()));
     expect(syntax.issues?.[0]?.path).toBe("(document)");
   });
+
+  it("refuses misspelled threshold metrics before any run, naming the nearest known one", async () => {
+    const res = await routes.validate(post("/api/v1/plans/validate", { ...validPlanInput, thresholds: ["latncy.p95 < 200ms", "foo.bar < 1", "delivery.p95 < 200ms"] }), ctx());
+    expect(res.status).toBe(400);
+    const err = await readError(res);
+    expect(err.issues?.map((i) => i.path)).toEqual(["thresholds.0", "thresholds.1"]);
+    expect(err.issues?.[0]?.message).toMatch(/^unknown metric "latncy.p95" \(did you mean "latency.p95"\?\); known metrics: /);
+  });
 });
 
 describe("configuration and unexpected errors", () => {

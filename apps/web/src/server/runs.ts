@@ -28,7 +28,8 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
 async function summaryFromFrames(db: Db, row: RunRow): Promise<RunSummary | null> {
   const frames = await listFrames(db, row.id);
   if (frames.length === 0) return null;
-  return summarizeRun(frames, row.plan.thresholds, row.plan);
+  // The sanity checks judge a whole run: a live summary seconds in has "nothing back yet" by nature.
+  return summarizeRun(frames, row.plan.thresholds, isFinal(row.status) ? row.plan : { ...row.plan, sanity: false });
 }
 
 function toRun(row: RunRow, summary: RunSummary | null): Run {

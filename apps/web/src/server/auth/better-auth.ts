@@ -8,6 +8,7 @@ import { sql } from "drizzle-orm";
 import { authSecret, databaseUrl, publicUrl } from "../../env";
 import { logOnce } from "../log";
 import { getDb } from "../services";
+import { trustedOrigins } from "./trusted-origins";
 
 /**
  * better-auth: email + password accounts, sessions (cookie), and organizations with members,
@@ -57,6 +58,8 @@ function createAuth() {
     secret,
     baseURL,
     basePath: "/api/auth",
+    // A function, so interfaces that come up after start (a new LAN address) are trusted too.
+    trustedOrigins: () => trustedOrigins(),
     database: drizzleAdapter(getDb(), {
       provider: "pg",
       schema: {

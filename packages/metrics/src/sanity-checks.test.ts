@@ -1,0 +1,71 @@
+import { describe, expect, it } from "vitest";
+import { COUNTERS, HISTOGRAMS, runSummarySchema, type Plan } from "@volley/contracts";
+import type { FrameLike } from "./aggregate";
+import { IntervalRecorder } from "./interval-recorder";
+import { summarizeRun } from "./summarize-run";
+
+const health = { cpu: 10, eventLoopDelayMs: { p50: 1, max: 2 }, rssMb: 50, sendLagMaxMs: 0, saturated: false };
+const echo = { scenario: { kind: "echo", message: { bytes: 64, rate: 1, per: "connection", arrival: "constant", timeout: "10s" }, duration: "1s", warmup: 0 } } as unknown as Pick<Plan, "scenario">;
+
+function frame(fill: (r: IntervalRecorder) => void): FrameLike {
+  const r = new IntervalRecorder();
+  fill(r);
+  return { index: 0, startedAt: 0, durationMs: 1000, warmup: false, ...r.take(), health };
+}
+
+const echoed = (sent: number, received: number) =>
+  frame((r) => {
+    r.increment(COUNTERS.connectionsOpened, 1);
+    r.increment(COUNTERS.sent, sent);
+    r.increment(COUNTERS.received, received);
+    r.increment(COUNTERS.lost, sent - received);
+    for (let i = 0; i < received; i++) r.recordMicros(HISTOGRAMS.messageLatency, 1000);
+  });
+
+const sanityOf = (frames: FrameLike[], sanity?: Plan["sanity"]) => {
+  const s = runSummarySchema.parse(summarizeRun(frames, [], { ...echo, sanity }));
+  return s.thresholds.filter((t) => t.kind === "sanity");
+};
+
+describe("default sanity checks", () => {
+  it("fail a run that lost every message, saying what came back and how to turn them off", () => {
+    const failed = sanityOf([echoed(100, 0)]).filter((t) => !t.ok);
+    expect(failed.map((t) => t.message)).toEqual([
+      expect.stringMatching(/^sanity check: nothing came back from the target \(100 sent, 0 replies or deliveries\).*sanity: false/),
+      expect.stringMatching(/^sanity check: 100% of the replies and deliveries due were lost \(100 of 100\), over the 5% limit/),
+    ]);
+  });
+
+  it("fail a run that sent nothing, naming the connection errors", () => {
+    const none = frame((r) => {
+      r.increment(COUNTERS.connectionsFailed, 3);
+      r.increment("errors.refused", 3);
+    });
+    const failed = sanityOf([none]).filter((t) => !t.ok);
+    expect(failed.map((t) => t.message)).toEqual([expect.stringMatching(/^sanity check: no message was sent \(3 connection attempts failed: refused 3\)/)]);
+  });
+
+  it("pass a healthy run, judge loss against the plan's limit, and stay out of the way when turned off", () => {
+    expect(sanityOf([echoed(1000, 990)]).every((t) => t.ok)).toBe(true);
+    expect(sanityOf([echoed(1000, 990)], { maxLossPercent: 0.5 }).filter((t) => !t.ok)).toHaveLength(1);
+    expect(sanityOf([echoed(100, 0)], false)).toEqual([]);
+  });
+
+  it("count deliveries for scenarios without round trips (groups)", () => {
+    const groups = frame((r) => {
+      r.increment(COUNTERS.connectionsOpened, 4);
+      r.increment(COUNTERS.sent, 4497);
+      r.increment(COUNTERS.deliveriesExpected, 13_490);
+      r.increment(COUNTERS.deliveriesReceived, 13_490);
+      r.recordMicros(HISTOGRAMS.deliveryLatency, 2000);
+    });
+    const s = runSummarySchema.parse(summarizeRun([groups], ["delivery.ratio > 99%", "delivery.p95 < 200ms", "latency.p95 < 1s"], { ...echo, sanity: undefined }));
+    expect(s.thresholds.filter((t) => t.kind === "sanity").every((t) => t.ok)).toBe(true);
+    const [ratio, p95, roundTrip] = s.thresholds;
+    expect(ratio).toMatchObject({ ok: true, actual: 100 });
+    expect(p95).toMatchObject({ ok: true });
+    expect(p95!.actual).toBeCloseTo(2, 1);
+    // No round trips were timed: a latency threshold is "not measured", never a pass on 0 ms.
+    expect(roundTrip).toMatchObject({ ok: false, actual: null, message: "latency.p95 was not measured" });
+  });
+});
