@@ -2,10 +2,22 @@
 import { pino } from "pino";
 import { loadEnv } from "./env";
 import { buildAgentHello } from "./hub/agent-hello";
+import { loadAgentIdentity, type AgentIdentity } from "./hub/agent-identity";
 import { HubClient } from "./hub/hub-client";
 
 const env = loadEnv();
 const log = pino({ name: "agent", level: env.LOG_LEVEL });
+
+let identity: AgentIdentity | null = null;
+try {
+  identity = loadAgentIdentity(env.AGENT_STATE_DIR);
+} catch (err) {
+  // Still a working agent, as before persisted ids: only its restarts show up as new agents.
+  log.warn(
+    { err: err instanceof Error ? err.message : String(err) },
+    `cannot keep this agent's identity in AGENT_STATE_DIR=${env.AGENT_STATE_DIR}; each restart will be listed as a new agent — set AGENT_STATE_DIR to a writable directory`,
+  );
+}
 
 const hello = buildAgentHello({
   token: env.AGENT_TOKEN,
@@ -13,6 +25,7 @@ const hello = buildAgentHello({
   pool: env.AGENT_POOL,
   maxConnections: env.AGENT_MAX_CONNECTIONS,
   sourceAddresses: env.AGENT_SOURCE_ADDRESSES,
+  agentKey: identity?.agentKey,
 });
 const client = new HubClient({
   hubUrl: env.HUB_URL,
@@ -20,7 +33,7 @@ const client = new HubClient({
   log,
   onConnected: () => log.info(`agent ${env.AGENT_NAME} connected to ${env.HUB_URL}`),
 });
-log.info({ instanceId: hello.instanceId, pool: env.AGENT_POOL, capacity: hello.capacity }, `agent ${env.AGENT_NAME} starting; hub ${env.HUB_URL}`);
+log.info({ instanceId: hello.instanceId, agentKey: hello.agentKey, identityFile: identity?.file, pool: env.AGENT_POOL, capacity: hello.capacity }, `agent ${env.AGENT_NAME} starting; hub ${env.HUB_URL}`);
 client.start();
 
 let stopping = false;

@@ -1,4 +1,5 @@
-import { hostname } from "node:os";
+import { homedir, hostname } from "node:os";
+import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { loadEnv } from "./env";
 
@@ -25,7 +26,11 @@ describe("agent env", () => {
       AGENT_MAX_CONNECTIONS: 50_000,
       AGENT_SOURCE_ADDRESSES: [],
       LOG_LEVEL: "info",
+      AGENT_STATE_DIR: path.join(homedir(), ".volley", "agent"),
     });
+    // Under systemd with StateDirectory= (the installer's unit), the identity lives there.
+    expect(loadEnv({ STATE_DIRECTORY: "/var/lib/volley-agent" }).AGENT_STATE_DIR).toBe("/var/lib/volley-agent");
+    expect(loadEnv({ STATE_DIRECTORY: "/var/lib/volley-agent", AGENT_STATE_DIR: "/srv/agent" }).AGENT_STATE_DIR).toBe("/srv/agent");
     expect(loadEnv({ HUB_URL: "https://hub.example.com/", AGENT_MAX_CONNECTIONS: "200", AGENT_NAME: "" })).toMatchObject({
       HUB_URL: "https://hub.example.com",
       AGENT_MAX_CONNECTIONS: 200,

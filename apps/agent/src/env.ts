@@ -1,4 +1,5 @@
-import { hostname } from "node:os";
+import { homedir, hostname } from "node:os";
+import path from "node:path";
 import { z } from "zod";
 import { loadEnvOrExit, logLevelSchema } from "@volley/contracts";
 import { parseSourceAddresses } from "./engine/source-addresses";
@@ -32,7 +33,14 @@ const envSchema = z.object({
     })
     .default([]),
   LOG_LEVEL: logLevelSchema,
-});
+  // Where the agent keeps its identity across restarts (one row per agent on the Agents page).
+  AGENT_STATE_DIR: z.string().optional(),
+  // Set by systemd for a unit with StateDirectory= (the installer's): the default state dir there.
+  STATE_DIRECTORY: z.string().optional(),
+}).transform(({ STATE_DIRECTORY, ...env }) => ({
+  ...env,
+  AGENT_STATE_DIR: env.AGENT_STATE_DIR ?? STATE_DIRECTORY?.split(":")[0] ?? path.join(homedir(), ".volley", "agent"),
+}));
 
 export type AgentEnv = z.infer<typeof envSchema>;
 

@@ -16,11 +16,19 @@ export const agentCapacitySchema = z.object({
 });
 export type AgentCapacity = z.infer<typeof agentCapacitySchema>;
 
+/** A shard an agent holds: armed (assigned, waiting for its start), running, or ending (frames and shard.end in flight). */
+export const heldShardSchema = z.object({ runId: z.string().min(1), shardId: z.string().min(1), state: z.enum(["armed", "running", "ending"]) });
+
 /** Sent as the Socket.IO handshake `auth` payload. */
 export const agentHelloSchema = z.object({
   token: z.string().min(1),
   /** Stable across reconnects of one agent process, so the hub can resume its shard. */
   instanceId: z.string().min(1),
+  /**
+   * Stable across restarts of one agent (kept in its state file): the hub gives a restarted agent
+   * its row back instead of adding one. Absent (older agents): one row per process.
+   */
+  agentKey: z.string().min(8).max(200).optional(),
   name: z.string().min(1).max(200),
   version: z.string(),
   pool: z.string().default("default"),
@@ -30,10 +38,10 @@ export const agentHelloSchema = z.object({
    * The shard this process holds as it (re)connects. A hub with no session for it (the hub that
    * assigned the shard restarted) adopts the shard from this instead of refusing its shard.end.
    */
-  shard: z.object({ runId: z.string().min(1), shardId: z.string().min(1), state: z.enum(["armed", "running", "ending"]) }).optional(),
+  shard: heldShardSchema.optional(),
 });
 export type AgentHello = z.infer<typeof agentHelloSchema>;
-export type HeldShard = NonNullable<AgentHello["shard"]>;
+export type HeldShard = z.infer<typeof heldShardSchema>;
 
 export const ackSchema = z.union([
   z.object({ ok: z.literal(true) }),
@@ -71,7 +79,12 @@ export const shardEndSchema = z.object({
 });
 export type ShardEnd = z.infer<typeof shardEndSchema>;
 
-export const heartbeatSchema = z.object({ busy: z.boolean(), health: healthSchema });
+/**
+ * agent → hub every few seconds. `shard` is the shard the agent holds (absent: none; agents before
+ * it was added never send it): the hub reconciles it with its own lease, telling the agent to drop a
+ * shard no hub supervises and freeing an agent it wrongly thinks busy, so no agent stays wedged.
+ */
+export const heartbeatSchema = z.object({ busy: z.boolean(), health: healthSchema, shard: heldShardSchema.optional() });
 export type Heartbeat = z.infer<typeof heartbeatSchema>;
 
 /** Event names, both directions. */

@@ -247,6 +247,12 @@ export const agents = pgTable(
     name: text("name").notNull(),
     pool: text("pool").notNull(),
     instanceId: text("instance_id").notNull(),
+    /**
+     * The id the agent keeps in its state file across restarts (null for agents that send none):
+     * a restarted agent takes its row back instead of adding one. Unique across orgs, so an agent
+     * never claims another org's row.
+     */
+    agentKey: text("agent_key"),
     version: text("version").notNull(),
     labels: jsonb("labels").$type<Record<string, string>>().notNull().default({}),
     capacity: jsonb("capacity").$type<AgentCapacity>().notNull(),
@@ -257,7 +263,7 @@ export const agents = pgTable(
     lastSeenAt: timestamp("last_seen_at", { withTimezone: true }),
     createdAt: createdAt(),
   },
-  (t) => [uniqueIndex("agents_instance_idx").on(t.instanceId), index("agents_org_pool_idx").on(t.orgId, t.pool)],
+  (t) => [uniqueIndex("agents_instance_idx").on(t.instanceId), uniqueIndex("agents_agent_key_idx").on(t.agentKey), index("agents_org_pool_idx").on(t.orgId, t.pool)],
 );
 
 /**

@@ -10,6 +10,8 @@ export interface HelloInput {
   maxConnections: number;
   labels?: Record<string, string>;
   sourceAddresses?: string[];
+  /** The persisted id (agent-identity.ts); absent, the hub adds a row per process. */
+  agentKey?: string;
 }
 
 /** One per process: the instance id lets the hub tell a reconnect of this process from a new agent. */
@@ -20,6 +22,7 @@ export function buildAgentHello(input: HelloInput): AgentHello {
   return agentHelloSchema.parse({
     token: input.token,
     instanceId: INSTANCE_ID,
+    ...(input.agentKey ? { agentKey: input.agentKey } : {}),
     name: input.name,
     version: AGENT_VERSION,
     pool: input.pool,

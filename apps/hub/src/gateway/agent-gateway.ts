@@ -15,7 +15,7 @@ import {
   type Ack,
   type AgentHello,
 } from "@volley/contracts";
-import { touchAgentToken, upsertAgent, type Db } from "@volley/db";
+import { AgentKeyConflictError, touchAgentToken, upsertAgent, type Db } from "@volley/db";
 import { errorMessage } from "../util/wait";
 import { poolKey } from "../shards/pool-key";
 import { createAdmission } from "./agent-admission";
@@ -81,6 +81,14 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
         next();
       })
       .catch((err) => {
+        if (err instanceof AgentKeyConflictError) {
+          log.warn({ address: socket.handshake.address, agentKey: err.agentKey, ownerOrgId: err.ownerOrgId, name: auth.name }, "refused agent: its persisted id belongs to an agent of another organization");
+          return next(
+            new Error(
+              `agent id taken: this agent's persisted id (${err.agentKey}) belongs to an agent of another Volley organization than its token's; remove that agent there (Agents → Remove), or give this agent a new identity by deleting the agent-id file in its AGENT_STATE_DIR`,
+            ),
+          );
+        }
         log.error({ err: errorMessage(err) }, "could not register agent");
         next(new Error("hub could not register the agent (database unavailable); retrying later may help"));
       });
@@ -99,6 +107,8 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
       const reply = replier(ack);
       const hb = heartbeatSchema.safeParse(payload);
       if (!hb.success) return reply({ ok: false, error: `invalid heartbeat: ${describeIssues(fieldIssues(hb.error))}` });
+      // Now, as it arrives: what the agent holds is compared with the lease as it stands at this point of the stream.
+      registry.reconcile(registry.bySocket(socket) ?? session, hb.data);
       if (!tokenId) {
         // Refreshes last_seen_at; the status is the registry's, not the agent's opinion of itself.
         registry.emit("heartbeat", session, hb.data);

@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
 import type { Socket } from "socket.io";
 import type { Logger } from "pino";
-import type { AgentHello, ShardEnd } from "@volley/contracts";
+import { AGENT_EVENTS, type AgentHello, type Heartbeat, type ShardEnd } from "@volley/contracts";
 import { deferred, seconds, type Deferred } from "../util/wait";
 
 export type AgentStatus = "online" | "busy" | "offline";
@@ -13,6 +13,8 @@ export interface ShardLease {
   ended: Deferred<ShardEnd>;
   /** Resolves with the reason once the agent's reconnect grace has run out. */
   lost: Deferred<string>;
+  /** The agent acked the assign (or connected holding the shard): from then on it says it holds it. */
+  confirmed: boolean;
 }
 
 export interface AgentSession {
@@ -65,6 +67,7 @@ export class AgentRegistry extends EventEmitter {
       if (!existing.busy) this.emit("idle", existing.pool);
       return existing;
     }
+    this.supersede(agentId, hello.instanceId);
     const held = hello.shard;
     const session: AgentSession = { agentId, instanceId: hello.instanceId, name: hello.name, pool: hello.pool, socket, busy: !!held, lease: null, graceTimer: null, outbox: [] };
     this.sessions.set(hello.instanceId, session);
@@ -75,11 +78,34 @@ export class AgentRegistry extends EventEmitter {
     if (held) {
       // A process new to this hub but mid-shard (the hub that assigned it restarted): busy, with the
       // lease taken before any of its messages are read, so its spooled shard.end finds it.
-      this.lease(session, held.runId, held.shardId);
+      this.lease(session, held.runId, held.shardId, true);
       this.opts.onStatus(agentId, "busy");
       this.emit("adopt", session);
     } else this.emit("idle", session.pool);
     return session;
+  }
+
+  /**
+   * A new process of an agent we hold a session for (same row: its persisted id; it restarted
+   * before its old connection was seen to drop). The old process is gone or about to be: its
+   * session ends now, or its grace timer would later mark the new process's row offline. A shard
+   * it held is lost at once — the new process does not hold it (it would have said so in its hello).
+   */
+  private supersede(agentId: string, instanceId: string): void {
+    for (const old of this.sessions.values()) {
+      if (old.agentId !== agentId || old.instanceId === instanceId) continue;
+      this.sessions.delete(old.instanceId);
+      if (old.graceTimer) clearTimeout(old.graceTimer);
+      old.graceTimer = null;
+      this.opts.log.warn(
+        { agentId, name: old.name, oldInstanceId: old.instanceId, instanceId, shardId: old.lease?.shardId },
+        "agent connected as a new process; dropping its previous connection (two agents running on one AGENT_STATE_DIR file would keep replacing each other)",
+      );
+      const socket = old.socket;
+      old.socket = null;
+      socket?.disconnect(true);
+      old.lease?.lost.resolve("restarted: a new process of the agent connected while its shard was running");
+    }
   }
 
   detach(socket: Socket, reason: string): void {
@@ -116,9 +142,32 @@ export class AgentRegistry extends EventEmitter {
     return null;
   }
 
-  lease(session: AgentSession, runId: string, shardId: string): ShardLease {
-    session.lease = { runId, shardId, ended: deferred(), lost: deferred() };
+  lease(session: AgentSession, runId: string, shardId: string, confirmed = false): ShardLease {
+    session.lease = { runId, shardId, ended: deferred(), lost: deferred(), confirmed };
     return session.lease;
+  }
+
+  /**
+   * Squares what the agent says it holds (its heartbeat, read as it arrives) with this hub's lease,
+   * so neither side can stay wedged on a shard the other has let go of:
+   * - the agent holds an armed or running shard the hub has no lease for here (its end timed out,
+   *   an abort crossed its assign): tell the agent to drop it;
+   * - the hub's lease was confirmed (assign acked) before this heartbeat, which says the agent holds
+   *   nothing: the agent has let go (its shard.end never arrived), so the lease ends as lost.
+   * Messages on one socket arrive in order, so a heartbeat read after the assign's ack was sent after it.
+   */
+  reconcile(session: AgentSession, hb: Pick<Heartbeat, "busy" | "shard">): void {
+    const held = hb.shard;
+    const lease = session.lease;
+    if (held && held.state !== "ending" && (!lease || lease.shardId !== held.shardId)) {
+      this.opts.log.warn({ agentId: session.agentId, shardId: held.shardId, state: held.state, leased: lease?.shardId ?? null }, "agent holds a shard this hub does not supervise; telling it to drop it");
+      this.send(session, AGENT_EVENTS.shardAbort, { shardId: held.shardId, reason: "the hub no longer supervises this shard (it ended, or was aborted before it started); dropped so the agent is free" });
+      return;
+    }
+    if (!hb.busy && !held && lease?.confirmed && !lease.ended.settled && !lease.lost.settled) {
+      this.opts.log.warn({ agentId: session.agentId, shardId: lease.shardId }, "agent reports holding no shard while this hub holds its lease; freeing it");
+      lease.lost.resolve(`reported holding no shard (it let go of shard ${lease.shardId} without its shard.end reaching the hub)`);
+    }
   }
 
   /** The agent is done with its shard: idle again if still connected, forgotten if it was lost. */

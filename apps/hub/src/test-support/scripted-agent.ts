@@ -18,6 +18,8 @@ export interface ScriptedAgentOptions {
   name?: string;
   pool?: string;
   instanceId?: string;
+  /** The persisted id a real agent keeps in its state file (absent: none, like older agents). */
+  agentKey?: string;
   /** Overrides of the capacity it reports in its hello (the hub weights shards by it). */
   capacity?: Partial<AgentHello["capacity"]>;
   /** The shard it claims to hold as it connects (an agent reconnecting to a restarted hub). */
@@ -67,6 +69,7 @@ export class ScriptedAgent {
       labels: {},
       capacity: { cores: 2, memoryMb: 2048, maxConnections: 10_000, sourceAddresses: [], ...opts.capacity },
       ...(opts.shard ? { shard: opts.shard } : {}),
+      ...(opts.agentKey ? { agentKey: opts.agentKey } : {}),
     };
   }
 
@@ -129,9 +132,10 @@ export class ScriptedAgent {
     return this.socket.timeout(5000).emitWithAck(AGENT_EVENTS.shardEnd, end) as Promise<Ack>;
   }
 
-  heartbeat(busy = false): Promise<Ack> {
+  /** `shard`: the shard it claims to hold (as apps/agent reports its ShardSlot). */
+  heartbeat(busy = false, shard?: HeldShard): Promise<Ack> {
     const health = { cpu: 1, eventLoopDelayMs: { p50: 1, max: 1 }, rssMb: 50, sendLagMaxMs: 0, saturated: false };
-    return this.socket.timeout(5000).emitWithAck(AGENT_EVENTS.heartbeat, { busy, health }) as Promise<Ack>;
+    return this.socket.timeout(5000).emitWithAck(AGENT_EVENTS.heartbeat, { busy, health, ...(shard ? { shard } : {}) }) as Promise<Ack>;
   }
 
   clockPing(): Promise<{ hubTime: number }> {

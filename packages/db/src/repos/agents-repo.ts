@@ -1,8 +1,8 @@
-import { and, asc, eq, lt, ne, or, isNull } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, lt, ne, notExists, or } from "drizzle-orm";
 import { AGENT_OFFLINE_AFTER_MS, type AgentHello, type AgentListItem } from "@volley/contracts";
 import type { Db } from "../client";
 import { newId } from "../ids";
-import { agents, DEFAULT_ORG_ID } from "../schema";
+import { agents, DEFAULT_ORG_ID, shards } from "../schema";
 
 export type AgentRow = typeof agents.$inferSelect;
 
@@ -12,31 +12,47 @@ export interface AgentEnrollment {
   tokenId?: string | null;
 }
 
-/** Registers an agent process by its instance id (stable across its reconnects) and marks it online. */
+/**
+ * The agent's persisted id (agentKey) names a row of another org: the agent is refused, never moved
+ * into the org of the token it now presents (that would hand one org's agent row to another).
+ */
+export class AgentKeyConflictError extends Error {
+  constructor(
+    readonly agentKey: string,
+    readonly ownerOrgId: string | null,
+  ) {
+    super(`agent id ${agentKey} is registered in another organization (${ownerOrgId ?? "unknown"})`);
+    this.name = "AgentKeyConflictError";
+  }
+}
+
+/**
+ * Registers an agent and marks it online. An agent with a persisted id (agentKey) keeps one row
+ * across restarts: the row of that id in the same org is taken back (a new process: new
+ * instanceId); a row of that id in another org throws AgentKeyConflictError. Without one, the
+ * row is the process's (instance id, stable across its reconnects).
+ */
 export async function upsertAgent(db: Db, hello: AgentHello, enrollment: AgentEnrollment = {}): Promise<AgentRow> {
   const now = new Date();
   const orgId = enrollment.orgId ?? DEFAULT_ORG_ID;
   const tokenId = enrollment.tokenId ?? null;
+  const live = { tokenId, name: hello.name, pool: hello.pool, version: hello.version, labels: hello.labels, capacity: hello.capacity, status: "online" as const, connectedAt: now, lastSeenAt: now };
+  const values = { id: newId("agt"), orgId, instanceId: hello.instanceId, agentKey: hello.agentKey ?? null, ...live };
+  if (hello.agentKey) {
+    const [row] = await db
+      .insert(agents)
+      .values(values)
+      .onConflictDoUpdate({ target: agents.agentKey, set: { ...live, instanceId: hello.instanceId }, setWhere: eq(agents.orgId, orgId) })
+      .returning();
+    if (row) return row;
+    // The conflicting row's org differs (the update's condition failed): name it in the hub's log, not to the agent.
+    const [owner] = await db.select({ orgId: agents.orgId }).from(agents).where(eq(agents.agentKey, hello.agentKey));
+    throw new AgentKeyConflictError(hello.agentKey, owner?.orgId ?? null);
+  }
   const [row] = await db
     .insert(agents)
-    .values({
-      id: newId("agt"),
-      orgId,
-      name: hello.name,
-      pool: hello.pool,
-      instanceId: hello.instanceId,
-      version: hello.version,
-      labels: hello.labels,
-      capacity: hello.capacity,
-      tokenId,
-      status: "online",
-      connectedAt: now,
-      lastSeenAt: now,
-    })
-    .onConflictDoUpdate({
-      target: agents.instanceId,
-      set: { orgId, tokenId, name: hello.name, pool: hello.pool, version: hello.version, labels: hello.labels, capacity: hello.capacity, status: "online", connectedAt: now, lastSeenAt: now },
-    })
+    .values(values)
+    .onConflictDoUpdate({ target: agents.instanceId, set: { ...live, orgId } })
     .returning();
   return row!;
 }
@@ -95,4 +111,53 @@ export async function markStaleAgentsOffline(db: Db, olderThanMs = AGENT_OFFLINE
     .where(and(ne(agents.status, "offline"), or(isNull(agents.lastSeenAt), lt(agents.lastSeenAt, cutoff))))
     .returning({ id: agents.id });
   return rows.length;
+}
+
+/** Shard states in which an agent is carrying load (or about to): its row must stay. */
+const ACTIVE_SHARD = ["assigned", "running"] as const;
+
+export type RemoveAgentResult = { status: "removed" } | { status: "not_found" } | { status: "busy"; runId: string | null } | { status: "online" };
+
+/**
+ * Deletes an org's agent row, only if it is offline (as listAgentStatuses shows it) and holds no
+ * assigned or running shard — checked in the DELETE itself, so an agent connecting meanwhile keeps
+ * its row. Past shards keep their data (shards.agent_id is set null). The agent, should it come
+ * back, enrolls as new with its token.
+ */
+export async function removeAgent(
+  db: Db,
+  orgId: string,
+  id: string,
+  opts: { offlineAfterMs?: number; now?: number } = {},
+): Promise<RemoveAgentResult> {
+  const now = opts.now ?? Date.now();
+  const offlineAfterMs = opts.offlineAfterMs ?? AGENT_OFFLINE_AFTER_MS;
+  const cutoff = new Date(now - offlineAfterMs);
+  const activeShards = (agentId: typeof agents.id | string) =>
+    db
+      .select({ runId: shards.runId })
+      .from(shards)
+      .where(and(eq(shards.agentId, agentId), inArray(shards.status, [...ACTIVE_SHARD])));
+  // Twice at most: a row whose heartbeat ages out between the DELETE and the reads below is offline by the second try.
+  for (let attempt = 1; ; attempt++) {
+    const deleted = await db
+      .delete(agents)
+      .where(
+        and(
+          eq(agents.id, id),
+          eq(agents.orgId, orgId),
+          or(eq(agents.status, "offline"), isNull(agents.lastSeenAt), lt(agents.lastSeenAt, cutoff)),
+          notExists(activeShards(agents.id)),
+        ),
+      )
+      .returning({ id: agents.id });
+    if (deleted.length) return { status: "removed" };
+    const [row] = await db.select().from(agents).where(and(eq(agents.id, id), eq(agents.orgId, orgId)));
+    if (!row) return { status: "not_found" };
+    const [shard] = await activeShards(id).limit(1);
+    if (shard) return { status: "busy", runId: shard.runId };
+    const status = effectiveAgentStatus(row, opts.now ?? Date.now(), offlineAfterMs);
+    if (status === "busy") return { status: "busy", runId: null };
+    if (status === "online" || attempt === 2) return { status: "online" };
+  }
 }
