@@ -21,21 +21,32 @@ export const RunCharts = memo(function RunCharts({ run, intervals }: { run: Run;
     const x = col((p) => p.index - start);
     // A sweep's gaps send nothing by design: draw each step's latency across them.
     const spanGaps = run.plan.sweep !== undefined;
-    const latency: ChartSeries[] = [
-      { label: "p50", values: col((p) => p.p50), color: "#2563eb", format: fmtMs, spanGaps },
-      { label: "p95", values: col((p) => p.p95), color: "#d97706", format: fmtMs, spanGaps },
-      { label: "p99", values: col((p) => p.p99), color: "#dc2626", format: fmtMs, spanGaps },
-      { label: "max", values: col((p) => p.max), color: "#6b7280", dash: [4, 4], width: 1, hidden: true, format: fmtMs, spanGaps },
-    ];
+    const hasDelivery = intervals.some((p) => p.delivery);
+    // Groups and broadcast without echo have no round trips: their latency is the delivery's.
+    const deliveryOnly = hasDelivery && intervals.every((p) => p.p50 === null);
+    const latency: ChartSeries[] = deliveryOnly
+      ? [
+          { label: "p50", values: col((p) => p.delivery?.p50 ?? null), color: "#2563eb", format: fmtMs, spanGaps },
+          { label: "p95", values: col((p) => p.delivery?.p95 ?? null), color: "#d97706", format: fmtMs, spanGaps },
+          { label: "p99", values: col((p) => p.delivery?.p99 ?? null), color: "#dc2626", format: fmtMs, spanGaps },
+        ]
+      : [
+          { label: "p50", values: col((p) => p.p50), color: "#2563eb", format: fmtMs, spanGaps },
+          { label: "p95", values: col((p) => p.p95), color: "#d97706", format: fmtMs, spanGaps },
+          { label: "p99", values: col((p) => p.p99), color: "#dc2626", format: fmtMs, spanGaps },
+          { label: "max", values: col((p) => p.max), color: "#6b7280", dash: [4, 4], width: 1, hidden: true, format: fmtMs, spanGaps },
+          ...(hasDelivery ? [{ label: "delivery p95", values: col((p) => p.delivery?.p95 ?? null), color: "#0d9488", dash: [6, 3], format: fmtMs, spanGaps }] : []),
+        ];
     const throughput: ChartSeries[] = [
       { label: "sent/s", values: col((p) => p.sent), color: "#2563eb", format: fmtRate },
-      { label: "received/s", values: col((p) => p.received), color: "#16a34a", format: fmtRate },
+      ...(deliveryOnly ? [] : [{ label: "received/s", values: col((p) => p.received), color: "#16a34a", format: fmtRate }]),
+      ...(hasDelivery ? [{ label: "delivered/s", values: col((p) => p.delivery?.received ?? 0), color: "#0d9488", format: fmtRate }] : []),
       { label: "connections", values: col((p) => p.connections), color: "#7c3aed", axis: "right", width: 1.25, fill: "rgba(124, 58, 237, 0.06)", format: fmtInt },
     ];
     const problems: ChartSeries[] = [
       { label: "errors/s", values: col((p) => p.errors), color: "#dc2626", format: fmtRate },
       { label: "disconnects/s", values: col((p) => p.disconnects), color: "#9333ea", format: fmtRate },
-      { label: "lost/s", values: col((p) => p.lost), color: "#ea580c", format: fmtRate },
+      { label: "lost/s", values: col((p) => p.lost + (p.delivery?.lost ?? 0)), color: "#ea580c", format: fmtRate },
       { label: "connect failures/s", values: col((p) => p.connectFailed), color: "#0f766e", width: 1, format: fmtRate },
     ];
     const health: ChartSeries[] = [
@@ -51,8 +62,9 @@ export const RunCharts = memo(function RunCharts({ run, intervals }: { run: Run;
       throughput,
       problems,
       health,
-      anyProblem: intervals.some((p) => p.errors + p.disconnects + p.lost + p.connectFailed > 0),
+      anyProblem: intervals.some((p) => p.errors + p.disconnects + p.lost + (p.delivery?.lost ?? 0) + p.connectFailed > 0),
       regions: stepRegions(run, intervals),
+      deliveryOnly,
     };
   }, [intervals, run]);
 
@@ -76,7 +88,7 @@ export const RunCharts = memo(function RunCharts({ run, intervals }: { run: Run;
   return (
     <section className="charts charts-grid" data-testid="run-charts" data-points={intervals.length}>
       <div className="panel chart-panel">
-        <h2 className="panel-title">Latency (ms, from intended send time)</h2>
+        <h2 className="panel-title">{d.deliveryOnly ? "Delivery latency" : "Latency"} (ms, from intended send time)</h2>
         <TimelineChart
           {...common}
           series={d.latency}

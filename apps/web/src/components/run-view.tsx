@@ -110,7 +110,7 @@ export function RunView({ initialRun, initialIntervals }: { initialRun: Run; ini
       {showReason && (
         <div className={`banner banner-${run.status}`} role="status">
           <strong>{run.status === "failed" ? "Failed: " : run.status === "errored" ? "Errored: " : run.status === "aborted" ? "Aborted: " : run.status === "degraded" ? "Degraded: " : ""}</strong>
-          {run.reason}
+          <ReasonText reason={run.reason!} />
         </div>
       )}
       {stopState.kind === "error" && (
@@ -138,6 +138,30 @@ export function RunView({ initialRun, initialIntervals }: { initialRun: Run; ini
         <summary>Plan</summary>
         <pre className="code-block">{planYaml}</pre>
       </details>
+    </>
+  );
+}
+
+/**
+ * A reason is one sentence per cause, joined by "; ". Long ones (several failed thresholds) show the
+ * first causes and fold the rest, so the banner stays a banner; the summary's thresholds table
+ * has every detail.
+ */
+function ReasonText({ reason }: { reason: string }) {
+  const parts = reason.split("; ");
+  if (reason.length <= 240 || parts.length < 2) return <>{reason.length > 400 ? `${reason.slice(0, 400)}…` : reason}</>;
+  let shown = 0;
+  let length = 0;
+  while (shown < parts.length && (shown === 0 || length + parts[shown]!.length < 240)) length += parts[shown++]!.length + 2;
+  return (
+    <>
+      {parts.slice(0, shown).join("; ")}
+      {shown < parts.length && (
+        <details className="reason-more">
+          <summary>and {parts.length - shown} more</summary>
+          {parts.slice(shown).join("; ")}
+        </details>
+      )}
     </>
   );
 }

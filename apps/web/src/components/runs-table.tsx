@@ -59,10 +59,14 @@ export function RunsTable({ runs }: { runs: RunListItem[] }) {
                 <td className="num" suppressHydrationWarning>
                   {fmtDuration(durationBetween(r.startedAt, r.endedAt))}
                 </td>
-                <td className="num">{fmtMs(r.summary?.p95)}</td>
+                <td className="num" title={r.summary?.measure === "delivery" ? "Delivery latency (this run timed no round trips)" : undefined}>
+                  {fmtMs(r.summary?.p95)}
+                  {r.summary?.measure === "delivery" && <div className="subtle small">delivery</div>}
+                </td>
                 <td className="num">{fmtInt(r.summary?.sent)}</td>
                 <td className="num">
                   {fmtInt(r.summary?.received)}
+                  {r.summary?.measure === "delivery" && <div className="subtle small">delivered</div>}
                   {lost > 0 && <div className="bad small">{fmtInt(lost)} lost</div>}
                 </td>
               </tr>

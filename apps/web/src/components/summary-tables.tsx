@@ -40,7 +40,9 @@ export function SummaryTables({ run }: { run: Run }) {
   const m = s.messages;
   const errors = Object.entries(s.errors).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]);
   const errorTotal = errors.reduce((n, [, v]) => n + v, 0);
-  const delivery = m.sent ? (100 * m.received) / m.sent : null;
+  const d = s.deliveries;
+  // Groups and broadcast without echo time deliveries only: their "received" is the deliveries.
+  const deliveryOnly = !!d && s.latency.count === 0;
   const live = run.status === "running";
 
   return (
@@ -65,11 +67,16 @@ export function SummaryTables({ run }: { run: Run }) {
             <caption>Messages</caption>
             <tbody>
               <Row label="Sent" value={fmtInt(m.sent)} />
-              <Row label="Received" value={fmtInt(m.received)} />
-              <Row label="Lost" value={fmtInt(m.lost)} tone={m.lost > 0 ? "bad" : undefined} hint="No reply within the message timeout" />
-              <Row label="Delivered" value={fmtPercent(delivery, 2)} />
+              {!deliveryOnly && <Row label="Replies received" value={fmtInt(m.received)} />}
+              {!deliveryOnly && <Row label="Replies lost" value={fmtInt(m.lost)} tone={m.lost > 0 ? "bad" : undefined} hint="No reply within the message timeout" />}
+              {!deliveryOnly && <Row label="Replied" value={fmtPercent(m.sent ? (100 * m.received) / m.sent : null, 2)} />}
+              {d && <Row label="Deliveries due" value={fmtInt(d.expected)} hint="One per message and receiver (the other members of the room or group)" />}
+              {d && <Row label="Delivered" value={fmtInt(d.received)} />}
+              {d && <Row label="Deliveries lost" value={fmtInt(d.lost)} tone={d.lost > 0 ? "bad" : undefined} hint="Not delivered within the message timeout" />}
+              {d && <Row label="Delivery ratio" value={fmtPercent(d.ratio, 2)} tone={d.ratio !== null && d.ratio < 99 ? "bad" : undefined} />}
               <Row label="Send rate" value={fmtRate(m.sendRate)} hint="Over measured (non-warm-up) seconds" />
-              <Row label="Receive rate" value={fmtRate(m.receiveRate)} />
+              {!deliveryOnly && <Row label="Receive rate" value={fmtRate(m.receiveRate)} />}
+              {d && <Row label="Delivery rate" value={fmtRate(d.rate)} />}
             </tbody>
           </table>
         </div>
@@ -117,7 +124,7 @@ export function SummaryTables({ run }: { run: Run }) {
                   <td className="verdict">
                     <span className={`badge ${t.ok ? "badge-passed" : "badge-failed"}`}>{t.ok ? "pass" : "fail"}</span>
                   </td>
-                  <td className="mono">{t.expression}</td>
+                  <td className="mono">{t.kind === "sanity" ? <span title="A default check (the plan's sanity field)">{t.expression}</span> : t.expression}</td>
                   <td className={t.ok ? "muted" : "bad"}>{t.message}</td>
                 </tr>
               ))

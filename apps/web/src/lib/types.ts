@@ -9,8 +9,11 @@ export interface RunListItem {
   createdAt: string;
   startedAt: string | null;
   endedAt: string | null;
-  /** From the stored summary; null until the run has finished with measurements. */
-  summary: { sent: number; received: number; lost: number; p50: number | null; p95: number | null; p99: number | null } | null;
+  /**
+   * From the stored summary; null until the run has finished with measurements. `measure` says what
+   * received and the percentiles count: round trips, or deliveries for runs without round trips.
+   */
+  summary: { measure: "round trip" | "delivery"; sent: number; received: number; lost: number; p50: number | null; p95: number | null; p99: number | null } | null;
 }
 
 /** `POST /api/v1/runs/{id}/abort` → 202. */

@@ -56,6 +56,7 @@ const runListItemSchema = z.object({
   endedAt: z.string().nullable(),
   summary: z
     .object({
+      measure: z.enum(["round trip", "delivery"]).openapi({ description: "What received, lost and the percentiles count: round trips, or deliveries for runs that time no round trip (groups, broadcast without echo)" }),
       sent: z.number().int(),
       received: z.number().int(),
       lost: z.number().int(),
@@ -96,6 +97,7 @@ export const API_ROUTES = [
   { method: "get", path: "/api/v1/webhooks" },
   { method: "delete", path: "/api/v1/webhooks/{id}" },
   { method: "get", path: "/api/v1/agents" },
+  { method: "delete", path: "/api/v1/agents/{id}" },
   { method: "post", path: "/api/v1/agent-tokens" },
   { method: "get", path: "/api/v1/agent-tokens" },
   { method: "delete", path: "/api/v1/agent-tokens/{id}" },
@@ -114,7 +116,7 @@ const ERROR_DESCRIPTIONS: Record<Status, string> = {
   403: "`forbidden`: the API token lacks the scope (`read` or `run`), or the signed-in member's role is too low.",
   404: "`not_found`: it does not exist in your organization.",
   429: "`rate_limited`: too many requests for this credential; `Retry-After` says when to try again.",
-  409: "`conflict`: the run has already ended.",
+  409: "`conflict`: the current state forbids it (the run has already ended; the agent is busy or connected). The message says what to do.",
   500: "`misconfigured` (a server variable is missing or wrong; the message says how to fix it) or `internal`.",
   503: "`unavailable`: PostgreSQL or Redis is unreachable.",
 };
@@ -360,6 +362,18 @@ function build() {
       description:
         "`status` is `online` (idle), `busy` (running a shard) or `offline`. Hubs record a heartbeat every 5 s; an agent not heard from for 30 s is `offline` whatever its hub last wrote (the hub may have died).",
       responses: { 200: jsonBody(z.object({ agents: z.array(AgentListItem) }), "The agents, by name."), ...errors(500, 503) },
+    },
+    {
+      method: "delete",
+      path: "/api/v1/agents/{id}",
+      operationId: "removeAgent",
+      tags: ["agents"],
+      summary: "Remove an offline agent from the organization's list",
+      description:
+        "For agents that are gone for good (a decommissioned machine). Refused with 409 while the agent carries a shard of a run or is connected: stop it (or revoke its join token) first. Runs it took part in keep their data. An agent that connects again after removal enrolls anew with its token. Needs a session of an org admin or owner.",
+      security: sessionOnly,
+      request: { params: z.object({ id: z.string().describe("The agent id (`agt_…`) from GET /api/v1/agents.") }) },
+      responses: { 204: noContent("Removed."), ...errors(404, 409, 500, 503) },
     },
     {
       method: "post",

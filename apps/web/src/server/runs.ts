@@ -90,17 +90,17 @@ export async function loadRunList(limit = 50, orgId = DEFAULT_ORG_ID): Promise<R
     createdAt: row.createdAt.toISOString(),
     startedAt: iso(row.startedAt),
     endedAt: iso(row.endedAt),
-    summary: row.summary
-      ? {
-          sent: row.summary.messages.sent,
-          received: row.summary.messages.received,
-          lost: row.summary.messages.lost,
-          p50: row.summary.latency.p50,
-          p95: row.summary.latency.p95,
-          p99: row.summary.latency.p99,
-        }
-      : null,
+    summary: row.summary ? listSummary(row.summary) : null,
   }));
+}
+
+/** A run's headline numbers: its round trips, or its deliveries when it timed no round trip (groups, broadcast without echo). */
+function listSummary(s: RunSummary): NonNullable<RunListItem["summary"]> {
+  const d = s.deliveries;
+  if (d && s.latency.count === 0) {
+    return { measure: "delivery", sent: s.messages.sent, received: d.received, lost: d.lost, p50: d.latency.p50, p95: d.latency.p95, p99: d.latency.p99 };
+  }
+  return { measure: "round trip", sent: s.messages.sent, received: s.messages.received, lost: s.messages.lost, p50: s.latency.p50, p95: s.latency.p95, p99: s.latency.p99 };
 }
 
 /** The run timeline: one point per 1 s interval, every shard's frame merged. */

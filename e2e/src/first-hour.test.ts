@@ -1,0 +1,155 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { networkInterfaces, tmpdir } from "node:os";
+import path from "node:path";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TEMPLATES, type Run } from "@volley/contracts";
+
+/**
+ * A newcomer's first hour, exactly as the README tells it: `npm start` with nothing set (default
+ * host, ports and origins; only a fresh data directory, so the install is new), then Chromium at
+ * http://localhost:3000: sign up, sign in again at 127.0.0.1 and at this machine's own address,
+ * and run every built-in template from the Plans page as shipped. Each must end `passed`.
+ * Screenshots go to e2e/artifacts/first-hour-*.png.
+ */
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const CHROMIUM = "/usr/bin/chromium";
+const ARTIFACTS = path.resolve(import.meta.dirname, "../artifacts");
+const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const WEB = "http://localhost:3000";
+/** Every port `npm start` listens on by default (README): web, hub, the demo targets, PostgreSQL, Redis. */
+const DEFAULT_PORTS = [3000, 3001, 9001, 9002, 9003, 9004, 9005, 9006, 9007, 54329, 6390];
+
+const hasChromium = existsSync(CHROMIUM);
+const hasBuild = existsSync(path.join(ROOT, "apps/web/.next/BUILD_ID"));
+if (!hasChromium) console.warn(`first-hour.test: skipped — ${CHROMIUM} is missing (apt-get install -y chromium; .ci/run installs it)`);
+
+let stack: ChildProcess | null = null;
+let output = "";
+let dataDir = "";
+let browser: Browser;
+
+const portFree = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const s = createServer();
+    s.once("error", () => resolve(false));
+    s.listen(port, "0.0.0.0", () => s.close(() => resolve(true)));
+  });
+
+/** This machine's own non-loopback IPv4 address, as a colleague on the LAN would type it. */
+const ownAddress = () =>
+  Object.values(networkInterfaces())
+    .flat()
+    .find((a) => a && a.family === "IPv4" && !a.internal)?.address;
+
+beforeAll(async () => {
+  if (!hasChromium) return;
+  if (!hasBuild) throw new Error("the web UI is not built (apps/web/.next): `npm test` builds it first; alone, run `npm run build -w @volley/web`");
+  const busy: number[] = [];
+  for (const port of DEFAULT_PORTS) if (!(await portFree(port))) busy.push(port);
+  if (busy.length) throw new Error(`first-hour.test needs the README's default ports; in use: ${busy.join(", ")} (stop \`npm start\` first)`);
+  mkdirSync(ARTIFACTS, { recursive: true });
+  dataDir = mkdtempSync(path.join(tmpdir(), "volley-first-hour-"));
+  // What a fresh shell has: no Volley variables at all, only a new data directory.
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, CI: process.env.CI, VOLLEY_DATA_DIR: dataDir };
+  stack = spawn("npm", ["start"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const collect = (d: Buffer) => (output += d.toString());
+  stack.stdout!.on("data", collect);
+  stack.stderr!.on("data", collect);
+  const deadline = Date.now() + 240_000;
+  while (!/Volley is up/.test(output)) {
+    if (stack.exitCode !== null) throw new Error(`npm start exited with ${stack.exitCode}:\n${output.slice(-4000)}`);
+    if (Date.now() > deadline) throw new Error(`npm start not up in 240 s:\n${output.slice(-4000)}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+}, 300_000);
+
+afterAll(async () => {
+  await browser?.close();
+  if (stack && stack.exitCode === null) {
+    const exited = new Promise((r) => stack!.once("exit", r));
+    // npm, its shell and the front process share a group; the front relays the stop to the supervisor.
+    process.kill(-stack.pid!, "SIGTERM");
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 40_000))]);
+    if (stack.exitCode === null) process.kill(-stack.pid!, "SIGKILL");
+  }
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+}, 60_000);
+
+const shot = (page: Page, name: string) => page.screenshot({ path: path.join(ARTIFACTS, `first-hour-${name}.png`), fullPage: true });
+
+async function signIn(context: BrowserContext, base: string): Promise<Page> {
+  const page = await context.newPage();
+  page.setDefaultTimeout(30_000);
+  await page.goto(`${base}/sign-in`);
+  await page.getByLabel("Email").fill("ada@example.com");
+  await page.getByLabel("Password").fill("correct horse battery");
+  await page.getByRole("button", { name: /sign in/i }).click();
+  await page.waitForURL((u) => !/sign-(up|in)/.test(u.pathname));
+  return page;
+}
+
+describe.skipIf(!hasChromium)("a newcomer's first hour on a default `npm start`", () => {
+  it("signs up at http://localhost:3000, and signs in at 127.0.0.1 and this machine's address", async () => {
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const page = await context.newPage();
+    page.setDefaultTimeout(30_000);
+    await page.goto(WEB);
+    await page.waitForURL(/\/sign-up/);
+    await page.getByLabel("Name").fill("Ada Owner");
+    await page.getByLabel("Email").fill("ada@example.com");
+    await page.getByLabel("Password").fill("correct horse battery");
+    await page.getByRole("button", { name: /sign up|create/i }).click();
+    await page.waitForURL((u) => !/sign-(up|in)/.test(u.pathname));
+    await shot(page, "01-signed-up");
+    await context.close();
+
+    for (const host of ["127.0.0.1", ownAddress()].filter(Boolean)) {
+      const other = await browser.newContext();
+      const signedIn = await signIn(other, `http://${host}:3000`);
+      expect(new URL(signedIn.url()).host).toBe(`${host}:3000`);
+      await other.close();
+    }
+  });
+
+  it("refuses sign-in posted from a foreign origin (CSRF protection stays on)", async () => {
+    const res = await fetch(`${WEB}/api/auth/sign-in/email`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: "http://evil.example", "sec-fetch-site": "cross-site", "sec-fetch-mode": "cors", cookie: "x=1" },
+      body: JSON.stringify({ email: "ada@example.com", password: "correct horse battery" }),
+    });
+    expect(res.status).toBe(403);
+  });
+
+  it("runs every built-in template from the Plans page, as shipped, and each passes", async () => {
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const page = await signIn(context, WEB);
+    const results: { id: string; status: string; reason: string | null; seconds: number }[] = [];
+    for (const t of TEMPLATES) {
+      const started = Date.now();
+      await page.goto(`${WEB}/plans`);
+      await page.locator(`[data-template="${t.id}"]`).click();
+      await page.waitForURL(new RegExp(`/plans/new\\?template=${t.id}`));
+      await page.getByText("Plan is valid").waitFor();
+      await page.getByRole("button", { name: "Run", exact: true }).click();
+      await page.waitForURL(/\/runs\/run_/);
+      const runId = page.url().split("/runs/")[1]!;
+      let run: Run;
+      for (;;) {
+        run = (await (await page.request.get(`${WEB}/api/v1/runs/${runId}`)).json()) as Run;
+        if (!["queued", "running"].includes(run.status)) break;
+        if (Date.now() - started > 240_000) throw new Error(`${t.id}: still ${run.status} after 240 s`);
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+      await page.locator(`.badge-lg[data-status=${run.status}]`).first().waitFor({ timeout: 30_000 });
+      await shot(page, `template-${t.id}`);
+      results.push({ id: t.id, status: run.status, reason: run.reason, seconds: Math.round((Date.now() - started) / 1000) });
+    }
+    console.log(`first-hour templates: ${JSON.stringify(results)}`);
+    expect(results.map((r) => `${r.id}: ${r.status}${r.reason ? ` (${r.reason})` : ""}`)).toEqual(TEMPLATES.map((t) => `${t.id}: passed`));
+    await context.close();
+  }, 1_800_000);
+});
