@@ -1,11 +1,15 @@
 import type { AgentListItem } from "@volley/contracts";
 import { DASH, fmtDateTime, fmtInt, fmtRelative } from "../lib/format";
 import { AgentStatusBadge } from "./agent-status-badge";
+import { RemoveAgentButton } from "./remove-agent-button";
 
 const fmtMemory = (mb: number) => (mb >= 1024 ? `${(mb / 1024).toFixed(mb % 1024 === 0 ? 0 : 1)} GB` : `${mb} MB`);
 
-/** The org's agents as the hubs last reported them; `now` is the server's clock when the page rendered. */
-export function AgentsTable({ agents, now }: { agents: AgentListItem[]; now: number }) {
+/**
+ * The org's agents as the hubs last reported them; `now` is the server's clock when the page rendered.
+ * Admins (`canRemove`) get a Remove button on offline agents.
+ */
+export function AgentsTable({ agents, now, canRemove = false }: { agents: AgentListItem[]; now: number; canRemove?: boolean }) {
   return (
     <table className="table" aria-label="Agents">
       <thead>
@@ -19,6 +23,7 @@ export function AgentsTable({ agents, now }: { agents: AgentListItem[]; now: num
           <th>Source addresses</th>
           <th>Version</th>
           <th>Last seen</th>
+          {canRemove && <th aria-label="Actions" />}
         </tr>
       </thead>
       <tbody>
@@ -44,6 +49,7 @@ export function AgentsTable({ agents, now }: { agents: AgentListItem[]; now: num
             <td className="mono small">{a.capacity.sourceAddresses.length > 0 ? a.capacity.sourceAddresses.join(", ") : DASH}</td>
             <td className="mono">{a.version}</td>
             <td title={a.lastSeenAt ? fmtDateTime(a.lastSeenAt) : undefined}>{a.lastSeenAt ? fmtRelative(a.lastSeenAt, now) : "never"}</td>
+            {canRemove && <td>{a.status === "offline" && <RemoveAgentButton id={a.id} name={a.name} />}</td>}
           </tr>
         ))}
       </tbody>

@@ -1,18 +1,18 @@
 import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AgentListItem, AgentToken } from "@volley/contracts";
-import { createApiToken, DEFAULT_ORG_ID, schema, setAgentStatus, upsertAgent, verifyAgentToken } from "@volley/db";
+import type { AgentListItem, AgentToken, Plan } from "@volley/contracts";
+import { createApiToken, DEFAULT_ORG_ID, insertRun, insertShards, schema, setAgentStatus, updateShard, upsertAgent, verifyAgentToken } from "@volley/db";
 import { eq } from "drizzle-orm";
 import { MisconfiguredError } from "../env";
 import type { RouteHandler } from "./api-handler";
 import { agentEndpoints } from "./agents";
 import { BASE, call, readError, signUp, startApiTestEnv, type ApiTestEnv } from "./api-test-env";
 
-// GET /api/v1/agents, POST/GET /api/v1/agent-tokens, DELETE /api/v1/agent-tokens/{id} and
+// GET /api/v1/agents, DELETE /api/v1/agents/{id}, POST/GET /api/v1/agent-tokens, DELETE /api/v1/agent-tokens/{id} and
 // GET /install-agent.sh, with real signed-up sessions and real agent rows written the way hubs write them.
 
 let env: ApiTestEnv;
-let routes: { agents: RouteHandler; create: RouteHandler; list: RouteHandler; revoke: RouteHandler; installer: RouteHandler };
+let routes: { agents: RouteHandler; remove: RouteHandler; create: RouteHandler; list: RouteHandler; revoke: RouteHandler; installer: RouteHandler };
 let owner = ""; // first account: owner of the default org
 let other = ""; // second account: owner of an org of its own
 let otherOrg = "";
@@ -32,6 +32,7 @@ beforeAll(async () => {
   const tokens = await import("../app/api/v1/agent-tokens/route");
   routes = {
     agents: (await import("../app/api/v1/agents/route")).GET,
+    remove: (await import("../app/api/v1/agents/[id]/route")).DELETE,
     create: tokens.POST,
     list: tokens.GET,
     revoke: (await import("../app/api/v1/agent-tokens/[id]/route")).DELETE,
@@ -97,6 +98,88 @@ describe("GET /api/v1/agents", () => {
     expect(refused.status).toBe(403);
     expect((await readError(refused)).message).toMatch(/lacks the "read" scope \(runs:read\)/);
     expect((await call(routes.agents, "GET", "/api/v1/agents")).status).toBe(401);
+  });
+});
+
+describe("DELETE /api/v1/agents/{id}", () => {
+  const plan = {
+    name: "busy",
+    target: { url: "ws://127.0.0.1:9001/echo", protocol: "ws", connectTimeout: "10s" },
+    connections: { count: 1, rate: 10 },
+    scenario: { kind: "echo", message: { bytes: 64, rate: 5, per: "connection", arrival: "constant", timeout: "10s" }, duration: "3s", warmup: "1s" },
+    thresholds: [],
+    agents: { pool: "default", count: 1 },
+  } as unknown as Plan;
+  const remove = (id: string, creds: { cookie?: string; token?: string } = { cookie: owner }) => call(routes.remove, "DELETE", `/api/v1/agents/${id}`, creds, undefined, { id });
+  const keyed = (name: string, instanceId: string) => ({ ...hello(name, instanceId), agentKey: `key-${name}` });
+
+  it("removes an offline agent: gone from the list, and the same agent connecting again enrolls as a new one", async () => {
+    const row = await upsertAgent(env.h.db, keyed("rm-gone", "rm-gone-1"));
+    await setAgentStatus(env.h.db, row.id, "offline");
+    const res = await remove(row.id);
+    expect(res.status).toBe(204);
+    expect((await listAgents({ cookie: owner })).some((a) => a.id === row.id)).toBe(false);
+    // What the hub does when that agent (same persisted id) reconnects with its token.
+    const back = await upsertAgent(env.h.db, keyed("rm-gone", "rm-gone-2"));
+    expect(back.id).not.toBe(row.id);
+    expect((await listAgents({ cookie: owner })).filter((a) => a.name === "rm-gone").map((a) => [a.id, a.status])).toEqual([[back.id, "online"]]);
+  });
+
+  it("is a 404 for an unknown agent and for another org's agent (which stays)", async () => {
+    const missing = await remove("agt_nope");
+    expect(missing.status).toBe(404);
+    expect((await readError(missing)).message).toBe("agent agt_nope does not exist");
+    const theirs = await upsertAgent(env.h.db, hello("b-offline", "rm-b-1"), { orgId: otherOrg });
+    await setAgentStatus(env.h.db, theirs.id, "offline");
+    expect((await remove(theirs.id)).status).toBe(404);
+    expect((await listAgents({ cookie: other })).some((a) => a.id === theirs.id)).toBe(true);
+    // Its own org's owner may.
+    expect((await remove(theirs.id, { cookie: other })).status).toBe(204);
+  });
+
+  it("refuses (409) an agent busy with a shard, naming the run, and one still connected", async () => {
+    const busy = await upsertAgent(env.h.db, hello("rm-busy", "rm-busy-1"));
+    const run = await insertRun(env.h.db, { plan });
+    const [shard] = await insertShards(env.h.db, run.id, [plan]);
+    await updateShard(env.h.db, shard!.id, { agentId: busy.id, status: "running" });
+    await setAgentStatus(env.h.db, busy.id, "busy");
+    const refused = await remove(busy.id);
+    expect(refused.status).toBe(409);
+    expect(await readError(refused)).toMatchObject({
+      code: "conflict",
+      message: `agent ${busy.id} is busy with a shard of run ${run.id}; wait for the run to end (or abort it), then remove the agent`,
+    });
+    await updateShard(env.h.db, shard!.id, { status: "completed" });
+    await setAgentStatus(env.h.db, busy.id, "online");
+    const connected = await remove(busy.id);
+    expect(connected.status).toBe(409);
+    expect((await readError(connected)).message).toMatch(/^agent agt_\S+ is connected; stop the agent process \(or revoke its join token\) first/);
+    expect((await listAgents({ cookie: owner })).some((a) => a.id === busy.id)).toBe(true);
+    await setAgentStatus(env.h.db, busy.id, "offline");
+    expect((await remove(busy.id)).status).toBe(204);
+  });
+
+  it("needs an org admin's session: API tokens, viewers, members and anonymous callers are refused", async () => {
+    const row = await upsertAgent(env.h.db, hello("rm-guarded", "rm-guarded-1"), { orgId: otherOrg });
+    await setAgentStatus(env.h.db, row.id, "offline");
+    const { secret } = await createApiToken(env.h.db, { orgId: otherOrg, name: "full", scopes: ["read", "run"] });
+    const byToken = await remove(row.id, { token: secret });
+    expect(byToken.status).toBe(403);
+    expect((await readError(byToken)).message).toMatch(/API tokens cannot do this \(org:admin\)/);
+    expect((await remove(row.id, {})).status).toBe(401);
+    const [user] = await env.h.db.select().from(schema.users).where(eq(schema.users.email, "other@example.com"));
+    try {
+      for (const role of ["viewer", "member"] as const) {
+        await env.h.db.update(schema.members).set({ role }).where(eq(schema.members.userId, user!.id));
+        const refused = await remove(row.id, { cookie: other });
+        expect(refused.status).toBe(403);
+        expect((await readError(refused)).message).toMatch(new RegExp(`your role in this org \\(${role}\\) cannot do this \\(org:admin\\); it needs admin`));
+      }
+      await env.h.db.update(schema.members).set({ role: "admin" }).where(eq(schema.members.userId, user!.id));
+      expect((await remove(row.id, { cookie: other })).status).toBe(204);
+    } finally {
+      await env.h.db.update(schema.members).set({ role: "owner" }).where(eq(schema.members.userId, user!.id));
+    }
   });
 });
 

@@ -1,8 +1,8 @@
 import type { AgentListItem, AgentToken, CreateAgentTokenBody } from "@volley/contracts";
-import { createAgentToken, listAgentStatuses, listAgentTokens, revokeAgentToken, type AgentTokenInfo } from "@volley/db";
+import { createAgentToken, listAgentStatuses, listAgentTokens, removeAgent, revokeAgentToken, type AgentTokenInfo } from "@volley/db";
 import { hubPublicUrl, publicUrl } from "../env";
 import type { AuthContext } from "./auth";
-import { notFound } from "./errors";
+import { ApiError, notFound } from "./errors";
 import { getDb } from "./services";
 
 /** An org's agents (as the hubs last reported them) and the join tokens that enrol new ones. */
@@ -18,6 +18,22 @@ export function toAgentToken(row: AgentTokenInfo): AgentToken {
 
 export async function listAgents(orgId: string): Promise<AgentListItem[]> {
   return listAgentStatuses(getDb(), orgId);
+}
+
+/**
+ * Removes an offline agent from the org's list. Refused (409) while it carries a shard or is
+ * connected: its hub still reports under that row. If the agent comes back, it enrolls anew.
+ */
+export async function removeOrgAgent(orgId: string, id: string): Promise<void> {
+  const result = await removeAgent(getDb(), orgId, id);
+  if (result.status === "not_found") throw notFound(`agent ${id}`);
+  if (result.status === "busy") {
+    const what = result.runId ? `a shard of run ${result.runId}` : "a shard";
+    throw new ApiError(409, "conflict", `agent ${id} is busy with ${what}; wait for the run to end (or abort it), then remove the agent`);
+  }
+  if (result.status === "online") {
+    throw new ApiError(409, "conflict", `agent ${id} is connected; stop the agent process (or revoke its join token) first — it is removable once it shows offline`);
+  }
 }
 
 export async function createJoinToken(auth: AuthContext, body: CreateAgentTokenBody): Promise<{ token: AgentToken; secret: string }> {

@@ -55,7 +55,7 @@ export default async function AgentsPage() {
       {problem ? (
         <ErrorPanel title={problem.title} message={problem.message} />
       ) : agents && agents.length > 0 ? (
-        <AgentsTable agents={agents} now={now} />
+        <AgentsTable agents={agents} now={now} canRemove={admin} />
       ) : (
         <div className="panel empty">
           <h2 className="panel-title">No agents yet</h2>
