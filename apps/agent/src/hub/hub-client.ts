@@ -189,7 +189,9 @@ export class HubClient {
 
   private heartbeat(): void {
     if (!this.socket.connected) return;
-    const beat: Heartbeat = { busy: this.slot.busy, health: this.health.sample() };
+    const shard = this.slot.held();
+    // The held shard lets the hub reconcile: drop one it no longer supervises, free one it thinks we hold.
+    const beat: Heartbeat = { busy: this.slot.busy, health: this.health.sample(), ...(shard ? { shard } : {}) };
     this.socket.emit(AGENT_EVENTS.heartbeat, beat);
   }
 }

@@ -22,9 +22,16 @@ import type { ReliableOutbox } from "./reliable-outbox";
 /** A start instant this far in the past is not honoured (the run would open with a burst to catch up). */
 const LATE_START_LIMIT_MS = 1000;
 
+/**
+ * An armed shard with no start after this long is dropped, so an agent whose start (or abort) was
+ * lost never stays "busy" for good. Longer than the hub waits for a start after arming (its arm
+ * timeout, 30 s by default, plus 10 s), so the hub always gives up first.
+ */
+export const ARMED_LIMIT_MS = 90_000;
+
 type SlotState =
   | { kind: "idle" }
-  | { kind: "armed"; job: ShardJob }
+  | { kind: "armed"; job: ShardJob; expiry: NodeJS.Timeout }
   | { kind: "running"; job: ShardJob; controller: AbortController; done: Promise<void> }
   /** The engine has ended; its frames and shard.end are still being delivered. */
   | { kind: "ending"; job: ShardJob };
@@ -75,7 +82,13 @@ export class ShardSlot {
     if (this.state.kind !== "idle") return fail(`busy with shard ${this.state.job.shardId}`);
     const unfit = shardPreflight(job.plan, this.deps.limits);
     if (unfit) return fail(unfit);
-    this.state = { kind: "armed", job };
+    const expiry = setTimeout(() => {
+      if (this.state.kind !== "armed" || this.state.job.shardId !== job.shardId) return;
+      this.deps.log.warn({ shardId: job.shardId }, `armed shard ${job.shardId} got no start within ${ARMED_LIMIT_MS / 1000} s; dropping it`);
+      this.deliverEnd(job, { status: "aborted", error: `no start within ${ARMED_LIMIT_MS / 1000} s of arming`, frames: 0 });
+    }, ARMED_LIMIT_MS);
+    expiry.unref();
+    this.state = { kind: "armed", job, expiry };
     this.deps.log.info({ runId: job.runId, shardId: job.shardId }, `shard ${job.shardId} armed: ${job.plan.connections.count} connections to ${job.plan.target.url}`);
     return OK;
   }
@@ -95,6 +108,7 @@ export class ShardSlot {
       this.deps.log.warn({ shardId, lateMs: Math.round(lateMs) }, "start instant already passed; starting now");
       startAt = clock.hubNowMs();
     }
+    clearTimeout(state.expiry);
     const controller = new AbortController();
     const job = state.job;
     const done = this.execute(job, { planned: parsed.data.startAt, startAt }, clock, controller.signal);
@@ -159,6 +173,7 @@ export class ShardSlot {
 
   /** shard.end goes through the outbox behind the shard's frames, so the hub gets it only after every frame. */
   private deliverEnd(job: ShardJob, end: Pick<ShardEnd, "status" | "error" | "frames">): void {
+    if (this.state.kind === "armed") clearTimeout(this.state.expiry);
     const message: ShardEnd = { runId: job.runId, shardId: job.shardId, status: end.status, frames: end.frames, ...(end.error ? { error: end.error } : {}) };
     this.state = { kind: "ending", job };
     const settle = () => {

@@ -25,7 +25,16 @@ interface Execution {
   job: ShardJob;
   session: AgentSession;
   abort: Deferred<string>;
+  /**
+   * shard.assign has been emitted. An abort before that must not let the assign go out afterwards
+   * (the agent would arm a shard nobody supervises and refuse every later one as "busy"), and needs
+   * no shard.abort: the agent never had the shard.
+   */
+  assigned: boolean;
 }
+
+/** While an aborted shard has not ended, shard.abort is repeated this often (idempotent on the agent). */
+const ABORT_RESEND_MS = 1000;
 
 type Interrupt = { t: "lost"; reason: string } | { t: "ended"; end: ShardEnd } | { t: "abort"; reason: string };
 
@@ -55,13 +64,13 @@ export class ShardRunner {
 
   private abortExecution(exec: Execution, reason: string): void {
     if (exec.abort.settled) return;
-    this.opts.registry.send(exec.session, AGENT_EVENTS.shardAbort, { shardId: exec.job.shardId, reason });
+    if (exec.assigned) this.opts.registry.send(exec.session, AGENT_EVENTS.shardAbort, { shardId: exec.job.shardId, reason });
     exec.abort.resolve(reason);
   }
 
   async run(job: ShardJob, session: AgentSession): Promise<EndedShard> {
     const { registry, coordinator, db, log } = this.opts;
-    const exec: Execution = { job, session, abort: deferred() };
+    const exec: Execution = { job, session, abort: deferred(), assigned: false };
     const who = describeAgent(session);
     const state = await coordinator.getState(job.runId);
     const taken = state.armed.has(job.shardId) || state.ended.has(job.shardId) ? "shard was already run by another agent" : null;
@@ -116,7 +125,7 @@ export class ShardRunner {
         await Promise.race([lease.ended.promise, lease.lost.promise, sleep(this.opts.abortEndTimeoutMs, stop.signal)]);
         return;
       }
-      const exec: Execution = { job: { runId, shardId, index: row.index, count: row.count, plan: row.plan }, session, abort: deferred() };
+      const exec: Execution = { job: { runId, shardId, index: row.index, count: row.count, plan: row.plan }, session, abort: deferred(), assigned: true };
       this.active.set(shardId, exec);
       held = coordinator.holdShard(shardId);
       log.info({ runId, shardId, agentId: session.agentId }, "adopted a running shard from a hub that stopped");
@@ -154,10 +163,13 @@ export class ShardRunner {
     const interrupts = this.interrupts(exec, lease);
     const fromInterrupt = (i: Interrupt) => this.fromInterrupt(exec, lease, who, i);
 
-    // 1. Arm: the assign ack says the agent is armed, or why not.
-    const armed = await Promise.race([this.assign(session, job, who), interrupts]);
+    // 1. Arm: the assign ack says the agent is armed, or why not. Aborted already (while the shard
+    //    row was written): the agent never hears of the shard.
+    if (exec.abort.settled) return fromInterrupt(await interrupts);
+    const armed = await Promise.race([this.assign(exec, who), interrupts]);
     if ("t" in armed) return fromInterrupt(armed);
     if (!armed.ok) return { ...base, status: "errored", error: armed.error, frames: 0 };
+    lease.confirmed = true;
     await coordinator.markArmed(job.runId, job.shardId, { agentId: session.agentId, agentName: session.name, at: Date.now() });
 
     // 2. The one start instant, published by the run worker once every shard is armed.
@@ -212,12 +224,17 @@ export class ShardRunner {
     const base = { agentId: exec.session.agentId, agentName: exec.session.name };
     if (i.t === "lost") return { ...base, status: "errored", error: `${who} lost: ${i.reason}`, frames: null, lost: true };
     if (i.t === "ended") return { ...base, status: i.end.status, error: i.end.error ?? null, frames: i.end.frames };
+    // Never assigned: nothing runs on the agent, so nothing to wait for.
+    if (!exec.assigned) return { ...base, status: "aborted", error: i.reason, frames: 0 };
     return this.afterAbort(exec, lease, who, i.reason);
   }
 
-  private async assign(session: AgentSession, job: ShardJob, who: string): Promise<Ack> {
+  private async assign(exec: Execution, who: string): Promise<Ack> {
+    const { session, job } = exec;
     const socket = session.socket;
     if (!socket) return { ok: false, error: `${who} disconnected before the shard was assigned` };
+    // Set in the same turn as the emit: an abort from here on is sent after the assign, in order.
+    exec.assigned = true;
     try {
       const reply: unknown = await socket.timeout(this.opts.armTimeoutMs).emitWithAck(AGENT_EVENTS.shardAssign, job);
       const ack = ackSchema.safeParse(reply);
@@ -227,12 +244,23 @@ export class ShardRunner {
     }
   }
 
-  /** After shard.abort: the agent's own shard.end (with its frame count), or a bounded wait. */
+  /**
+   * After shard.abort: the agent's own shard.end (with its frame count), or a bounded wait. The
+   * abort is repeated until then, so one lost on the way (a reconnect, an agent busy arming) still
+   * stops the agent promptly; agents treat a repeated abort as a no-op.
+   */
   private async afterAbort(exec: Execution, lease: ShardLease, who: string, reason: string): Promise<EndedShard> {
     const base = { agentId: exec.session.agentId, agentName: exec.session.name };
     const giveUp = new AbortController();
     const timeout = sleep(this.opts.abortEndTimeoutMs, giveUp.signal).then(() => null);
-    const r = await Promise.race([lease.ended.promise, lease.lost.promise.then((why) => ({ lost: why })), timeout]).finally(() => giveUp.abort());
+    const resend = setInterval(() => {
+      // While disconnected, the first abort already waits in the session's outbox.
+      if (exec.session.socket?.connected) this.opts.registry.send(exec.session, AGENT_EVENTS.shardAbort, { shardId: exec.job.shardId, reason });
+    }, ABORT_RESEND_MS);
+    const r = await Promise.race([lease.ended.promise, lease.lost.promise.then((why) => ({ lost: why })), timeout]).finally(() => {
+      clearInterval(resend);
+      giveUp.abort();
+    });
     if (r === null) {
       this.opts.log.warn({ shardId: exec.job.shardId, agentId: base.agentId }, "agent did not end its shard after abort");
       return { ...base, status: "aborted", error: reason, frames: null };
