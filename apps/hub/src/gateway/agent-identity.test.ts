@@ -1,6 +1,11 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
+import { startApp } from "@volley/devstack";
 import { createAgentToken, DEFAULT_ORG_ID, removeAgent, schema } from "@volley/db";
+import { TEST_AGENT_TOKEN } from "../test-support/hub-harness";
 import type { ScriptedAgent } from "../test-support/scripted-agent";
 import { useHubHarness } from "../test-support/use-hub-harness";
 
@@ -65,4 +70,31 @@ describe("agent identity at the gateway", () => {
     expect(await rowsOf(agentKey)).toMatchObject([{ id: moved.agentId, orgId: OTHER_ORG, status: "online" }]);
     moved.close();
   });
+});
+
+describe("the real agent process", () => {
+  it("killed with SIGKILL and started again, is still one agent: same row, its persisted id in AGENT_STATE_DIR", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "volley-agent-restart-"));
+    const env = { ...process.env, HUB_URL: h.hubUrl, AGENT_TOKEN: TEST_AGENT_TOKEN, AGENT_NAME: "restarted-agent", AGENT_STATE_DIR: path.join(dir, "state"), LOG_LEVEL: "info" };
+    const named = () => h.db.db.select().from(schema.agents).where(eq(schema.agents.name, "restarted-agent"));
+    try {
+      const first = startApp("agent", env);
+      await first.waitFor(/connected to/, 30_000);
+      const [row] = await named();
+      expect(row?.agentKey).toMatch(/^agent-/);
+      first.child.kill("SIGKILL");
+      await first.exited;
+
+      const second = startApp("agent", env);
+      await second.waitFor(/connected to/, 30_000);
+      const rows = await named();
+      expect(rows).toHaveLength(1);
+      expect(rows[0]).toMatchObject({ id: row!.id, agentKey: row!.agentKey, status: "online" });
+      expect(rows[0]!.instanceId).not.toBe(row!.instanceId);
+      await second.stop(10_000);
+      await expect.poll(async () => (await named()).map((r) => r.status), { timeout: 5000 }).toEqual(["offline"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
 });
