@@ -181,4 +181,24 @@ describe("Supervisor (npm start)", () => {
     expect(await hello(steady.ports[0]!)).toBeNull();
     expect(lines).toEqual([]);
   });
+
+  it("Ctrl-C while starting: start() resolves false and nothing started is left running", async () => {
+    const first = nodeServer("targets");
+    const slow: ChildSpec = {
+      name: "web",
+      async start() {
+        const child = startManagedProcess({ name: "web", command: process.execPath, args: ["-e", "setTimeout(() => console.log('ready'), 30000); process.on('SIGTERM', () => process.exit(0))"] });
+        return { pid: child.child.pid, exited: child.exited, ready: child.waitFor(/ready/, 60_000), stop: () => child.stop(5000) };
+      },
+    };
+    const sup = new Supervisor([[first], [slow]], { log: () => {} });
+    running.push(sup);
+    const starting = sup.start();
+    await until("web to be spawned", () => sup.process("web"));
+    const webPid = sup.process("web")!.pid;
+    expect(await sup.stop()).toEqual({ code: 0, reason: "stopped" });
+    expect(await starting).toBe(false);
+    expect(alive(webPid)).toBe(false);
+    expect(await hello(first.ports[0]!)).toBeNull();
+  });
 });

@@ -66,11 +66,16 @@ export class Supervisor {
     this.crashLoop = opts.crashLoop ?? { crashes: 5, windowMs: 60_000 };
   }
 
-  /** Starts every stage in order; a child that fails to come up the first time stops the stack (its error is thrown). */
-  async start(): Promise<void> {
+  /**
+   * Starts every stage in order; a child that fails to come up the first time stops the stack (its
+   * error is thrown). False when stop() came first.
+   */
+  async start(): Promise<boolean> {
     for (const stage of this.states) {
-      if (this.stopping) return;
+      if (this.stopping) return false;
       const started = await Promise.allSettled(stage.map((state) => this.firstStart(state)));
+      // Stopped meanwhile: a child that failed did so because it was stopped.
+      if (this.stopping) return false;
       const failed = started.find((r): r is PromiseRejectedResult => r.status === "rejected");
       if (failed) {
         const reason = failed.reason instanceof Error ? failed.reason.message : String(failed.reason);
@@ -78,6 +83,7 @@ export class Supervisor {
         throw failed.reason;
       }
     }
+    return !this.stopping;
   }
 
   private async firstStart(state: ChildState): Promise<void> {

@@ -85,7 +85,7 @@ async function main() {
   });
   say("starting… (a part that exits on its own is restarted; Ctrl-C stops everything)");
 
-  await sup.start();
+  if (!(await sup.start())) return; // Ctrl-C while starting
   say("Volley is up:");
   say(`  web       http://localhost:${env.WEB_PORT}   (REST API /api/v1)`);
   say(`  hub       ${hubUrl}   (agent gateway /agent)`);
