@@ -57,6 +57,7 @@ function summaryLines(s: RunSummary): string[] {
     `  errors     ${errors.length === 0 ? "none" : errors.map(([k, n]) => `${k} ${count(n)}`).join(" · ")}`,
   ];
   if (s.intervals.saturated > 0) lines.push(`  warning    the agent was saturated in ${s.intervals.saturated} of ${s.intervals.measured} intervals: latency includes its own delay`);
+  if (s.messages.shed) lines.push(`  warning    the agent shed ${count(s.messages.shed)} planned messages unsent: it was too far behind to send them`);
   if (s.thresholds.length > 0) {
     lines.push("  thresholds");
     for (const t of s.thresholds) lines.push(`    ${t.ok ? "✓" : "✗"} ${t.expression}${t.ok ? "" : ` — ${t.message}`}`);

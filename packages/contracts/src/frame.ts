@@ -7,7 +7,7 @@ import { z } from "zod";
 export const HISTOGRAMS = {
   /** Round trip: receive time minus intended send time. */
   messageLatency: "message.latency",
-  /** Actual send time minus intended send time. */
+  /** Actual send time minus intended send time (shed slots: the lag at which the agent gave up on them). */
   sendLag: "message.send_lag",
   /**
    * Connect time, every protocol: from the attempt to the moment the connection can carry messages
@@ -32,6 +32,12 @@ export const COUNTERS = {
   sent: "messages.sent",
   received: "messages.received",
   lost: "messages.lost",
+  /**
+   * Slots the agent gave up on unsent because it was too far behind (send lag past the shed limit,
+   * 1 s or the message timeout if shorter): the agent, not the target, missed them. Expected counts
+   * them, sent does not; their lag when given up is in `message.send_lag`.
+   */
+  shed: "messages.shed",
   /** A reply for a (connection, sequence) already answered: counted, not timed twice. */
   duplicated: "messages.duplicated",
   /** A reply older than one already received on the same connection. */

@@ -136,6 +136,11 @@ export const runSummarySchema = z.object({
     sent: z.number().int(),
     received: z.number().int(),
     lost: z.number().int(),
+    /**
+     * Planned messages the agent gave up on unsent because it had fallen too far behind (its own
+     * saturation, not the target's doing); not in sent. Absent in summaries from before.
+     */
+    shed: z.number().int().optional(),
     duplicated: z.number().int(),
     outOfOrder: z.number().int(),
     /** Achieved send rate over the measured (non-warm-up) intervals, messages per second. */

@@ -39,6 +39,7 @@ export function summaryTable(s: RunSummary): string {
     ["sent", String(s.messages.sent)],
     ["received", String(s.messages.received)],
     ["lost", String(s.messages.lost)],
+    ...(s.messages.shed ? [["shed by the agent (too far behind to send)", String(s.messages.shed)]] : []),
     ["duplicated", String(s.messages.duplicated)],
     ["out of order", String(s.messages.outOfOrder)],
     ["send rate", `${s.messages.sendRate}/s`],

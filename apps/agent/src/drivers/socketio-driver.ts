@@ -53,8 +53,30 @@ class SocketioConnection extends ConnectionBase {
   }
 
   protected shutdown(): void {
+    dropUnsent(this.socket);
     this.socket.disconnect();
   }
+}
+
+/** What the driver reaches of the client's Engine.IO socket (socket.io-client 4 and 2 alike). */
+interface EngineLike {
+  writeBuffer?: unknown[];
+  transport?: { ws?: { bufferedAmount?: number; terminate?: () => void } | null };
+}
+
+/**
+ * A run that ends with sends still queued (an aborted, overloaded shard) must stop loading the
+ * server now: Engine.IO's close first waits for its write buffer to drain and ws's close frame goes
+ * behind every buffered byte, which kept a saturated agent sending for ~50 s after its run ended.
+ * With anything queued, the WebSocket is torn down instead; an idle one closes cleanly as before.
+ */
+function dropUnsent(socket: IoSocket): void {
+  const engine = (socket as { io?: { engine?: EngineLike } }).io?.engine;
+  const ws = engine?.transport?.ws;
+  if (!engine || !ws?.terminate) return;
+  if ((engine.writeBuffer?.length ?? 0) === 0 && (ws.bufferedAmount ?? 0) === 0) return;
+  engine.writeBuffer!.length = 0;
+  ws.terminate();
 }
 
 /**

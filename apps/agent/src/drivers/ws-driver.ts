@@ -42,6 +42,9 @@ class WsConnection extends ConnectionBase {
   }
 
   protected shutdown(): void {
+    // Sends still buffered (an aborted, overloaded run): the close frame would wait behind them and
+    // the server would go on receiving load after the run ended. Drop them with the socket.
+    if (this.ws.bufferedAmount > 0) return this.ws.terminate();
     this.ws.close(1000);
     // A peer that never answers the close frame must not hold the socket for ws's 30 s close timeout.
     setTimeout(() => this.ws.terminate(), 2000).unref();

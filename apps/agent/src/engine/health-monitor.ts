@@ -10,6 +10,7 @@ const RESOLUTION_MS = 10;
  * - Send lag over 10 ms, sustained: more than 10 % of the interval's sends were that late. The
  *   worst lag alone is not enough: one 30 ms GC or VM pause per second makes it exceed 10 ms on
  *   an otherwise idle agent, and a long pause is already caught by the event-loop max.
+ * - Any slot shed: the agent fell so far behind that it gave up on sending some messages.
  */
 export const SATURATION = {
   cpuPercent: 90,
@@ -24,6 +25,8 @@ export interface SendLagSample {
   maxMs: number;
   /** Fraction of the period's sends that lagged more than SATURATION.sendLagMs. */
   lateShare: number;
+  /** Slots shed in the period (too late to send at all). */
+  shed?: number;
 }
 
 /**
@@ -72,7 +75,8 @@ export class HealthMonitor {
       cpuPercent > SATURATION.cpuPercent ||
       p50 > SATURATION.eventLoopP50Ms ||
       max > SATURATION.eventLoopMaxMs ||
-      sendLag.lateShare > SATURATION.lateSendShare;
+      sendLag.lateShare > SATURATION.lateSendShare ||
+      (sendLag.shed ?? 0) > 0;
 
     return {
       cpu: round(cpuPercent),

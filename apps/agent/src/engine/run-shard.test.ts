@@ -189,15 +189,18 @@ describe("shard engine", () => {
     // clock is past the shard's end while 18 of the 20 planned slots are still unsent and, once
     // both first replies are in, nothing is outstanding. Open loop: those slots go out late, counted.
     let jumpUs = 0;
+    let opened = 0;
     const clock = { monoUs: () => performance.now() * 1000 + jumpUs, hubNowMs: () => Date.now() };
     const driver: Driver = {
       protocol: "ws",
       async connect(opts) {
         const conn = await wsDriver.connect(opts);
+        opened++;
         return {
           send: (payload) => conn.send(payload),
           onMessage: (cb) => conn.onMessage((data) => {
-            jumpUs = 2_000_000;
+            // Once both are open: a connection opening after the jump would be past the end, with nothing to send.
+            if (opened === 2) jumpUs = 2_000_000;
             cb(data);
           }),
           onClose: (cb) => conn.onClose(cb),

@@ -1,5 +1,6 @@
 import type { Arrival } from "./arrival";
 import { MinHeap } from "./min-heap";
+import type { SlotSink } from "./send-turn";
 
 /**
  * The intended send times of a shard. Per connection: each open connection has its own arrival
@@ -66,22 +67,32 @@ export class SendSchedule {
     }
   }
 
-  /** Calls `send` for every slot whose intended time is at or before `nowUs`, in intended-time order per schedule. */
-  due(nowUs: number, isOpen: (id: number) => boolean, send: (id: number, intendedUs: number) => void): void {
+  /**
+   * Hands `sink` every slot whose intended time is at or before `nowUs`, in intended-time order per
+   * schedule: sent, or shed when it is already hopelessly late. Stops early, leaving the rest due,
+   * when the sink's turn is spent.
+   */
+  due(nowUs: number, sink: SlotSink): void {
     const heap = this.heap;
-    while (heap.peekKey() <= nowUs) {
+    const turn = sink.turn;
+    while (heap.peekKey() <= nowUs && turn.more()) {
       const intended = heap.peekKey();
       const id = heap.pop()!;
-      if (!isOpen(id)) continue;
-      send(id, intended);
+      if (!sink.isOpen(id)) continue;
+      if (intended < turn.shedBeforeUs) sink.shed(id, intended);
+      else sink.send(id, intended);
       const k = ++this.schedK[id]!;
       const next = (this.own.get(id) ?? this.arrival).next(k, this.schedT0[id]!, intended);
       if (next < Math.min(this.endUs, this.schedEnd[id]!)) heap.push(id, next);
     }
     const aggEnd = Math.min(this.endUs, this.aggEnd);
-    while (this.aggDue <= nowUs && this.aggDue < aggEnd) {
+    while (this.aggDue <= nowUs && this.aggDue < aggEnd && turn.more()) {
       // With every connection gone, the slot passes unsent: there is nobody to send it on.
-      if (this.openList.length > 0) send(this.openList[this.rr++ % this.openList.length]!, this.aggDue);
+      if (this.openList.length > 0) {
+        const id = this.openList[this.rr++ % this.openList.length]!;
+        if (this.aggDue < turn.shedBeforeUs) sink.shed(id, this.aggDue);
+        else sink.send(id, this.aggDue);
+      }
       this.aggDue = this.arrival.next(++this.aggK, this.aggT0, this.aggDue);
     }
     if (this.aggDue >= aggEnd) this.aggDue = Infinity;

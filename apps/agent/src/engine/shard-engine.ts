@@ -9,6 +9,7 @@ import { systemClock, type Clock } from "./clock";
 import { ConnectFailures } from "./connect-failures";
 import { scenarioRoles, type ScenarioRoles } from "./scenario-roles";
 import { SendSchedule } from "./send-schedule";
+import { SendTurn, SHED_LAG_US, type SlotSink } from "./send-turn";
 import { sourceAddressFor } from "./source-addresses";
 import { ShardAccounting } from "./shard-accounting";
 import { ShardFrames } from "./shard-frames";
@@ -28,7 +29,10 @@ const enum State { Idle, Connecting, Open, Retiring, Gone }
  * every open connection sends on its own schedule of intended times (per: connection) or takes its
  * turn in one aggregate schedule (per: aggregate). A single timer loop sends everything whose
  * intended time has passed, so a late loop shows up as send lag and as latency — never as a
- * quietly lower rate. The run lasts ramp (count / rate) + duration (stages: their total; sweep:
+ * quietly lower rate. Each turn of that loop sends for at most a time slice and then yields to I/O
+ * (replies, the hub's heartbeats and abort). When the backlog outlasts a turn, a slot already
+ * SHED_LAG_US late (or message.timeout, if shorter) is shed: counted in `messages.shed` with its lag, never sent and never silently
+ * skipped, and its frame is flagged saturated. The run lasts ramp (count / rate) + duration (stages: their total; sweep:
  * to its last step), then waits for replies and deliveries up to message.timeout.
  *
  * Scenarios differ only in roles (see scenario-roles): a room per connection (broadcast, groups:
@@ -73,9 +77,13 @@ export class ShardEngine {
   private inFlight = 0;
   private active = 0;
   private readonly failures = new ConnectFailures();
-  private readonly totals: ShardTotals = { expected: 0, sent: 0, received: 0, lost: 0, duplicated: 0, opened: 0, failed: 0, closed: 0 };
+  private readonly totals: ShardTotals = { expected: 0, sent: 0, received: 0, lost: 0, shed: 0, duplicated: 0, opened: 0, failed: 0, closed: 0 };
+  private readonly turn: SendTurn;
+  private readonly sink: SlotSink;
   private timer: NodeJS.Timeout | undefined;
   private immediate: NodeJS.Immediate | undefined;
+  /** The next turn, queued for after I/O: a turn that spent its slice, or connections opened or settled. */
+  private nextTurn: NodeJS.Immediate | undefined;
   private finished = false;
   private started = false;
   private resolveRun: (o: ShardOutcome) => void = () => {};
@@ -93,6 +101,8 @@ export class ShardEngine {
     this.accounting = new ShardAccounting(this.recorder, this.totals, this.roles, this.canaryId, msg.bytes, durationMs(msg.timeout) * 1000);
     this.planned = this.count + (this.canaryId >= 0 ? 1 : 0);
     this.warmupMs = durationMs(plan.scenario.warmup);
+    this.turn = new SendTurn(() => this.clock.monoUs(), Math.min(SHED_LAG_US, durationMs(msg.timeout) * 1000));
+    this.sink = { isOpen: this.isOpen, send: this.sendSlot, shed: this.shedSlot, turn: this.turn };
     this.state = new Uint8Array(this.planned);
     this.durationUs = durationMs(plan.scenario.duration) * 1000;
     const { stages } = plan.connections;
@@ -144,14 +154,19 @@ export class ShardEngine {
   }
 
   private tick = (): void => {
+    // A tick may come from the timer, a queued turn or a wake-up: whichever, it replaces the others.
+    if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    if (this.nextTurn) clearImmediate(this.nextTurn);
+    this.nextTurn = undefined;
     if (this.finished) return;
     let now = this.clock.monoUs();
+    this.turn.begin(now);
 
     // A hold's slots go out before its last interval closes, so a late wake-up still counts them in the hold.
     if (this.sweep) {
       if (!this.sweep.begun && this.attempts >= this.count && this.inFlight === 0) this.sweep.begin(this.t0, now);
-      this.sweep.due(now, this.isOpen, this.send);
+      this.sweep.due(now, this.sink);
     }
     while (now >= this.frames.nextUs) {
       this.emitFrame();
@@ -167,16 +182,23 @@ export class ShardEngine {
     if (this.stages) this.stages.follow(now - this.t0, now);
     else while (this.attempts < this.count && this.t0 + this.attempts * this.attemptGapUs <= now) this.attempt(this.attempts++);
 
-    this.schedule.due(now, this.isOpen, this.send);
-    this.sweep?.due(now, this.isOpen, this.send);
+    this.schedule.due(now, this.sink);
+    this.sweep?.due(now, this.sink);
 
     now = this.clock.monoUs();
     this.accounting.expire(now);
     this.stages?.settle(now);
 
     if (this.drained(now)) return this.finish("completed");
+    // Slots are still due: carry on right after this turn's I/O, not a timer's millisecond later.
+    if (this.turn.exhausted) return this.wake();
     this.scheduleNext(now);
   };
+
+  /** Runs a tick at the next turn of the event loop, after its I/O; once, however often asked. */
+  private wake(): void {
+    this.nextTurn ??= setImmediate(this.tick);
+  }
 
   private readonly isOpen = (id: number): boolean => this.state[id] === State.Open;
 
@@ -304,9 +326,10 @@ export class ShardEngine {
       if (until > this.endUs) this.endUs = this.schedule.endUs = until;
       if (this.schedule.open(id, now, undefined, until)) this.addExpected(now, until);
     } else if (this.schedule.open(id, now)) this.addExpected(now, this.endUs);
-    // Next microtask, not now: connections whose connects complete together are all in their rooms
-    // before the first of them sends (its slot is still timed from the open, so any wait is send lag).
-    queueMicrotask(this.tick);
+    // Next turn, not now: connections whose connects complete together are all in their rooms
+    // before the first of them sends (its slot is still timed from the open, so any wait is send lag),
+    // and a burst of opens costs one tick, not one each.
+    this.wake();
   }
 
   /** Adds the slots of a schedule from `fromUs` to `untilUs` at `intervalUs` to expected; returns how many. */
@@ -339,12 +362,19 @@ export class ShardEngine {
       this.finish("errored", this.failures.reason(this.plan.target.url, this.totals.failed, attempts, this.planned));
     }
     else if (this.drained(this.clock.monoUs())) this.finish("completed");
-    else if (this.sweep && !this.sweep.begun) queueMicrotask(this.tick); // the last connect settled: stepping may begin
+    else if (this.sweep && !this.sweep.begun) this.wake(); // the last connect settled: stepping may begin
   }
 
-  private readonly send = (id: number, intendedUs: number): void => {
+  private readonly sendSlot = (id: number, intendedUs: number): void => {
     this.conns[id]!.send(this.accounting.message(id, intendedUs));
     this.frames.sent(this.clock.monoUs() - intendedUs);
+    this.stages?.sent(id);
+  };
+
+  /** Hopelessly late: counted with its lag, and still one of its connection's slots (a stage's unsent count is what remains). */
+  private readonly shedSlot = (id: number, intendedUs: number): void => {
+    this.frames.shed(this.clock.monoUs() - intendedUs);
+    this.totals.shed++;
     this.stages?.sent(id);
   };
 
@@ -383,6 +413,7 @@ export class ShardEngine {
     if (this.finished) return;
     if (this.timer) clearTimeout(this.timer);
     if (this.immediate) clearImmediate(this.immediate);
+    if (this.nextTurn) clearImmediate(this.nextTurn);
     this.finished = true;
     this.timer = undefined;
     if (!this.started) return this.resolveRun(this.outcome(status, error));

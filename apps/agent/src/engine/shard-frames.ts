@@ -31,6 +31,7 @@ export class ShardFrames {
   private lagMaxUs = 0;
   private intervalSends = 0;
   private lateSends = 0;
+  private intervalShed = 0;
   private readonly health = new HealthMonitor();
   /** Frames cut but not yet handed over (histograms still being encoded), oldest first. */
   private readonly pending: { frame: EngineFrame; toEncode: [string, Histogram][] }[] = [];
@@ -67,6 +68,14 @@ export class ShardFrames {
     this.intervalSends++;
   }
 
+  /** One slot was given up on unsent, `lagUs` after its intended time: counted, its lag recorded, the interval saturated. */
+  shed(lagUs: number): void {
+    this.recorder.recordMicros(HISTOGRAMS.sendLag, lagUs);
+    this.recorder.increment(COUNTERS.shed);
+    if (lagUs > this.lagMaxUs) this.lagMaxUs = lagUs;
+    this.intervalShed++;
+  }
+
   /**
    * Cuts the current interval (a full second, or given where it ends the final partial one) and
    * emits it. The cut itself is cheap and happens now, at the boundary; encoding the histograms
@@ -89,8 +98,8 @@ export class ShardFrames {
     const step = this.sweep?.stepOf(fromUs, body, partialEndUs !== undefined);
     const stage = this.stages && this.startUs < state.endUs ? this.stages.plan.stageAt(fromUs) : undefined;
     const lateShare = this.intervalSends > 0 ? this.lateSends / this.intervalSends : 0;
-    const health = this.health.sample({ maxMs: this.lagMaxUs / 1000, lateShare });
-    this.lagMaxUs = this.intervalSends = this.lateSends = 0;
+    const health = this.health.sample({ maxMs: this.lagMaxUs / 1000, lateShare, shed: this.intervalShed });
+    this.lagMaxUs = this.intervalSends = this.lateSends = this.intervalShed = 0;
     const durationMs = partialEndUs === undefined ? 1000 : Math.max(0.001, (toUs - fromUs) / 1000);
     // A sweep sends only in its steps' holds; any other run from the start instant to its end.
     const activeUs = this.sweep ? this.sweep.activeUs(fromUs, toUs) : overlapUs(fromUs, toUs, 0, state.endUs - this.t0);

@@ -1,6 +1,7 @@
 import type { Plan } from "@volley/contracts";
 import { createArrival } from "./arrival";
 import { SendSchedule } from "./send-schedule";
+import type { SlotSink } from "./send-turn";
 import { StepJudge, SweepPlan } from "./sweep-plan";
 import type { EngineFrame } from "./types";
 
@@ -55,8 +56,8 @@ export class SweepStepper {
     this.host.setEnd(last >= 0 ? t0Us + this.sweep.holdEnd(last) : nowUs);
   }
 
-  due(nowUs: number, isOpen: (id: number) => boolean, send: (id: number, intendedUs: number) => void): void {
-    this.schedule?.due(nowUs, isOpen, send);
+  due(nowUs: number, sink: SlotSink): void {
+    this.schedule?.due(nowUs, sink);
   }
 
   nextDue(): number {

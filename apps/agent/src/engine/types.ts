@@ -45,6 +45,8 @@ export interface ShardTotals {
   sent: number;
   received: number;
   lost: number;
+  /** Slots the agent gave up on unsent, too far behind to send them (COUNTERS.shed): expected ≈ sent + shed. */
+  shed: number;
   duplicated: number;
   opened: number;
   failed: number;

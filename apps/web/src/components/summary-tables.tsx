@@ -57,7 +57,9 @@ export function SummaryTables({ run }: { run: Run }) {
       {s.intervals.saturated > 0 && (
         <div className="banner banner-warn">
           The load generator was saturated in {fmtInt(s.intervals.saturated)} interval{s.intervals.saturated === 1 ? "" : "s"}: its own CPU or send lag was a bottleneck, so
-          latency there includes agent delay. Use more agents or a lower rate for a clean measurement.
+          latency there includes agent delay.
+          {(m.shed ?? 0) > 0 && ` It fell so far behind that it gave up on ${fmtInt(m.shed!)} planned message${m.shed === 1 ? "" : "s"} unsent (shed, not counted as sent).`}{" "}
+          Use more agents or a lower rate for a clean measurement.
         </div>
       )}
       <LatencyKindsTable summary={s} />
