@@ -12,6 +12,7 @@ import { AgentRegistry, type AgentSession } from "./gateway/agent-registry";
 import { LiveFeed } from "./runs/live-feed";
 import { RunEvents } from "./runs/run-events";
 import { RunWorker } from "./runs/run-worker";
+import { AgentLine } from "./runs/agent-line";
 import { PoolDispatcher } from "./shards/pool-dispatcher";
 import { ShardQueues } from "./shards/shard-queues";
 import { ShardRunner } from "./shards/shard-runner";
@@ -40,7 +41,7 @@ export interface HubConfig {
   abortEndTimeoutMs?: number;
   /** At shutdown, how long running runs may finish on their own before they are aborted (default 10 s). */
   shutdownGraceMs?: number;
-  /** Runs one hub orchestrates at once (default 16; they mostly wait). */
+  /** Runs one hub orchestrates at once, counting those waiting for agents (default 100; they mostly wait). */
   runConcurrency?: number;
   /** How often running runs' abortOnFail thresholds are checked (default 2 s). */
   thresholdCheckMs?: number;
@@ -145,7 +146,18 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
   await coordinator.start();
 
   const queues = new ShardQueues(connections.bull);
-  const runWorker = new RunWorker({ db, redis, coordinator, events, queues, log, timing, webhooks, connection: connections.bull, concurrency: config.runConcurrency ?? 16 });
+  const line = new AgentLine({
+    db,
+    redis,
+    coordinator,
+    log,
+    onIdle: (listener) => {
+      registry.on("idle", listener);
+      return () => registry.off("idle", listener);
+    },
+  });
+  // Runs waiting in a pool's line hold a slot each (they only poll), so the default leaves room for a long line.
+  const runWorker = new RunWorker({ db, redis, coordinator, events, queues, log, timing, webhooks, line, connection: connections.bull, concurrency: config.runConcurrency ?? 100 });
   const webhookWorker = new WebhookWorker({ db, connection: connections.bull, log, timeoutMs: config.webhookTimeoutMs });
   const aggregator = new Aggregator({ db, redis, reader: connections.reader, consumer: hubId, log, onStored: (runId, n) => void events.intervals(runId, n) });
 

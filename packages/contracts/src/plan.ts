@@ -17,9 +17,10 @@ const AGENT_COUNT_FIX = { error: 'use a whole number of agents from 1 to 1000, o
 export const agentsSchema = z.strictObject({
   pool: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, "use lowercase letters, digits and dashes").default("default"),
   /**
-   * How many agents share the run: a whole number (the hub picks that many idle agents of the pool,
-   * largest capacity first; shards beyond the idle ones wait for an agent), or "all": every idle
-   * agent of the pool when the run starts. Connections and rates are split by the agents' capacity.
+   * How many agents share the run: a whole number (the run waits in the pool's queue until that many
+   * agents are free, then takes the largest), or "all": every agent connected to the pool, once all
+   * are free. Connections and rates are split by the agents' capacity. A run asking for more agents
+   * than the pool has connected is refused when it is created.
    */
   count: z.union([z.number().int(AGENT_COUNT_FIX).min(1, AGENT_COUNT_FIX).max(1000, AGENT_COUNT_FIX), z.literal("all")], AGENT_COUNT_FIX).default(1),
   /**
@@ -29,6 +30,12 @@ export const agentsSchema = z.strictObject({
    * the agent and every frame stored so far is kept.
    */
   onLoss: z.enum(["error", "degrade"], { error: 'use "error" (stop the run) or "degrade" (carry on with the other agents)' }).optional(),
+  /**
+   * How long the run may wait in its pool's queue for agents to be free (runs wait, first come
+   * first served, while other runs hold the agents). Absent: no limit, it waits its turn. Past it,
+   * the run ends errored naming the wait and the pool.
+   */
+  maxWait: durationSchema.optional(),
 });
 
 /** agents.count: a number of agents, or "all" idle agents of the pool at run start. */

@@ -183,6 +183,18 @@ export const runSummarySchema = z.object({
 });
 export type RunSummary = z.infer<typeof runSummarySchema>;
 
+/**
+ * A queued run's place in its pool's line: runs wait, first come first served, until the agents
+ * they ask for are free (plan `agents.maxWait` bounds the wait). position 1 = next to get agents.
+ */
+export const runQueueSchema = z.object({
+  pool: z.string(),
+  position: z.number().int().positive(),
+  /** Runs of the same pool queued before this one and still waiting. */
+  ahead: z.number().int().nonnegative(),
+});
+export type RunQueue = z.infer<typeof runQueueSchema>;
+
 export const runSchema = z.object({
   id: z.string(),
   status: runStatusSchema,
@@ -194,6 +206,8 @@ export const runSchema = z.object({
   startedAt: z.string().nullable(),
   endedAt: z.string().nullable(),
   summary: runSummarySchema.nullable(),
+  /** While queued: its place in the pool's line (absent or null otherwise). */
+  queue: runQueueSchema.nullable().optional(),
 });
 export type Run = z.infer<typeof runSchema>;
 

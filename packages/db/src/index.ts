@@ -16,3 +16,4 @@ export * from "./repos/members-repo";
 export * from "./repos/webhooks-repo";
 export type { ApiTokenScope, OrgQuotas, OrgRole } from "./schema";
 export * from "./repos/target-hosts-repo";
+export * from "./repos/run-queue-repo";

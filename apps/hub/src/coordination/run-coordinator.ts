@@ -12,6 +12,8 @@ import { deferred, errorMessage, sleep } from "../util/wait";
 export const COORD_CHANNEL = "volley:hub:coord";
 export const runStateKey = (runId: string) => `volley:run:${runId}:state`;
 export const shardHeldKey = (shardId: string) => `volley:shard:${shardId}:held`;
+/** Line wake-ups travel on the coordination channel under this pseudo run id (never a real one: ids are run_…). */
+const lineTopic = (pool: string) => `line:${pool}`;
 // Long enough for any run plus late readers; short enough that Redis does not keep every run forever.
 const STATE_TTL_S = 2 * 86_400;
 
@@ -52,7 +54,7 @@ export interface RunState {
   finalized: string | null;
 }
 
-type CoordKind = "armed" | "started" | "ended" | "start" | "cancel" | "finalized" | "abort";
+type CoordKind = "armed" | "started" | "ended" | "start" | "cancel" | "finalized" | "abort" | "line";
 interface CoordMessage {
   kind: CoordKind;
   runId: string;
@@ -145,6 +147,15 @@ export class RunCoordinator {
 
   cancel(runId: string, reason: string): Promise<void> {
     return this.write(runId, "cancel", reason, { kind: "cancel", runId, reason });
+  }
+
+  /** Wakes the runs waiting in a pool's line (runs/agent-line.ts), on every replica: agents were freed or the head moved. */
+  async wakeLine(pool: string): Promise<void> {
+    await this.redis.publish(COORD_CHANNEL, JSON.stringify({ kind: "line", runId: lineTopic(pool) } satisfies CoordMessage));
+  }
+
+  onLine(pool: string, listener: () => void): () => void {
+    return this.onRun(lineTopic(pool), listener);
   }
 
   markFinalized(runId: string, status: string): Promise<void> {

@@ -13,6 +13,7 @@ import {
   markRunRunning,
   updateShard,
   type Db,
+  type RunRow,
   type ShardRow,
 } from "@volley/db";
 import { summarizeRun } from "@volley/metrics";
@@ -25,6 +26,7 @@ import { errorMessage, seconds, sleep } from "../util/wait";
 import { decideOutcome, lossStopReason, startReport, startSkewMs } from "./run-outcome";
 import type { RunEvents } from "./run-events";
 import { selectAgents, type AgentSelection } from "./agent-selection";
+import type { Admission, AgentLine, Reservation } from "./agent-line";
 import { planShards } from "./shard-planner";
 import { watchOrphanedShards } from "./orphan-watch";
 import { abortOnFailThresholds, ThresholdWatch } from "./threshold-watch";
@@ -56,6 +58,8 @@ export interface RunExecutionDeps {
   timing: RunTiming;
   /** Told once a run has its final status (webhooks). */
   webhooks: { runFinished(runId: string): Promise<void> };
+  /** The pools' waiting lines; without it (older callers) a run takes the agents idle when it starts. */
+  line?: AgentLine;
 }
 
 /** The longest a run may take from start to its last shard.end, from the plan. */
@@ -85,11 +89,47 @@ export class RunExecution {
   private started = false;
   /** Set when an abortOnFail threshold broke mid-run: the reason, and the verdict is `failed`. */
   private thresholdStop: string | null = null;
+  /** The agents the pool's line gave this run (waitForAgents), held until it is finalized. */
+  private admitted: { selection: Extract<AgentSelection, { ok: true }>; reservation: Reservation } | null = null;
 
   constructor(
     private readonly runId: string,
     private readonly deps: RunExecutionDeps,
   ) {}
+
+  /**
+   * Waits in the pool's line (runs/agent-line.ts) until the run's agents are free and reserved for it.
+   * "go": execute; "done": the run ended while waiting (aborted, or refused here with the reason);
+   * "stopping": `signal` fired, the run still waits and its job must go back to the queue.
+   */
+  async waitForAgents(run: RunRow, signal: AbortSignal): Promise<"go" | "done" | "stopping"> {
+    const line = this.deps.line;
+    if (!line) return "go";
+    const admission: Admission = await line.admit(run, { connectGraceMs: this.deps.timing.armTimeoutMs, signal });
+    if (admission.kind === "admitted") {
+      this.admitted = admission;
+      return "go";
+    }
+    if (admission.kind === "stopping") return "stopping";
+    if (admission.kind === "refused") await this.refuse(admission.reason);
+    return "done";
+  }
+
+  /** A run that never got its agents: errored from the queue, with the reason. */
+  private async refuse(reason: string): Promise<void> {
+    const { db, events, coordinator, log } = this.deps;
+    if (await finishRun(db, this.runId, { status: "errored", reason })) {
+      await events.status(this.runId, "errored", reason);
+      await this.deps.webhooks.runFinished(this.runId);
+    }
+    await coordinator.markFinalized(this.runId, "errored");
+    log.warn({ runId: this.runId, reason }, "run errored while waiting for agents");
+  }
+
+  /** Gives the reserved agents back to the pool's line (idempotent). */
+  async releaseAgents(): Promise<void> {
+    await this.admitted?.reservation.release();
+  }
 
   /** `recovered`: BullMQ handed us a job whose previous holder stopped renewing its lock (a hub crashed). */
   async execute(recovered = false): Promise<void> {
@@ -210,8 +250,9 @@ export class RunExecution {
     return this.finalize(null);
   }
 
-  /** The run's agents: the pool's idle agents of the run's org as the hubs last recorded them. */
+  /** The run's agents: those the line reserved for it, else the pool's idle agents of the run's org as the hubs last recorded them. */
   private async selectAgents(plan: Plan): Promise<AgentSelection> {
+    if (this.admitted) return this.admitted.selection;
     const now = Date.now();
     const idle = (await listAgents(this.deps.db, this.orgId ?? undefined)).filter(
       (a) => a.pool === plan.agents.pool && effectiveAgentStatus(a, now) === "online",
@@ -288,6 +329,8 @@ export class RunExecution {
   async finalize(runError: string | null): Promise<void> {
     const { db, coordinator, events, log } = this.deps;
     const runId = this.runId;
+    // Every shard has ended or been stood down: the next run in the line may have the agents.
+    await this.releaseAgents();
     const state = await coordinator.getState(runId);
     const frames = await listFrames(db, runId);
     const measured = this.started || frames.length > 0 ? summarizeRun(frames, this.plan?.thresholds ?? [], this.plan ?? undefined) : null;

@@ -1,4 +1,4 @@
-import { Worker } from "bullmq";
+import { DelayedError, Worker, type Job } from "bullmq";
 import type { Redis } from "ioredis";
 import { REDIS_KEYS } from "@volley/contracts";
 import { getRunOfAnyOrg, finishRun } from "@volley/db";
@@ -14,11 +14,15 @@ import { RunExecution, runDeadlineMs, type RunExecutionDeps } from "./run-execut
 export class RunWorker {
   private readonly worker: Worker;
   private readonly running = new Map<string, RunExecution>();
+  /** Runs still in their pool's line (not started: a shutdown must not abort them, only hand them back). */
+  private readonly waiting = new Set<string>();
+  /** Fired at close(): runs waiting for agents put their jobs back for another hub. */
+  private readonly stopWaiting = new AbortController();
 
   constructor(
     private readonly deps: RunExecutionDeps & { connection: Redis; concurrency: number },
   ) {
-    this.worker = new Worker(QUEUE_NAMES.runs, (job) => this.process(runJob.schema.parse(job.data).runId, job.stalledCounter > 0), {
+    this.worker = new Worker(QUEUE_NAMES.runs, (job, token) => this.process(job, token, runJob.schema.parse(job.data).runId, job.stalledCounter > 0), {
       connection: deps.connection,
       concurrency: deps.concurrency,
       autorun: false,
@@ -35,14 +39,27 @@ export class RunWorker {
     void this.worker.run().catch((err) => this.deps.log.error({ err: errorMessage(err) }, "run worker stopped"));
   }
 
-  private async process(runId: string, recovered: boolean): Promise<void> {
+  private async process(job: Job, token: string | undefined, runId: string, recovered: boolean): Promise<void> {
     const exec = new RunExecution(runId, this.deps);
     this.running.set(runId, exec);
     try {
-      const run = await getRunOfAnyOrg(this.deps.db, runId);
+      let run = await getRunOfAnyOrg(this.deps.db, runId);
+      if (run?.status === "queued") {
+        // Waiting for agents is not part of the run: its deadline starts once it has them.
+        this.waiting.add(runId);
+        const turn = await exec.waitForAgents(run, this.stopWaiting.signal).finally(() => this.waiting.delete(runId));
+        if (turn === "done") return;
+        if (turn === "stopping") {
+          // Back to the queue, in its place (the line orders by creation), for a live hub to take.
+          await job.moveToDelayed(Date.now() + 1000, token);
+          throw new DelayedError();
+        }
+        run = await getRunOfAnyOrg(this.deps.db, runId);
+      }
       const deadline = run ? runDeadlineMs(run.plan, this.deps.timing) : 60_000;
       await withTimeout(exec.execute(recovered), deadline, `run did not finish within its deadline of ${seconds(deadline)}`);
     } catch (err) {
+      if (err instanceof DelayedError) throw err;
       const reason = err instanceof TimeoutError ? err.message : `hub error: ${errorMessage(err)}`;
       this.deps.log.error({ runId, err: errorMessage(err) }, "run execution failed");
       // Stand the shards down and record why; the run must not stay `running`.
@@ -54,6 +71,7 @@ export class RunWorker {
         }
       });
     } finally {
+      await exec.releaseAgents().catch((err) => this.deps.log.warn({ runId, err: errorMessage(err) }, "could not release the run's agents"));
       this.running.delete(runId);
     }
   }
@@ -72,11 +90,12 @@ export class RunWorker {
    * other replicas), through the same channel a user abort takes.
    */
   async abortLocalRuns(redis: Redis, reason: string): Promise<void> {
-    for (const runId of this.running.keys()) await redis.publish(REDIS_KEYS.abort, JSON.stringify({ runId, reason }));
+    for (const runId of this.running.keys()) if (!this.waiting.has(runId)) await redis.publish(REDIS_KEYS.abort, JSON.stringify({ runId, reason }));
   }
 
   /** Stops taking run jobs; resolves when the running ones have finished (or at once with force). */
   close(force = false): Promise<void> {
+    this.stopWaiting.abort();
     return this.worker.close(force);
   }
 }

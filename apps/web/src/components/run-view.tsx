@@ -107,6 +107,14 @@ export function RunView({ initialRun, initialIntervals }: { initialRun: Run; ini
         </div>
       </div>
 
+      {run.status === "queued" && (
+        <div className="banner banner-warn" role="status" data-testid="queue-position">
+          {run.queue
+            ? `Waiting for an agent — position ${run.queue.position} in queue (pool '${run.queue.pool}'${run.queue.ahead > 0 ? `, ${run.queue.ahead} run${run.queue.ahead === 1 ? "" : "s"} ahead` : ", next"})`
+            : "Waiting for an agent"}
+          {plan.agents.maxWait !== undefined && `; gives up after ${fmtDuration(durationMs(plan.agents.maxWait))} (agents.maxWait)`}
+        </div>
+      )}
       {showReason && (
         <div className={`banner banner-${run.status}`} role="status">
           <strong>{run.status === "failed" ? "Failed: " : run.status === "errored" ? "Errored: " : run.status === "aborted" ? "Aborted: " : run.status === "degraded" ? "Degraded: " : ""}</strong>

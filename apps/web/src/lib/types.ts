@@ -1,4 +1,4 @@
-import type { RunStatus } from "@volley/contracts";
+import type { RunQueue, RunStatus } from "@volley/contracts";
 
 /** One row of `GET /api/v1/runs`: enough for a list, without the plan document. */
 export interface RunListItem {
@@ -9,6 +9,8 @@ export interface RunListItem {
   createdAt: string;
   startedAt: string | null;
   endedAt: string | null;
+  /** While queued: its place in the pool's line. */
+  queue?: RunQueue | null;
   /**
    * From the stored summary; null until the run has finished with measurements. `measure` says what
    * received and the percentiles count: round trips, or deliveries for runs without round trips.

@@ -6,7 +6,7 @@ import {
   type Run,
   type RunSummary,
 } from "@volley/contracts";
-import { finishRun, getRun, insertRun, listFrames, listRuns, DEFAULT_ORG_ID, type Db, type RunRow } from "@volley/db";
+import { finishRun, getRun, insertRun, listFrames, listRuns, queuePlaces, DEFAULT_ORG_ID, type Db, type RunRow } from "@volley/db";
 import { mergeTimeline, summarizeRun } from "@volley/metrics";
 import { enqueue, runJob } from "@volley/queue";
 import type { AuthContext } from "./auth";
@@ -77,12 +77,17 @@ export async function loadRun(id: string, orgId = DEFAULT_ORG_ID): Promise<Run> 
   let summary: RunSummary | null = null;
   if (row.status === "running") summary = await summaryFromFrames(db, row);
   else if (isFinal(row.status)) summary = row.summary ?? (await summaryFromFrames(db, row));
-  return toRun(row, summary);
+  const run = toRun(row, summary);
+  // Waiting for agents: its place in the pool's line (first come first served, as the hub admits runs).
+  if (row.status === "queued") run.queue = (await queuePlaces(db, orgId)).get(row.id) ?? null;
+  return run;
 }
 
 export async function loadRunList(limit = 50, orgId = DEFAULT_ORG_ID): Promise<RunListItem[]> {
   const rows = await listRuns(getDb(), { orgId, limit });
+  const places = rows.some((r) => r.status === "queued") ? await queuePlaces(getDb(), orgId) : new Map();
   return rows.map((row) => ({
+    queue: places.get(row.id) ?? null,
     id: row.id,
     name: row.name,
     status: row.status,
