@@ -51,6 +51,18 @@ describe("default sanity checks", () => {
     expect(sanityOf([echoed(100, 0)], false)).toEqual([]);
   });
 
+  it("count messages a saturated agent shed as lost, and say so", () => {
+    const shedding = frame((r) => {
+      r.increment(COUNTERS.connectionsOpened, 1);
+      r.increment(COUNTERS.sent, 100);
+      r.increment(COUNTERS.received, 100);
+      r.increment(COUNTERS.shed, 900);
+      for (let i = 0; i < 100; i++) r.recordMicros(HISTOGRAMS.messageLatency, 1000);
+    });
+    const failed = sanityOf([shedding]).filter((t) => !t.ok);
+    expect(failed.map((t) => t.message)).toEqual([expect.stringMatching(/^sanity check: 90% .*\(900 of 1000, 900 of them shed by a saturated agent: add agents or lower the rate\)/)]);
+  });
+
   it("count deliveries for scenarios without round trips (groups)", () => {
     const groups = frame((r) => {
       r.increment(COUNTERS.connectionsOpened, 4);

@@ -17,8 +17,10 @@ export function sanityChecks(summary: Measured, sanity: Plan["sanity"]): SanityR
   const c = summary.canary;
   const sent = summary.messages.sent + (c?.sent ?? 0);
   const back = summary.messages.received + (d?.received ?? 0) + (c?.received ?? 0);
-  const due = summary.messages.sent + (d?.expected ?? 0) + (c?.sent ?? 0);
-  const lost = summary.messages.lost + (d?.lost ?? 0) + (c?.lost ?? 0);
+  // Messages a saturated agent shed (too late to send) were planned and never measured: they count as lost.
+  const shed = summary.messages.shed ?? 0;
+  const due = summary.messages.sent + shed + (d?.expected ?? 0) + (c?.sent ?? 0);
+  const lost = summary.messages.lost + shed + (d?.lost ?? 0) + (c?.lost ?? 0);
   const lossPct = due > 0 ? (100 * lost) / due : 0;
   const failedConnects = summary.connect.failed > 0 ? ` (${summary.connect.failed} connection attempts failed: ${topErrors(summary)})` : "";
   const results: SanityResult[] = [
@@ -47,7 +49,7 @@ export function sanityChecks(summary: Measured, sanity: Plan["sanity"]): SanityR
       message:
         lossPct <= maxLoss
           ? `sanity: ${round(lossPct)}% lost`
-          : `sanity check: ${round(lossPct)}% of the replies and deliveries due were lost (${lost} of ${due}), over the ${maxLoss}% limit (sanity.maxLossPercent) ${OFF_HINT}`,
+          : `sanity check: ${round(lossPct)}% of the replies and deliveries due were lost (${lost} of ${due}${shed ? `, ${shed} of them shed by a saturated agent: add agents or lower the rate` : ""}), over the ${maxLoss}% limit (sanity.maxLossPercent) ${OFF_HINT}`,
     },
   ];
   return results;

@@ -39,6 +39,12 @@ export function summaryTable(s: RunSummary): string {
     ["sent", String(s.messages.sent)],
     ["received", String(s.messages.received)],
     ["lost", String(s.messages.lost)],
+    ...(s.deliveries
+      ? [
+          ["deliveries due / received / lost", `${s.deliveries.expected} / ${s.deliveries.received} / ${s.deliveries.lost}`],
+          ["delivery ratio", s.deliveries.ratio === null ? "-" : `${s.deliveries.ratio}%`],
+        ]
+      : []),
     ...(s.messages.shed ? [["shed by the agent (too far behind to send)", String(s.messages.shed)]] : []),
     ["duplicated", String(s.messages.duplicated)],
     ["out of order", String(s.messages.outOfOrder)],
@@ -50,7 +56,12 @@ export function summaryTable(s: RunSummary): string {
   for (const [k, v] of Object.entries(s.errors)) counts.push([`errors.${k}`, String(v)]);
 
   const latency = new Table({ head: ["latency", "count", "p50", "p90", "p95", "p99", "max"], style: PLAIN });
-  latency.push(latencyRow("round trip", s.latency), latencyRow("send lag", s.sendLag), latencyRow("connect", s.connect.latency));
+  latency.push(latencyRow("round trip", s.latency));
+  // Deliveries (groups, broadcast), the first message and the storm's canary, when the run timed them.
+  if (s.deliveries) latency.push(latencyRow("delivery", s.deliveries.latency));
+  if (s.timings && s.timings.firstMessage.count > 0) latency.push(latencyRow("first message", s.timings.firstMessage));
+  if (s.canary) latency.push(latencyRow("canary", s.canary.latency));
+  latency.push(latencyRow("send lag", s.sendLag), latencyRow("connect", s.connect.latency));
 
   const parts = [counts.toString(), latency.toString()];
   if (s.steps && s.steps.length > 0) parts.push(stepsTable(s));
