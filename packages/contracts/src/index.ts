@@ -18,3 +18,4 @@ export * from "./api";
 export * from "./webhooks";
 export * from "./run-junit";
 export * from "./targets-api";
+export * from "./agent-load";

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { planSchema } from "./plan";
+import { preflightWarningSchema } from "./agent-load";
 
 /**
  * `degraded`: an agent was lost mid-run under `agents.onLoss: degrade`; the others finished, so the
@@ -12,7 +13,8 @@ export const FINAL_RUN_STATUSES: readonly RunStatus[] = ["passed", "failed", "er
 export const createRunBodySchema = z.strictObject({ plan: planSchema });
 export type CreateRunBody = z.infer<typeof createRunBodySchema>;
 
-export const createRunResponseSchema = z.object({ id: z.string() });
+/** `warnings`: what the plan asks of its pool's agents that may saturate them (agent-load.ts). */
+export const createRunResponseSchema = z.object({ id: z.string(), warnings: z.array(preflightWarningSchema).optional() });
 
 /** Latency percentiles in milliseconds; null when nothing was measured. */
 export const latencySummarySchema = z.object({

@@ -3,7 +3,7 @@ import type { PlanRecord } from "@volley/contracts";
 import { createApiToken, DEFAULT_ORG_ID } from "@volley/db";
 import type { RouteHandler } from "./api-handler";
 import { malformedBody, type FuzzBody, type RouteShape } from "./api-fuzz-bodies";
-import { BASE, call, ctx, signUp, startApiTestEnv, type ApiTestEnv } from "./api-test-env";
+import { BASE, call, connectTestAgent, ctx, signUp, startApiTestEnv, type ApiTestEnv } from "./api-test-env";
 
 // 1,000 seeded malformed bodies against every route that takes a body: each must be answered
 // 4xx with { error: { code, message } }, never 5xx. Reproduce a failure with its seed and index.
@@ -73,6 +73,7 @@ beforeAll(async () => {
   // Thousands of requests from one credential: the limit is not what this test is about.
   process.env.VOLLEY_API_RATE_LIMIT = "1000000";
   token = (await createApiToken(env.h.db, { orgId: DEFAULT_ORG_ID, name: "fuzz", scopes: ["read", "run"] })).secret;
+  await connectTestAgent(env.h.db, DEFAULT_ORG_ID); // runs are refused when their pool has no agent
   cookie = await signUp("fuzz@example.com", "Fuzz");
   const created = await call((await import("../app/api/v1/plans/route")).POST, "POST", "/api/v1/plans", { token }, { plan: validPlan() });
   expect(created.status).toBe(201);

@@ -101,3 +101,12 @@ export async function signUp(email: string, name = "Test User"): Promise<string>
   if (!cookie) throw new Error(`sign-up of ${email} set no session cookie`);
   return cookie;
 }
+
+/**
+ * An agent row in `pool` of `orgId`, written the way a hub writes it when an agent connects: POST
+ * /api/v1/runs refuses a plan whose pool has fewer connected agents than it asks for (preflight.ts).
+ */
+export async function connectTestAgent(db: DbHandle["db"], orgId: string, pool = "default", name = `test-agent-${pool}`): Promise<void> {
+  const { upsertAgent } = await import("@volley/db");
+  await upsertAgent(db, { token: "unused", instanceId: `${name}-${orgId}`, name, version: "0.0.0-test", pool, labels: {}, capacity: { cores: 4, memoryMb: 4096, maxConnections: 50_000, sourceAddresses: [] } }, { orgId });
+}

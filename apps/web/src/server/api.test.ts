@@ -9,6 +9,7 @@ import { Redis } from "ioredis";
 import { z } from "zod";
 import type { RunListItem } from "../lib/types";
 import type { RouteHandler } from "./api-handler";
+import { connectTestAgent } from "./api-test-env";
 
 // Route handlers are called directly with `new Request(...)`. env.ts reads process.env per request,
 // so setting the variables before the first request is enough.
@@ -42,6 +43,7 @@ beforeAll(async () => {
   await redis.flushdb();
   queue = new Queue(QUEUE_NAMES.runs, { connection: redis });
   ({ secret: bearer } = await createApiToken(h.db, { orgId: DEFAULT_ORG_ID, name: "api test", scopes: ["read", "run"] }));
+  await connectTestAgent(h.db, DEFAULT_ORG_ID); // runs are refused when their pool has no agent
   const runsRoute = await import("../app/api/v1/runs/route");
   routes = {
     createRun: runsRoute.POST,

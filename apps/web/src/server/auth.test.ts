@@ -3,7 +3,7 @@ import type { Plan } from "@volley/contracts";
 import { createApiToken, DEFAULT_ORG_ID, getRun, insertRun, newId, revokeApiToken, schema } from "@volley/db";
 import { eq } from "drizzle-orm";
 import type { RouteHandler } from "./api-handler";
-import { BASE, call, readError, signUp, startApiTestEnv, type ApiTestEnv } from "./api-test-env";
+import { BASE, call, connectTestAgent, readError, signUp, startApiTestEnv, type ApiTestEnv } from "./api-test-env";
 
 // Authentication (API tokens, sessions), token scopes and roles, and org isolation, through the real routes.
 
@@ -32,6 +32,9 @@ beforeAll(async () => {
   await revokeApiToken(db, DEFAULT_ORG_ID, revoked.token.id);
   tokens.revoked = revoked.secret;
   tokens.orgB = (await make(ORG_B, ["read", "run"])).secret;
+  // Runs are refused when their pool has no agent.
+  await connectTestAgent(db, DEFAULT_ORG_ID);
+  await connectTestAgent(db, ORG_B);
   const runs = await import("../app/api/v1/runs/route");
   routes = {
     createRun: runs.POST,

@@ -3,7 +3,7 @@ import type { PlanRecord, PlanVersion } from "@volley/contracts";
 import { createApiToken, DEFAULT_ORG_ID, schema } from "@volley/db";
 import { eq } from "drizzle-orm";
 import type { RouteHandler } from "./api-handler";
-import { call, readError, signUp, startApiTestEnv, type ApiTestEnv } from "./api-test-env";
+import { call, connectTestAgent, readError, signUp, startApiTestEnv, type ApiTestEnv } from "./api-test-env";
 
 // Saved plans: /api/v1/plans, /api/v1/plans/{id}, /api/v1/plans/{id}/versions, with real tokens and a session.
 
@@ -25,6 +25,9 @@ beforeAll(async () => {
   tok.full = (await createApiToken(env.h.db, { orgId: DEFAULT_ORG_ID, name: "full", scopes: ["read", "run"] })).secret;
   tok.readOnly = (await createApiToken(env.h.db, { orgId: DEFAULT_ORG_ID, name: "ro", scopes: ["read"] })).secret;
   tok.orgB = (await createApiToken(env.h.db, { orgId: ORG_B, name: "b", scopes: ["read", "run"] })).secret;
+  // Runs are refused when their pool has no agent.
+  await connectTestAgent(env.h.db, DEFAULT_ORG_ID);
+  await connectTestAgent(env.h.db, ORG_B);
   const plans = await import("../app/api/v1/plans/route");
   const one = await import("../app/api/v1/plans/[id]/route");
   routes = { create: plans.POST, list: plans.GET, get: one.GET, put: one.PUT, del: one.DELETE, versions: (await import("../app/api/v1/plans/[id]/versions/route")).GET };

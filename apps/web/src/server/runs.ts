@@ -3,6 +3,7 @@ import {
   REDIS_KEYS,
   type IntervalPoint,
   type Plan,
+  type PreflightWarning,
   type Run,
   type RunSummary,
 } from "@volley/contracts";
@@ -11,6 +12,7 @@ import { mergeTimeline, summarizeRun } from "@volley/metrics";
 import { enqueue, runJob } from "@volley/queue";
 import type { AuthContext } from "./auth";
 import { admitRun } from "./targets";
+import { admitToPool } from "./preflight";
 import type { AbortResponse, RunListItem } from "../lib/types";
 import { ApiError, notFound } from "./errors";
 import { getLogger } from "./log";
@@ -47,9 +49,11 @@ function toRun(row: RunRow, summary: RunSummary | null): Run {
 }
 
 /** Writes the run row (queued) and puts `runJob {runId}` on the runs queue for a hub to execute. */
-export async function createRun(plan: Plan, orgId = DEFAULT_ORG_ID, planId: string | null = null, actor?: AuthContext["actor"]): Promise<{ id: string }> {
+export async function createRun(plan: Plan, orgId = DEFAULT_ORG_ID, planId: string | null = null, actor?: AuthContext["actor"]): Promise<{ id: string; warnings: PreflightWarning[] }> {
   const db = getDb();
   const admitted = await admitRun({ orgId, actor }, plan);
+  // 409 at once when the pool lacks the agents asked for (the run could only wait); else what may saturate them.
+  const warnings = await admitToPool(plan, orgId);
   const queue = getRunsQueue();
   const row = await insertRun(db, { plan, orgId, planId });
   await admitted.record(row.id); // before it can run: every run has its audit line
@@ -62,8 +66,8 @@ export async function createRun(plan: Plan, orgId = DEFAULT_ORG_ID, planId: stri
     await finishRun(db, row.id, { status: "errored", reason: `could not be queued: ${why}` }).catch(() => {});
     throw new ApiError(503, "unavailable", `the run could not be queued: ${why}`);
   }
-  getLogger().info({ runId: row.id, name: plan.name }, "run queued");
-  return { id: row.id };
+  getLogger().info({ runId: row.id, name: plan.name, warnings: warnings.map((w) => w.code) }, "run queued");
+  return { id: row.id, warnings };
 }
 
 /**

@@ -5,7 +5,7 @@ import type { AuditEvent, TargetHost } from "@volley/contracts";
 import { createApiToken, DEFAULT_ORG_ID, schema } from "@volley/db";
 import { eq } from "drizzle-orm";
 import type { RouteHandler } from "./api-handler";
-import { call, readError, signUp, startApiTestEnv, type ApiTestEnv } from "./api-test-env";
+import { call, connectTestAgent, readError, signUp, startApiTestEnv, type ApiTestEnv } from "./api-test-env";
 import { checkProof } from "./target-verification";
 
 // Target ownership (hosted mode), the target policy at run start, and the audit log.
@@ -38,6 +38,7 @@ beforeAll(async () => {
   };
   owner = await signUp("targets-owner@example.com", "Owner");
   token = (await createApiToken(env.h.db, { orgId: DEFAULT_ORG_ID, name: "t", scopes: ["read", "run"] })).secret;
+  await connectTestAgent(env.h.db, DEFAULT_ORG_ID); // runs are refused when their pool has no agent
   // A host owner's web server: serves a token at the well-known path once it is "published".
   hostOwner = createServer((req, res) => {
     const m = /^\/\.well-known\/volley-verify\/(.+)$/.exec(req.url ?? "");

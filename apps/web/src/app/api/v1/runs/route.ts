@@ -5,16 +5,18 @@ import { loadPlan } from "../../../../server/plans";
 import { createRun, loadRunList } from "../../../../server/runs";
 
 /**
- * POST /api/v1/runs {"plan": {...}} or {"planId"} → 201 {"id"}: the run is queued for a hub to
- * execute; a saved plan runs its latest version and the run is listed under it.
+ * POST /api/v1/runs {"plan": {...}} or {"planId"} → 201 {"id", "warnings"}: the run is queued for a
+ * hub to execute; a saved plan runs its latest version and the run is listed under it. 409
+ * not_enough_agents when the plan's pool has fewer agents connected than it asks for; `warnings`
+ * say when the agents it gets are likely saturated (see contracts agent-load.ts).
  */
 export const POST = apiHandler({
   permission: "runs:write",
   body: startRunBodySchema,
   handler: async ({ body, auth }) => {
     const saved = body.planId !== undefined ? await loadPlan(auth.orgId, body.planId) : null;
-    const { id } = await createRun(saved ? saved.plan : body.plan!, auth.orgId, saved?.id ?? null, auth.actor);
-    return json({ id }, 201, { location: `/api/v1/runs/${id}` });
+    const { id, warnings } = await createRun(saved ? saved.plan : body.plan!, auth.orgId, saved?.id ?? null, auth.actor);
+    return json({ id, warnings }, 201, { location: `/api/v1/runs/${id}` });
   },
 });
 
