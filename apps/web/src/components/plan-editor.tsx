@@ -1,8 +1,8 @@
 "use client";
 
-import { durationMs, parsePlanDocument, thresholdExpression, type FieldIssue, type Plan } from "@volley/contracts";
+import { durationMs, parsePlanDocument, thresholdExpression, type FieldIssue, type Plan, type PreflightWarning } from "@volley/contracts";
 import { useRouter } from "next/navigation";
-import { useDeferredValue, useMemo, useState } from "react";
+import { useDeferredValue, useEffect, useMemo, useState } from "react";
 import { parse as parseYaml } from "yaml";
 import { ApiRequestError, apiFetch } from "../lib/api-client";
 import { fmtDuration, fmtInt } from "../lib/format";
@@ -38,6 +38,7 @@ export function PlanEditor({ initialText, saved, canSave = false }: PlanEditorPr
   const [submit, setSubmit] = useState<SubmitState>({ kind: "idle" });
   const deferred = useDeferredValue(text);
   const result = useMemo(() => parsePlanDocument(deferred), [deferred]);
+  const warnings = usePreflightWarnings(result.ok ? deferred : null);
 
   const dirty = text !== savedText;
   /** Saves the document: a new plan (then opens it) or the next version of this one. */
@@ -103,6 +104,15 @@ export function PlanEditor({ initialText, saved, canSave = false }: PlanEditorPr
             <>
               <h2 className="panel-title">✓ Plan is valid</h2>
               <p className="small">{describePlan(result.plan)}</p>
+              {warnings.length > 0 && (
+                <ul className="issues" data-testid="preflight-warnings">
+                  {warnings.map((w) => (
+                    <li key={w.code}>
+                      <strong>Warning:</strong> {w.message}
+                    </li>
+                  ))}
+                </ul>
+              )}
               {result.plan.thresholds.length > 0 && (
                 <p className="small">
                   Thresholds:{" "}
@@ -185,6 +195,29 @@ export function PlanEditor({ initialText, saved, canSave = false }: PlanEditorPr
       </aside>
     </div>
   );
+}
+
+/**
+ * What the server's preflight says of a valid plan against the agents connected now (POST
+ * /api/v1/plans/validate `warnings`: too few agents, agents likely saturated); re-asked half a second
+ * after the document stops changing. Failures to ask show nothing: the plan itself is valid.
+ */
+function usePreflightWarnings(text: string | null): PreflightWarning[] {
+  const [warnings, setWarnings] = useState<PreflightWarning[]>([]);
+  useEffect(() => {
+    if (text === null) return setWarnings([]);
+    let cancelled = false;
+    const timer = setTimeout(() => {
+      apiFetch<{ warnings?: PreflightWarning[] }>("/api/v1/plans/validate", { method: "POST", body: JSON.stringify(parseYaml(text) as unknown) })
+        .then((r) => !cancelled && setWarnings(r.warnings ?? []))
+        .catch(() => !cancelled && setWarnings([]));
+    }, 500);
+    return () => {
+      cancelled = true;
+      clearTimeout(timer);
+    };
+  }, [text]);
+  return warnings;
 }
 
 function IssueList({ issues }: { issues: FieldIssue[] }) {
