@@ -1,69 +1,24 @@
-import { fork, type ChildProcess } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { COUNTERS, HISTOGRAMS, planSchema } from "@volley/contracts";
 import { mergeEncoded, summarizeRun } from "@volley/metrics";
 import { total } from "./engine-test-kit";
+import { loopWatch, pingThroughputPlan, startPingTarget, type PingTarget } from "./ping-target";
 import { runShard } from "./run-shard";
 import type { EngineFrame } from "./types";
 
-const CHILD = fileURLToPath(new URL("./ping-target-child.ts", import.meta.url));
-
-/** The reference Socket.IO ping server in its own process; `count()` asks it how many pings it answered. */
-async function pingTarget(): Promise<{ url: string; count: () => Promise<number>; child: ChildProcess }> {
-  const child = fork(CHILD, [], { execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("ping target did not start in 20 s")), 20_000);
-    child.once("message", (m) => {
-      clearTimeout(timer);
-      resolve((m as { url: string }).url);
-    });
-    child.once("exit", (code) => reject(new Error(`ping target exited with ${code}`)));
-  });
-  const count = () =>
-    new Promise<number>((resolve) => {
-      child.once("message", (m) => resolve((m as { count: number }).count));
-      child.send("count");
-    });
-  return { url, count, child };
-}
-
-/** Gaps between 10 ms timer callbacks on this loop, less the 10 ms: how long the loop was blocked. */
-function loopWatch(): { stop: () => number } {
-  let last = performance.now();
-  let worst = 0;
-  const t = setInterval(() => {
-    const now = performance.now();
-    worst = Math.max(worst, now - last - 10);
-    last = now;
-  }, 10);
-  return {
-    stop: () => {
-      clearInterval(t);
-      return Math.max(worst, performance.now() - last - 10);
-    },
-  };
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const children: ChildProcess[] = [];
+const targets: PingTarget[] = [];
 afterEach(() => {
-  for (const c of children.splice(0)) c.disconnect();
+  for (const t of targets.splice(0)) t.stop();
 });
 
 describe("a shard far beyond the agent's capacity", () => {
   it(
     "keeps the event loop turning, sheds what is hopelessly late (counted, saturated), and stops sending within 1 s of an abort",
     async () => {
-      const target = await pingTarget();
-      children.push(target.child);
-      // The ping-throughput template's load (100 clients × 1700 pings/s), all connected at once.
-      const plan = planSchema.parse({
-        name: "saturation",
-        target: { url: `${target.url}/ping`, protocol: "socketio", socketio: { transports: ["websocket"], event: "ping", ack: true }, connectTimeout: "5s" },
-        connections: { count: 100, rate: 1000 },
-        scenario: { kind: "echo", message: { bytes: 64, rate: 1700, per: "connection", arrival: "constant", timeout: "10s" }, duration: "30s" },
-      });
+      const target = await startPingTarget();
+      targets.push(target);
+      const plan = planSchema.parse(pingThroughputPlan(target.url));
       const frames: EngineFrame[] = [];
       const controller = new AbortController();
       const watch = loopWatch();
@@ -87,6 +42,7 @@ describe("a shard far beyond the agent's capacity", () => {
       await sleep(1500);
       const later = await target.count();
 
+      console.info(`overload: loop blocked at most ${Math.round(blockedMs)} ms; sent ${outcome.totals.sent}, shed ${outcome.totals.shed} in ${Math.round(abortedAt - startedAt)} ms; shard ended ${endedInMs.toFixed(1)} ms after the abort; server count ${later}`);
       expect(outcome.status).toBe("aborted");
       expect(startedAt).toBeGreaterThan(0);
       // The loop never stalled (it was ~23 s before the engine yielded per turn), so heartbeats and the abort get through.

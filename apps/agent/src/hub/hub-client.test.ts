@@ -16,6 +16,7 @@ import {
   type ShardJob,
 } from "@volley/contracts";
 import { startWsEchoServer } from "@volley/targets";
+import { pingThroughputPlan, startPingTarget } from "../engine/ping-target";
 import { buildAgentHello } from "./agent-hello";
 import { HubClient } from "./hub-client";
 
@@ -35,6 +36,8 @@ interface TestHub {
   arrivals: number[];
   acked: Set<number>;
   heartbeats: Heartbeat[];
+  /** performance.now() at each heartbeat's arrival, parallel to heartbeats. */
+  heartbeatArrivals: number[];
   connections: number;
   socket(): HubSocket;
   /** Resolves with the shard.end and how many distinct frames were acked when it arrived. */
@@ -57,6 +60,7 @@ async function startHub(): Promise<TestHub> {
     arrivals: [],
     acked: new Set(),
     heartbeats: [],
+    heartbeatArrivals: [],
     connections: 0,
     socket: () => current!,
     end: new Promise((r) => (resolveEnd = r)),
@@ -73,7 +77,10 @@ async function startHub(): Promise<TestHub> {
     current = socket;
     socket.emit("welcome", { agentId: "agent-7" });
     socket.on("clock.ping", (ack: (a: { hubTime: number }) => void) => ack({ hubTime: Date.now() + HUB_AHEAD_MS }));
-    socket.on("heartbeat", (hb: unknown) => hub.heartbeats.push(heartbeatSchema.parse(hb)));
+    socket.on("heartbeat", (hb: unknown) => {
+      hub.heartbeats.push(heartbeatSchema.parse(hb));
+      hub.heartbeatArrivals.push(performance.now());
+    });
     socket.on("frame", (raw: unknown, ack: (a: unknown) => void) => {
       const frame = intervalFrameSchema.parse(raw);
       hub.frames.push(frame);
@@ -192,6 +199,40 @@ describe("hub client", () => {
     expect(end).toMatchObject({ status: "aborted", error: "stopped by alice", frames: 2 });
     expect(hub.frames.map((f) => f.seq)).toEqual([0, 1]);
   });
+
+  it("keeps its heartbeats flowing through a shard far beyond its capacity, and stops sending within 1 s of the hub's abort", async () => {
+    const { hub, job, ask } = await setup();
+    const target = await startPingTarget();
+    cleanup.push(() => target.stop());
+    // The ping-throughput template's 100 × 1700 pings/s: far more than one agent process sends.
+    const overload: ShardJob = { ...job("s5", "30s"), plan: planSchema.parse(pingThroughputPlan(target.url)) };
+    expect(await ask("shard.assign", overload)).toEqual({ ok: true });
+    expect(await ask("shard.start", { shardId: "s5", startAt: Date.now() + HUB_AHEAD_MS + 50 })).toEqual({ ok: true });
+    const from = hub.heartbeats.length;
+    await new Promise((r) => setTimeout(r, 4000));
+    const abortedAt = performance.now();
+    expect(await ask("shard.abort", { shardId: "s5", reason: "stopped by the hub" })).toEqual({ ok: true });
+    const { end, at } = await hub.end;
+    expect(at - abortedAt).toBeLessThan(1000);
+    expect(end).toMatchObject({ status: "aborted", error: "stopped by the hub" });
+
+    // Heartbeats every 100 ms all through the overload: never a gap a hub would take for a lost agent.
+    const arrivals = [abortedAt - 4000, ...hub.heartbeatArrivals.slice(from)];
+    const gaps = arrivals.slice(1).map((t, i) => t - arrivals[i]!);
+    console.info(`overload over the hub link: ${gaps.length} heartbeats, widest gap ${Math.round(Math.max(...gaps))} ms; shard.end ${Math.round(at - abortedAt)} ms after the abort`);
+    expect(gaps.length).toBeGreaterThan(20);
+    expect(Math.max(...gaps)).toBeLessThan(600);
+    expect(hub.heartbeats.slice(from).some((h) => h.busy)).toBe(true);
+    // The frames say the agent was saturated and shed what it could not send.
+    expect(hub.frames.some((f) => f.health.saturated)).toBe(true);
+    expect(hub.frames.reduce((n, f) => n + (f.counters["messages.shed"] ?? 0), 0)).toBeGreaterThan(0);
+
+    // The target saw the last ping within 1 s of the abort.
+    await new Promise((r) => setTimeout(r, 1000));
+    const settled = await target.count();
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await target.count()).toBe(settled);
+  }, 30_000);
 
   it("on stop, aborts the running shard and flushes its end before disconnecting", async () => {
     const { hub, client, job, ask } = await setup();
