@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Volley agent as a systemd service:
 #
-#   curl -fsSL https://<your volley>/install.sh | sudo bash -s -- --token <join token> --hub https://hub.example.com
-#   sudo ./install.sh --token <join token> --hub https://hub.example.com [--pool default] [--name host-1] [--labels region=eu,rack=a]
+#   curl -fsSL https://<your volley>/install-agent.sh | sudo bash -s -- --token <join token> --hub https://hub.example.com \
+#     --package-url https://<your volley>/agent/volley-agent.tgz
+#   sudo ./install.sh --token <join token> --hub https://hub.example.com --package-url <url> [--pool default] [--name host-1] [--labels region=eu,rack=a]
 #   sudo ./install.sh --uninstall
+#
+# The agent comes from your own Volley install: web serves it, bundled, at /agent/volley-agent.tgz
+# with its SHA-256 beside it (.sha256); the installer checks the download against it, then npm
+# installs it (its third-party dependencies come from the npm registry).
 #
 # Safe to run again: the same arguments change nothing (and it says so); a new token, hub, pool or
 # package updates what changed and restarts the agent. The token is never printed, never passed
@@ -37,19 +42,22 @@ usage() {
 Usage: install.sh --token <join token> --hub <url> [options]
        install.sh --uninstall [--user <name>]
 
-Installs the Volley agent from npm and runs it as the systemd service volley-agent.
+Installs the Volley agent from your Volley install and runs it as the systemd service volley-agent.
 
 Required (install):
   --token <token>          join token from the Volley web app; "-" reads it from stdin
                            (keeps it out of your shell history and the process list)
   --hub <url>              the hub's http(s) URL, e.g. https://hub.example.com
+  --package-url <url>      the agent package your Volley web serves, e.g.
+                           https://volley.example.com/agent/volley-agent.tgz (checked against <url>.sha256)
+                           (or --package <tarball or npm spec> instead)
 
 Options:
   --pool <pool>            agent pool (lowercase letters, digits, dashes; default: default)
   --name <name>            agent name shown in the UI (default: the host name)
   --labels <k=v,...>       comma-separated labels, e.g. region=eu,rack=a
   --max-connections <n>    connections this agent accepts at most (default: the agent's own)
-  --package <spec>         npm package spec or tarball to install (default: @volley/agent)
+  --package <spec>         a local agent tarball (or npm package spec) to install instead of --package-url
   --user <name>            system user the service runs as (default: volley-agent)
   --uninstall              stop and remove the service, its env file, package and user
   -h, --help               this help
@@ -69,13 +77,14 @@ example_for() {
     --name) echo 'loadgen-1' ;;
     --labels) echo 'region=eu,rack=a' ;;
     --max-connections) echo '50000' ;;
-    --package) echo '@volley/agent@latest' ;;
+    --package) echo './volley-agent.tgz' ;;
+    --package-url) echo 'https://volley.example.com/agent/volley-agent.tgz' ;;
     --user) echo 'volley-agent' ;;
     *) echo '<value>' ;;
   esac
 }
 
-TOKEN="" HUB="" POOL="" NAME="" LABELS="" MAX_CONNECTIONS="" PACKAGE="@volley/agent" SVC_USER="$SERVICE" UNINSTALL=0
+TOKEN="" HUB="" POOL="" NAME="" LABELS="" MAX_CONNECTIONS="" PACKAGE="" PACKAGE_URL="" SVC_USER="$SERVICE" UNINSTALL=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --token) need_value "$1" $#; TOKEN="$2"; shift 2 ;;
@@ -92,6 +101,8 @@ while [[ $# -gt 0 ]]; do
     --max-connections=*) MAX_CONNECTIONS="${1#*=}"; shift ;;
     --package) need_value "$1" $#; PACKAGE="$2"; shift 2 ;;
     --package=*) PACKAGE="${1#*=}"; shift ;;
+    --package-url) need_value "$1" $#; PACKAGE_URL="$2"; shift 2 ;;
+    --package-url=*) PACKAGE_URL="${1#*=}"; shift ;;
     --user) need_value "$1" $#; SVC_USER="$2"; shift 2 ;;
     --user=*) SVC_USER="${1#*=}"; shift ;;
     --uninstall) UNINSTALL=1; shift ;;
@@ -217,8 +228,16 @@ if [[ -n "$LABELS" ]]; then
 fi
 [[ -z "$MAX_CONNECTIONS" || "$MAX_CONNECTIONS" =~ ^[1-9][0-9]{0,8}$ ]] ||
   die "--max-connections \"$MAX_CONNECTIONS\" is not a positive whole number, e.g. --max-connections 50000"
-[[ -n "$PACKAGE" && "$PACKAGE" != -* ]] ||
-  die "--package needs an npm package spec or a tarball path, e.g. --package @volley/agent@latest"
+if [[ -n "$PACKAGE_URL" ]]; then
+  [[ -z "$PACKAGE" ]] || die "pass either --package-url or --package, not both"
+  [[ "$PACKAGE_URL" =~ ^https?://[^[:space:]\"\']+$ ]] ||
+    die "--package-url \"$PACKAGE_URL\" is not an http(s) URL; copy the line from the Agents page, e.g. --package-url https://volley.example.com/agent/volley-agent.tgz"
+else
+  [[ -n "$PACKAGE" ]] ||
+    die "--package-url is required: the agent package your Volley web serves, e.g. --package-url https://volley.example.com/agent/volley-agent.tgz (the Agents page's line has it), or --package <tarball>"
+  [[ "$PACKAGE" != -* ]] ||
+    die "--package needs a tarball path or an npm package spec, e.g. --package ./volley-agent.tgz"
+fi
 
 NODE_BIN="$(command -v node || true)"
 [[ -n "$NODE_BIN" ]] ||
@@ -244,21 +263,55 @@ fi
 ids="$(user_ids "$SVC_USER")"
 [[ -n "$ids" ]] || die "user $SVC_USER exists but has no entry in $ROOT/etc/passwd; remove it or pick another with --user"
 
+# Downloads $1 to the file $2 (curl, else wget, else Node's fetch: Node is there by now).
+download() {
+  if command -v curl >/dev/null 2>&1; then
+    curl -fsSL --retry 2 -o "$2" "$1"
+  elif command -v wget >/dev/null 2>&1; then
+    wget -q -O "$2" "$1"
+  else
+    # shellcheck disable=SC2016 # JavaScript, not shell: the template literal is Node's.
+    "$NODE_BIN" -e 'const [u, f] = process.argv.slice(1); fetch(u).then(async (r) => { if (!r.ok) throw new Error(`HTTP ${r.status}`); require("fs").writeFileSync(f, Buffer.from(await r.arrayBuffer())); }).catch((e) => { console.error(e.message); process.exit(1); });' "$1" "$2"
+  fi
+}
+
+download_dir=""
+cleanup_download() { [[ -z "$download_dir" ]] || rm -rf "$download_dir"; }
+trap cleanup_download EXIT
+
 # A tarball is identified by its content, so a rebuilt tarball at the same path is reinstalled.
 package_id="$PACKAGE"
-if [[ -f "$PACKAGE" ]]; then
+if [[ -n "$PACKAGE_URL" ]]; then
+  download_dir="$(mktemp -d)"
+  download "$PACKAGE_URL.sha256" "$download_dir/sha256" ||
+    die "could not download $PACKAGE_URL.sha256; check --package-url (copy it from the Agents page) and that this host reaches your Volley web"
+  expected_sha="$(awk 'NR == 1 { print $1 }' "$download_dir/sha256")"
+  [[ "$expected_sha" =~ ^[0-9a-f]{64}$ ]] ||
+    die "$PACKAGE_URL.sha256 is not a SHA-256 checksum; check --package-url points at your Volley web's /agent/volley-agent.tgz"
+  package_id="$PACKAGE_URL sha256:$expected_sha"
+  PACKAGE="$download_dir/volley-agent.tgz"
+fi
+if [[ -z "$PACKAGE_URL" && -f "$PACKAGE" ]]; then
   PACKAGE="$(cd "$(dirname "$PACKAGE")" && pwd)/$(basename "$PACKAGE")"
   package_id="$PACKAGE sha256:$(sha256sum "$PACKAGE" | cut -d' ' -f1)"
 fi
 if [[ ! -x "$PREFIX_DIR/bin/volley-agent" || "$(cat "$SPEC_FILE" 2>/dev/null || true)" != "$package_id" ]]; then
-  say "installing $PACKAGE into $LIVE_PREFIX (npm)…"
+  if [[ -n "$PACKAGE_URL" ]]; then
+    say "downloading $PACKAGE_URL…"
+    download "$PACKAGE_URL" "$PACKAGE" ||
+      die "could not download $PACKAGE_URL; check --package-url and that this host reaches your Volley web"
+    actual_sha="$(sha256sum "$PACKAGE" | cut -d' ' -f1)"
+    [[ "$actual_sha" == "$expected_sha" ]] ||
+      die "the download of $PACKAGE_URL does not match its checksum (sha256 $actual_sha, expected $expected_sha); it was cut short or changed on the way — run the installer again"
+  fi
+  say "installing ${PACKAGE_URL:-$PACKAGE} into $LIVE_PREFIX (npm)…"
   mkdir -p "$PREFIX_DIR"
   npm install --global --prefix "$PREFIX_DIR" --no-audit --no-fund --loglevel=error "$PACKAGE" >&2 ||
-    die "npm could not install $PACKAGE; check the spec (--package) and that this host reaches the npm registry"
+    die "npm could not install ${PACKAGE_URL:-$PACKAGE}; check that this host reaches the npm registry (the agent's third-party dependencies come from it)"
   [[ -x "$PREFIX_DIR/bin/volley-agent" ]] ||
-    die "$PACKAGE installed no volley-agent command; pass the Volley agent package with --package"
+    die "${PACKAGE_URL:-$PACKAGE} installed no volley-agent command; pass the Volley agent package (--package-url from the Agents page)"
   printf '%s\n' "$package_id" >"$SPEC_FILE"
-  changed+=("installed $PACKAGE")
+  changed+=("installed ${PACKAGE_URL:-$PACKAGE}")
   restart=1
 fi
 

@@ -9,8 +9,8 @@ import { apiFetch, ApiRequestError } from "../lib/api-client";
 const describe = (err: unknown) => (err instanceof ApiRequestError ? err.message : String(err));
 
 const COMMANDS: { key: keyof AgentCommands; title: string; note: string }[] = [
-  { key: "script", title: "Linux server (systemd)", note: "Installs the @volley/agent npm package and runs it as the volley-agent service. Needs root, systemd and Node.js 20+; run it again to change the token or hub." },
-  { key: "docker", title: "Docker", note: "The agent image (infra/docker/agent.Dockerfile). Host networking gives it the machine's full port range and lets it reach targets on 127.0.0.1." },
+  { key: "script", title: "Linux server (systemd)", note: "Installs this Volley's agent (downloaded from here, checksum verified) and runs it as the volley-agent service. Needs root, systemd and Node.js 20+; run it again to change the token or hub." },
+  { key: "docker", title: "Docker", note: "Builds the agent image from this Volley's agent package (checksum pinned), then runs it. Host networking gives it the machine's full port range and lets it reach targets on 127.0.0.1." },
   { key: "cli", title: "volley-agent in the foreground", note: "From a Volley checkout (npx volley-agent daemon) or wherever the agent is installed; keep it running under your own supervisor." },
 ];
 

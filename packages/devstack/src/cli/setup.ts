@@ -1,6 +1,7 @@
 /**
  * `npm run setup` (after `npm install`): makes sure Redis can run (installing redis-server from the
- * OS packages when possible), initialises the embedded PostgreSQL and builds the web UI.
+ * OS packages when possible), initialises the embedded PostgreSQL, packs the agent (apps/agent/dist,
+ * served by web to agent hosts) and builds the web UI.
  */
 import { spawnSync } from "node:child_process";
 import path from "node:path";
@@ -45,6 +46,8 @@ async function main() {
     await pg.stop();
   }
 
+  // The agent package web serves to the installer and the agent image (web also builds it when missing).
+  if (!run("npm", ["run", "pack", "-w", "@volley/agent"])) throw new Error("packing the agent failed (see above)");
   if (!run(process.execPath, [path.join(repoRoot, "node_modules/turbo/bin/turbo"), "run", "build", "--filter=@volley/web"])) {
     throw new Error("building the web UI failed (see above)");
   }

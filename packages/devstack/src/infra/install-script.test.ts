@@ -3,12 +3,14 @@
  * npm installing a package tarball, real useradd/userdel on the root's /etc files. Only systemd is
  * a stand-in — a `systemctl` on PATH that records its calls — since a test cannot own PID 1.
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { createHash } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { repoRoot } from "../env";
+import { freePort } from "../free-port";
 import { checkAppEnv, infraDir, parseEnvFile } from "./infra-test-kit";
 
 const installer = path.join(infraDir, "agent", "install.sh");
@@ -36,6 +38,27 @@ beforeAll(() => {
 });
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+/**
+ * Serves `dir` over HTTP the way web serves the agent package, from a process of its own (the
+ * installer runs through spawnSync, which blocks this one's event loop).
+ */
+async function fileServer(dir: string): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  const script = `
+    const http = require("node:http"), fs = require("node:fs"), path = require("node:path");
+    http.createServer((req, res) => {
+      const file = path.join(${JSON.stringify(dir)}, path.basename(req.url));
+      if (!fs.existsSync(file)) { res.writeHead(404); return res.end(); }
+      res.writeHead(200); res.end(fs.readFileSync(file));
+    }).listen(${port}, "127.0.0.1", () => console.log("ready"));`;
+  const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.once("data", () => resolve());
+    child.once("exit", (code) => reject(new Error(`file server exited with ${code}`)));
+  });
+  return { url: `http://127.0.0.1:${port}`, child };
+}
 
 interface Sandbox {
   root: string;
@@ -150,6 +173,44 @@ describe.skipIf(!isRoot)("infra/agent/install.sh", () => {
     expect(calls.join("\n")).not.toContain(TOKEN);
   });
 
+  it("--package-url: downloads web's agent package, checks it against its .sha256, installs it; refuses a download that does not match", async () => {
+    const served = path.join(work, `served-${seq}`);
+    mkdirSync(served);
+    writeFileSync(path.join(served, "volley-agent.tgz"), readFileSync(tarball));
+    const sha = createHash("sha256").update(readFileSync(tarball)).digest("hex");
+    writeFileSync(path.join(served, "volley-agent.tgz.sha256"), `${sha}  volley-agent.tgz\n`);
+    const server = await fileServer(served);
+    try {
+      const url = `${server.url}/volley-agent.tgz`;
+      const args = [...baseArgs().slice(0, -2), "--package-url", url];
+      const first = box.run(args);
+      expect(first.code, first.out).toBe(0);
+      expect(first.out).toContain(`installed ${url}`);
+      expect(existsSync(path.join(box.root, "opt", "volley-agent", "bin", "volley-agent"))).toBe(true);
+      expect(readFileSync(path.join(box.root, "opt", "volley-agent", ".installed-package"), "utf8")).toBe(`${url} sha256:${sha}\n`);
+
+      // The same package again: only its checksum is fetched, and nothing changes.
+      const again = box.run(args);
+      expect(again.code, again.out).toBe(0);
+      expect(again.out).toContain("nothing changed");
+      expect(again.out).not.toContain("downloading");
+
+      // A package that no longer matches its checksum (cut short, or changed on the way) is refused.
+      writeFileSync(path.join(served, "volley-agent.tgz.sha256"), `${"0".repeat(64)}  volley-agent.tgz\n`);
+      const bad = box.run(args);
+      expect(bad.code).toBe(1);
+      expect(bad.out).toMatch(/does not match its checksum \(sha256 [0-9a-f]{64}, expected 0{64}\)/);
+      expect(bad.out).not.toContain(TOKEN);
+
+      // And no package at that URL: the error names the flag.
+      const missing = box.run([...baseArgs().slice(0, -2), "--package-url", `${server.url}/nothing.tgz`]);
+      expect(missing.code).toBe(1);
+      expect(missing.out).toMatch(/could not download .*nothing\.tgz\.sha256; check --package-url/);
+    } finally {
+      server.child.kill();
+    }
+  });
+
   it("changes nothing on a second run with the same arguments, and says so", () => {
     expect(box.run(baseArgs()).code).toBe(0);
     box.calls();
@@ -213,6 +274,8 @@ describe.skipIf(!isRoot)("infra/agent/install.sh", () => {
     ["an empty --token value", () => ({ args: ["--hub", "http://hub:3001", "--token"] }), /--token needs a value/],
     ["a token with spaces", () => ({ args: ["--token", "abc def ghi jkl", "--hub", "http://hub:3001"] }), /--token does not look like a join token/],
     ["no hub", () => ({ args: ["--token", TOKEN] }), /--hub is required.*--hub https:\/\/hub\.example\.com/],
+    ["no package", () => ({ args: ["--token", TOKEN, "--hub", "http://hub:3001"] }), /--package-url is required.*\/agent\/volley-agent\.tgz/],
+    ["a package URL that is not http(s)", () => ({ args: ["--token", TOKEN, "--hub", "http://hub:3001", "--package-url", "file:///tmp/x.tgz"] }), /--package-url "file:\/\/\/tmp\/x\.tgz" is not an http\(s\) URL/],
     ["a hub that is not http(s)", () => ({ args: ["--token", TOKEN, "--hub", "ftp://hub.example.com"] }), /--hub "ftp:\/\/hub\.example\.com" is not an http\(s\) URL/],
     ["a bad pool", () => ({ args: ["--token", TOKEN, "--hub", "http://hub:3001", "--pool", "EU West"] }), /--pool "EU West" is not a pool name/],
     ["bad labels", () => ({ args: ["--token", TOKEN, "--hub", "http://hub:3001", "--labels", "region"] }), /--labels entry "region" is not key=value/],
