@@ -22,7 +22,7 @@ describe("hub run orchestration", () => {
     await sub.psubscribe("volley:run:*:events");
     sub.on("pmessage", (_p: string, _c: string, text: string) => events.push(runEventSchema.parse(JSON.parse(text))));
 
-    const plan = testPlan({ agents: { pool: "pass" }, thresholds: ["latency.p95 < 200ms", "errors.rate < 1%"] });
+    const plan = testPlan({ agents: { pool: "pass" }, thresholds: ["latency.p95 < 200ms", "errors.rate < 1%"], sanity: { maxLossPercent: 5 } });
     const runId = await h.startRun(plan);
     const job = await a.until((r) => r.assign.find((j) => j.runId === runId), 5000, "shard.assign");
     expect(job).toMatchObject({ runId, index: 0, count: 1 });
@@ -42,7 +42,8 @@ describe("hub run orchestration", () => {
     expect(run.summary?.messages.sent).toBe(9);
     expect(run.summary?.latency.count).toBe(9);
     expect(run.summary?.latency.max).toBeCloseTo(40, 0);
-    expect(run.summary?.thresholds.map((t) => t.ok)).toEqual([true, true]);
+    // The plan's thresholds, then the default sanity checks, judged on the same merged frames.
+    expect(run.summary?.thresholds.map((t) => [t.kind, t.ok])).toEqual([["threshold", true], ["threshold", true], ["sanity", true], ["sanity", true], ["sanity", true]]);
     expect(await listFrames(h.db.db, runId)).toHaveLength(3);
     const [shard] = await listShards(h.db.db, runId);
     expect(shard).toMatchObject({ status: "completed", agentId: a.agentId, frames: 3 });

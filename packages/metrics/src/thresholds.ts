@@ -80,13 +80,14 @@ export function evaluateThresholds(thresholds: ReadonlyArray<string | Threshold 
   const metrics = thresholdMetrics(summary);
   return thresholds.map(thresholdExpression).map((expression) => {
     const parsed = parseThreshold(expression);
-    if (!parsed.ok) return { expression, ok: false, actual: null, message: parsed.message.replace(/; known metrics: .*$/, "") };
+    if (!parsed.ok) return { kind: "threshold", expression, ok: false, actual: null, message: parsed.message.replace(/; known metrics: .*$/, "") };
     const { metric: name, op, limit } = parsed;
     const metric = metrics[name]!;
-    if (metric.value === null) return { expression, ok: false, actual: null, message: `${name} was not measured` };
+    if (metric.value === null) return { kind: "threshold", expression, ok: false, actual: null, message: `${name} was not measured` };
     const ok = OPS[op](metric.value, limit);
     const shown = `${round(metric.value)}${metric.unit}`;
     return {
+      kind: "threshold",
       expression,
       ok,
       actual: metric.value,

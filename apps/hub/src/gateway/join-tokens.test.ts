@@ -52,7 +52,7 @@ describe("agent join tokens at the gateway", () => {
     expect(a.received.assign.some((j) => j.runId === foreign)).toBe(false);
     const foreignRun = await h.waitForFinal(foreign);
     expect(foreignRun.status).toBe("errored");
-    expect(foreignRun.reason).toMatch(/^no agent in pool 'tenant-pool' armed shard 1\/1 .*\(0 agents connected\)$/);
+    expect(foreignRun.reason).toMatch(/^plan asks for 1 agent; pool 'tenant-pool' has 0 connected/);
   });
 
   it("refuses a revoked token with a clear message", async () => {
