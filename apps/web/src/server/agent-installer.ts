@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { ApiError } from "./errors";
+import { findRepoFile } from "./repo-file";
 
 /** infra/agent/install.sh relative to the repository root (the web image keeps the whole repository). */
 const INSTALLER = join("infra", "agent", "install.sh");
@@ -14,20 +15,10 @@ let cached: string | undefined;
  */
 export async function readAgentInstaller(): Promise<string> {
   if (cached !== undefined) return cached;
-  const tried: string[] = [];
-  let dir = process.cwd();
-  for (let i = 0; i < 4; i++) {
-    const candidate = join(dir, INSTALLER);
-    tried.push(candidate);
-    try {
-      cached = await readFile(candidate, "utf8");
-      return cached;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-    }
-    const up = dirname(dir);
-    if (up === dir) break;
-    dir = up;
+  const { path, tried } = findRepoFile(INSTALLER);
+  if (path) {
+    cached = await readFile(path, "utf8");
+    return cached;
   }
   throw new ApiError(
     503,

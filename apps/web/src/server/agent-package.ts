@@ -3,6 +3,7 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { ApiError } from "./errors";
+import { findRepoFile } from "./repo-file";
 
 /** Where `npm run pack -w @volley/agent` (apps/agent/src/pack) writes the agent package, from the repository root. */
 const TARBALL = join("apps", "agent", "dist", "volley-agent.tgz");
@@ -21,13 +22,8 @@ let building: Promise<void> | undefined;
 
 /** The repository root: web runs from apps/web (npm start, the image) or the root itself. */
 function repoRoot(): string {
-  let dir = process.cwd();
-  for (let i = 0; i < 4; i++) {
-    if (existsSync(join(dir, PACK_SCRIPT))) return dir;
-    const up = dirname(dir);
-    if (up === dir) break;
-    dir = up;
-  }
+  const { path } = findRepoFile(PACK_SCRIPT);
+  if (path) return path.slice(0, path.length - PACK_SCRIPT.length - 1);
   throw new ApiError(
     503,
     "unavailable",

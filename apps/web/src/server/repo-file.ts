@@ -1,0 +1,21 @@
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+
+/**
+ * A file of the Volley repository, looked for from the working directory upwards: web runs from
+ * apps/web (npm start, the image) or the repository root. Returns the path found, or null with the
+ * paths tried (for the error message).
+ */
+export function findRepoFile(relative: string): { path: string | null; tried: string[] } {
+  const tried: string[] = [];
+  let dir = process.cwd();
+  for (let i = 0; i < 4; i++) {
+    const candidate = join(dir, relative);
+    tried.push(candidate);
+    if (existsSync(candidate)) return { path: candidate, tried };
+    const up = dirname(dir);
+    if (up === dir) break;
+    dir = up;
+  }
+  return { path: null, tried };
+}
