@@ -5,7 +5,7 @@ import { useRouter } from "next/navigation";
 import { useDeferredValue, useEffect, useMemo, useState } from "react";
 import { parse as parseYaml } from "yaml";
 import { ApiRequestError, apiFetch } from "../lib/api-client";
-import { fmtDuration, fmtInt } from "../lib/format";
+import { fmtDuration, fmtInt, fmtMsgRate } from "../lib/format";
 import { PlanForm } from "./plan-form";
 import { YamlEditor } from "./yaml-editor";
 
@@ -17,7 +17,7 @@ type SubmitState =
 
 function describePlan(plan: Plan): string {
   const s = plan.scenario;
-  const rate = `${fmtInt(s.message.rate)} msg/s ${s.message.per === "connection" ? "per connection" : "in aggregate"}`;
+  const rate = `${fmtMsgRate(s.message.rate)} ${s.message.per === "connection" ? "per connection" : "in aggregate"}`;
   const warm = durationMs(s.warmup) > 0 ? `, first ${fmtDuration(durationMs(s.warmup))} warm-up` : "";
   return `${fmtInt(plan.connections.count)} ${plan.target.protocol} connection${plan.connections.count === 1 ? "" : "s"} (opened at ${fmtInt(plan.connections.rate)}/s) to ${plan.target.url}; ${s.kind}, ${rate} of ${fmtInt(s.message.bytes)} bytes for ${fmtDuration(durationMs(s.duration))}${warm}.`;
 }

@@ -5,7 +5,7 @@ import Link from "next/link";
 import { useEffect, useMemo, useState } from "react";
 import { stringify } from "yaml";
 import { ApiRequestError, apiFetch } from "../lib/api-client";
-import { durationBetween, fmtDateTime, fmtDuration, fmtInt, fmtMs, fmtRate } from "../lib/format";
+import { durationBetween, fmtDateTime, fmtDuration, fmtInt, fmtMs, fmtMsgRate, fmtRate } from "../lib/format";
 import type { AbortResponse } from "../lib/types";
 import { useLiveRun, type LiveMode } from "../lib/use-live-run";
 import { RunAnalysisPanels } from "./run-analysis-panels";
@@ -73,10 +73,12 @@ export function RunView({ initialRun, initialIntervals }: { initialRun: Run; ini
               <span className="mono">{plan.target.url}</span> ({plan.target.protocol})
             </span>
             <span>
-              {fmtInt(plan.connections.count)} connections at {fmtInt(plan.connections.rate)}/s
+              {plan.connections.stages
+                ? `up to ${fmtInt(plan.connections.count)} connections in ${plan.connections.stages.length} stage${plan.connections.stages.length === 1 ? "" : "s"}`
+                : `${fmtInt(plan.connections.count)} connections at ${fmtInt(plan.connections.rate)}/s`}
             </span>
             <span>
-              {plan.scenario.kind}, {fmtInt(plan.scenario.message.rate)} msg/s {plan.scenario.message.per === "connection" ? "per connection" : "total"} for{" "}
+              {plan.scenario.kind}, {fmtMsgRate(plan.scenario.message.rate)} {plan.scenario.message.per === "connection" ? "per connection" : "total"} for{" "}
               {fmtDuration(durationMs(plan.scenario.duration))}
               {durationMs(plan.scenario.warmup) > 0 && ` (${fmtDuration(durationMs(plan.scenario.warmup))} warm-up)`}
             </span>

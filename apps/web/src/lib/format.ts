@@ -27,6 +27,14 @@ export function fmtRate(v: number | null | undefined): string {
   return `${v < 100 ? (Math.round(v * 10) / 10).toString() : intFmt.format(Math.round(v))}/s`;
 }
 
+/** A planned message rate: "1,700 msg/s", "2.5 msg/s", and below one a second "1 msg every 3 s" (never "0 msg/s"). */
+export function fmtMsgRate(rate: number): string {
+  if (rate >= 100) return `${intFmt.format(Math.round(rate))} msg/s`;
+  if (rate >= 1) return `${Math.round(rate * 10) / 10} msg/s`;
+  const every = 1 / rate;
+  return `1 msg every ${every >= 10 ? Math.round(every) : Math.round(every * 10) / 10} s`;
+}
+
 export function fmtPercent(v: number | null | undefined, digits = 1): string {
   if (v === null || v === undefined || !Number.isFinite(v)) return DASH;
   return `${v.toFixed(digits)}%`;
