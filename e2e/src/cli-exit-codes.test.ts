@@ -86,6 +86,8 @@ async function runPlan(file: string, junit: string, vars = env()): Promise<BinRe
 }
 
 const testcases = (xml: string) => [...xml.matchAll(/<testcase [^>]*name="([^"]*)"/g)].map((m) => m[1]);
+/** The default sanity checks every run gets after its own thresholds (packages/metrics sanity-checks.ts). */
+const SANITY = ["sanity: messages sent &gt; 0", "sanity: replies or deliveries received &gt; 0", "sanity: loss &lt;= 5%"];
 
 describe("volley run --wait exit codes against a running stack", () => {
   it("exits 0 when every threshold passes, with --json on stdout and a JUnit case per threshold", async () => {
@@ -95,9 +97,9 @@ describe("volley run --wait exit codes against a running stack", () => {
     expect(r.run.status).toBe("passed");
     expect(r.run.summary?.messages.received).toBeGreaterThan(0);
     assertWellFormed(r.xml);
-    // One case per threshold plus the "run completed" case; none failed.
-    expect(testcases(r.xml)).toEqual(["latency.p95 &lt; 2s", "errors.rate &lt; 1%", "run completed"]);
-    expect(r.xml).toContain('tests="3" failures="0" errors="0" skipped="0"');
+    // One case per threshold and per sanity check, plus the "run completed" case; none failed.
+    expect(testcases(r.xml)).toEqual(["latency.p95 &lt; 2s", "errors.rate &lt; 1%", ...SANITY, "run completed"]);
+    expect(r.xml).toContain('tests="6" failures="0" errors="0" skipped="0"');
     expect(r.xml).toContain(`<property name="volley.run.id" value="${r.run.id}"/>`);
   });
 
@@ -108,8 +110,8 @@ describe("volley run --wait exit codes against a running stack", () => {
     expect(r.run.status).toBe("failed");
     expect(r.run.summary?.latency.p50).toBeGreaterThanOrEqual(ECHO_DELAY_MS);
     assertWellFormed(r.xml);
-    expect(testcases(r.xml)).toEqual(["latency.p50 &lt; 1ms", "errors.rate &lt; 1%", "run completed"]);
-    expect(r.xml).toContain('tests="3" failures="1" errors="0" skipped="0"');
+    expect(testcases(r.xml)).toEqual(["latency.p50 &lt; 1ms", "errors.rate &lt; 1%", ...SANITY, "run completed"]);
+    expect(r.xml).toContain('tests="6" failures="1" errors="0" skipped="0"');
     expect(r.xml).toMatch(/<testcase [^>]*name="latency.p50 &lt; 1ms"[^/]*>\s*<failure [^>]*type="threshold">/);
   });
 
@@ -120,8 +122,10 @@ describe("volley run --wait exit codes against a running stack", () => {
     expect(r.run.status).toBe("errored");
     expect(r.run.reason).toMatch(/refused/i);
     assertWellFormed(r.xml);
-    expect(testcases(r.xml)).toEqual(["latency.p95 &lt; 2s", "run completed"]);
+    expect(testcases(r.xml)).toEqual(["latency.p95 &lt; 2s", ...SANITY, "run completed"]);
     expect(r.xml).toMatch(/errors="1"/);
+    // Nothing was sent: the sanity check says so, as a sanity failure beside the run's error.
+    expect(r.xml).toMatch(/<testcase [^>]*name="sanity: messages sent &gt; 0"[^/]*>\s*<failure [^>]*type="sanity">/);
   });
 
   it("exits 2 for an invalid plan file, naming the offending fields, without queueing anything", async () => {

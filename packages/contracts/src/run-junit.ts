@@ -46,7 +46,7 @@ export function runToJunit(run: Run, runUrl: string): string {
   if (run.summary) {
     for (const t of run.summary.thresholds) {
       const actual = t.actual === null ? "no value" : String(t.actual);
-      cases.push({ name: t.expression, outcome: t.ok ? { kind: "pass" } : { kind: "failure", type: "threshold", message: t.message, detail: `${t.message}\nactual: ${actual}\n${runUrl}` } });
+      cases.push({ name: t.expression, outcome: t.ok ? { kind: "pass" } : { kind: "failure", type: t.kind === "sanity" ? "sanity" : "threshold", message: t.message, detail: `${t.message}\nactual: ${actual}\n${runUrl}` } });
     }
   } else {
     // Nothing was measured, so no threshold could be judged: report them as skipped, not passed.
