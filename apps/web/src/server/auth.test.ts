@@ -3,7 +3,8 @@ import type { Plan } from "@volley/contracts";
 import { createApiToken, DEFAULT_ORG_ID, getRun, insertRun, newId, revokeApiToken, schema } from "@volley/db";
 import { eq } from "drizzle-orm";
 import type { RouteHandler } from "./api-handler";
-import { BASE, call, connectTestAgent, readError, signUp, startApiTestEnv, type ApiTestEnv } from "./api-test-env";
+import { networkInterfaces } from "node:os";
+import { BASE, call, connectTestAgent, readError, signUp, startApiTestEnv, TEST_PASSWORD, type ApiTestEnv } from "./api-test-env";
 
 // Authentication (API tokens, sessions), token scopes and roles, and org isolation, through the real routes.
 
@@ -176,5 +177,48 @@ describe("sessions", () => {
   it("treats a forged session cookie as no session", async () => {
     const res = await call(routes.listRuns, "GET", "/api/v1/runs", { cookie: "better-auth.session_token=forged.value" });
     expect(res.status).toBe(401);
+  });
+});
+
+describe("sign-in origins (CSRF protection) on a default start", () => {
+  // What Next hands the auth routes when web binds every interface (WEB_HOST unset): the request
+  // URL's origin is http://0.0.0.0:3000, which no browser ever sends as its Origin.
+  const bound = "http://0.0.0.0:3000";
+  const signInFrom = async (origin: string) => {
+    const { POST } = await import("../app/api/auth/[...all]/route");
+    return POST(
+      new Request(`${bound}/api/auth/sign-in/email`, {
+        method: "POST",
+        // A cookie (any) makes better-auth check the Origin, as a returning browser's would.
+        headers: { "content-type": "application/json", origin, cookie: "theme=dark", "x-forwarded-for": `198.51.100.${origin.length}` },
+        body: JSON.stringify({ email: "origins@example.com", password: TEST_PASSWORD }),
+      }),
+    );
+  };
+
+  beforeAll(async () => {
+    await signUp("origins@example.com");
+  });
+
+  it("accepts localhost, 127.0.0.1 and this machine's own addresses at the web port", async () => {
+    const own = Object.values(networkInterfaces()).flat().find((a) => a && a.family === "IPv4" && !a.internal)?.address;
+    for (const origin of ["http://localhost:3000", "http://127.0.0.1:3000", ...(own ? [`http://${own}:3000`] : [])]) {
+      expect((await signInFrom(origin)).status, origin).toBe(200);
+    }
+  });
+
+  it("refuses a foreign origin, and a local address at another port", async () => {
+    for (const origin of ["http://evil.example", "http://localhost:3999"]) expect((await signInFrom(origin)).status, origin).toBe(403);
+  });
+
+  it("accepts VOLLEY_PUBLIC_URL when it is set", async () => {
+    expect((await signInFrom("https://volley.example.com")).status).toBe(403);
+    process.env.VOLLEY_PUBLIC_URL = "https://volley.example.com/";
+    try {
+      expect((await signInFrom("https://volley.example.com")).status).toBe(200);
+      expect((await signInFrom("http://localhost:3000")).status).toBe(200);
+    } finally {
+      delete process.env.VOLLEY_PUBLIC_URL;
+    }
   });
 });

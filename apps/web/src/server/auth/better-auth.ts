@@ -76,6 +76,10 @@ function createAuth() {
     // Sign-in is rate limited by web's own Redis-backed limiter (rate-limit.ts), shared by every replica.
     rateLimit: { enabled: false },
     advanced: {
+      // Explicit: better-auth turns origin checks off by itself when NODE_ENV=test, which would let
+      // tests pass a CSRF hole (or a sign-up that real browsers are refused) unseen.
+      disableOriginCheck: false,
+      disableCSRFCheck: false,
       database: { generateId: ({ model }) => newId(ID_PREFIXES[model] ?? "usr") },
     },
     databaseHooks: {
