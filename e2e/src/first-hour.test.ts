@@ -69,15 +69,17 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  if (stack && stack.exitCode === null) {
-    const exited = new Promise((r) => stack!.once("exit", r));
-    // npm, its shell and the front process share a group; the front relays the stop to the supervisor.
-    process.kill(-stack.pid!, "SIGTERM");
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 40_000))]);
-    if (stack.exitCode === null) process.kill(-stack.pid!, "SIGKILL");
+  if (stack) {
+    // npm, its shell and the front process share a group; the front relays the stop to the
+    // supervisor (its own group), which stops every part in order and prints "stopped". npm itself
+    // exits at once, so wait for that line: the supervisor writes to our pipes until then.
+    if (stack.exitCode === null) process.kill(-stack.pid!, "SIGTERM");
+    const deadline = Date.now() + 60_000;
+    while (!/\[volley\] stopped/.test(output) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+    if (!/\[volley\] stopped/.test(output)) console.warn(`first-hour.test: npm start did not say "stopped" within 60 s:\n${output.slice(-2000)}`);
   }
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-}, 60_000);
+}, 90_000);
 
 const shot = (page: Page, name: string) => page.screenshot({ path: path.join(ARTIFACTS, `first-hour-${name}.png`), fullPage: true });
 
@@ -122,6 +124,46 @@ describe.skipIf(!hasChromium)("a newcomer's first hour on a default `npm start`"
       body: JSON.stringify({ email: "ada@example.com", password: "correct horse battery" }),
     });
     expect(res.status).toBe(403);
+  });
+
+  it("marks a misspelled threshold metric inline, and warns before a plan that would saturate the agent", async () => {
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const page = await signIn(context, WEB);
+    await page.goto(`${WEB}/plans/new?template=ping-throughput`);
+    await page.getByText("Plan is valid").waitFor();
+    const editor = page.locator(".cm-content");
+    await editor.click();
+    await page.keyboard.press("Control+A");
+    await page.keyboard.insertText(
+      [
+        "name: too much for one agent",
+        "target: { url: http://127.0.0.1:9002/ping, protocol: socketio, socketio: { transports: [websocket], event: ping, ack: true } }",
+        "connections: { count: 100, rate: 1 }",
+        "scenario: { kind: echo, message: { rate: 1700 }, duration: 30s }",
+        'thresholds: [ "latncy.p95 < 200ms" ]',
+        "",
+      ].join("\n"),
+    );
+    // The misspelling is underlined where it is written, with the nearest known name.
+    await page.locator(".cm-lintRange-error").first().waitFor();
+    await expect.poll(() => page.locator(".issues").first().innerText()).toMatch(/did you mean "latency.p95"/);
+    await shot(page, "editor-misspelled-metric");
+    await page.keyboard.press("Control+A");
+    await page.keyboard.insertText(
+      [
+        "name: too much for one agent",
+        "target: { url: http://127.0.0.1:9002/ping, protocol: socketio, socketio: { transports: [websocket], event: ping, ack: true } }",
+        "connections: { count: 100, rate: 1 }",
+        "scenario: { kind: echo, message: { rate: 1700 }, duration: 30s }",
+        'thresholds: [ "latency.p95 < 200ms" ]',
+        "",
+      ].join("\n"),
+    );
+    await page.getByText("Plan is valid").waitFor();
+    // 170,000 pings/s is far beyond one local agent: the editor says so before anything runs.
+    await expect.poll(() => page.getByTestId("preflight-warnings").innerText(), { timeout: 15_000 }).toMatch(/the agents, not the server, may set the latency/);
+    await shot(page, "editor-saturation-warning");
+    await context.close();
   });
 
   it("runs every built-in template from the Plans page, as shipped, and each passes", async () => {

@@ -70,6 +70,9 @@ async function main() {
   const sup = new Supervisor([...services.specs.map((s) => [s]), [app("targets"), app("hub")], [app("agent"), app("web")]], { log: say });
   supervisor = sup;
   const stop = () => void sup.stop();
+  // A closed terminal or log pipe must not kill the supervisor halfway through stopping the stack
+  // (an EPIPE on the next log line would leave the targets and Redis running with nobody to stop them).
+  for (const stream of [process.stdout, process.stderr]) stream.on("error", () => {});
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
   process.on("SIGHUP", stop);
