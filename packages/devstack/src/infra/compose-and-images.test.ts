@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { repoRoot } from "../env";
 import { freePort } from "../free-port";
 import { startApp } from "../stack";
-import { appOf, finalStage, readCompose, readDockerfile, repoPathOf, serviceEnv, type ComposeService } from "./deploy-files";
+import { appOf, composePath, finalStage, readCompose, readDockerfile, repoPathOf, serviceEnv, type ComposeService } from "./deploy-files";
 import { checkAppEnv, envNamesRead, infraDir, type DeployableApp } from "./infra-test-kit";
 
 const APPS: DeployableApp[] = ["web", "hub", "agent", "targets"];
@@ -23,6 +23,9 @@ const volley = Object.entries(services).flatMap(([name, s]) => {
   const app = appOf(s);
   return app ? [{ name, app, service: s }] : [];
 });
+// What an operator must set: compose refuses to start without it (no default token).
+const REQUIRED = { VOLLEY_AGENT_TOKEN: "0123456789abcdef".repeat(4) };
+const envOf = (s: ComposeService, vars: Record<string, string> = {}) => serviceEnv(s, { ...REQUIRED, ...vars });
 const byApp = (app: DeployableApp) => volley.find((v) => v.app === app) as { name: string; app: DeployableApp; service: ComposeService };
 
 describe("infra/compose.yaml", () => {
@@ -41,7 +44,7 @@ describe("infra/compose.yaml", () => {
   });
 
   it.each(APPS)("gives %s an environment its env.ts accepts, and only variables it reads", (app) => {
-    const env = serviceEnv(byApp(app).service);
+    const env = envOf(byApp(app).service);
     const check = checkAppEnv(app, env);
     expect(check.ok, check.output).toBe(true);
     const read = envNamesRead(app);
@@ -51,8 +54,18 @@ describe("infra/compose.yaml", () => {
   it("also accepts the secrets set from the shell", () => {
     const vars = { POSTGRES_PASSWORD: "s3cret", VOLLEY_AGENT_TOKEN: "a-long-agent-token", AUTH_SECRET: "x".repeat(40), VOLLEY_PUBLIC_URL: "https://volley.example.com" };
     for (const app of APPS) {
-      const check = checkAppEnv(app, serviceEnv(byApp(app).service, vars));
+      const check = checkAppEnv(app, envOf(byApp(app).service, vars));
       expect(check.ok, `${app}: ${check.output}`).toBe(true);
+    }
+  });
+
+  it("has no default agent token: hub and agent need VOLLEY_AGENT_TOKEN set, and say how to make one", () => {
+    expect(readFileSync(composePath, "utf8")).not.toContain("dev-local-agent-token");
+    for (const app of ["hub", "agent"] as const) {
+      const service = byApp(app).service;
+      expect(() => serviceEnv(service), app).toThrow(/VOLLEY_AGENT_TOKEN.*openssl rand/);
+      expect(() => serviceEnv(service, { VOLLEY_AGENT_TOKEN: "" }), `${app} with an empty token`).toThrow(/VOLLEY_AGENT_TOKEN/);
+      expect(envOf(service).AGENT_TOKEN).toBe(REQUIRED.VOLLEY_AGENT_TOKEN);
     }
   });
 
@@ -60,29 +73,29 @@ describe("infra/compose.yaml", () => {
     const pg = Object.entries(services).find(([, s]) => s.image?.startsWith("postgres:"));
     const redis = Object.entries(services).find(([, s]) => s.image?.startsWith("redis:"));
     expect(pg && redis).toBeTruthy();
-    const pgEnv = serviceEnv(pg![1]);
+    const pgEnv = envOf(pg![1]);
     for (const app of ["web", "hub"] as const) {
-      const env = serviceEnv(byApp(app).service);
+      const env = envOf(byApp(app).service);
       const db = new URL(env.DATABASE_URL as string);
       expect([db.hostname, db.username, db.password, db.pathname]).toEqual([pg![0], pgEnv.POSTGRES_USER, pgEnv.POSTGRES_PASSWORD, `/${pgEnv.POSTGRES_DB}`]);
       expect(new URL(env.REDIS_URL as string).hostname).toBe(redis![0]);
       expect(Object.keys(byApp(app).service.depends_on ?? {}).length).toBeGreaterThan(0);
     }
     const hub = byApp("hub");
-    const hubEnv = serviceEnv(hub.service);
-    const agentEnv = serviceEnv(byApp("agent").service);
+    const hubEnv = envOf(hub.service);
+    const agentEnv = envOf(byApp("agent").service);
     const hubUrl = new URL(agentEnv.HUB_URL as string);
     expect([hubUrl.hostname, hubUrl.port]).toEqual([hub.name, hubEnv.HUB_PORT]);
     // Until enrollment replaces it, the agent presents the token the hub checks.
     expect(agentEnv.AGENT_TOKEN).toBe(hubEnv.AGENT_TOKEN);
     expect(hubEnv.HUB_HOST).toBe("0.0.0.0");
-    expect(serviceEnv(byApp("web").service).WEB_HOST).toBe("0.0.0.0");
-    expect(serviceEnv(byApp("targets").service).TARGETS_HOST).toBe("0.0.0.0");
+    expect(envOf(byApp("web").service).WEB_HOST).toBe("0.0.0.0");
+    expect(envOf(byApp("targets").service).TARGETS_HOST).toBe("0.0.0.0");
     // Published ports reach the port each app listens on.
     const listens: Record<string, string[]> = {
-      web: [serviceEnv(byApp("web").service).WEB_PORT as string],
+      web: [envOf(byApp("web").service).WEB_PORT as string],
       hub: [hubEnv.HUB_PORT as string],
-      targets: ["WS_ECHO_PORT", "SOCKETIO_ECHO_PORT", "SOCKJS_ECHO_PORT", "STOMP_ECHO_PORT", "HTTP_ECHO_PORT", "SOCKETCLUSTER_ECHO_PORT", "HTTP_CLUSTER_PORT"].map((k) => serviceEnv(byApp("targets").service)[k] as string),
+      targets: ["WS_ECHO_PORT", "SOCKETIO_ECHO_PORT", "SOCKJS_ECHO_PORT", "STOMP_ECHO_PORT", "HTTP_ECHO_PORT", "SOCKETCLUSTER_ECHO_PORT", "HTTP_CLUSTER_PORT"].map((k) => envOf(byApp("targets").service)[k] as string),
     };
     for (const [app, ports] of Object.entries(listens)) {
       const published = (byApp(app as DeployableApp).service.ports ?? []).map((p) => p.split(":").pop());

@@ -21,12 +21,20 @@ export function readCompose(): { services: Record<string, ComposeService> } {
   return parse(readFileSync(composePath, "utf8"), { merge: true }) as { services: Record<string, ComposeService> };
 }
 
-/** Compose's interpolation with nothing set in the shell: ${VAR:-default} → default, ${VAR} → "". */
+/**
+ * Compose's interpolation: ${VAR:-default} → default when unset, ${VAR} → "", and ${VAR:?message}
+ * (or ${VAR?message}) fails like `docker compose` does when the variable is missing.
+ */
 export function interpolate(value: string, vars: Record<string, string> = {}): string {
-  return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?)-([^}]*))?\}/g, (_m, name: string, colon: string, fallback?: string) => {
+  return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?)([-?])([^}]*))?\}/g, (_m, name: string, colon: string, op?: string, arg?: string) => {
     const v = vars[name];
-    if (fallback === undefined) return v ?? "";
-    return v === undefined || (colon === ":" && v === "") ? fallback : v;
+    const missing = v === undefined || (colon === ":" && v === "");
+    if (op === "?") {
+      if (missing) throw new Error(`required variable ${name} is missing a value: ${arg}`);
+      return v as string;
+    }
+    if (op === undefined) return v ?? "";
+    return missing ? (arg ?? "") : (v as string);
   });
 }
 
