@@ -61,9 +61,23 @@ export function classifyError(err: unknown): ApiError | MisconfiguredError | nul
       return new ApiError(503, "unavailable", `${what} (${message || code}) — check that ${service ? `it is running and ${service.variable} is right` : "PostgreSQL and Redis are running"}`);
     }
     if (e instanceof RedisUnavailableError) return new ApiError(503, "unavailable", e.message);
+    // ioredis commandTimeout (services.ts): Redis is connected but frozen.
+    if (isRedisCommandTimeout(e)) return new ApiError(503, "unavailable", redisTimeoutMessage(REDIS_COMMAND_TIMEOUT_MS));
   }
   return null;
 }
+
+/**
+ * How long web waits for one Redis command (services.ts sets it as ioredis `commandTimeout`). After it
+ * the rate limiter falls back to its in-memory twin and queue calls answer 503.
+ */
+export const REDIS_COMMAND_TIMEOUT_MS = 2_000;
+
+/** ioredis rejects a command with exactly this message when `commandTimeout` passes. */
+export const isRedisCommandTimeout = (e: unknown): boolean => e instanceof Error && e.message === "Command timed out";
+
+export const redisTimeoutMessage = (ms: number, what?: string): string =>
+  `Redis did not answer within ${ms} ms${what ? ` while trying to ${what}` : ""} — it is connected but not responding (paused, overloaded or stopped); check Redis at REDIS_URL. Retry once it answers`;
 
 /** Redis did not answer in time (ioredis retries while it reconnects; we don't keep a request waiting). */
 export class RedisUnavailableError extends Error {

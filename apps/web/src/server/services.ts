@@ -3,7 +3,7 @@ import { createRedis, openQueue, QUEUE_NAMES } from "@volley/queue";
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { databaseUrl, redisUrl } from "../env";
-import { RedisUnavailableError } from "./errors";
+import { isRedisCommandTimeout, REDIS_COMMAND_TIMEOUT_MS, redisTimeoutMessage, RedisUnavailableError } from "./errors";
 import { getLogger } from "./log";
 
 /**
@@ -36,8 +36,10 @@ function redisState(): NonNullable<Singletons["redis"]> {
   if (state.redis?.url !== url) {
     const previous = state.redis;
     const log = getLogger();
-    // A producer must not hang a request while Redis is away: give up on a command after one reconnect attempt.
-    const client = createRedis(url, { maxRetriesPerRequest: 1, connectTimeout: 5_000 });
+    // A producer must not hang a request while Redis is away: give up on a command after one reconnect
+    // attempt, and on a connected but frozen Redis (paused, stopped, swapping) after REDIS_COMMAND_TIMEOUT_MS;
+    // the same client answers again as soon as Redis does.
+    const client = createRedis(url, { maxRetriesPerRequest: 1, connectTimeout: 5_000, commandTimeout: REDIS_COMMAND_TIMEOUT_MS });
     let lastError = "";
     client.on("error", (err: Error) => {
       if (err.message !== lastError) log.warn(`redis: ${err.message}`);
@@ -57,16 +59,20 @@ function redisState(): NonNullable<Singletons["redis"]> {
 export const getRunsQueue = (): Queue => redisState().runsQueue;
 export const getRedis = (): Redis => redisState().client;
 
-/** Runs a Redis operation with a deadline, so a request fails with 503 instead of waiting on reconnects. */
-export async function withRedisDeadline<T>(what: string, op: Promise<T>, ms = 5_000): Promise<T> {
+/**
+ * Runs a Redis operation with a deadline, so a request fails with 503 instead of waiting on reconnects.
+ * BullMQ calls are several commands, each bounded by REDIS_COMMAND_TIMEOUT_MS; this bounds the whole.
+ */
+export async function withRedisDeadline<T>(what: string, op: Promise<T>, ms = 2 * REDIS_COMMAND_TIMEOUT_MS): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new RedisUnavailableError(`Redis did not answer within ${ms / 1000} s while trying to ${what} — check that Redis at REDIS_URL is running`)), ms);
+    timer = setTimeout(() => reject(new RedisUnavailableError(redisTimeoutMessage(ms, what))), ms);
   });
   try {
     return await Promise.race([op, deadline]);
   } catch (err) {
     if (err instanceof RedisUnavailableError) throw err;
+    if (isRedisCommandTimeout(err)) throw new RedisUnavailableError(redisTimeoutMessage(REDIS_COMMAND_TIMEOUT_MS, what));
     const why = err instanceof Error ? err.message : String(err);
     throw new RedisUnavailableError(`could not ${what}: Redis at REDIS_URL failed (${why}) — check that it is running`);
   } finally {
