@@ -40,6 +40,17 @@ export function connectionPool(opts: ConnectOptions, sockets: number, pipelining
   });
 }
 
+/**
+ * A redirect answer, described for the error it becomes; undefined for any other status. Drivers
+ * never follow redirects: a load test measures the URL it was given, and a followed redirect would
+ * carry the load (and the plan's headers) to a host the target policy never checked.
+ */
+export function redirectDetail(status: number, location: string | string[] | null | undefined): string | undefined {
+  if (status < 300 || status >= 400 || status === 304) return undefined;
+  const to = Array.isArray(location) ? location[0] : location;
+  return `HTTP ${status} redirect${to ? ` to ${to}` : ""} not followed: Volley loads only the URL in the plan; set target.url to the final address`;
+}
+
 /** The request headers a plan asked for, merged over the protocol's own. */
 export function withHeaders(opts: ConnectOptions, own: Record<string, string>): Record<string, string> {
   return { ...own, ...opts.headers };

@@ -3,7 +3,7 @@ import type { Pool } from "undici";
 import { ConnectError, type ErrorClass } from "./connect-error";
 import { ConnectionBase } from "./connection-base";
 import type { ConnectOptions, Connection, Driver } from "./driver";
-import { classifyHttpError, connectionPool, isTransportError, pathOf, withHeaders, withRoom } from "./http-common";
+import { classifyHttpError, connectionPool, isTransportError, pathOf, redirectDetail, withHeaders, withRoom } from "./http-common";
 
 type Mode = "long" | "short";
 
@@ -52,7 +52,7 @@ class PollingConnection extends ConnectionBase {
         const text = await res.body.text();
         if (this.closingByUs) return;
         if (res.statusCode === 404 || res.statusCode === 410) return this.end("closed", `session ended (HTTP ${res.statusCode})`);
-        if (res.statusCode !== 200) return this.end("protocol", `HTTP ${res.statusCode} on receive`);
+        if (res.statusCode !== 200) return this.end("protocol", `${redirectDetail(res.statusCode, res.headers.location) ?? `HTTP ${res.statusCode}`} on receive`);
         let messages: unknown;
         try {
           messages = (JSON.parse(text) as { messages?: unknown }).messages;
@@ -78,7 +78,7 @@ class PollingConnection extends ConnectionBase {
       async (res) => {
         await res.body.dump();
         if (res.statusCode === 404 || res.statusCode === 410) this.end("closed", `session ended (HTTP ${res.statusCode})`);
-        else if (res.statusCode >= 300) this.messageError("protocol", `HTTP ${res.statusCode} on send`);
+        else if (res.statusCode >= 300) this.messageError("protocol", `${redirectDetail(res.statusCode, res.headers.location) ?? `HTTP ${res.statusCode}`} on send`);
       },
       (err: unknown) => {
         if (this.closingByUs) return;
@@ -118,7 +118,7 @@ function pollingDriver(mode: Mode): Driver {
       try {
         const res = await pool.request({ method: "POST", path: pathOf(open), headers, signal: timeout });
         const text = await res.body.text();
-        if (res.statusCode !== 200) throw new ConnectError("handshake", `HTTP ${res.statusCode}`);
+        if (res.statusCode !== 200) throw new ConnectError("handshake", redirectDetail(res.statusCode, res.headers.location) ?? `HTTP ${res.statusCode}`);
         const session = (JSON.parse(text) as { session?: unknown }).session;
         if (typeof session !== "string" || session === "") throw new ConnectError("protocol", "open answered without a session id");
         return new PollingConnection(

@@ -1,9 +1,8 @@
-import { Agent as HttpAgent } from "node:http";
-import { Agent as HttpsAgent } from "node:https";
 import { socketioOptionsSchema, type SocketioOptions } from "@volley/contracts";
 import { ConnectError, type ErrorClass } from "./connect-error";
 import { ConnectionBase } from "./connection-base";
 import type { ConnectOptions, Connection, Driver } from "./driver";
+import { noRedirectAgent, type NoRedirectAgent } from "./no-redirect-agent";
 import { openIoSocket, type IoSocket } from "./socketio-client";
 
 export { classifySocketioError } from "./socketio-client";
@@ -31,7 +30,7 @@ class SocketioConnection extends ConnectionBase {
   constructor(
     private readonly socket: IoSocket,
     private readonly options: SocketioOptions,
-    private readonly agent: HttpAgent,
+    private readonly agent: NoRedirectAgent,
     inRoom: boolean,
   ) {
     super();
@@ -89,14 +88,16 @@ export const socketioDriver: Driver = {
     const options = opts.socketio ?? socketioOptionsSchema.parse({});
     // Its own keep-alive pool per connection: socket.io-client's Node XHR otherwise opens a TCP
     // connection per long-poll and per post, which would add that cost to every polling reply.
-    // Two sockets: one poll and one post can be in flight at once.
-    const agent = new (opts.url.startsWith("https:") ? HttpsAgent : HttpAgent)({ keepAlive: true, maxSockets: 2 });
+    // Two sockets: one poll and one post can be in flight at once. Redirects are refused, not followed.
+    const agent = noRedirectAgent(opts.url, { keepAlive: true, maxSockets: 2 });
     return new Promise((resolve, reject) => {
       let socket: IoSocket | undefined;
       let settled = false;
       const fail = (errorClass: ErrorClass, detail: string) => {
         if (settled) return;
         settled = true;
+        // The client reports a refused redirect as a bare transport error; the agent knows where it pointed.
+        if (agent.refusedRedirect) [errorClass, detail] = ["handshake", agent.refusedRedirect];
         clearTimeout(timer);
         // Undefined only when the client failed synchronously, inside openIoSocket.
         socket?.removeAllListeners();

@@ -4,7 +4,7 @@ import { fetch as undiciFetch, type Pool } from "undici";
 import { ConnectError, type ErrorClass } from "./connect-error";
 import { ConnectionBase } from "./connection-base";
 import type { ConnectOptions, Connection, Driver } from "./driver";
-import { classifyHttpError, connectionPool, isTransportError, pathOf, withHeaders, withRoom } from "./http-common";
+import { classifyHttpError, connectionPool, isTransportError, pathOf, redirectDetail, withHeaders, withRoom } from "./http-common";
 
 /**
  * SSE for server → client, HTTP POST for client → server, as the reference target (apps/targets
@@ -33,7 +33,7 @@ class SseConnection extends ConnectionBase {
     this.pool.request({ method: "POST", path: this.publishPath, body: payload, headers: this.headers }).then(
       async (res) => {
         await res.body.dump();
-        if (res.statusCode >= 300) this.messageError("protocol", `HTTP ${res.statusCode}`);
+        if (res.statusCode >= 300) this.messageError("protocol", redirectDetail(res.statusCode, res.headers.location) ?? `HTTP ${res.statusCode}`);
       },
       (err: unknown) => {
         const { errorClass, detail } = classifyHttpError(err);
@@ -66,11 +66,17 @@ export const sseDriver: Driver = {
     }
     const pool = connectionPool(opts, 2);
     let lastError: unknown;
+    let redirect: string | undefined;
     const headers = withHeaders(opts, {});
     return new Promise((resolve, reject) => {
       const es = new EventSource(withRoom(opts.url, opts.room), {
+        // eventsource asks fetch to follow redirects; we never do (see redirectDetail), and keep the Location for the error.
         fetch: (url, init) =>
-          undiciFetch(url, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers }, dispatcher: pool } as Parameters<typeof undiciFetch>[1]).catch(
+          undiciFetch(url, { ...init, redirect: "manual", headers: { ...(init?.headers as Record<string, string>), ...headers }, dispatcher: pool } as Parameters<typeof undiciFetch>[1]).then(
+            (res) => {
+              redirect = redirectDetail(res.status, res.headers.get("location"));
+              return res;
+            },
             (err: unknown) => {
               lastError = err;
               throw err;
@@ -88,7 +94,7 @@ export const sseDriver: Driver = {
       };
       const timer = setTimeout(() => fail("timeout", `no answer in ${opts.connectTimeoutMs} ms`), opts.connectTimeoutMs);
       es.onerror = (e: ErrorEvent) => {
-        if (e.code) return fail("handshake", `HTTP ${e.code}`);
+        if (e.code) return fail("handshake", redirect ?? `HTTP ${e.code}`);
         if (lastError) {
           const { errorClass, detail } = classifyHttpError(lastError);
           return fail(errorClass, detail);
