@@ -129,6 +129,25 @@ function positiveInt(name: string, fallback: number): number {
 export const apiRateLimit = (): number => positiveInt("VOLLEY_API_RATE_LIMIT", 1200);
 /** Sign-in and sign-up attempts per 15 minutes per client address. */
 export const signInRateLimit = (): number => positiveInt("VOLLEY_SIGNIN_RATE_LIMIT", 30);
+/** Failed sign-ins per 15 minutes per account (email), from any number of addresses. */
+export const accountSignInLimit = (): number => positiveInt("VOLLEY_ACCOUNT_SIGNIN_LIMIT", 10);
+
+/** The largest request body the API reads (plans included), in bytes; default 1 MiB. Auth routes take far less (body-limit.ts). */
+export const maxBodyBytes = (): number => positiveInt("VOLLEY_MAX_BODY_BYTES", 1_048_576);
+
+/** Organizations one user may own (create); default 10. */
+export const maxOrgsPerUser = (): number => positiveInt("VOLLEY_MAX_ORGS_PER_USER", 10);
+
+/**
+ * The reverse proxies whose X-Forwarded-For web believes: a comma list of addresses or CIDR ranges
+ * (`10.0.0.0/8, 127.0.0.1`). Unset (the default): none, so the client address is always the socket
+ * peer and a client cannot pick its own rate-limit bucket by sending the header.
+ */
+export function trustedProxies(): string[] {
+  const value = raw("VOLLEY_TRUSTED_PROXIES");
+  if (value === undefined) return [];
+  return value.split(",").map((s) => s.trim()).filter(Boolean);
+}
 
 const logLevelSchema = z.enum(LOG_LEVELS);
 

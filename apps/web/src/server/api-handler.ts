@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import { describeIssues, fieldIssues, type ApiError as ApiErrorBody, type FieldIssue } from "@volley/contracts";
 import type { Logger } from "pino";
 import type { z } from "zod";
-import { MisconfiguredError } from "../env";
+import { maxBodyBytes, MisconfiguredError } from "../env";
+import { readBodyText } from "./body-limit";
 import { authenticate, authorize, type AuthContext, type Permission } from "./auth";
 import { ApiError, classifyError } from "./errors";
 import { limitApi } from "./rate-limit";
@@ -51,11 +52,11 @@ export function invalidBody(issues: FieldIssue[]): ApiError {
 }
 
 /**
- * Reads a JSON body; empty or malformed JSON is a 400 `invalid_json` saying what was wrong, and
+ * Reads a JSON body of at most VOLLEY_MAX_BODY_BYTES (413 `payload_too_large` past it); empty or malformed JSON is a 400 `invalid_json` saying what was wrong, and
  * text PostgreSQL cannot store (NUL, unpaired surrogates) a 400 `invalid_body` naming the field.
  */
 export async function readJson(req: Request): Promise<unknown> {
-  const text = await req.text();
+  const text = await readBodyText(req, maxBodyBytes(), "API requests (VOLLEY_MAX_BODY_BYTES)");
   if (text.trim() === "") throw new ApiError(400, "invalid_json", "the request body is empty — send a JSON document (Content-Type: application/json)");
   let body: unknown;
   try {

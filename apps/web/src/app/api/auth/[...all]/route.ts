@@ -1,13 +1,15 @@
 import { toNextJsHandler } from "better-auth/next-js";
 import { errorResponse } from "../../../../server/api-handler";
 import { getAuth } from "../../../../server/auth/better-auth";
+import { AUTH_BODY_LIMIT, readBodyBytes } from "../../../../server/body-limit";
 import { ApiError, classifyError } from "../../../../server/errors";
 import { getLogger } from "../../../../server/log";
 import { limitSignIn } from "../../../../server/rate-limit";
 
 /**
  * better-auth's endpoints (/api/auth/sign-up/email, /sign-in/email, /sign-out, /get-session,
- * /organization/*). Sign-in and sign-up are rate limited per client address; errors before
+ * /organization/*). Sign-in and sign-up are rate limited per client address; bodies are limited to
+ * AUTH_BODY_LIMIT (413); errors before
  * better-auth answers use the API's one error shape.
  */
 const LIMITED = /\/api\/auth\/sign-(in|up)\//;
@@ -16,7 +18,12 @@ async function handle(req: Request, method: "GET" | "POST"): Promise<Response> {
   try {
     if (method === "POST" && LIMITED.test(new URL(req.url).pathname)) await limitSignIn(req);
     const handlers = toNextJsHandler(getAuth());
-    return await handlers[method](req);
+    if (method === "GET") return await handlers.GET(req);
+    // Read here, bounded, so better-auth never buffers an unbounded body.
+    const body = await readBodyBytes(req, AUTH_BODY_LIMIT, "sign-in, sign-up and the other /api/auth routes");
+    const headers = new Headers(req.headers);
+    headers.delete("content-length");
+    return await handlers.POST(new Request(req.url, { method, headers, body: body.byteLength > 0 ? body : undefined, signal: req.signal }));
   } catch (err) {
     const known = classifyError(err);
     if (known instanceof ApiError) return errorResponse(known.status, known.code, known.message, known.issues, undefined, known.headers);
