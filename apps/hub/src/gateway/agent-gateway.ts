@@ -15,12 +15,12 @@ import {
   type Ack,
   type AgentHello,
 } from "@volley/contracts";
-import { AgentKeyConflictError, touchAgentToken, upsertAgent, type Db } from "@volley/db";
+import { AgentKeyConflictError, recordAudit, touchAgentToken, upsertAgent, type Db } from "@volley/db";
 import { errorMessage } from "../util/wait";
 import { poolKey } from "../shards/pool-key";
 import { createAdmission } from "./agent-admission";
 import { describeAgent, type AgentRegistry } from "./agent-registry";
-import { shardOwnershipError } from "./shard-ownership";
+import { heldShardRefusal, shardOwnershipError } from "./shard-ownership";
 
 export interface AgentGatewayOptions {
   httpServer: HttpServer;
@@ -44,6 +44,8 @@ interface AgentSocketData {
   /** The join token that admitted the agent (re-checked at every heartbeat); null for the bootstrap token. */
   tokenId: string | null;
   orgId: string;
+  /** The shard its hello named but may not resume (not its own): the agent is told to drop it. */
+  refusedShard: { shardId: string; reason: string } | null;
 }
 
 /** Ack callbacks come from the network: call them only if the agent actually asked for one. */
@@ -77,7 +79,28 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
           return next(new Error(admission.error));
         }
         const row = await upsertAgent(db, admission.hello, admission.enrollment);
-        socket.data = { hello: admission.hello, agentId: row.id, ...admission.enrollment } satisfies AgentSocketData;
+        let hello = admission.hello;
+        let refusedShard: AgentSocketData["refusedShard"] = null;
+        // Before the registry sees the hello: it leases a named shard to the agent on attach.
+        if (hello.shard) {
+          const { orgId } = admission.enrollment;
+          const refusal = await heldShardRefusal(db, { agentId: row.id, orgId }, hello.shard);
+          if (refusal) {
+            const { shard, ...rest } = hello;
+            hello = rest;
+            refusedShard = { shardId: shard.shardId, reason: refusal.reason };
+            const fields = { agentId: row.id, name: hello.name, orgId, tokenId: admission.enrollment.tokenId, address: socket.handshake.address, runId: shard.runId, shardId: shard.shardId, why: refusal.audit };
+            log.warn(fields, "refused an agent's claim to a shard it was not assigned; telling it to drop the shard");
+            // Recorded for the run's org (someone aimed at its run) and for the agent's own.
+            const orgs = new Set([refusal.runOrgId, orgId].filter((o): o is string => o !== null));
+            for (const org of orgs) {
+              await recordAudit(db, { orgId: org, actor: `agent:${row.id}`, action: "agent.shard_claim_refused", runId: org === refusal.runOrgId ? shard.runId : null }).catch((err) =>
+                log.error({ ...fields, err: errorMessage(err) }, "could not record the refused shard claim in the audit log"),
+              );
+            }
+          }
+        }
+        socket.data = { hello, agentId: row.id, ...admission.enrollment, refusedShard } satisfies AgentSocketData;
         next();
       })
       .catch((err) => {
@@ -95,11 +118,13 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
   });
 
   nsp.on("connection", (socket: Socket) => {
-    const { hello, agentId, tokenId, orgId } = socket.data as AgentSocketData;
+    const { hello, agentId, tokenId, orgId, refusedShard } = socket.data as AgentSocketData;
     const session = registry.attach({ ...hello, pool: poolKey(orgId, hello.pool) }, agentId, socket);
     // The address tells apart agents that share a name or sit behind one host (e2e/netns-agents asserts it).
     log.info({ agentId, name: hello.name, address: socket.handshake.address, orgId, pool: hello.pool, tokenId, version: hello.version }, "agent connected");
     socket.emit(AGENT_EVENTS.welcome, { agentId });
+    // Its frames for that shard are refused too (no lease, and the shard row names another agent).
+    if (refusedShard) socket.emit(AGENT_EVENTS.shardAbort, refusedShard);
 
     socket.on(AGENT_EVENTS.clockPing, (...args: unknown[]) => replier(args[args.length - 1])({ hubTime: Date.now() }));
 

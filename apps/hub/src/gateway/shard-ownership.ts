@@ -1,4 +1,4 @@
-import { listShards, type Db } from "@volley/db";
+import { getRunOfAnyOrg, listShards, type Db } from "@volley/db";
 import { describeAgent, type AgentSession } from "./agent-registry";
 
 /**
@@ -20,4 +20,29 @@ export async function shardOwnershipError(db: Db, session: Pick<AgentSession, "a
   if (row && row.agentId === session.agentId) return null;
   const why = !row ? "no such shard in that run" : row.agentId ? "it is assigned to another agent" : "it is not assigned to any agent";
   return `shard ${shardId} of run ${runId} is not leased to ${who} (${why}); send frames only for the shard the hub assigned`;
+}
+
+/** Why an agent's hello may not carry the shard it names; `audit` is the precise cause, `reason` what the agent is told. */
+export interface HeldShardRefusal {
+  reason: string;
+  audit: string;
+  /** The org whose run was named (null when no such run): its audit log records the attempt. */
+  runOrgId: string | null;
+}
+
+/**
+ * Whether an agent connecting with a shard in its hello may keep it (null) or not. Only the agent
+ * the shard was assigned to (its agents row, in the run's org) may resume it; anyone else naming a
+ * running shard would otherwise be leased it on connect and could report measurements into another
+ * agent's — or another org's — run. Checked before the agent is registered, so no lease exists yet.
+ */
+export async function heldShardRefusal(db: Db, agent: { agentId: string; orgId: string }, held: { runId: string; shardId: string }): Promise<HeldShardRefusal | null> {
+  const run = await getRunOfAnyOrg(db, held.runId);
+  const row = run ? (await listShards(db, held.runId)).find((s) => s.id === held.shardId) : undefined;
+  // Another org's run reads as missing to the agent: it learns nothing about runs it cannot see.
+  const refuse = (audit: string, reason = audit): HeldShardRefusal => ({ reason: `shard not resumed by the restarted hub: ${reason}`, audit, runOrgId: run?.orgId ?? null });
+  if (!run || !row) return refuse("no such shard");
+  if (run.orgId !== agent.orgId) return refuse(`the shard belongs to a run of organization ${run.orgId}, not the agent's ${agent.orgId}`, "no such shard");
+  if (row.agentId !== agent.agentId) return refuse(row.agentId ? "the shard is assigned to another agent" : "the shard is not assigned to any agent");
+  return null;
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pino } from "pino";
 import type { HeldShard } from "@volley/contracts";
-import { insertRun, insertShards, listAgents, listShards, markRunRunning, updateShard } from "@volley/db";
+import { createAgentToken, DEFAULT_ORG_ID, insertRun, insertShards, listAgents, listAudit, listShards, markRunRunning, schema, updateShard } from "@volley/db";
 import { createRedis } from "@volley/queue";
 import { RunCoordinator } from "../coordination/run-coordinator";
 import { useHubHarness } from "../test-support/use-hub-harness";
@@ -75,5 +75,39 @@ describe("an agent that connects holding a shard", () => {
     await new Promise((r) => setTimeout(r, 300));
     expect((await listShards(h.db.db, s.runId))[0]?.status).toBe("running");
     expect((await coordinator.getState(s.runId)).ended.has(s.shardId)).toBe(false);
+  });
+
+  it("is refused when the shard is not its own: an agent of another org or another agent of the same org gets no lease, its frames and shard.end are refused, it is told to drop the shard, the attempt is audited, and the owner still adopts it", async () => {
+    const s = await leftBehind("victim", { started: true });
+    const otherOrg = "org_adoption_intruder";
+    await h.db.db.insert(schema.orgs).values({ id: otherOrg, name: "Intruders" });
+    const { secret } = await createAgentToken(h.db.db, { orgId: otherOrg, name: "intruder", pool: "intruders" });
+    const held: HeldShard = { runId: s.runId, shardId: s.shardId, state: "running" };
+    const foreign = await h.connect({ token: secret, name: "intruder", shard: held });
+    const neighbour = await h.connect({ name: "neighbour", pool: "victim", shard: held });
+    // Another org's run reads as missing: the intruder learns nothing about it.
+    for (const [a, why] of [[foreign, "no such shard"], [neighbour, "the shard is assigned to another agent"]] as const) {
+      expect(await a.nextAbort(5000)).toMatchObject({ shardId: s.shardId, reason: `shard not resumed by the restarted hub: ${why}` });
+      const ack = await a.sendFrame(testFrame({ runId: s.runId, shardId: s.shardId, agentId: a.agentId }, 0, [1, 1]));
+      expect(ack.ok).toBe(false);
+      if (!ack.ok) expect(ack.error).toMatch(new RegExp(`^shard ${s.shardId} of run ${s.runId} is not leased to agent ${a.name} \\(${a.agentId}\\)`));
+      expect((await a.end({ runId: s.runId, shardId: s.shardId, status: "completed", frames: 1 })).ok).toBe(false);
+    }
+    const refusals = (rows: Awaited<ReturnType<typeof listAudit>>) => rows.filter((e) => e.action === "agent.shard_claim_refused").map((e) => ({ actor: e.actor, runId: e.runId }));
+    expect(refusals(await listAudit(h.db.db, DEFAULT_ORG_ID))).toEqual(
+      expect.arrayContaining([
+        { actor: `agent:${foreign.agentId}`, runId: s.runId },
+        { actor: `agent:${neighbour.agentId}`, runId: s.runId },
+      ]),
+    );
+    // The intruder's own org sees its agent tried, without the other org's run id.
+    expect(refusals(await listAudit(h.db.db, otherOrg))).toEqual([{ actor: `agent:${foreign.agentId}`, runId: null }]);
+    expect((await coordinator.getState(s.runId)).ended.has(s.shardId)).toBe(false);
+
+    const owner = await s.reconnect();
+    expect(await owner.sendFrame(testFrame({ runId: s.runId, shardId: s.shardId, agentId: s.agentId }, 0, [3, 4]))).toEqual({ ok: true });
+    expect(await owner.end({ runId: s.runId, shardId: s.shardId, status: "completed", frames: 1 })).toEqual({ ok: true });
+    await expect.poll(async () => (await coordinator.getState(s.runId)).ended.get(s.shardId)?.status, { timeout: 5000 }).toBe("completed");
+    expect(owner.received.abort).toEqual([]);
   });
 });
