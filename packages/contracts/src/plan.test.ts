@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { validatePlan } from "./plan-document";
+import { MAX_PLAN_BYTES } from "./plan";
 
 function withTarget(target: Record<string, unknown>) {
   return validatePlan({
@@ -172,5 +173,65 @@ describe("sanity", () => {
     expect(limit.ok && limit.plan.sanity).toEqual({ maxLossPercent: 0.5 });
     const bad = withSanity(true);
     expect(bad.ok ? "" : bad.issues[0]!.message).toMatch(/sanity: false to turn the default checks off/);
+  });
+});
+
+describe("plan limits", () => {
+  const base = () => ({
+    name: "t",
+    target: { url: "ws://127.0.0.1:9001/echo", protocol: "ws" } as Record<string, unknown>,
+    connections: { count: 1 } as Record<string, unknown>,
+    scenario: { kind: "echo", message: { rate: 1 }, duration: "1s" } as Record<string, unknown>,
+    thresholds: [] as unknown[],
+  });
+  const issues = (plan: unknown) => {
+    const r = validatePlan(plan);
+    return r.ok ? [] : r.issues;
+  };
+
+  it("caps every duration at 7 days, naming the field and the fix (a timer past 2^31 ms fires at once)", () => {
+    const fix = "must be at most 7 days (168h, 604800000 ms); split a longer test into several runs";
+    expect(issues({ ...base(), scenario: { kind: "echo", message: { rate: 1 }, duration: "99999999999h" } })).toEqual([{ path: "scenario.duration", message: fix }]);
+    expect(issues({ ...base(), scenario: { kind: "echo", message: { rate: 1 }, duration: 604_800_001 } })).toEqual([{ path: "scenario.duration", message: fix }]);
+    expect(issues({ ...base(), scenario: { kind: "echo", message: { rate: 1, timeout: "169h" }, duration: "1s" } })).toEqual([{ path: "scenario.message.timeout", message: fix }]);
+    expect(issues({ ...base(), target: { url: "ws://127.0.0.1:9001/echo", connectTimeout: "10081m" } })).toEqual([{ path: "target.connectTimeout", message: fix }]);
+    expect(issues({ ...base(), thresholds: [{ expression: "latency.p95 < 1s", abortOnFail: true, delay: "8000000s" }] })).toEqual([{ path: "thresholds.0.delay", message: fix }]);
+    // Exactly 7 days is allowed.
+    expect(issues({ ...base(), scenario: { kind: "echo", message: { rate: 1 }, duration: "168h" } })).toEqual([]);
+  });
+
+  it("caps the stages' total at 7 days too (each stage alone may be under it)", () => {
+    const stages = [{ duration: "100h", target: 1 }, { duration: "100h", target: 0 }];
+    expect(issues({ ...base(), connections: { count: 1, stages } })).toEqual([
+      { path: "connections.stages", message: "the stages last 200h together; must be at most 7 days (168h, 604800000 ms); split a longer test into several runs" },
+    ]);
+  });
+
+  it("caps target.url at 2048 characters, names at 200 and threshold expressions at 200", () => {
+    const url = `ws://127.0.0.1:9001/${"a".repeat(2048)}`;
+    expect(issues({ ...base(), target: { url } })).toEqual([{ path: "target.url", message: "must be at most 2048 characters" }]);
+    expect(issues({ ...base(), target: { url: `ws://127.0.0.1:9001/${"a".repeat(2000)}` } })).toEqual([]);
+    expect(issues({ ...base(), name: "n".repeat(201) })).toEqual([{ path: "name", message: "must be at most 200 characters" }]);
+    const long = `latency.p95 < ${"9".repeat(200)}ms`;
+    expect(issues({ ...base(), thresholds: [long] })).toEqual([{ path: "thresholds.0", message: 'must be at most 200 characters, like "latency.p95 < 200ms"' }]);
+    expect(issues({ ...base(), thresholds: [{ expression: long }] })).toEqual([{ path: "thresholds.0.expression", message: 'must be at most 200 characters, like "latency.p95 < 200ms"' }]);
+    expect(issues({ ...base(), target: { url: "http://127.0.0.1:9002", protocol: "socketio", socketio: { event: "e".repeat(201) } } })).toEqual([
+      { path: "target.socketio.event", message: "must be at most 200 characters" },
+    ]);
+    expect(issues({ ...base(), target: { url: "ws://127.0.0.1:9001/echo", headers: { authorization: "x".repeat(8193) } } })).toEqual([
+      { path: "target.headers.authorization", message: "must be at most 8192 characters" },
+    ]);
+    expect(issues({ ...base(), target: { url: "http://127.0.0.1:9005/echo", protocol: "http", http: { body: "b".repeat(262_145) } } })).toEqual([
+      { path: "target.http.body", message: "must be at most 262144 characters" },
+    ]);
+  });
+
+  it("caps the whole plan at MAX_PLAN_BYTES as JSON, saying how big it is", () => {
+    // Every field within its own cap; 50 headers of 8 KiB and a 256 KiB body add up past 512 KiB.
+    const headers = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`x-h${i}`, "v".repeat(8192)]));
+    const r = issues({ ...base(), target: { url: "http://127.0.0.1:9005/echo", protocol: "http", headers, http: { body: "b".repeat(262_144) } } });
+    expect(r).toHaveLength(1);
+    expect(r[0]!.message).toMatch(/^the plan is \d+ bytes as JSON; a plan may be at most 524288 bytes \(512 KiB\)/);
+    expect(MAX_PLAN_BYTES).toBe(524_288);
   });
 });

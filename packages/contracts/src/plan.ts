@@ -44,7 +44,13 @@ export type AgentCount = z.output<typeof agentsSchema>["count"];
 export type AgentLossPolicy = NonNullable<z.output<typeof agentsSchema>["onLoss"]>;
 
 /** "metric op value[unit]" with a metric that is measured (threshold-metrics.ts holds the names). */
+export const MAX_THRESHOLD_LENGTH = 200;
+
 export const thresholdExpressionSchema = z.string().superRefine((expression, ctx) => {
+  if (expression.length > MAX_THRESHOLD_LENGTH) {
+    ctx.addIssue({ code: "custom", message: `must be at most ${MAX_THRESHOLD_LENGTH} characters, like "latency.p95 < 200ms"` });
+    return;
+  }
   const parsed = parseThreshold(expression);
   if (!parsed.ok) ctx.addIssue({ code: "custom", message: parsed.message });
 });
@@ -88,8 +94,15 @@ export const sanitySchema = z.union([
 export type Sanity = z.output<typeof sanitySchema>;
 export const DEFAULT_SANITY: Exclude<Sanity, false> = { maxLossPercent: 5 };
 
+/**
+ * The largest plan, as JSON (UTF-8 bytes): every field is capped, and so is the whole, so a stored
+ * plan, a queued job and an API body carrying one stay small (an API body may be larger: see web's
+ * VOLLEY_MAX_BODY_BYTES). 512 KiB leaves room for the largest target.http.body.
+ */
+export const MAX_PLAN_BYTES = 524_288;
+
 export const planSchema = z.strictObject({
-  name: z.string().min(1).max(200),
+  name: z.string().min(1, "must not be empty").max(200, "must be at most 200 characters"),
   target: targetSchema,
   connections: connectionsSchema,
   scenario: scenarioSchema,
@@ -99,6 +112,9 @@ export const planSchema = z.strictObject({
   /** Default checks (something sent, something back, loss under a limit); absent = on with the defaults. */
   sanity: sanitySchema.optional(),
   agents: agentsSchema.default({ pool: "default", count: 1 }),
+}).superRefine((plan, ctx) => {
+  const bytes = new TextEncoder().encode(JSON.stringify(plan)).length;
+  if (bytes > MAX_PLAN_BYTES) ctx.addIssue({ code: "custom", path: [], message: `the plan is ${bytes} bytes as JSON; a plan may be at most ${MAX_PLAN_BYTES} bytes (512 KiB) — shorten its text fields` });
 });
 
 /** A plan as users write it (defaults optional). */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { durationMs, durationSchema } from "./duration";
+import { durationMs, durationSchema, MAX_DURATION_FIX, MAX_DURATION_MS } from "./duration";
 
 /**
  * The plan's `connections` and `scenario` sections, and the optional `sweep`.
@@ -45,6 +45,9 @@ export const connectionsSchema = z
     c.stages.forEach((s, i) => {
       if (durationMs(s.duration) <= 0) ctx.addIssue({ code: "custom", path: ["stages", i, "duration"], message: "must be longer than 0, like 20s" });
     });
+    // Each stage is bounded; so is their sum, which is how long the run lasts.
+    const total = c.stages.reduce((sum, st) => sum + durationMs(st.duration), 0);
+    if (total > MAX_DURATION_MS) ctx.addIssue({ code: "custom", path: ["stages"], message: `the stages last ${Math.round(total / 3_600_000)}h together; ${MAX_DURATION_FIX}` });
   });
 
 export const messageSchema = z.strictObject({

@@ -1,6 +1,17 @@
 import { z } from "zod";
 import { durationSchema } from "./duration";
 
+/** Caps on a plan's text, so a plan stays a small document (see MAX_PLAN_BYTES in plan.ts). */
+export const MAX_URL_LENGTH = 2048;
+/** Names, events, destinations, header names, logins. */
+export const MAX_NAME_LENGTH = 200;
+/** Header values and passcodes (room for a bearer token or a signed cookie). */
+export const MAX_SECRET_LENGTH = 8192;
+/** target.http.body. */
+export const MAX_HTTP_BODY_LENGTH = 262_144;
+
+const capped = (max = MAX_NAME_LENGTH) => z.string().max(max, `must be at most ${max} characters`);
+
 /**
  * The plan's `target`: where load goes, the protocol spoken, and that protocol's options. Each
  * options block is only valid on a target of its protocol (checked below, naming the field).
@@ -11,7 +22,7 @@ export type Protocol = z.infer<typeof protocolSchema>;
 /** Raw WebSocket options; only valid on a target with protocol "ws". */
 export const wsOptionsSchema = z.strictObject({
   /** Subprotocols offered in Sec-WebSocket-Protocol; the server must pick one of them. */
-  subprotocols: z.array(z.string().regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/, "a subprotocol is one token, like chat.v1")).min(1).optional(),
+  subprotocols: z.array(capped().regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/, "a subprotocol is one token, like chat.v1")).min(1).max(20).optional(),
   /** Offer permessage-deflate (RFC 7692); the server decides whether it is used. */
   perMessageDeflate: z.boolean().default(false),
   /** binary: messages as binary frames; text: as text frames carrying base64 (servers that only speak text). */
@@ -24,11 +35,11 @@ export const socketioOptionsSchema = z.strictObject({
   /** Engine.IO transports to try, in order; the default lets the client upgrade from polling to websocket. */
   transports: z.array(z.enum(["websocket", "polling"])).min(1).default(["polling", "websocket"]),
   /** The server's Engine.IO path. */
-  path: z.string().startsWith("/", "must start with /, like /socket.io").default("/socket.io"),
+  path: capped(MAX_URL_LENGTH).startsWith("/", "must start with /, like /socket.io").default("/socket.io"),
   /** Namespace to join; replaces the path of target.url, which names the namespace when this is absent. */
-  namespace: z.string().startsWith("/", "must start with /, like /chat").optional(),
+  namespace: capped().startsWith("/", "must start with /, like /chat").optional(),
   /** Event the message is emitted on (and, without ack, the event the reply comes back on). */
-  event: z.string().min(1).default("echo"),
+  event: capped().min(1).default("echo"),
   /** True: the server's acknowledgement carries the reply; false: the reply comes back as an event. */
   ack: z.boolean().default(false),
   /** The server's major version: 2 speaks Engine.IO 3 (socket.io-client 2); 3 and 4 share the v4 client. */
@@ -46,7 +57,7 @@ export const sockjsOptionsSchema = z.strictObject({
 });
 export type SockjsOptions = z.output<typeof sockjsOptionsSchema>;
 
-const stompDestination = z.string().min(1).startsWith("/", "must start with /, like /queue/echo");
+const stompDestination = capped().min(1).startsWith("/", "must start with /, like /queue/echo");
 
 /** STOMP 1.2 over WebSocket options; only valid on a target with protocol "stomp". */
 export const stompOptionsSchema = z.strictObject({
@@ -60,9 +71,9 @@ export const stompOptionsSchema = z.strictObject({
   /** Room destination for broadcast and group scenarios; `{room}` is replaced by the room name. */
   roomDestination: stompDestination.includes("{room}", { message: "must contain {room}, like /topic/{room}" }).default("/topic/{room}"),
   /** CONNECT's `host` header (the broker's virtual host); absent, the URL's host name. */
-  host: z.string().min(1).optional(),
-  login: z.string().optional(),
-  passcode: z.string().optional(),
+  host: capped().min(1).optional(),
+  login: capped().optional(),
+  passcode: capped(MAX_SECRET_LENGTH).optional(),
   /** Heart-beats we send and ask for, in ms; 0 turns one direction off (STOMP `heart-beat` header). */
   heartbeat: z
     .strictObject({
@@ -78,7 +89,7 @@ export type StompOptions = z.output<typeof stompOptionsSchema>;
 /** SSE + HTTP POST options; only valid on a target with protocol "sse". */
 export const sseOptionsSchema = z.strictObject({
   /** Where messages are POSTed, resolved against target.url; the stream's first event names the session. */
-  publish: z.string().min(1).default("sse/send"),
+  publish: capped(MAX_URL_LENGTH).min(1).default("sse/send"),
 });
 export type SseOptions = z.output<typeof sseOptionsSchema>;
 
@@ -98,7 +109,7 @@ export const httpOptionsSchema = z.strictObject({
    * The request body. Absent: the message itself (64 bytes by default, octet-stream), which an
    * echo endpoint returns; a string: that text, for endpoints that expect their own format.
    */
-  body: z.string().max(1_048_576).optional(),
+  body: capped(MAX_HTTP_BODY_LENGTH).optional(),
   /** Requests one connection may have in flight on its socket (HTTP/1.1 pipelining); 1 is none. */
   pipelining: z.number().int().min(1).max(100).default(1),
 });
@@ -112,11 +123,11 @@ export const socketclusterOptionsSchema = z.strictObject({
    */
   mode: z.enum(["invoke", "transmit", "publish"]).default("invoke"),
   /** Procedure or event name (invoke, transmit). */
-  event: z.string().min(1).default("echo"),
+  event: capped().min(1).default("echo"),
   /** publish mode without a room: the channel; absent, a private volley-<random> per connection. */
-  channel: z.string().min(1).optional(),
+  channel: capped().min(1).optional(),
   /** The server's WebSocket path. */
-  path: z.string().startsWith("/", "must start with /, like /socketcluster/").default("/socketcluster/"),
+  path: capped(MAX_URL_LENGTH).startsWith("/", "must start with /, like /socketcluster/").default("/socketcluster/"),
 });
 export type SocketclusterOptions = z.output<typeof socketclusterOptionsSchema>;
 
@@ -153,9 +164,12 @@ const PROTOCOL_OPTIONS = {
 
 export const targetSchema = z
   .strictObject({
-    url: z.url({ protocol: /^(wss?|https?)$/, error: "must be an absolute ws://, wss://, http:// or https:// URL" }),
+    url: z.url({ protocol: /^(wss?|https?)$/, error: "must be an absolute ws://, wss://, http:// or https:// URL" }).max(MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} characters`),
     protocol: protocolSchema.default("ws"),
-    headers: z.record(z.string(), z.string()).optional(),
+    headers: z
+      .record(capped(), capped(MAX_SECRET_LENGTH))
+      .refine((h) => Object.keys(h).length <= 50, "at most 50 headers")
+      .optional(),
     /** How long one connection attempt may take before it counts as a timeout. */
     connectTimeout: durationSchema.default("10s"),
     ws: wsOptionsSchema.optional(),
