@@ -6,7 +6,7 @@ import { createRedis } from "@volley/queue";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { Server } from "socket.io";
-import { authenticate, type AuthContext } from "../server/auth";
+import { authenticate, authorize, type AuthContext } from "../server/auth";
 import { classifyError } from "../server/errors";
 import { getDb } from "../server/services";
 
@@ -45,15 +45,22 @@ export function attachLiveFeed(http: HttpServer, opts: { redisUrl: string | null
   }
 
   const live = io.of(LIVE_FEED.namespace);
-  // The same authentication as the REST API, from the handshake's headers (session cookie or token).
+  // The same authentication and permission as the REST API's run reads, from the handshake's headers
+  // (session cookie or token): the feed streams a run's measurements, so a token needs the `read` scope.
   live.use((socket, next) => {
     const url = `http://live.local${socket.handshake.url}`;
     authenticate(new Request(url, { headers: socket.handshake.headers as Record<string, string> }))
       .then((auth) => {
+        authorize(auth, "runs:read");
         socket.data.auth = auth;
         next();
       })
-      .catch((err: unknown) => next(new Error(classifyError(err)?.message ?? "not signed in")));
+      .catch((err: unknown) => {
+        const known = classifyError(err);
+        // connect_error: `message` for the reader, `data` in the API's one error shape.
+        const refused = Object.assign(new Error(known?.message ?? "not signed in"), { data: { error: { code: known?.code ?? "unauthenticated", message: known?.message ?? "not signed in" } } });
+        next(refused);
+      });
   });
   live.on("connection", (socket) => {
     socket.on(LIVE_FEED.events.subscribe, (message: unknown, ack: unknown) => {
