@@ -19,6 +19,9 @@ const envSchema = z.object({
     .min(8, "use at least 8 characters, or unset it so only join tokens admit agents")
     .refine((t) => !t.startsWith("vat_"), "a join token (vat_…) belongs to an agent, not the hub; unset AGENT_TOKEN or use another secret")
     .optional(),
+  // `hosted` (a public SaaS, as web's VOLLEY_MODE): webhook deliveries and agents' load reach only
+  // public addresses, checked at send/connect time. Set it to the same value as web's.
+  VOLLEY_MODE: z.enum(["hosted", "self-hosted"], { error: "must be hosted or self-hosted — unset it for a self-hosted install" }).default("self-hosted"),
   LOG_LEVEL: logLevelSchema,
 });
 

@@ -18,6 +18,7 @@ import { ShardQueues } from "./shards/shard-queues";
 import { ShardRunner } from "./shards/shard-runner";
 import { errorMessage, settlesWithin } from "./util/wait";
 import { WebhookDispatcher } from "./webhooks/webhook-dispatcher";
+import type { ResolveAll } from "./webhooks/public-lookup";
 import { WebhookWorker } from "./webhooks/webhook-worker";
 
 export interface HubConfig {
@@ -53,6 +54,10 @@ export interface HubConfig {
   webhookRetryDelayMs?: number;
   /** A webhook receiver must answer within this (default 5 s). */
   webhookTimeoutMs?: number;
+  /** Hosted: webhook deliveries (and agents' connections) reach only public addresses (default self-hosted). */
+  mode?: "hosted" | "self-hosted";
+  /** How webhook hosts resolve in hosted mode (node:dns by default; tests answer for a name). */
+  webhookResolveAll?: ResolveAll;
 }
 
 export interface RunningHub {
@@ -158,7 +163,14 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
   });
   // Runs waiting in a pool's line hold a slot each (they only poll), so the default leaves room for a long line.
   const runWorker = new RunWorker({ db, redis, coordinator, events, queues, log, timing, webhooks, line, connection: connections.bull, concurrency: config.runConcurrency ?? 100 });
-  const webhookWorker = new WebhookWorker({ db, connection: connections.bull, log, timeoutMs: config.webhookTimeoutMs });
+  const webhookWorker = new WebhookWorker({
+    db,
+    connection: connections.bull,
+    log,
+    timeoutMs: config.webhookTimeoutMs,
+    publicOnly: config.mode === "hosted",
+    resolveAll: config.webhookResolveAll,
+  });
   const aggregator = new Aggregator({ db, redis, reader: connections.reader, consumer: hubId, log, onStored: (runId, n) => void events.intervals(runId, n) });
 
   const httpServer = createServer((req, res) => {

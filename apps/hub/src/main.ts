@@ -12,6 +12,7 @@ const hub = await startHub({
   host: env.HUB_HOST,
   port: env.HUB_PORT,
   agentToken: env.AGENT_TOKEN,
+  mode: env.VOLLEY_MODE,
   log,
 }).catch((err: NodeJS.ErrnoException) => {
   // checkDatabase/checkRedis already say what is wrong and how to fix it, in one line.

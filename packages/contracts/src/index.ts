@@ -19,3 +19,4 @@ export * from "./webhooks";
 export * from "./run-junit";
 export * from "./targets-api";
 export * from "./agent-load";
+export * from "./address-range";

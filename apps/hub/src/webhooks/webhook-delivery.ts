@@ -1,5 +1,8 @@
 import { createHmac } from "node:crypto";
-import { WEBHOOK_HEADERS, type WebhookEvent } from "@volley/contracts";
+import { request as httpRequest } from "node:http";
+import { request as httpsRequest } from "node:https";
+import { WEBHOOK_HEADERS, isIpAddress, isPublicAddress, nonPublicReason, type WebhookEvent } from "@volley/contracts";
+import { publicOnlyLookup, type ResolveAll } from "./public-lookup";
 
 /** `sha256=<hex>`: the HMAC-SHA256 of the exact body bytes under the webhook's secret. */
 export function webhookSignature(secret: string, body: string): string {
@@ -10,34 +13,65 @@ export class WebhookDeliveryError extends Error {
   override name = "WebhookDeliveryError";
 }
 
+export interface WebhookPost {
+  url: string;
+  secret: string;
+  event: WebhookEvent;
+  deliveryId: string;
+  body: string;
+  timeoutMs: number;
+  /**
+   * Hosted mode: the receiver must be a public address when the POST is sent, not only when the
+   * webhook was created (a name can be re-pointed at 127.0.0.1 or a metadata address since).
+   */
+  publicOnly?: boolean;
+  /** How host names resolve when publicOnly is set (node:dns by default). */
+  resolveAll?: ResolveAll;
+}
+
 /**
  * One POST of a signed event. Resolves on a 2xx; throws (so the job is retried) on any other
- * status, a network error or no answer within `timeoutMs`. Redirects are not followed: a signed
- * body must reach the address the org registered.
+ * status, a refused address, a network error or no answer within `timeoutMs`. Redirects are not
+ * followed: a signed body must reach the address the org registered.
  */
-export async function postWebhook(input: { url: string; secret: string; event: WebhookEvent; deliveryId: string; body: string; timeoutMs: number }): Promise<number> {
-  let res: Response;
+export async function postWebhook(input: WebhookPost): Promise<number> {
+  const url = new URL(input.url);
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  // An address literal never goes through lookup, so it is checked here.
+  if (input.publicOnly && isIpAddress(host) && !isPublicAddress(host)) throw new WebhookDeliveryError(`POST ${input.url} refused: ${nonPublicReason(host, host)}`);
+  const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+  let status: number;
   try {
-    res = await fetch(input.url, {
-      method: "POST",
-      redirect: "manual",
-      signal: AbortSignal.timeout(input.timeoutMs),
-      headers: {
-        "content-type": "application/json",
-        "user-agent": "Volley-Webhooks/1",
-        [WEBHOOK_HEADERS.signature]: webhookSignature(input.secret, input.body),
-        [WEBHOOK_HEADERS.event]: input.event,
-        [WEBHOOK_HEADERS.delivery]: input.deliveryId,
-      },
-      body: input.body,
+    status = await new Promise<number>((resolve, reject) => {
+      const req = send(
+        url,
+        {
+          method: "POST",
+          signal: AbortSignal.timeout(input.timeoutMs),
+          ...(input.publicOnly ? { lookup: publicOnlyLookup(input.resolveAll) } : {}),
+          headers: {
+            "content-type": "application/json",
+            "content-length": Buffer.byteLength(input.body),
+            "user-agent": "Volley-Webhooks/1",
+            [WEBHOOK_HEADERS.signature]: webhookSignature(input.secret, input.body),
+            [WEBHOOK_HEADERS.event]: input.event,
+            [WEBHOOK_HEADERS.delivery]: input.deliveryId,
+          },
+        },
+        (res) => {
+          // The receiver's body is not ours to keep; drain it so the connection is released.
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on("error", reject);
+      req.end(input.body);
     });
   } catch (err) {
     const timedOut = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");
-    const why = timedOut ? `no answer within ${input.timeoutMs / 1000} s` : err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
+    const why = timedOut ? `no answer within ${input.timeoutMs / 1000} s` : err instanceof Error ? err.message : String(err);
     throw new WebhookDeliveryError(`POST ${input.url} failed: ${why}`);
   }
-  // The receiver's body is not ours to keep; drain it so the connection is released.
-  await res.body?.cancel().catch(() => undefined);
-  if (res.status < 200 || res.status >= 300) throw new WebhookDeliveryError(`POST ${input.url} answered ${res.status}; a receiver must answer 2xx`);
-  return res.status;
+  if (status < 200 || status >= 300) throw new WebhookDeliveryError(`POST ${input.url} answered ${status}; a receiver must answer 2xx`);
+  return status;
 }

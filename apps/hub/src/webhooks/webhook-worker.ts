@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import { getActiveWebhook, type Db } from "@volley/db";
 import { QUEUE_NAMES, webhookJob } from "@volley/queue";
 import { errorMessage } from "../util/wait";
+import type { ResolveAll } from "./public-lookup";
 import { postWebhook } from "./webhook-delivery";
 
 /**
@@ -14,7 +15,9 @@ import { postWebhook } from "./webhook-delivery";
 export class WebhookWorker {
   private readonly worker: Worker;
 
-  constructor(private readonly deps: { db: Db; connection: Redis; log: Logger; concurrency?: number; timeoutMs?: number }) {
+  constructor(
+    private readonly deps: { db: Db; connection: Redis; log: Logger; concurrency?: number; timeoutMs?: number; publicOnly?: boolean; resolveAll?: ResolveAll },
+  ) {
     this.worker = new Worker(QUEUE_NAMES.webhooks, (job) => this.deliver(job), {
       connection: deps.connection,
       concurrency: deps.concurrency ?? 8,
@@ -43,6 +46,8 @@ export class WebhookWorker {
       deliveryId: String(job.id),
       body: JSON.stringify(payload),
       timeoutMs: this.deps.timeoutMs ?? 5000,
+      publicOnly: this.deps.publicOnly,
+      resolveAll: this.deps.resolveAll,
     });
     this.deps.log.info({ deliveryId: job.id, webhookId, status, attempt: job.attemptsMade + 1 }, "webhook delivered");
   }

@@ -1,6 +1,5 @@
 import { lookup } from "node:dns/promises";
-import { durationMs, sweepRates, type Plan } from "@volley/contracts";
-import ipaddr from "ipaddr.js";
+import { addressMatches, isIpAddress, isLoopbackAddress, isPublicAddress, nonPublicReason, durationMs, sweepRates, type Plan } from "@volley/contracts";
 import { hostedQuotas, targetAllowlist, volleyMode } from "../env";
 import { ApiError } from "./errors";
 
@@ -25,7 +24,7 @@ const refused = (message: string, field = "plan.target.url") => new ApiError(403
 
 /** The addresses a host resolves to; an unresolvable host is a 400 naming the field. */
 export async function resolveTarget(host: string, resolve: Resolver = systemResolver, field = "plan.target.url"): Promise<string[]> {
-  if (ipaddr.isValid(host)) return [host];
+  if (isIpAddress(host)) return [host];
   try {
     const addresses = await resolve(host);
     if (addresses.length > 0) return addresses;
@@ -36,42 +35,23 @@ export async function resolveTarget(host: string, resolve: Resolver = systemReso
   throw new ApiError(400, "invalid_body", message, [{ path: field, message }]);
 }
 
-function isLoopback(address: string): boolean {
-  const a = ipaddr.process(address);
-  return a.range() === "loopback";
-}
-
 /** Hosted mode: only public unicast addresses (no private, loopback, link-local, multicast, reserved …). */
 export function assertPublicAddresses(host: string, addresses: string[], field = "plan.target.url"): void {
   for (const address of addresses) {
-    const range = ipaddr.process(address).range();
-    if (range !== "unicast") {
-      throw refused(`the host ${host} resolves to ${address} (${range}); hosted Volley only reaches public addresses — run a self-hosted install for private networks`, field);
-    }
+    if (!isPublicAddress(address)) throw refused(nonPublicReason(host, address), field);
   }
 }
 
 function allowedBy(entry: string, host: string, addresses: string[]): boolean {
   if (entry === "*") return true;
   if (entry.startsWith("*.")) return host.endsWith(entry.slice(1)) || host === entry.slice(2);
-  if (entry.includes("/")) {
-    try {
-      const [range, bits] = ipaddr.parseCIDR(entry);
-      return addresses.some((a) => {
-        const ip = ipaddr.process(a);
-        return ip.kind() === range.kind() && ip.match(range, bits);
-      });
-    } catch {
-      return false;
-    }
-  }
-  if (ipaddr.isValid(entry)) return addresses.some((a) => ipaddr.process(a).toString() === ipaddr.process(entry).toString());
+  if (entry.includes("/") || isIpAddress(entry)) return addresses.some((a) => addressMatches(entry, a));
   return host === entry;
 }
 
 /** Self-hosted mode: loopback, or a host the admin allowed. */
 export function assertAllowlisted(host: string, addresses: string[], allowlist: string[]): void {
-  if (addresses.every(isLoopback)) return;
+  if (addresses.every(isLoopbackAddress)) return;
   if (allowlist.some((entry) => allowedBy(entry, host, addresses))) return;
   throw refused(
     `the target host ${host} (${addresses.join(", ")}) is not on this install's allowlist; an admin can add it to VOLLEY_TARGET_ALLOWLIST (host names, *.suffix, addresses or CIDR ranges; * allows any host) and restart web`,

@@ -1,0 +1,33 @@
+import { lookup as dnsLookup, type LookupAddress } from "node:dns";
+import type { LookupFunction } from "node:net";
+import { isPublicAddress, nonPublicReason } from "@volley/contracts";
+
+/** Resolves a host to all its addresses (node:dns's lookup by default; tests swap in their own answers). */
+export type ResolveAll = (hostname: string, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
+
+const systemResolveAll: ResolveAll = (hostname, callback) => dnsLookup(hostname, { all: true, verbatim: true }, callback);
+
+export class NonPublicAddressError extends Error {
+  readonly code = "VOLLEY_NON_PUBLIC_ADDRESS";
+}
+
+/**
+ * A socket `lookup` for hosted mode that refuses a host if any address it resolves to is not
+ * public. The socket connects to the very address checked here: resolving separately and then
+ * letting the connection resolve again would let a DNS-rebinding name answer a public address to
+ * the check and 127.0.0.1 to the connection.
+ */
+export function publicOnlyLookup(resolveAll: ResolveAll = systemResolveAll): LookupFunction {
+  return (hostname, options, callback) => {
+    resolveAll(hostname, (err, addresses) => {
+      if (err) return callback(err, "", 0);
+      const family = options.family === 4 || options.family === 6 ? options.family : undefined;
+      const usable = family ? addresses.filter((a) => a.family === family) : addresses;
+      const bad = addresses.find((a) => !isPublicAddress(a.address));
+      if (bad) return callback(new NonPublicAddressError(nonPublicReason(hostname, bad.address)), "", 0);
+      if (usable.length === 0) return callback(Object.assign(new Error(`${hostname} has no IPv${family} address`), { code: "ENOTFOUND" }), "", 0);
+      if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, usable);
+      callback(null, usable[0]!.address, usable[0]!.family);
+    });
+  };
+}
