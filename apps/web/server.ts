@@ -8,6 +8,7 @@ import { parse } from "node:url";
 import next from "next";
 import { MisconfiguredError, optionalRedisUrl, serverOptions } from "./src/env";
 import { attachLiveFeed } from "./src/live/live-server";
+import { stampPeer } from "./src/server/client-address";
 import { getLogger } from "./src/server/log";
 import { closeServices } from "./src/server/services";
 
@@ -26,7 +27,11 @@ const app = next({ dev: options.dev, dir: import.meta.dirname, hostname: options
 const handle = app.getRequestHandler();
 await app.prepare();
 
-const http = createServer((req, res) => void handle(req, res, parse(req.url ?? "/", true)));
+const http = createServer((req, res) => {
+  // Route handlers see no socket: hand them the peer address (rate limits, client-address.ts).
+  stampPeer(req);
+  void handle(req, res, parse(req.url ?? "/", true));
+});
 const live = attachLiveFeed(http, { redisUrl, log });
 if (options.dev) {
   // Next's HMR socket; Socket.IO leaves upgrades outside its path alone (destroyUpgrade: false).

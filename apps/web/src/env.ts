@@ -1,3 +1,4 @@
+import ipaddr from "ipaddr.js";
 import { z } from "zod";
 
 /**
@@ -146,7 +147,17 @@ export const maxOrgsPerUser = (): number => positiveInt("VOLLEY_MAX_ORGS_PER_USE
 export function trustedProxies(): string[] {
   const value = raw("VOLLEY_TRUSTED_PROXIES");
   if (value === undefined) return [];
-  return value.split(",").map((s) => s.trim()).filter(Boolean);
+  const entries = value.split(",").map((s) => s.trim()).filter(Boolean);
+  for (const entry of entries) {
+    const ok = entry.includes("/") ? ipaddr.isValidCIDR(entry) : ipaddr.isValid(entry);
+    if (!ok) {
+      throw new MisconfiguredError(
+        "VOLLEY_TRUSTED_PROXIES",
+        `VOLLEY_TRUSTED_PROXIES entry ${JSON.stringify(entry)} is not an IP address or CIDR range — list your reverse proxies' addresses, e.g. VOLLEY_TRUSTED_PROXIES=10.0.0.0/8,127.0.0.1, or unset it when nothing sits in front of web`,
+      );
+    }
+  }
+  return entries;
 }
 
 const logLevelSchema = z.enum(LOG_LEVELS);

@@ -157,7 +157,7 @@ describe("sessions", () => {
       POST(
         new Request(`${BASE}/api/auth/sign-in/email`, {
           method: "POST",
-          headers: { "content-type": "application/json", origin: BASE, "x-forwarded-for": "203.0.113.7" },
+          headers: { "content-type": "application/json", origin: BASE, "x-volley-peer": "203.0.113.7" },
           body: JSON.stringify({ email: "nobody@example.com", password: "wrong password" }),
         }),
       );
@@ -190,7 +190,7 @@ describe("sign-in origins (CSRF protection) on a default start", () => {
       new Request(`${bound}/api/auth/sign-in/email`, {
         method: "POST",
         // A cookie (any) makes better-auth check the Origin, as a returning browser's would.
-        headers: { "content-type": "application/json", origin, cookie: "theme=dark", "x-forwarded-for": `198.51.100.${origin.length}` },
+        headers: { "content-type": "application/json", origin, cookie: "theme=dark", "x-volley-peer": `198.51.100.${origin.length}` },
         body: JSON.stringify({ email: "origins@example.com", password: TEST_PASSWORD }),
       }),
     );

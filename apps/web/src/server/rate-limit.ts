@@ -1,6 +1,7 @@
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
 import { apiRateLimit, redisUrl, signInRateLimit } from "../env";
 import type { AuthContext } from "./auth";
+import { clientAddress } from "./client-address";
 import { ApiError } from "./errors";
 import { getLogger } from "./log";
 import { getRedis } from "./services";
@@ -31,11 +32,6 @@ function limiters(): Limiters {
   return g.__volleyLimiters;
 }
 
-/** The client's address as the proxy in front of web reports it (first X-Forwarded-For hop), else "direct". */
-export function clientAddress(req: Request): string {
-  const forwarded = req.headers.get("x-forwarded-for")?.split(",")[0]?.trim();
-  return forwarded || req.headers.get("x-real-ip") || "direct";
-}
 
 async function consume(limiter: RateLimiterRedis, key: string, what: string): Promise<void> {
   try {

@@ -1,6 +1,7 @@
 import { toNextJsHandler } from "better-auth/next-js";
 import { errorResponse } from "../../../../server/api-handler";
 import { getAuth } from "../../../../server/auth/better-auth";
+import { reserveSignIn } from "../../../../server/account-throttle";
 import { AUTH_BODY_LIMIT, readBodyBytes } from "../../../../server/body-limit";
 import { ApiError, classifyError } from "../../../../server/errors";
 import { getLogger } from "../../../../server/log";
@@ -8,11 +9,23 @@ import { limitSignIn } from "../../../../server/rate-limit";
 
 /**
  * better-auth's endpoints (/api/auth/sign-up/email, /sign-in/email, /sign-out, /get-session,
- * /organization/*). Sign-in and sign-up are rate limited per client address; bodies are limited to
- * AUTH_BODY_LIMIT (413); errors before
+ * /organization/*). Sign-in and sign-up are rate limited per client address, failed sign-ins also
+ * per account (account-throttle.ts); bodies are limited to AUTH_BODY_LIMIT (413); errors before
  * better-auth answers use the API's one error shape.
  */
 const LIMITED = /\/api\/auth\/sign-(in|up)\//;
+const SIGN_IN = /\/api\/auth\/sign-in\/email$/;
+
+/** The email a sign-in names, for the per-account limit; null when the body has none (better-auth then answers 400). */
+function emailOf(body: Uint8Array): string | null {
+  try {
+    const parsed = JSON.parse(new TextDecoder().decode(body)) as unknown;
+    const email = typeof parsed === "object" && parsed !== null ? (parsed as { email?: unknown }).email : undefined;
+    return typeof email === "string" && email.trim() !== "" ? email : null;
+  } catch {
+    return null;
+  }
+}
 
 async function handle(req: Request, method: "GET" | "POST"): Promise<Response> {
   try {
@@ -23,7 +36,18 @@ async function handle(req: Request, method: "GET" | "POST"): Promise<Response> {
     const body = await readBodyBytes(req, AUTH_BODY_LIMIT, "sign-in, sign-up and the other /api/auth routes");
     const headers = new Headers(req.headers);
     headers.delete("content-length");
-    return await handlers.POST(new Request(req.url, { method, headers, body: body.byteLength > 0 ? body : undefined, signal: req.signal }));
+    const forward = new Request(req.url, { method, headers, body: body.byteLength > 0 ? body : undefined, signal: req.signal });
+    const email = SIGN_IN.test(new URL(req.url).pathname) ? emailOf(body) : null;
+    if (email === null) return await handlers.POST(forward);
+    const attempt = await reserveSignIn(email);
+    let status = 500;
+    try {
+      const res = await handlers.POST(forward);
+      status = res.status;
+      return res;
+    } finally {
+      await attempt.settle(status);
+    }
   } catch (err) {
     const known = classifyError(err);
     if (known instanceof ApiError) return errorResponse(known.status, known.code, known.message, known.issues, undefined, known.headers);
