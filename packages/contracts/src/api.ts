@@ -61,16 +61,35 @@ export const startRunBodySchema = z
   });
 export type StartRunBody = z.infer<typeof startRunBodySchema>;
 
-/** GET /api/v1/runs query. */
-export const listRunsQuerySchema = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(500).default(50),
+/**
+ * The most a list page (GET /api/v1/plans) carries, as JSON: a page ends at `limit` items or at
+ * this size, whichever comes first (the first item always fits; a plan is at most MAX_PLAN_BYTES),
+ * and `next` then names where the following page starts.
+ */
+export const LIST_PAGE_MAX_BYTES = 1_048_576;
+
+const LIMIT_FIX = "must be a whole number from 1 to 500";
+const pageFields = {
+  limit: z.coerce.number(LIMIT_FIX).int(LIMIT_FIX).min(1, LIMIT_FIX).max(500, LIMIT_FIX).default(50),
   offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
-  status: runStatusSchema.optional(),
-  planId: z.string().min(1).optional(),
-});
+  /** The `next` of the previous page: this page starts after it. */
+  cursor: z.string().min(1).max(100).optional(),
+};
+const cursorOrOffset = (q: { offset: number; cursor?: string }, ctx: z.RefinementCtx) => {
+  if (q.cursor !== undefined && q.offset !== 0) ctx.addIssue({ code: "custom", path: ["offset"], message: "send cursor (the previous page's next) or offset, not both" });
+};
+
+/** GET /api/v1/runs query. */
+export const listRunsQuerySchema = z
+  .strictObject({
+    ...pageFields,
+    status: runStatusSchema.optional(),
+    planId: z.string().min(1).optional(),
+  })
+  .superRefine(cursorOrOffset);
 
 /** GET /api/v1/plans query. */
-export const pageQuerySchema = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(500).default(50),
-  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
-});
+export const listPlansQuerySchema = z.strictObject(pageFields).superRefine(cursorOrOffset);
+
+/** GET /api/v1/audit query. */
+export const pageQuerySchema = z.strictObject({ limit: pageFields.limit, offset: pageFields.offset });

@@ -18,6 +18,12 @@ export class ApiError extends Error {
 
 export const notFound = (what: string) => new ApiError(404, "not_found", `${what} does not exist`);
 
+/** A list's `cursor` that names none of its items (a 400: the caller sent something other than a `next`). */
+export const unknownCursor = (what: string, cursor: string) =>
+  new ApiError(400, "invalid_query", `cursor: ${JSON.stringify(cursor)} names no ${what} of this list — pass the \`next\` of the previous page, or leave cursor out to start from the newest`, [
+    { path: "cursor", message: `names no ${what} of this list` },
+  ]);
+
 /** Follows `cause` chains (drizzle wraps pg errors) and AggregateErrors (net connect to v4+v6). */
 function* causes(err: unknown): Generator<unknown> {
   const seen = new Set<unknown>();

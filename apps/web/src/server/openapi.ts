@@ -132,6 +132,7 @@ function build() {
   const Run = named("Run", runSchema.extend({ plan: Plan, summary: RunSummary.nullable() }));
   const IntervalPoint = named("IntervalPoint", intervalPointSchema);
   const RunListItem = named("RunListItem", runListItemSchema);
+  const NextCursor = z.string().nullable().describe("Pass it as `cursor` to get the next page; null on the last page.");
   const RunAnalysis = named("RunAnalysis", runAnalysisSchema);
   const CreateRunBody = named("CreateRunBody", startRunBodySchema.safeExtend({ plan: Plan.optional() }));
   const CreateRunResponse = named("CreateRunResponse", createRunResponseSchema);
@@ -192,8 +193,16 @@ function build() {
       operationId: "listRuns",
       tags: ["runs"],
       summary: "List recent runs, most recent first",
-      request: { query: z.object({ limit: z.number().int().min(1).max(500).default(50).optional().describe("How many runs, 1–500 (default 50).") }) },
-      responses: { 200: jsonBody(z.object({ runs: z.array(RunListItem) }), "The runs."), ...errors(400, 500, 503) },
+      request: {
+        query: z.object({
+          limit: z.number().int().min(1).max(500).default(50).optional().describe("How many runs, 1–500 (default 50)."),
+          cursor: z.string().optional().describe("The `next` of the previous page: this page starts after it."),
+          offset: z.number().int().min(0).default(0).optional().describe("How many to skip (default 0); not with cursor."),
+          status: z.string().optional().describe("Only runs with this status."),
+          planId: z.string().optional().describe("Only runs of this saved plan."),
+        }),
+      },
+      responses: { 200: jsonBody(z.object({ runs: z.array(RunListItem), next: NextCursor }), "The runs."), ...errors(400, 500, 503) },
     },
     {
       method: "get",
@@ -280,11 +289,12 @@ function build() {
       summary: "List saved plans, most recently changed first",
       request: {
         query: z.object({
-          limit: z.number().int().min(1).max(500).default(50).optional().describe("How many plans, 1–500 (default 50)."),
-          offset: z.number().int().min(0).default(0).optional().describe("How many to skip (default 0)."),
+          limit: z.number().int().min(1).max(500).default(50).optional().describe("How many plans, 1–500 (default 50); a page also ends at 1 MiB of plans."),
+          cursor: z.string().optional().describe("The `next` of the previous page: this page starts after it."),
+          offset: z.number().int().min(0).default(0).optional().describe("How many to skip (default 0); not with cursor."),
         }),
       },
-      responses: { 200: jsonBody(z.object({ plans: z.array(PlanRecord) }), "The plans."), ...errors(400, 500, 503) },
+      responses: { 200: jsonBody(z.object({ plans: z.array(PlanRecord), next: NextCursor }), "The plans."), ...errors(400, 500, 503) },
     },
     {
       method: "get",

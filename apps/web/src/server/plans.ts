@@ -1,7 +1,7 @@
-import type { Plan, PlanRecord, PlanVersion } from "@volley/contracts";
-import { deletePlan, getPlan, insertPlan, listPlans, listPlanVersions, updatePlan, type PlanRow } from "@volley/db";
+import { LIST_PAGE_MAX_BYTES, type Plan, type PlanRecord, type PlanVersion } from "@volley/contracts";
+import { deletePlan, getPlan, insertPlan, listPlanPage, listPlanVersions, updatePlan, type PlanRow } from "@volley/db";
 import type { AuthContext } from "./auth";
-import { notFound } from "./errors";
+import { notFound, unknownCursor } from "./errors";
 import { getDb } from "./services";
 
 /** Saved plans of an org; every save is a new version (plan_versions), read back by GET /plans/{id}/versions. */
@@ -23,7 +23,18 @@ export async function loadPlan(orgId: string, id: string): Promise<PlanRecord> {
 }
 
 export async function loadPlanList(orgId: string, page: { limit: number; offset: number }): Promise<PlanRecord[]> {
-  return (await listPlans(getDb(), orgId, page)).map(toPlanRecord);
+  return (await loadPlanPage(orgId, page)).plans;
+}
+
+/**
+ * One page of GET /api/v1/plans, most recently changed first: at most `limit` plans and at most
+ * LIST_PAGE_MAX_BYTES of plan documents (one large plan per page at worst). `next` is the cursor of
+ * the following page, null on the last.
+ */
+export async function loadPlanPage(orgId: string, q: { limit: number; offset: number; cursor?: string }): Promise<{ plans: PlanRecord[]; next: string | null }> {
+  const page = await listPlanPage(getDb(), orgId, { limit: q.limit, offset: q.offset, after: q.cursor, maxBytes: LIST_PAGE_MAX_BYTES });
+  if (!page) throw unknownCursor("plan", q.cursor!);
+  return { plans: page.rows.map(toPlanRecord), next: page.more && page.rows.length > 0 ? page.rows.at(-1)!.id : null };
 }
 
 export async function savePlanVersion(auth: AuthContext, id: string, plan: Plan): Promise<PlanRecord> {

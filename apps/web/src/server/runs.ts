@@ -7,14 +7,14 @@ import {
   type Run,
   type RunSummary,
 } from "@volley/contracts";
-import { finishRun, getRun, insertRun, listFrames, listRuns, queuePlaces, DEFAULT_ORG_ID, type Db, type RunRow } from "@volley/db";
+import { finishRun, getRun, insertRun, listFrames, listRunPage, queuePlaces, DEFAULT_ORG_ID, type Db, type RunRow } from "@volley/db";
 import { mergeTimeline, summarizeRun } from "@volley/metrics";
 import { enqueue, runJob } from "@volley/queue";
 import type { AuthContext } from "./auth";
 import { admitRun } from "./targets";
 import { admitToPool } from "./preflight";
 import type { AbortResponse, RunListItem } from "../lib/types";
-import { ApiError, notFound } from "./errors";
+import { ApiError, notFound, unknownCursor } from "./errors";
 import { getLogger } from "./log";
 import { getDb, getRedis, getRunsQueue, withRedisDeadline } from "./services";
 
@@ -88,9 +88,22 @@ export async function loadRun(id: string, orgId = DEFAULT_ORG_ID): Promise<Run> 
 }
 
 export async function loadRunList(limit = 50, orgId = DEFAULT_ORG_ID): Promise<RunListItem[]> {
-  const rows = await listRuns(getDb(), { orgId, limit });
+  return (await loadRunPage(orgId, { limit, offset: 0 })).runs;
+}
+
+/**
+ * One page of GET /api/v1/runs, newest first. `next` is the cursor of the following page (the
+ * page's last run id), null on the last page; a cursor that names no run of the org is a 400.
+ */
+export async function loadRunPage(
+  orgId: string,
+  q: { limit: number; offset: number; cursor?: string; status?: Run["status"]; planId?: string },
+): Promise<{ runs: RunListItem[]; next: string | null }> {
+  const page = await listRunPage(getDb(), { orgId, limit: q.limit, offset: q.offset, after: q.cursor, status: q.status, planId: q.planId });
+  if (!page) throw unknownCursor("run", q.cursor!);
+  const rows = page.rows;
   const places = rows.some((r) => r.status === "queued") ? await queuePlaces(getDb(), orgId) : new Map();
-  return rows.map((row) => ({
+  const items: RunListItem[] = rows.map((row) => ({
     queue: places.get(row.id) ?? null,
     id: row.id,
     name: row.name,
@@ -101,6 +114,7 @@ export async function loadRunList(limit = 50, orgId = DEFAULT_ORG_ID): Promise<R
     endedAt: iso(row.endedAt),
     summary: row.summary ? listSummary(row.summary) : null,
   }));
+  return { runs: items, next: page.more && rows.length > 0 ? rows.at(-1)!.id : null };
 }
 
 /** A run's headline numbers: its round trips, or its deliveries when it timed no round trip (groups, broadcast without echo). */

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Plan } from "@volley/contracts";
 import type { Db } from "../client";
 import { newId } from "../ids";
@@ -32,6 +32,46 @@ export async function listPlans(db: Db, orgId: string, opts: { limit?: number; o
     .orderBy(desc(plans.updatedAt), desc(plans.id))
     .limit(opts.limit ?? 50)
     .offset(opts.offset ?? 0);
+}
+
+/**
+ * One page of an org's plans, most recently changed first, bounded by count and by size: at most
+ * `limit` plans whose documents together fit in `maxBytes` of JSON text (the first plan always
+ * does), starting after the plan `after` (the previous page's last id) or skipping `offset`. Sizes
+ * are read before the documents, so a page of large plans never loads more than it returns.
+ * Null when `after` names no plan of the org.
+ */
+export async function listPlanPage(
+  db: Db,
+  orgId: string,
+  opts: { limit: number; maxBytes: number; offset?: number; after?: string },
+): Promise<{ rows: PlanRow[]; more: boolean } | null> {
+  if (opts.after !== undefined && !(await getPlan(db, opts.after, orgId))) return null;
+  const heads = await db
+    .select({ id: plans.id, bytes: sql<number>`octet_length(${plans.document}::text)`.mapWith(Number) })
+    .from(plans)
+    .where(
+      and(
+        eq(plans.orgId, orgId),
+        // Compared inside PostgreSQL: timestamps keep microseconds there that a JS Date would drop.
+        opts.after !== undefined ? sql`(${plans.updatedAt}, ${plans.id}) < (select p.updated_at, p.id from plans p where p.id = ${opts.after})` : undefined,
+      ),
+    )
+    .orderBy(desc(plans.updatedAt), desc(plans.id))
+    .limit(opts.limit + 1)
+    .offset(opts.offset ?? 0);
+  const picked: string[] = [];
+  let bytes = 0;
+  for (const head of heads.slice(0, opts.limit)) {
+    if (picked.length > 0 && bytes + head.bytes > opts.maxBytes) break;
+    picked.push(head.id);
+    bytes += head.bytes;
+  }
+  if (picked.length === 0) return { rows: [], more: false };
+  const byId = new Map((await db.select().from(plans).where(inArray(plans.id, picked))).map((r) => [r.id, r]));
+  // A plan deleted between the two reads is left out rather than failing the page.
+  const rows = picked.flatMap((id) => byId.get(id) ?? []);
+  return { rows, more: heads.length > picked.length };
 }
 
 /**

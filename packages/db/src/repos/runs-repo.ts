@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, notInArray } from "drizzle-orm";
+import { and, desc, eq, getTableColumns, inArray, notInArray, sql } from "drizzle-orm";
 import { FINAL_RUN_STATUSES, type Plan, type RunStatus, type RunSummary } from "@volley/contracts";
 import type { Db } from "../client";
 import { newId } from "../ids";
@@ -42,6 +42,38 @@ export async function listRuns(
     .orderBy(desc(runs.createdAt), desc(runs.id))
     .limit(opts.limit ?? 50)
     .offset(opts.offset ?? 0);
+}
+
+/** A run row without its plan document (lists show names, statuses and summaries, never the plan). */
+export type RunHead = Omit<RunRow, "plan">;
+const { plan: _plan, ...headColumns } = getTableColumns(runs);
+
+/**
+ * One page of an org's runs, newest first, without their plans: at most `limit`, starting after
+ * the run `after` (the previous page's last id) or skipping `offset`. `more` says whether runs
+ * follow. Null when `after` names no run of the org.
+ */
+export async function listRunPage(
+  db: Db,
+  opts: { orgId: string; limit: number; offset?: number; after?: string; status?: RunStatus; planId?: string },
+): Promise<{ rows: RunHead[]; more: boolean } | null> {
+  if (opts.after !== undefined && !(await getRun(db, opts.after, opts.orgId))) return null;
+  const rows = await db
+    .select(headColumns)
+    .from(runs)
+    .where(
+      and(
+        eq(runs.orgId, opts.orgId),
+        opts.status ? eq(runs.status, opts.status) : undefined,
+        opts.planId ? eq(runs.planId, opts.planId) : undefined,
+        // Compared inside PostgreSQL: timestamps keep microseconds there that a JS Date would drop.
+        opts.after !== undefined ? sql`(${runs.createdAt}, ${runs.id}) < (select r.created_at, r.id from runs r where r.id = ${opts.after})` : undefined,
+      ),
+    )
+    .orderBy(desc(runs.createdAt), desc(runs.id))
+    .limit(opts.limit + 1)
+    .offset(opts.offset ?? 0);
+  return { rows: rows.slice(0, opts.limit), more: rows.length > opts.limit };
 }
 
 /** queued → running; returns false if the run is no longer queued (aborted meanwhile, or taken by another hub). */

@@ -1,6 +1,6 @@
-import { pageQuerySchema, savePlanBodySchema } from "@volley/contracts";
+import { listPlansQuerySchema, savePlanBodySchema } from "@volley/contracts";
 import { apiHandler, json } from "../../../../server/api-handler";
-import { createPlan, loadPlanList } from "../../../../server/plans";
+import { createPlan, loadPlanPage } from "../../../../server/plans";
 
 /** POST /api/v1/plans {"plan"} → 201 the saved plan (version 1). */
 export const POST = apiHandler({
@@ -12,9 +12,12 @@ export const POST = apiHandler({
   },
 });
 
-/** GET /api/v1/plans[?limit&offset] → {"plans": [...]}, most recently changed first. */
+/**
+ * GET /api/v1/plans[?limit&cursor|offset] → {"plans": [...], "next": cursor | null}, most recently
+ * changed first; a page also ends at LIST_PAGE_MAX_BYTES of plans (pass `next` back as `cursor`).
+ */
 export const GET = apiHandler({
   permission: "plans:read",
-  query: pageQuerySchema,
-  handler: async ({ query, auth }) => json({ plans: await loadPlanList(auth.orgId, query) }),
+  query: listPlansQuerySchema,
+  handler: async ({ query, auth }) => json(await loadPlanPage(auth.orgId, query)),
 });

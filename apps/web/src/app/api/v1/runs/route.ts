@@ -1,8 +1,7 @@
-import { startRunBodySchema } from "@volley/contracts";
+import { listRunsQuerySchema, startRunBodySchema } from "@volley/contracts";
 import { apiHandler, json } from "../../../../server/api-handler";
-import { ApiError } from "../../../../server/errors";
 import { loadPlan } from "../../../../server/plans";
-import { createRun, loadRunList } from "../../../../server/runs";
+import { createRun, loadRunPage } from "../../../../server/runs";
 
 /**
  * POST /api/v1/runs {"plan": {...}} or {"planId"} → 201 {"id", "warnings"}: the run is queued for a
@@ -20,15 +19,12 @@ export const POST = apiHandler({
   },
 });
 
-/** GET /api/v1/runs[?limit=50] → {"runs": [...]}, most recent first. */
+/**
+ * GET /api/v1/runs[?limit=50&cursor=…&status=…&planId=…] → {"runs": [...], "next": cursor | null},
+ * most recent first; pass `next` back as `cursor` for the following page.
+ */
 export const GET = apiHandler({
   permission: "runs:read",
-  handler: async ({ req, auth }) => {
-    const raw = new URL(req.url).searchParams.get("limit");
-    const limit = raw === null ? 50 : Number(raw);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 500) {
-      throw new ApiError(400, "invalid_query", "limit: must be a whole number from 1 to 500", [{ path: "limit", message: "must be a whole number from 1 to 500" }]);
-    }
-    return json({ runs: await loadRunList(limit, auth.orgId) });
-  },
+  query: listRunsQuerySchema,
+  handler: async ({ query, auth }) => json(await loadRunPage(auth.orgId, query)),
 });
