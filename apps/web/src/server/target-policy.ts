@@ -71,21 +71,24 @@ export function planLoad(plan: Plan): { connections: number; messagesPerSecond: 
 }
 
 /**
- * Hosted mode's per-org quotas: connections and messages/s count this plan plus the org's runs
- * already queued or running (`inFlight`), so splitting a big test into many runs does not get round
- * them; a run's length counts alone.
+ * Hosted mode's quotas: connections and messages/s count this plan plus the runs already queued or
+ * running (`inFlight`) in this org and every other org its owner owns (`orgCount` in all), so
+ * splitting a big test into many runs, or over many organizations, does not get round them; a
+ * run's length counts alone.
  */
-export function assertWithinQuotas(plan: Plan, quotas = hostedQuotas(), inFlight: readonly Plan[] = []): void {
+export function assertWithinQuotas(plan: Plan, quotas = hostedQuotas(), inFlight: readonly Plan[] = [], orgCount = 1): void {
   const load = planLoad(plan);
   const live = inFlight.map(planLoad);
   const connections = load.connections + live.reduce((n, l) => n + l.connections, 0);
   const rate = load.messagesPerSecond + live.reduce((n, l) => n + l.messagesPerSecond, 0);
-  const others = live.length > 0 ? ` with the ${live.length} run${live.length === 1 ? "" : "s"} already queued or running` : "";
+  const where = orgCount > 1 ? ` in the ${orgCount} organizations of this organization's owner` : "";
+  const others = live.length > 0 ? ` with the ${live.length} run${live.length === 1 ? "" : "s"} already queued or running${where}` : "";
   const over: string[] = [];
   if (connections > quotas.connections) over.push(`${connections} connections${others} > ${quotas.connections}`);
   if (rate > quotas.messagesPerSecond) over.push(`${Math.round(rate)} messages/s in total${others} > ${quotas.messagesPerSecond}`);
   if (load.durationSeconds > quotas.durationSeconds) over.push(`a run of ${load.durationSeconds} s > ${quotas.durationSeconds} s`);
-  if (over.length > 0) throw new ApiError(403, "quota_exceeded", `the plan exceeds this organization's quotas: ${over.join("; ")}; make it smaller, wait for running tests to end, or ask for higher quotas`);
+  const whose = orgCount > 1 ? "its owner's quotas (shared by all the organizations they own)" : "this organization's quotas";
+  if (over.length > 0) throw new ApiError(403, "quota_exceeded", `the plan exceeds ${whose}: ${over.join("; ")}; make it smaller, wait for running tests to end, or ask for higher quotas`);
 }
 
 /**

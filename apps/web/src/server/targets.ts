@@ -58,8 +58,8 @@ export async function admitRun(auth: Pick<AuthContext, "orgId"> & Partial<Pick<A
   const { host, addresses } = await checkTarget(plan);
   if (volleyMode() === "hosted") {
     const db = getDb();
-    const { quotas, inFlight } = await orgLoad(db, auth.orgId);
-    assertWithinQuotas(plan, { ...hostedQuotas(), ...quotas }, inFlight);
+    const { quotas, inFlight, orgCount } = await orgLoad(db, auth.orgId);
+    assertWithinQuotas(plan, { ...hostedQuotas(), ...quotas }, inFlight, orgCount);
     const row = await getTargetHostByName(db, auth.orgId, host);
     const how = `add it with POST /api/v1/targets {"host":"${host}"} and serve the token it gives you (or publish it as a TXT record), then POST /api/v1/targets/{id}/verify`;
     if (!row) throw new ApiError(403, "target_unverified", `${host} is not a verified target of this organization; ${how}`, [{ path: "plan.target.url", message: `${host} is not verified` }]);

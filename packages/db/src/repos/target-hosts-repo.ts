@@ -3,7 +3,7 @@ import type { Plan } from "@volley/contracts";
 import { and, desc, eq, inArray } from "drizzle-orm";
 import type { Db } from "../client";
 import { newId } from "../ids";
-import { auditEvents, orgs, runs, targetHosts, type OrgQuotas } from "../schema";
+import { auditEvents, members, orgs, runs, targetHosts, type OrgQuotas } from "../schema";
 
 export type TargetHostRow = typeof targetHosts.$inferSelect;
 export type AuditEventRow = typeof auditEvents.$inferSelect;
@@ -42,11 +42,24 @@ export async function removeTargetHost(db: Db, orgId: string, id: string): Promi
   return rows.length > 0;
 }
 
-/** The org's own quotas (null: the install's defaults) and the runs it has queued or running now. */
-export async function orgLoad(db: Db, orgId: string): Promise<{ quotas: OrgQuotas | null; inFlight: Plan[] }> {
+/**
+ * The org's own quotas (null: the install's defaults) and the runs queued or running now in it and
+ * in every other org its owner(s) own (`orgCount` orgs in all): hosted quotas hold per owner, so
+ * opening more organizations does not multiply them.
+ */
+export async function orgLoad(db: Db, orgId: string): Promise<{ quotas: OrgQuotas | null; inFlight: Plan[]; orgCount: number }> {
   const [org] = await db.select({ quotas: orgs.quotas }).from(orgs).where(eq(orgs.id, orgId));
-  const live = await db.select({ plan: runs.plan }).from(runs).where(and(eq(runs.orgId, orgId), inArray(runs.status, ["queued", "running"])));
-  return { quotas: org?.quotas ?? null, inFlight: live.map((r) => r.plan) };
+  const owners = db.select({ userId: members.userId }).from(members).where(and(eq(members.organizationId, orgId), eq(members.role, "owner")));
+  const owned = await db.selectDistinct({ id: members.organizationId }).from(members).where(and(eq(members.role, "owner"), inArray(members.userId, owners)));
+  const group = [...new Set([orgId, ...owned.map((o) => o.id)])];
+  const live = await db.select({ plan: runs.plan }).from(runs).where(and(inArray(runs.orgId, group), inArray(runs.status, ["queued", "running"])));
+  return { quotas: org?.quotas ?? null, inFlight: live.map((r) => r.plan), orgCount: group.length };
+}
+
+/** How many organizations the user owns (the limit on creating more is web's, VOLLEY_MAX_ORGS_PER_USER). */
+export async function countOwnedOrgs(db: Db, userId: string): Promise<number> {
+  const rows = await db.selectDistinct({ id: members.organizationId }).from(members).where(and(eq(members.userId, userId), eq(members.role, "owner")));
+  return rows.length;
 }
 
 export async function recordAudit(db: Db, event: Omit<typeof auditEvents.$inferInsert, "id" | "at">): Promise<void> {

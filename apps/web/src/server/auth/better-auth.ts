@@ -1,11 +1,12 @@
-import { newId, schema, DEFAULT_ORG_ID, listMemberships, type IdPrefix } from "@volley/db";
+import { newId, schema, DEFAULT_ORG_ID, countOwnedOrgs, listMemberships, type IdPrefix } from "@volley/db";
 import { betterAuth } from "better-auth";
+import { APIError } from "better-auth/api";
 import { drizzleAdapter } from "better-auth/adapters/drizzle";
 import { createAccessControl } from "better-auth/plugins/access";
 import { organization } from "better-auth/plugins/organization";
 import { adminAc, defaultStatements, memberAc, ownerAc } from "better-auth/plugins/organization/access";
 import { sql } from "drizzle-orm";
-import { authSecret, databaseUrl, publicUrl } from "../../env";
+import { authSecret, databaseUrl, maxOrgsPerUser, publicUrl } from "../../env";
 import { logOnce } from "../log";
 import { getDb } from "../services";
 import { trustedOrigins } from "./trusted-origins";
@@ -32,6 +33,22 @@ const ID_PREFIXES: Record<string, IdPrefix> = {
   member: "mem",
   invitation: "inv",
 };
+
+/**
+ * Each organization carries its own hosted quotas and workers' share, so one account may own at
+ * most VOLLEY_MAX_ORGS_PER_USER of them (the one it got at sign-up included). Counted as owner, not
+ * as member: invitations to other people's orgs never use up the allowance.
+ */
+async function assertMayCreateOrg(user: { id: string }): Promise<void> {
+  const limit = maxOrgsPerUser();
+  const owned = await countOwnedOrgs(getDb(), user.id);
+  if (owned >= limit) {
+    throw new APIError("FORBIDDEN", {
+      code: "ORGANIZATION_LIMIT_REACHED",
+      message: `you already own ${owned} organization${owned === 1 ? "" : "s"}, the most one account may own (VOLLEY_MAX_ORGS_PER_USER=${limit}); delete one you no longer use, or ask the operator to raise the limit`,
+    });
+  }
+}
 
 /** Makes the user a member somewhere: owner of the default org if it has no members yet, else owner of a new org. */
 async function giveFirstOrg(user: { id: string; name: string; email: string }): Promise<void> {
@@ -73,6 +90,10 @@ function createAuth() {
       },
     }),
     emailAndPassword: { enabled: true, minPasswordLength: 8, autoSignIn: true },
+    // Errors that are not better-auth's own answers (PostgreSQL down, a bug) reach the auth route,
+    // which answers them in the API's error shape (503 unavailable naming the database), instead
+    // of better-auth's empty 500. Its own errors (wrong password, 4xx) are still answered by it.
+    onAPIError: { throw: true },
     // Sign-in is rate limited by web's own Redis-backed limiter (rate-limit.ts), shared by every replica.
     rateLimit: { enabled: false },
     advanced: {
@@ -104,6 +125,7 @@ function createAuth() {
         // this, better-auth (seeing our own generateId) would demand a verified email and no
         // invitation could ever be accepted.
         requireEmailVerificationOnInvitation: false,
+        organizationHooks: { beforeCreateOrganization: async ({ user }) => assertMayCreateOrg(user) },
         schema: { organization: { modelName: "orgs" } },
       }),
     ],
