@@ -1,34 +1,58 @@
 import { z } from "zod";
 import { loadEnvOrExit, logLevelSchema, portSchema } from "@volley/contracts";
+import { parseSecretsKey } from "@volley/db";
 
 const required = (example: string, protocols: RegExp) =>
   z
     .string({ error: `not set — set it to a URL like ${example} (npm start sets it for you)` })
     .regex(protocols, `must be a URL like ${example}`);
 
-const envSchema = z.object({
-  DATABASE_URL: required("postgres://user:pass@127.0.0.1:5432/volley", /^postgres(ql)?:\/\//),
-  REDIS_URL: required("redis://127.0.0.1:6379", /^rediss?:\/\//),
-  HUB_HOST: z.string().min(1, "set it to an interface address such as 127.0.0.1 or 0.0.0.0").default("127.0.0.1"),
-  HUB_PORT: portSchema(3001),
-  // The self-hosted bootstrap: one shared secret any agent may present (default org, the pool it names).
-  // Unset, agents need a join token (vat_…) created per organization in the web UI. `npm start`
-  // sets it to apps/agent's default so a local stack works without setup.
-  AGENT_TOKEN: z
-    .string()
-    .min(8, "use at least 8 characters, or unset it so only join tokens admit agents")
-    .refine((t) => !t.startsWith("vat_"), "a join token (vat_…) belongs to an agent, not the hub; unset AGENT_TOKEN or use another secret")
-    .optional(),
-  // `hosted` (a public SaaS, as web's VOLLEY_MODE): webhook deliveries and agents' load reach only
-  // public addresses, checked at send/connect time. Set it to the same value as web's.
-  VOLLEY_MODE: z.enum(["hosted", "self-hosted"], { error: "must be hosted or self-hosted — unset it for a self-hosted install" }).default("self-hosted"),
-  LOG_LEVEL: logLevelSchema,
-});
+const validKey = (v: string) => {
+  try {
+    parseSecretsKey(v);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+const envSchema = z
+  .object({
+    DATABASE_URL: required("postgres://user:pass@127.0.0.1:5432/volley", /^postgres(ql)?:\/\//),
+    REDIS_URL: required("redis://127.0.0.1:6379", /^rediss?:\/\//),
+    HUB_HOST: z.string().min(1, "set it to an interface address such as 127.0.0.1 or 0.0.0.0").default("127.0.0.1"),
+    HUB_PORT: portSchema(3001),
+    // The self-hosted bootstrap: one shared secret any agent may present (default org, the pool it names).
+    // Unset, agents need a join token (vat_…) created per organization in the web UI. `npm start`
+    // sets it to apps/agent's default so a local stack works without setup.
+    AGENT_TOKEN: z
+      .string()
+      .min(8, "use at least 8 characters, or unset it so only join tokens admit agents")
+      .refine((t) => !t.startsWith("vat_"), "a join token (vat_…) belongs to an agent, not the hub; unset AGENT_TOKEN or use another secret")
+      .optional(),
+    // `hosted` (a public SaaS, as web's VOLLEY_MODE): webhook deliveries and agents' load reach only
+    // public addresses, checked at send/connect time. Set it to the same value as web's.
+    VOLLEY_MODE: z.enum(["hosted", "self-hosted"], { error: "must be hosted or self-hosted — unset it for a self-hosted install" }).default("self-hosted"),
+    // Webhook signing secrets are sealed with this key (AES-256-GCM, @volley/db secret-box): 32 bytes,
+    // base64 (openssl rand -base64 32), the same value as web's. Rotation: the new key here, the
+    // previous ones comma separated in VOLLEY_SECRETS_KEY_OLD; rows re-seal under the new key as they
+    // are read. Unset (self-hosted only): secrets stay as stored, with a warning.
+    VOLLEY_SECRETS_KEY: z.string().refine(validKey, "must be 32 random bytes in base64 — generate one with `openssl rand -base64 32`").optional(),
+    VOLLEY_SECRETS_KEY_OLD: z
+      .string()
+      .refine((v) => v.split(",").map((k) => k.trim()).filter(Boolean).every(validKey), "must be comma-separated 32-byte base64 keys (the previous VOLLEY_SECRETS_KEY values)")
+      .optional(),
+    LOG_LEVEL: logLevelSchema,
+  })
+  .refine((e) => e.VOLLEY_MODE !== "hosted" || e.VOLLEY_SECRETS_KEY !== undefined, {
+    path: ["VOLLEY_SECRETS_KEY"],
+    message: "not set — hosted mode needs it; generate one with `openssl rand -base64 32` and give web and hub the same value",
+  });
 
 export type HubEnv = z.infer<typeof envSchema>;
 
 /** The only reader of process.env: validates it once; a bad or missing value exits with one line naming it. */
 export function loadEnv(source: NodeJS.ProcessEnv = process.env): HubEnv {
   // URLs may carry passwords and the token is a secret: name them, never print them.
-  return loadEnvOrExit(envSchema, source, (name) => name.endsWith("TOKEN") || name.endsWith("_URL"));
+  return loadEnvOrExit(envSchema, source, (name) => name.endsWith("TOKEN") || name.endsWith("_URL") || name.startsWith("VOLLEY_SECRETS_KEY"));
 }

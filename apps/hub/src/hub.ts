@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { AddressInfo } from "node:net";
 import { pino, type Logger } from "pino";
-import { checkDatabase, createDb, finishRun, getRunOfAnyOrg, markStaleAgentsOffline, migrateDatabase, setAgentStatus } from "@volley/db";
+import { checkDatabase, createDb, finishRun, getRunOfAnyOrg, markStaleAgentsOffline, migrateDatabase, setAgentStatus, type SecretKeys } from "@volley/db";
 import { checkRedis, createRedis, openQueue, QUEUE_NAMES } from "@volley/queue";
 import { Aggregator } from "./aggregator/aggregator";
 import { RunCoordinator } from "./coordination/run-coordinator";
@@ -56,6 +56,8 @@ export interface HubConfig {
   webhookTimeoutMs?: number;
   /** Hosted: webhook deliveries (and agents' connections) reach only public addresses (default self-hosted). */
   mode?: "hosted" | "self-hosted";
+  /** The keys webhook secrets are sealed with (VOLLEY_SECRETS_KEY[_OLD]); null: stored unencrypted. */
+  secretsKeys?: SecretKeys | null;
   /** How webhook hosts resolve in hosted mode (node:dns by default; tests answer for a name). */
   webhookResolveAll?: ResolveAll;
 }
@@ -169,6 +171,7 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
     log,
     timeoutMs: config.webhookTimeoutMs,
     publicOnly: config.mode === "hosted",
+    secretsKeys: config.secretsKeys ?? null,
     resolveAll: config.webhookResolveAll,
   });
   const aggregator = new Aggregator({ db, redis, reader: connections.reader, consumer: hubId, log, onStored: (runId, n) => void events.intervals(runId, n) });

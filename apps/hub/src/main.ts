@@ -1,4 +1,5 @@
 import { pino } from "pino";
+import { parseSecretKeys } from "@volley/db";
 import { loadEnv } from "./env";
 import { startHub } from "./hub";
 import { errorMessage } from "./util/wait";
@@ -13,6 +14,7 @@ const hub = await startHub({
   port: env.HUB_PORT,
   agentToken: env.AGENT_TOKEN,
   mode: env.VOLLEY_MODE,
+  secretsKeys: env.VOLLEY_SECRETS_KEY ? parseSecretKeys(env.VOLLEY_SECRETS_KEY, env.VOLLEY_SECRETS_KEY_OLD) : null,
   log,
 }).catch((err: NodeJS.ErrnoException) => {
   // checkDatabase/checkRedis already say what is wrong and how to fix it, in one line.
@@ -21,6 +23,7 @@ const hub = await startHub({
   process.exit(1);
 });
 log.info(`hub listening on http://${env.HUB_HOST}:${hub.port} (agent gateway /agent)`);
+if (!env.VOLLEY_SECRETS_KEY) log.warn("VOLLEY_SECRETS_KEY is not set; webhook signing secrets are stored unencrypted — set it (openssl rand -base64 32) for web and hub");
 log.info(env.AGENT_TOKEN ? "agents admitted with join tokens or the shared AGENT_TOKEN (bootstrap)" : "agents admitted with join tokens only (AGENT_TOKEN unset)");
 
 let stopping = false;

@@ -1,4 +1,5 @@
 import ipaddr from "ipaddr.js";
+import { parseSecretKeys, type SecretKeys } from "@volley/db";
 import { z } from "zod";
 
 /**
@@ -89,6 +90,25 @@ export function authSecret(): { secret: string; derived: boolean } {
   }
   if (volleyMode() === "hosted") throw new MisconfiguredError("AUTH_SECRET", "AUTH_SECRET is not set — hosted mode needs it; generate one with `openssl rand -base64 32`");
   return { secret: `volley-derived:${databaseUrl()}`, derived: true };
+}
+
+/**
+ * The keys webhook signing secrets are sealed with (AES-256-GCM, @volley/db secret-box):
+ * VOLLEY_SECRETS_KEY (32 bytes, base64) and, while rotating, the previous keys in
+ * VOLLEY_SECRETS_KEY_OLD (comma separated). The hub needs the same values. Required in hosted mode;
+ * a self-hosted install without it (npm start generates one) stores the secrets as is, with a warning.
+ */
+export function secretsKeys(): SecretKeys | null {
+  const value = raw("VOLLEY_SECRETS_KEY");
+  if (value === undefined) {
+    if (volleyMode() === "hosted") throw new MisconfiguredError("VOLLEY_SECRETS_KEY", "VOLLEY_SECRETS_KEY is not set — hosted mode needs it; generate one with `openssl rand -base64 32` and give web and hub the same value");
+    return null;
+  }
+  try {
+    return parseSecretKeys(value, raw("VOLLEY_SECRETS_KEY_OLD"));
+  } catch (err) {
+    throw new MisconfiguredError(/_OLD/.test((err as Error).message) ? "VOLLEY_SECRETS_KEY_OLD" : "VOLLEY_SECRETS_KEY", (err as Error).message);
+  }
 }
 
 /** The public origin of web (e.g. https://volley.example.com) for invitation links and cookie checks; null = the request's origin. */

@@ -17,3 +17,4 @@ export * from "./repos/webhooks-repo";
 export type { ApiTokenScope, OrgQuotas, OrgRole } from "./schema";
 export * from "./repos/target-hosts-repo";
 export * from "./repos/run-queue-repo";
+export * from "./secret-box";

@@ -176,7 +176,7 @@ export const apiTokens = pgTable(
 
 /**
  * Outbound webhooks of an org: the hub POSTs each event to `url`, signed with HMAC-SHA256 of the
- * body under `secret`. The secret is stored as is (the hub must sign with it, so it cannot be
+ * body under `secret`. The secret is stored sealed with AES-256-GCM (secret-box.ts; the hub must sign with it, so it cannot be
  * hashed) but the API shows it only once, at creation; to rotate it, delete the webhook and add it
  * again. Deleted webhooks stay as rows with `disabledAt` (audit) and never fire.
  */

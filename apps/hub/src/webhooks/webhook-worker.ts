@@ -1,7 +1,7 @@
 import { Worker, type Job } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
-import { getActiveWebhook, type Db } from "@volley/db";
+import { getActiveWebhook, type Db, type SecretKeys } from "@volley/db";
 import { QUEUE_NAMES, webhookJob } from "@volley/queue";
 import { errorMessage } from "../util/wait";
 import type { ResolveAll } from "./public-lookup";
@@ -16,7 +16,7 @@ export class WebhookWorker {
   private readonly worker: Worker;
 
   constructor(
-    private readonly deps: { db: Db; connection: Redis; log: Logger; concurrency?: number; timeoutMs?: number; publicOnly?: boolean; resolveAll?: ResolveAll },
+    private readonly deps: { db: Db; connection: Redis; log: Logger; concurrency?: number; timeoutMs?: number; publicOnly?: boolean; resolveAll?: ResolveAll; secretsKeys?: SecretKeys | null },
   ) {
     this.worker = new Worker(QUEUE_NAMES.webhooks, (job) => this.deliver(job), {
       connection: deps.connection,
@@ -36,7 +36,7 @@ export class WebhookWorker {
 
   private async deliver(job: Job): Promise<void> {
     const { webhookId, payload } = webhookJob.schema.parse(job.data);
-    const hook = await getActiveWebhook(this.deps.db, webhookId);
+    const hook = await getActiveWebhook(this.deps.db, webhookId, this.deps.secretsKeys ?? null);
     // Deleted since the run ended: the org asked for no more deliveries.
     if (!hook) return void this.deps.log.info({ deliveryId: job.id, webhookId }, "webhook deleted; delivery dropped");
     const status = await postWebhook({

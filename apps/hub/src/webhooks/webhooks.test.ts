@@ -1,10 +1,11 @@
-import { createHmac } from "node:crypto";
+import { createHmac, randomBytes } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runFinishedPayloadSchema } from "@volley/contracts";
-import { createWebhook, DEFAULT_ORG_ID, disableWebhook, schema, type WebhookRow } from "@volley/db";
+import { eq } from "drizzle-orm";
+import { createWebhook, DEFAULT_ORG_ID, disableWebhook, isSealed, parseSecretKeys, schema, type WebhookRow } from "@volley/db";
 import { QUEUE_NAMES } from "@volley/queue";
 import { useHubHarness } from "../test-support/use-hub-harness";
 import { testFrame, testPlan } from "../test-support/fixtures";
@@ -62,7 +63,9 @@ class Receiver {
 }
 
 const ORG_B = "org_webhooks_b";
-const h = useHubHarness(14, { armTimeoutMs: 10_000, storeWaitMs: 5000, webhookRetryDelayMs: 100, webhookTimeoutMs: 500 });
+// The hub seals and opens secrets with this key, as web and hub share VOLLEY_SECRETS_KEY.
+const KEYS = parseSecretKeys(randomBytes(32).toString("base64"));
+const h = useHubHarness(14, { armTimeoutMs: 10_000, storeWaitMs: 5000, webhookRetryDelayMs: 100, webhookTimeoutMs: 500, secretsKeys: KEYS });
 let queue: Queue;
 const receivers: Receiver[] = [];
 
@@ -110,9 +113,9 @@ async function jobOf(id: string, timeoutMs = 10_000) {
 describe("run.finished webhooks", () => {
   it("POST the run, signed with the webhook's secret; other orgs' and deleted webhooks never fire", async () => {
     const [mine, theirs, deleted] = [await receiver(), await receiver(), await receiver()];
-    const hook = await createWebhook(h.db.db, { orgId: DEFAULT_ORG_ID, url: mine.url, events: ["run.finished"] });
-    const other = await createWebhook(h.db.db, { orgId: ORG_B, url: theirs.url, events: ["run.finished"] });
-    const gone = await createWebhook(h.db.db, { orgId: DEFAULT_ORG_ID, url: deleted.url, events: ["run.finished"] });
+    const hook = await createWebhook(h.db.db, { orgId: DEFAULT_ORG_ID, url: mine.url, events: ["run.finished"] }, KEYS);
+    const other = await createWebhook(h.db.db, { orgId: ORG_B, url: theirs.url, events: ["run.finished"] }, KEYS);
+    const gone = await createWebhook(h.db.db, { orgId: DEFAULT_ORG_ID, url: deleted.url, events: ["run.finished"] }, KEYS);
     expect(await disableWebhook(h.db.db, DEFAULT_ORG_ID, gone.id)).toBe(true);
 
     const runId = await finishedRun("wh-signed");
@@ -136,9 +139,31 @@ describe("run.finished webhooks", () => {
     expect(deleted.deliveries).toHaveLength(0);
   });
 
+  it("the secret is stored sealed, never as the plain text; the hub still signs with it, and a row from before encryption is sealed on first delivery", async () => {
+    const r = await receiver();
+    const hook = await createWebhook(h.db.db, { orgId: DEFAULT_ORG_ID, url: r.url, events: ["run.finished"] }, KEYS);
+    const stored = async (id: string) => (await h.db.db.select().from(schema.webhooks).where(eq(schema.webhooks.id, id)))[0]!.secret;
+    const sealed = await stored(hook.id);
+    expect(isSealed(sealed)).toBe(true);
+    expect(sealed).not.toContain(hook.secret.slice("whsec_".length));
+    // A webhook created before secrets were encrypted: stored as is.
+    const legacy = await createWebhook(h.db.db, { orgId: DEFAULT_ORG_ID, url: r.url, events: ["run.finished"] }, null);
+    expect(await stored(legacy.id)).toBe(legacy.secret);
+
+    const runId = await finishedRun("wh-sealed");
+    const got = await r.waitFor(2);
+    const byHook = (id: string) => got.find((d) => d.headers["x-volley-delivery"] === `whd-${runId}-${id}`)!;
+    expect(byHook(hook.id).headers["x-volley-signature"]).toBe(hmac(hook, byHook(hook.id).body));
+    expect(byHook(legacy.id).headers["x-volley-signature"]).toBe(hmac(legacy, byHook(legacy.id).body));
+    const resealed = await stored(legacy.id);
+    expect(isSealed(resealed)).toBe(true);
+    expect(resealed).not.toContain(legacy.secret.slice("whsec_".length));
+    for (const id of [hook.id, legacy.id]) await disableWebhook(h.db.db, DEFAULT_ORG_ID, id);
+  });
+
   it("retry after a 500 and a receiver that does not answer in time, then succeed with the same signed body", async () => {
     const flaky = await receiver([500, "hang"]);
-    const hook = await createWebhook(h.db.db, { orgId: DEFAULT_ORG_ID, url: flaky.url, events: ["run.finished"] });
+    const hook = await createWebhook(h.db.db, { orgId: DEFAULT_ORG_ID, url: flaky.url, events: ["run.finished"] }, KEYS);
     const runId = await finishedRun("wh-retry");
     const tries = await flaky.waitFor(3);
     const { job, state } = await jobOf(`whd-${runId}-${hook.id}`);
@@ -153,7 +178,7 @@ describe("run.finished webhooks", () => {
 
   it("give up after the job's attempts, keeping the receiver's last answer as the reason", async () => {
     const down = await receiver(Array.from({ length: 10 }, () => 503));
-    const hook = await createWebhook(h.db.db, { orgId: DEFAULT_ORG_ID, url: down.url, events: ["run.finished"] });
+    const hook = await createWebhook(h.db.db, { orgId: DEFAULT_ORG_ID, url: down.url, events: ["run.finished"] }, KEYS);
     const runId = await finishedRun("wh-give-up");
     // 6 attempts, 100 ms doubling: 0.1 + 0.2 + 0.4 + 0.8 + 1.6 s of backoff.
     const { job, state } = await jobOf(`whd-${runId}-${hook.id}`, 20_000);

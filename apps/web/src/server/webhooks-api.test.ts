@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Webhook } from "@volley/contracts";
-import { createApiToken, DEFAULT_ORG_ID, listActiveWebhooks, schema } from "@volley/db";
+import { randomBytes } from "node:crypto";
+import { createApiToken, DEFAULT_ORG_ID, getActiveWebhook, isSealed, listActiveWebhooks, parseSecretKeys, schema } from "@volley/db";
 import { eq } from "drizzle-orm";
 import type { RouteHandler } from "./api-handler";
 import { call, readError, signUp, startApiTestEnv, type ApiTestEnv } from "./api-test-env";
@@ -12,8 +13,13 @@ let routes: { create: RouteHandler; list: RouteHandler; remove: RouteHandler };
 let owner = ""; // first account: owner of the default org
 let other = ""; // second account: owner of an org of its own
 
+// Web seals signing secrets with VOLLEY_SECRETS_KEY; the hub opens them with the same key.
+const SECRETS_KEY = randomBytes(32).toString("base64");
+const keyBefore = process.env.VOLLEY_SECRETS_KEY;
+
 beforeAll(async () => {
   env = await startApiTestEnv(13);
+  process.env.VOLLEY_SECRETS_KEY = SECRETS_KEY;
   const hooks = await import("../app/api/v1/webhooks/route");
   routes = { create: hooks.POST, list: hooks.GET, remove: (await import("../app/api/v1/webhooks/[id]/route")).DELETE };
   owner = await signUp("hook-owner@example.com", "Owner");
@@ -21,6 +27,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  if (keyBefore === undefined) delete process.env.VOLLEY_SECRETS_KEY;
+  else process.env.VOLLEY_SECRETS_KEY = keyBefore;
   await env?.close();
 });
 
@@ -40,8 +48,11 @@ describe("webhooks API", () => {
     const listed = await list(owner);
     expect(listed.find((w) => w.id === webhook.id)).toEqual(webhook);
     expect(JSON.stringify(listed)).not.toContain(secret);
-    const [active] = (await listActiveWebhooks(env.h.db, DEFAULT_ORG_ID, "run.finished")).filter((w) => w.id === webhook.id);
-    expect(active?.secret).toBe(secret);
+    // Stored sealed, not as the secret itself; opened with the shared key it is what the hub signs with.
+    const [stored] = (await listActiveWebhooks(env.h.db, DEFAULT_ORG_ID, "run.finished")).filter((w) => w.id === webhook.id);
+    expect(isSealed(stored!.secret)).toBe(true);
+    expect(stored!.secret).not.toContain(secret.slice("whsec_".length));
+    expect((await getActiveWebhook(env.h.db, webhook.id, parseSecretKeys(SECRETS_KEY)))?.secret).toBe(secret);
   });
 
   it("names bad fields with the fix", async () => {

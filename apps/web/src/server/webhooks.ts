@@ -1,9 +1,10 @@
 import type { CreateWebhookBody, Webhook } from "@volley/contracts";
-import { volleyMode } from "../env";
+import { secretsKeys, volleyMode } from "../env";
 import { assertPublicAddresses, resolveTarget, targetHost } from "./target-policy";
 import { createWebhook, disableWebhook, listWebhooks, type WebhookRow } from "@volley/db";
 import type { AuthContext } from "./auth";
 import { notFound } from "./errors";
+import { logOnce } from "./log";
 import { getDb } from "./services";
 
 /** Webhooks of an org: created (signing secret shown once), listed without secrets, deleted. */
@@ -19,7 +20,9 @@ export async function addWebhook(auth: AuthContext, body: CreateWebhookBody): Pr
     const host = targetHost(body.url);
     assertPublicAddresses(host, await resolveTarget(host, undefined, "url"), "url");
   }
-  const row = await createWebhook(getDb(), { orgId: auth.orgId, url: body.url, events: body.events, createdBy });
+  const keys = secretsKeys();
+  if (!keys) logOnce("secrets-key-unset", "VOLLEY_SECRETS_KEY is not set; webhook signing secrets are stored unencrypted — set it (openssl rand -base64 32) for web and hub");
+  const row = await createWebhook(getDb(), { orgId: auth.orgId, url: body.url, events: body.events, createdBy }, keys);
   return { webhook: toWebhook(row), secret: row.secret };
 }
 
