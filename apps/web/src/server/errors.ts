@@ -63,7 +63,11 @@ export function classifyError(err: unknown): ApiError | MisconfiguredError | nul
     }
     if (typeof code === "string" && NETWORK_CODES.has(code)) {
       const service = serviceAt((e as { port?: unknown }).port);
-      const what = service ? `${service.name} at ${service.variable} is unreachable` : "a backing service is unreachable";
+      const what = !service
+        ? "a backing service is unreachable"
+        : service.name === "PostgreSQL"
+          ? "the database (PostgreSQL at DATABASE_URL) is unreachable"
+          : `${service.name} at ${service.variable} is unreachable`;
       return new ApiError(503, "unavailable", `${what} (${message || code}) — check that ${service ? `it is running and ${service.variable} is right` : "PostgreSQL and Redis are running"}`);
     }
     if (e instanceof RedisUnavailableError) return new ApiError(503, "unavailable", e.message);

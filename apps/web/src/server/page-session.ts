@@ -2,12 +2,19 @@ import { schema } from "@volley/db";
 import { headers } from "next/headers";
 import { redirect } from "next/navigation";
 import { sessionUser, type AuthContext } from "./auth";
+import { forPage } from "./page-errors";
 import { getDb } from "./services";
 
 /** Whether anyone has signed up yet: a fresh install sends its first visitor to /sign-up. */
 export async function hasUsers(): Promise<boolean> {
-  const [row] = await getDb().select({ id: schema.users.id }).from(schema.users).limit(1);
+  const [row] = await forPage(() => getDb().select({ id: schema.users.id }).from(schema.users).limit(1));
   return row !== undefined;
+}
+
+/** The session's member for pages that serve visitors too (sign-in, sign-up); an outage is a readable page error. */
+export async function pageUser(): Promise<AuthContext | null> {
+  const h = await headers();
+  return forPage(() => sessionUser({ headers: h }));
 }
 
 /**
@@ -15,7 +22,7 @@ export async function hasUsers(): Promise<boolean> {
  * install (no users yet, the first account becomes the owner), else to /sign-in.
  */
 export async function pageSession(): Promise<AuthContext & { actor: { kind: "user" } }> {
-  const auth = await sessionUser({ headers: await headers() });
+  const auth = await pageUser();
   if (auth?.actor.kind === "user") return auth as AuthContext & { actor: { kind: "user" } };
   redirect((await hasUsers()) ? "/sign-in" : "/sign-up");
 }

@@ -1,17 +1,15 @@
 import type { Metadata } from "next";
-import { headers } from "next/headers";
 import Link from "next/link";
 import { redirect } from "next/navigation";
 import { AuthForm } from "../../components/auth-form";
-import { sessionUser } from "../../server/auth";
-import { hasUsers } from "../../server/page-session";
+import { hasUsers, pageUser } from "../../server/page-session";
 import { safeNextPath } from "../../lib/next-path";
 
 export const metadata: Metadata = { title: "Sign in" };
 
 export default async function SignInPage({ searchParams }: { searchParams: Promise<{ next?: string }> }) {
   const next = safeNextPath((await searchParams).next);
-  if (await sessionUser({ headers: await headers() })) redirect(next);
+  if (await pageUser()) redirect(next);
   if (!(await hasUsers())) redirect("/sign-up");
   return (
     <div className="auth-page">

@@ -1,17 +1,15 @@
 import type { Metadata } from "next";
-import { headers } from "next/headers";
 import Link from "next/link";
 import { redirect } from "next/navigation";
 import { AuthForm } from "../../components/auth-form";
-import { sessionUser } from "../../server/auth";
-import { hasUsers } from "../../server/page-session";
+import { hasUsers, pageUser } from "../../server/page-session";
 import { safeNextPath } from "../../lib/next-path";
 
 export const metadata: Metadata = { title: "Create account" };
 
 export default async function SignUpPage({ searchParams }: { searchParams: Promise<{ next?: string }> }) {
   const next = safeNextPath((await searchParams).next);
-  if (await sessionUser({ headers: await headers() })) redirect(next);
+  if (await pageUser()) redirect(next);
   const fresh = !(await hasUsers());
   return (
     <div className="auth-page">

@@ -5,6 +5,7 @@ import { reserveSignIn } from "../../../../server/account-throttle";
 import { AUTH_BODY_LIMIT, readBodyBytes } from "../../../../server/body-limit";
 import { ApiError, classifyError } from "../../../../server/errors";
 import { getLogger } from "../../../../server/log";
+import { getDb } from "../../../../server/services";
 import { limitSignIn } from "../../../../server/rate-limit";
 
 /**
@@ -57,5 +58,20 @@ async function handle(req: Request, method: "GET" | "POST"): Promise<Response> {
   }
 }
 
-export const GET = (req: Request) => handle(req, "GET");
-export const POST = (req: Request) => handle(req, "POST");
+/**
+ * better-auth answers a database failure inside its own endpoints (a session read) with a bare
+ * 500; when PostgreSQL is in fact unreachable, say so as a 503 like every other route.
+ */
+async function explainOutage(res: Response): Promise<Response> {
+  if (res.status < 500) return res;
+  try {
+    await getDb().execute("select 1");
+  } catch (err) {
+    const known = classifyError(err);
+    if (known instanceof ApiError) return errorResponse(known.status, known.code, known.message);
+  }
+  return res;
+}
+
+export const GET = (req: Request) => handle(req, "GET").then(explainOutage);
+export const POST = (req: Request) => handle(req, "POST").then(explainOutage);
