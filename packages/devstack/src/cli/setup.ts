@@ -8,6 +8,7 @@ import path from "node:path";
 import { loadEnv, repoRoot } from "../env";
 import { REDIS_INSTALL_HINT, redisServerPath } from "../local-redis";
 import { startEmbeddedPostgres } from "../embedded-postgres";
+import { installSecrets } from "./install-secrets";
 
 const say = (line: string) => console.log(`[setup] ${line}`);
 
@@ -45,6 +46,9 @@ async function main() {
     const pg = await startEmbeddedPostgres({ dir, port: env.VOLLEY_PG_PORT });
     await pg.stop();
   }
+
+  // AUTH_SECRET and VOLLEY_SECRETS_KEY of this install, passed to web and hub by npm start.
+  installSecrets(env.VOLLEY_DATA_DIR, say);
 
   // The agent package web serves to the installer and the agent image (web also builds it when missing).
   if (!run("npm", ["run", "pack", "-w", "@volley/agent"])) throw new Error("packing the agent failed (see above)");

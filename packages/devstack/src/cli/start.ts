@@ -11,6 +11,7 @@ import path from "node:path";
 import { loadEnv, repoRoot } from "../env";
 import { startApp, type AppName } from "../stack";
 import { Supervisor, type ChildSpec } from "../supervisor";
+import { installSecrets } from "./install-secrets";
 import { localServices } from "./local-services";
 
 const COLORS: Record<AppName, string> = { targets: "35", hub: "36", agent: "33", web: "32" };
@@ -33,6 +34,8 @@ async function main() {
     throw new Error("the web UI is not built yet — run `npm run setup` first");
   }
   const services = localServices(env, say);
+  // Given in the environment they win (an operator's own secrets); else the install's generated ones.
+  const secrets = installSecrets(env.VOLLEY_DATA_DIR, say);
   const hubUrl = `http://127.0.0.1:${env.HUB_PORT}`;
   const childEnv: NodeJS.ProcessEnv = {
     ...process.env,
@@ -44,6 +47,8 @@ async function main() {
     AGENT_TOKEN: process.env.AGENT_TOKEN ?? "dev-local-agent-token",
     // The local agent keeps one identity across restarts (one row on the Agents page), beside the stack's data.
     AGENT_STATE_DIR: process.env.AGENT_STATE_DIR ?? path.join(env.VOLLEY_DATA_DIR, "agent"),
+    AUTH_SECRET: env.AUTH_SECRET ?? secrets.authSecret,
+    VOLLEY_SECRETS_KEY: env.VOLLEY_SECRETS_KEY ?? secrets.secretsKey,
     WEB_PORT: String(env.WEB_PORT),
     WS_ECHO_PORT: String(env.WS_ECHO_PORT),
     SOCKETIO_ECHO_PORT: String(env.SOCKETIO_ECHO_PORT),

@@ -24,7 +24,7 @@ const volley = Object.entries(services).flatMap(([name, s]) => {
   return app ? [{ name, app, service: s }] : [];
 });
 // What an operator must set: compose refuses to start without it (no default token).
-const REQUIRED = { VOLLEY_AGENT_TOKEN: "0123456789abcdef".repeat(4) };
+const REQUIRED = { VOLLEY_AGENT_TOKEN: "0123456789abcdef".repeat(4), VOLLEY_SECRETS_KEY: Buffer.alloc(32, 7).toString("base64") };
 const envOf = (s: ComposeService, vars: Record<string, string> = {}) => serviceEnv(s, { ...REQUIRED, ...vars });
 const byApp = (app: DeployableApp) => volley.find((v) => v.app === app) as { name: string; app: DeployableApp; service: ComposeService };
 
@@ -52,7 +52,7 @@ describe("infra/compose.yaml", () => {
   });
 
   it("also accepts the secrets set from the shell", () => {
-    const vars = { POSTGRES_PASSWORD: "s3cret", VOLLEY_AGENT_TOKEN: "a-long-agent-token", AUTH_SECRET: "x".repeat(40), VOLLEY_PUBLIC_URL: "https://volley.example.com" };
+    const vars = { POSTGRES_PASSWORD: "s3cret", VOLLEY_AGENT_TOKEN: "a-long-agent-token", VOLLEY_SECRETS_KEY_OLD: Buffer.alloc(32, 9).toString("base64"), AUTH_SECRET: "x".repeat(40), VOLLEY_PUBLIC_URL: "https://volley.example.com" };
     for (const app of APPS) {
       const check = checkAppEnv(app, envOf(byApp(app).service, vars));
       expect(check.ok, `${app}: ${check.output}`).toBe(true);
@@ -66,6 +66,13 @@ describe("infra/compose.yaml", () => {
       expect(() => serviceEnv(service), app).toThrow(/VOLLEY_AGENT_TOKEN.*openssl rand/);
       expect(() => serviceEnv(service, { VOLLEY_AGENT_TOKEN: "" }), `${app} with an empty token`).toThrow(/VOLLEY_AGENT_TOKEN/);
       expect(envOf(service).AGENT_TOKEN).toBe(REQUIRED.VOLLEY_AGENT_TOKEN);
+    }
+  });
+
+  it("requires VOLLEY_SECRETS_KEY for web and hub (they seal and open webhook secrets with it), the same value for both", () => {
+    for (const app of ["web", "hub"] as const) {
+      expect(() => serviceEnv(byApp(app).service, { VOLLEY_AGENT_TOKEN: "a-long-agent-token" }), app).toThrow(/VOLLEY_SECRETS_KEY.*openssl rand -base64 32/);
+      expect(envOf(byApp(app).service).VOLLEY_SECRETS_KEY).toBe(REQUIRED.VOLLEY_SECRETS_KEY);
     }
   });
 
