@@ -14,11 +14,12 @@ import { RunEvents } from "./runs/run-events";
 import { RunWorker } from "./runs/run-worker";
 import { AgentLine } from "./runs/agent-line";
 import { PoolDispatcher } from "./shards/pool-dispatcher";
+import { PoolDispatchers } from "./shards/pool-dispatchers";
 import { ShardQueues } from "./shards/shard-queues";
 import { ShardRunner } from "./shards/shard-runner";
 import { errorMessage, settlesWithin } from "./util/wait";
 import { WebhookDispatcher } from "./webhooks/webhook-dispatcher";
-import type { ResolveAll } from "./webhooks/public-lookup";
+import type { ResolveAll } from "@volley/contracts/public-lookup";
 import { WebhookWorker } from "./webhooks/webhook-worker";
 
 export interface HubConfig {
@@ -60,11 +61,17 @@ export interface HubConfig {
   secretsKeys?: SecretKeys | null;
   /** How webhook hosts resolve in hosted mode (node:dns by default; tests answer for a name). */
   webhookResolveAll?: ResolveAll;
+  /** Pools one org may have agents in on this hub at once (default 50); an agent announcing one more is refused. */
+  maxPoolsPerOrg?: number;
+  /** A pool's shard worker and its Redis connection are released once the pool has had no agents this long (default 60 s). */
+  poolReleaseMs?: number;
 }
 
 export interface RunningHub {
   port: number;
   hubId: string;
+  /** Pool keys this hub runs a shard worker for (each holds a Redis connection). */
+  poolWorkers(): string[];
   close(): Promise<void>;
 }
 
@@ -125,16 +132,20 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
     adoptions.add(p);
   });
 
-  let stopping = false;
-  const dispatchers = new Map<string, PoolDispatcher>();
-  registry.on("pool", (pool: string) => {
-    if (dispatchers.has(pool) || stopping) return;
-    // A shard waits for its planned agent a third of the arming time at most, so another agent can still arm it.
-    const d = new PoolDispatcher({ pool, hubId, connection: connections.bull, registry, runner, log, plannedAgentWaitMs: Math.min(3000, timing.armTimeoutMs / 3) });
-    dispatchers.set(pool, d);
-    d.start();
-    log.info({ pool }, "shard worker started for pool");
+  const dispatchers = new PoolDispatchers({
+    create: (pool) => {
+      // A shard waits for its planned agent a third of the arming time at most, so another agent can still arm it.
+      const d = new PoolDispatcher({ pool, hubId, connection: connections.bull, registry, runner, log, plannedAgentWaitMs: Math.min(3000, timing.armTimeoutMs / 3) });
+      d.start();
+      return d;
+    },
+    hasAgents: (pool) => registry.hasPool(pool),
+    maxPoolsPerOrg: config.maxPoolsPerOrg ?? 50,
+    releaseAfterMs: config.poolReleaseMs ?? 60_000,
+    log,
   });
+  registry.on("pool", (pool: string) => dispatchers.ensure(pool));
+  registry.on("vacated", (pool: string) => dispatchers.vacated(pool));
 
   // Aborts reach agents straight from here (< 1 s); a run still queued ends right away.
   coordinator.onAbort((runId, reason) => {
@@ -184,7 +195,8 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
     }
     res.writeHead(404).end();
   });
-  const io = startAgentGateway({ httpServer, db, redis, adapterPub: connections.adapterPub, adapterSub: connections.adapterSub, agentToken: config.agentToken, registry, log,
+  const io = startAgentGateway({ httpServer, db, redis, adapterPub: connections.adapterPub, adapterSub: connections.adapterSub, agentToken: config.agentToken, targetPolicy: { mode: config.mode ?? "self-hosted" }, registry, log,
+    admitPool: (orgId, pool) => dispatchers.admit(orgId, pool),
     recordStart: ({ runId, shardId, ...started }) => coordinator.markStarted(runId, shardId, started),
   });
 
@@ -199,13 +211,13 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
 
   let closed: Promise<void> | null = null;
   async function shutdown(): Promise<void> {
-    stopping = true;
+    const pools = dispatchers.stopAll();
     const grace = config.shutdownGraceMs ?? 10_000;
     // 1. Take no new work; what runs may finish on its own for a while, then is aborted.
     //    (Waits on our own executions, not on BullMQ's close, which hangs while Redis is down.)
     const workerClosed = runWorker.close();
-    await settlesWithin(Promise.all([...dispatchers.values()].map((d) => d.stop())), 3000);
-    const ourWork = () => Promise.all([runWorker.idle(), ...[...dispatchers.values()].map((d) => d.drained()), ...adoptions]);
+    await settlesWithin(Promise.all(pools.map((d) => d.stop())), 3000);
+    const ourWork = () => Promise.all([runWorker.idle(), ...pools.map((d) => d.drained()), dispatchers.released(), ...adoptions]);
     if (!(await settlesWithin(ourWork(), grace))) {
       log.warn({ runs: runWorker.activeRuns().length, shards: runner.activeCount() }, "aborting runs still going at shutdown");
       await settlesWithin(runWorker.abortLocalRuns(redis, "hub shutting down"), 2000);
@@ -214,7 +226,7 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
     }
     // Each remaining step is bounded: with Redis or PostgreSQL gone, commands would otherwise wait forever.
     if (!(await settlesWithin(workerClosed, 3000))) await settlesWithin(runWorker.close(true), 2000);
-    await settlesWithin(Promise.all([...dispatchers.values()].map((d) => d.close())), 3000);
+    await settlesWithin(Promise.all(pools.map((d) => d.close())), 3000);
     // Runs have ended, so their deliveries are queued; one in flight gets its receiver's timeout, the rest wait in Redis for any hub.
     if (!(await settlesWithin(webhookWorker.close(), (config.webhookTimeoutMs ?? 5000) + 1000))) await settlesWithin(webhookWorker.close(true), 2000);
     await settlesWithin(webhookQueue.close(), 2000);
@@ -231,6 +243,7 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
   return {
     port,
     hubId,
+    poolWorkers: () => dispatchers.pools(),
     close: () => (closed ??= shutdown()),
   };
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { healthSchema, intervalFrameSchema } from "./frame";
 import { shardJobSchema } from "./jobs";
+import { poolNameSchema } from "./plan";
 
 /**
  * The agent gateway: a Socket.IO namespace on the hub. Agents connect out; every message below is
@@ -31,7 +32,8 @@ export const agentHelloSchema = z.object({
   agentKey: z.string().min(8).max(200).optional(),
   name: z.string().min(1).max(200),
   version: z.string(),
-  pool: z.string().default("default"),
+  /** A join token's pool replaces it; still validated, so no hello carries a name a plan could not. */
+  pool: poolNameSchema.default("default"),
   labels: z.record(z.string(), z.string()).default({}),
   capacity: agentCapacitySchema,
   /**
@@ -49,7 +51,16 @@ export const ackSchema = z.union([
 ]);
 export type Ack = z.infer<typeof ackSchema>;
 
-export const welcomeSchema = z.object({ agentId: z.string() });
+/**
+ * What the hub's install allows load to reach. Hosted (a public SaaS): agents refuse to connect to
+ * any address that is not public (private, loopback, link-local …), checked when the name resolves
+ * for each connection — web checked the target when the run was queued, but a name can be
+ * re-pointed since. Absent (older hubs): self-hosted.
+ */
+export const targetPolicySchema = z.object({ mode: z.enum(["hosted", "self-hosted"]) });
+export type TargetPolicy = z.infer<typeof targetPolicySchema>;
+
+export const welcomeSchema = z.object({ agentId: z.string(), targetPolicy: targetPolicySchema.optional() });
 export type Welcome = z.infer<typeof welcomeSchema>;
 
 /** agent → hub, acked with the hub's clock: NTP-style offset estimate (keep the min-RTT sample). */

@@ -14,8 +14,14 @@ export * from "./scenario";
 
 const AGENT_COUNT_FIX = { error: 'use a whole number of agents from 1 to 1000, or "all" for every idle agent of the pool' };
 
+/**
+ * A pool's name, wherever one comes from (a plan, an agent's hello, a join token): it names a hub
+ * queue and, prefixed with the org, a registry key, so it never holds dots, slashes or capitals.
+ */
+export const poolNameSchema = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, "use lowercase letters, digits and dashes (1 to 63, starting with a letter or digit), e.g. default");
+
 export const agentsSchema = z.strictObject({
-  pool: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, "use lowercase letters, digits and dashes").default("default"),
+  pool: poolNameSchema.default("default"),
   /**
    * How many agents share the run: a whole number (the run waits in the pool's queue until that many
    * agents are free, then takes the largest), or "all": every agent connected to the pool, once all

@@ -1,11 +1,22 @@
 import { describe, expect, it } from "vitest";
 import { REDIS_KEYS } from "@volley/contracts";
-import { getRun, insertRun, insertShards, listAgents, listFrames } from "@volley/db";
+import { QUEUE_NAMES } from "@volley/queue";
+import { createAgentToken, getRun, insertRun, insertShards, listAgents, listFrames, schema } from "@volley/db";
 import { TEST_AGENT_TOKEN } from "../test-support/hub-harness";
 import { useHubHarness } from "../test-support/use-hub-harness";
 import { testFrame, testPlan } from "../test-support/fixtures";
 
-const h = useHubHarness(6);
+const MAX_POOLS = 20;
+// Pools are released quickly here so the test sees it; the default is a minute.
+const h = useHubHarness(6, { maxPoolsPerOrg: MAX_POOLS, poolReleaseMs: 500 });
+
+/** CLIENT LIST of this file's logical database: all clients, and those of pools' shard workers (BullMQ names them after their queue). */
+async function redisClients(): Promise<{ all: number; shardWorkers: number }> {
+  const lines = ((await h.redis.client("LIST")) as string).split("\n").filter((line) => / db=6 /.test(line));
+  const names = lines.map((line) => /(?:^| )name=(\S*)/.exec(line)?.[1] ?? "");
+  const shardWorkers = names.filter((n) => /^bull:/.test(n) && Buffer.from(n.slice(5), "base64").toString().startsWith(QUEUE_NAMES.shards(""))).length;
+  return { all: lines.length, shardWorkers };
+}
 
 describe("agent gateway", () => {
   it("rejects an invalid agent token with a clear message", async () => {
@@ -104,6 +115,55 @@ describe("agent gateway", () => {
       a1?.close();
       a2?.close();
     }
+  });
+
+  it("refuses pool names a plan could not use, naming the rule", async () => {
+    for (const pool of ["../../etc", "EU West", "a.b", "x".repeat(64)]) {
+      await expect(h.connect({ name: "gw-bad-pool", pool })).rejects.toThrow(
+        "invalid agent hello: pool: use lowercase letters, digits and dashes (1 to 63, starting with a letter or digit), e.g. default",
+      );
+    }
+    expect(h.hub.poolWorkers().some((p) => !/^[a-z0-9-]+$/.test(p))).toBe(false);
+  });
+
+  it("limits pools per org, releases a pool's shard worker and Redis connection once its agents are gone, and recreates it for the next agent", async () => {
+    // Earlier tests' pools are released once their agents left.
+    await expect.poll(() => h.hub.poolWorkers(), { timeout: 5000 }).toEqual([]);
+    await expect.poll(async () => (await redisClients()).shardWorkers, { timeout: 5000 }).toBe(0);
+    const pools = Array.from({ length: MAX_POOLS }, (_, i) => `many-${i}`);
+    const agents = await Promise.all(pools.map((pool) => h.connect({ name: `gw-${pool}`, pool })));
+    expect(h.hub.poolWorkers().sort()).toEqual([...pools].sort());
+    await expect.poll(async () => (await redisClients()).shardWorkers, { timeout: 5000 }).toBe(MAX_POOLS);
+    const peak = (await redisClients()).all;
+
+    // One more pool is refused, naming the limit; more agents in a pool the org has are not.
+    await expect(h.connect({ name: "gw-one-too-many", pool: "many-more" })).rejects.toThrow(
+      `pool limit reached: this organization already has ${MAX_POOLS} pools on this hub (HUB_MAX_POOLS_PER_ORG=${MAX_POOLS}; a pool counts until 0.5 s after its last agent left)`,
+    );
+    agents.push(await h.connect({ name: "gw-many-0-second", pool: "many-0" }));
+    // The limit is per org: another org's agent gets a pool of its own.
+    const org = "org_gateway_pools";
+    await h.db.db.insert(schema.orgs).values({ id: org, name: "Pools" });
+    const { secret } = await createAgentToken(h.db.db, { orgId: org, name: "pools", pool: "many-more" });
+    agents.push(await h.connect({ token: secret, name: "gw-other-org" }));
+    expect(h.hub.poolWorkers()).toContain(`${org}.many-more`);
+
+    for (const a of agents) a.close();
+    await expect.poll(() => h.hub.poolWorkers(), { timeout: 5000 }).toEqual([]);
+    await expect.poll(async () => (await redisClients()).shardWorkers, { timeout: 5000 }).toBe(0);
+    expect((await redisClients()).all).toBeLessThanOrEqual(peak - MAX_POOLS);
+
+    // The next agent of a released pool gets a worker again, and runs shards.
+    const back = await h.connect({ name: "gw-back", pool: "many-3" });
+    expect(h.hub.poolWorkers()).toEqual(["many-3"]);
+    const runId = await h.startRun(testPlan({ agents: { pool: "many-3" }, duration: "1s" }));
+    const job = await back.until((r) => r.assign.find((j) => j.runId === runId), 10_000, "shard.assign");
+    const start = await back.nextStart();
+    expect(await back.sendFrame(testFrame({ runId, shardId: job.shardId, agentId: back.agentId }, 0, [5], { startedAt: start.startAt }))).toEqual({ ok: true });
+    expect(await back.end({ runId, shardId: job.shardId, status: "completed", frames: 1 })).toEqual({ ok: true });
+    expect((await h.waitForFinal(runId)).status).toBe("passed");
+    back.close();
+    await expect.poll(() => h.hub.poolWorkers(), { timeout: 5000 }).toEqual([]);
   });
 
   it("shuts down without losing a running run: aborts it after the grace period and records why", async () => {

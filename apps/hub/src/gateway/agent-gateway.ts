@@ -14,6 +14,8 @@ import {
   shardEndSchema,
   type Ack,
   type AgentHello,
+  type TargetPolicy,
+  type Welcome,
 } from "@volley/contracts";
 import { AgentKeyConflictError, recordAudit, touchAgentToken, upsertAgent, type Db } from "@volley/db";
 import { errorMessage } from "../util/wait";
@@ -32,7 +34,14 @@ export interface AgentGatewayOptions {
   adapterSub: Redis;
   /** The shared bootstrap token (self-hosted); null/undefined: only join tokens admit agents. */
   agentToken?: string | null;
+  /** Sent to every agent in its welcome: hosted agents refuse non-public target addresses. */
+  targetPolicy?: TargetPolicy;
   registry: AgentRegistry;
+  /**
+   * Reserves the pool (key) an admitted agent joins, before it is registered: null, or why the
+   * agent is refused (its org holds as many pools as this hub allows). Absent: no limit.
+   */
+  admitPool?: (orgId: string, pool: string) => string | null;
   /** Records an agent's actual start of a shard on the run (coordination state, read at finalize). */
   recordStart: (report: { runId: string; shardId: string; agentId: string; agentName: string; plannedAt: number; startedAt: number }) => Promise<void>;
   log: Logger;
@@ -78,12 +87,17 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
           log.warn({ address: socket.handshake.address, why: admission.log }, "rejected agent");
           return next(new Error(admission.error));
         }
+        const { orgId } = admission.enrollment;
+        const poolRefused = opts.admitPool?.(orgId, poolKey(orgId, admission.hello.pool)) ?? null;
+        if (poolRefused) {
+          log.warn({ address: socket.handshake.address, orgId, pool: admission.hello.pool, name: admission.hello.name, why: poolRefused }, "rejected agent");
+          return next(new Error(poolRefused));
+        }
         const row = await upsertAgent(db, admission.hello, admission.enrollment);
         let hello = admission.hello;
         let refusedShard: AgentSocketData["refusedShard"] = null;
         // Before the registry sees the hello: it leases a named shard to the agent on attach.
         if (hello.shard) {
-          const { orgId } = admission.enrollment;
           const refusal = await heldShardRefusal(db, { agentId: row.id, orgId }, hello.shard);
           if (refusal) {
             const { shard, ...rest } = hello;
@@ -122,7 +136,7 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
     const session = registry.attach({ ...hello, pool: poolKey(orgId, hello.pool) }, agentId, socket);
     // The address tells apart agents that share a name or sit behind one host (e2e/netns-agents asserts it).
     log.info({ agentId, name: hello.name, address: socket.handshake.address, orgId, pool: hello.pool, tokenId, version: hello.version }, "agent connected");
-    socket.emit(AGENT_EVENTS.welcome, { agentId });
+    socket.emit(AGENT_EVENTS.welcome, { agentId, targetPolicy: opts.targetPolicy ?? { mode: "self-hosted" } } satisfies Welcome);
     // Its frames for that shard are refused too (no lease, and the shard row names another agent).
     if (refusedShard) socket.emit(AGENT_EVENTS.shardAbort, refusedShard);
 

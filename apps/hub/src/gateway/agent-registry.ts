@@ -38,12 +38,12 @@ export const describeAgent = (s: Pick<AgentSession, "name" | "agentId">) => `age
  * The agents connected to this hub replica, by pool, with idle/busy state. An agent whose socket
  * drops keeps its session (and its shard) for `graceMs` so it can reconnect with the same
  * instanceId and carry on; only then is it declared lost. Emits "idle"(pool) whenever an agent
- * becomes free for work, "pool"(pool) the first time a pool is seen, and "adopt"(session) when an
- * agent unknown here connects holding a shard (its lease already taken).
+ * becomes free for work, "pool"(pool) whenever an agent joins a pool (a new session), "vacated"(pool)
+ * when a pool's last session ends, and "adopt"(session) when an agent unknown here connects holding
+ * a shard (its lease already taken).
  */
 export class AgentRegistry extends EventEmitter {
   private readonly sessions = new Map<string, AgentSession>();
-  private readonly pools = new Set<string>();
 
   constructor(
     private readonly opts: { graceMs: number; log: Logger; onStatus: (agentId: string, status: AgentStatus) => void },
@@ -71,10 +71,7 @@ export class AgentRegistry extends EventEmitter {
     const held = hello.shard;
     const session: AgentSession = { agentId, instanceId: hello.instanceId, name: hello.name, pool: hello.pool, socket, busy: !!held, lease: null, graceTimer: null, outbox: [] };
     this.sessions.set(hello.instanceId, session);
-    if (!this.pools.has(session.pool)) {
-      this.pools.add(session.pool);
-      this.emit("pool", session.pool);
-    }
+    this.emit("pool", session.pool);
     if (held) {
       // A process new to this hub but mid-shard (the hub that assigned it restarted): busy, with the
       // lease taken before any of its messages are read, so its spooled shard.end finds it.
@@ -94,7 +91,7 @@ export class AgentRegistry extends EventEmitter {
   private supersede(agentId: string, instanceId: string): void {
     for (const old of this.sessions.values()) {
       if (old.agentId !== agentId || old.instanceId === instanceId) continue;
-      this.sessions.delete(old.instanceId);
+      this.forget(old);
       if (old.graceTimer) clearTimeout(old.graceTimer);
       old.graceTimer = null;
       this.opts.log.warn(
@@ -108,12 +105,19 @@ export class AgentRegistry extends EventEmitter {
     }
   }
 
+  /** Ends a session; the pool's last one says so ("vacated"), so its dispatcher can be released. */
+  private forget(session: AgentSession): void {
+    if (this.sessions.get(session.instanceId) !== session) return;
+    this.sessions.delete(session.instanceId);
+    if (!this.hasPool(session.pool)) this.emit("vacated", session.pool);
+  }
+
   detach(socket: Socket, reason: string): void {
     const session = [...this.sessions.values()].find((s) => s.socket === socket);
     if (!session) return; // an old socket of a session that already moved on
     session.socket = null;
     if (!session.busy) {
-      this.sessions.delete(session.instanceId);
+      this.forget(session);
       this.opts.onStatus(session.agentId, "offline");
       return;
     }
@@ -121,7 +125,7 @@ export class AgentRegistry extends EventEmitter {
     session.graceTimer = setTimeout(() => {
       session.graceTimer = null;
       if (session.socket) return;
-      this.sessions.delete(session.instanceId);
+      this.forget(session);
       this.opts.onStatus(session.agentId, "offline");
       session.lease?.lost.resolve(`disconnected (${reason}) and did not reconnect within ${seconds(this.opts.graceMs)}`);
     }, this.opts.graceMs);
@@ -182,7 +186,7 @@ export class AgentRegistry extends EventEmitter {
     } else {
       // Disconnected while busy and the shard is over: nothing left to reconnect for.
       if (session.graceTimer) clearTimeout(session.graceTimer);
-      this.sessions.delete(session.instanceId);
+      this.forget(session);
       this.opts.onStatus(session.agentId, "offline");
     }
   }
@@ -220,8 +224,10 @@ export class AgentRegistry extends EventEmitter {
     });
   }
 
-  knownPools(): string[] {
-    return [...this.pools];
+  /** Whether any session (connected, or reconnecting within its grace) is in the pool. */
+  hasPool(pool: string): boolean {
+    for (const s of this.sessions.values()) if (s.pool === pool) return true;
+    return false;
   }
 
   all(): AgentSession[] {

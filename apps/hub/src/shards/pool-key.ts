@@ -9,3 +9,9 @@ import { DEFAULT_ORG_ID } from "@volley/db";
 export function poolKey(orgId: string, pool: string): string {
   return orgId === DEFAULT_ORG_ID ? pool : `${orgId}.${pool}`;
 }
+
+/** The org a pool key belongs to (the inverse of poolKey's prefix; pool names hold no '.'). */
+export function poolOrg(key: string): string {
+  const dot = key.lastIndexOf(".");
+  return dot < 0 ? DEFAULT_ORG_ID : key.slice(0, dot);
+}
