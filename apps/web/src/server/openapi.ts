@@ -109,12 +109,13 @@ export const API_ROUTES = [
   { method: "get", path: "/api/v1/openapi.json" },
 ] as const;
 
-export type Status = 400 | 401 | 403 | 404 | 409 | 429 | 500 | 503;
+export type Status = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500 | 503;
 const ERROR_DESCRIPTIONS: Record<Status, string> = {
   400: "Invalid request: `invalid_json`, `invalid_body` (with `issues` naming every bad field) or `invalid_query`.",
   401: "`unauthenticated`: no credentials, or the API token is unknown or revoked. Send `Authorization: Bearer <token>`.",
   403: "`forbidden`: the API token lacks the scope (`read` or `run`), or the signed-in member's role is too low.",
   404: "`not_found`: it does not exist in your organization.",
+  413: "`payload_too_large`: the body is larger than the server's limit (`VOLLEY_MAX_BODY_BYTES`, 1 MiB by default); the message names it.",
   429: "`rate_limited`: too many requests for this credential; `Retry-After` says when to try again.",
   409: "`conflict`: the current state forbids it (the run has already ended; the agent is busy or connected). The message says what to do.",
   500: "`misconfigured` (a server variable is missing or wrong; the message says how to fix it) or `internal`.",
@@ -436,7 +437,8 @@ function build() {
       responses: { 200: { description: "The OpenAPI document.", content: { "application/json": { schema: z.object({ openapi: z.string() }).passthrough() } } } },
     },
   ];
-  for (const p of paths) registry.registerPath(p);
+  // Every body is read through the size limit (body-limit.ts).
+  for (const p of paths) registry.registerPath(p.request?.body ? { ...p, responses: { ...p.responses, 413: jsonBody(ApiError, ERROR_DESCRIPTIONS[413]) } } : p);
 
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: "3.1.0",
