@@ -149,3 +149,35 @@ describe("plans", () => {
     expect((await call(routes.list, "GET", "/api/v1/plans", { cookie })).status).toBe(200);
   });
 });
+
+describe("plan limits through the API", () => {
+  it("refuses, 400 naming the field and the limit, a duration past 7 days, an overlong URL and a plan past MAX_PLAN_BYTES; stores none of them", async () => {
+    const before = (await env.h.db.select({ id: schema.plans.id }).from(schema.plans)).length;
+    const cases: Array<[unknown, string, RegExp]> = [
+      [{ ...planInput("forever"), scenario: { kind: "echo", message: { rate: 1 }, duration: "99999999999h" } }, "scenario.duration", /must be at most 7 days/],
+      [{ ...planInput("long-url"), target: { url: `ws://127.0.0.1:9001/${"a".repeat(2100)}` } }, "target.url", /at most 2048 characters/],
+      [
+        {
+          ...planInput("huge"),
+          target: {
+            url: "http://127.0.0.1:9005/echo",
+            protocol: "http",
+            headers: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`x-h${i}`, "v".repeat(8192)])),
+            http: { body: "b".repeat(262_144) },
+          },
+        },
+        "",
+        /a plan may be at most 524288 bytes/,
+      ],
+    ];
+    for (const [plan, path, message] of cases) {
+      const res = await call(routes.create, "POST", "/api/v1/plans", { token: tok.full }, { plan });
+      expect(res.status).toBe(400);
+      const err = await readError(res);
+      expect(err.code).toBe("invalid_body");
+      const issue = err.issues?.find((i) => i.path === (path ? `plan.${path}` : "plan"));
+      expect(issue?.message).toMatch(message);
+    }
+    expect((await env.h.db.select({ id: schema.plans.id }).from(schema.plans)).length).toBe(before);
+  });
+});
