@@ -30,7 +30,7 @@ afterAll(async () => {
   await env?.close();
 });
 
-type Operation = { security?: Record<string, string[]>[]; responses: Record<string, unknown> };
+type Operation = { security?: Record<string, string[]>[]; requestBody?: unknown; responses: Record<string, unknown> };
 
 describe("OpenAPI document", () => {
   it("is a valid OpenAPI 3.1 document", async () => {
