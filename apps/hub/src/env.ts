@@ -42,6 +42,13 @@ const envSchema = z
       .string()
       .refine((v) => v.split(",").map((k) => k.trim()).filter(Boolean).every(validKey), "must be comma-separated 32-byte base64 keys (the previous VOLLEY_SECRETS_KEY values)")
       .optional(),
+    // Pools one organization may have agents in on this hub at once; each holds a shard worker and a
+    // Redis connection (released a minute after a pool's last agent leaves). One more is refused.
+    HUB_MAX_POOLS_PER_ORG: z.coerce
+      .number({ error: "set it to a whole number of pools, e.g. 50" })
+      .int("set it to a whole number of pools, e.g. 50")
+      .min(1, "set it to at least 1 pool, e.g. 50")
+      .default(50),
     LOG_LEVEL: logLevelSchema,
   })
   .refine((e) => e.VOLLEY_MODE !== "hosted" || e.VOLLEY_SECRETS_KEY !== undefined, {

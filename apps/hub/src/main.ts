@@ -13,6 +13,7 @@ const hub = await startHub({
   host: env.HUB_HOST,
   port: env.HUB_PORT,
   agentToken: env.AGENT_TOKEN,
+  maxPoolsPerOrg: env.HUB_MAX_POOLS_PER_ORG,
   mode: env.VOLLEY_MODE,
   secretsKeys: env.VOLLEY_SECRETS_KEY ? parseSecretKeys(env.VOLLEY_SECRETS_KEY, env.VOLLEY_SECRETS_KEY_OLD) : null,
   log,
