@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Plan } from "@volley/contracts";
-import { createApiToken, insertRun, listMemberships, schema } from "@volley/db";
+import { createApiToken, insertRun, listMemberships, newId, schema } from "@volley/db";
 import { eq } from "drizzle-orm";
 import type { RouteHandler } from "./api-handler";
 import { BASE, call, readError, signUp, startApiTestEnv, type ApiTestEnv } from "./api-test-env";
@@ -73,6 +73,19 @@ describe("organizations per user", () => {
       const refused = await createOrg(cookie, "collector-4");
       expect(refused.status).toBe(403);
       expect(refused.data.message).toMatch(/you already own 3 organizations, the most one account may own \(VOLLEY_MAX_ORGS_PER_USER=3\)/);
+    });
+  });
+
+  it("holds the limit against parallel creations", async () => {
+    const racer = `racer-${newId("usr")}@example.com`; // fresh on a retry
+    const cookie = await signUp(racer);
+    await withEnv({ VOLLEY_MAX_ORGS_PER_USER: "3" }, async () => {
+      const results = await Promise.all(Array.from({ length: 8 }, (_, i) => createOrg(cookie, `${racer.split("@")[0]}-${i}`)));
+      const created = results.filter((r) => r.status === 200).length;
+      expect(results.every((r) => r.status === 200 || r.status === 403)).toBe(true);
+      expect(created).toBeGreaterThanOrEqual(1);
+      expect(await ownedOrgs(racer)).toHaveLength(1 + created);
+      expect(1 + created).toBeLessThanOrEqual(3);
     });
   });
 

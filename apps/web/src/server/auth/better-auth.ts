@@ -5,7 +5,7 @@ import { drizzleAdapter } from "better-auth/adapters/drizzle";
 import { createAccessControl } from "better-auth/plugins/access";
 import { organization } from "better-auth/plugins/organization";
 import { adminAc, defaultStatements, memberAc, ownerAc } from "better-auth/plugins/organization/access";
-import { sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { authSecret, databaseUrl, maxOrgsPerUser, publicUrl } from "../../env";
 import { logOnce } from "../log";
 import { getDb } from "../services";
@@ -39,15 +39,29 @@ const ID_PREFIXES: Record<string, IdPrefix> = {
  * most VOLLEY_MAX_ORGS_PER_USER of them (the one it got at sign-up included). Counted as owner, not
  * as member: invitations to other people's orgs never use up the allowance.
  */
-async function assertMayCreateOrg(user: { id: string }): Promise<void> {
+async function assertMayCreateOrg(user: { id: string }, owned?: number): Promise<void> {
   const limit = maxOrgsPerUser();
-  const owned = await countOwnedOrgs(getDb(), user.id);
-  if (owned >= limit) {
+  const count = owned ?? (await countOwnedOrgs(getDb(), user.id));
+  if (count >= limit) {
+    const had = owned === undefined ? count : count - 1;
     throw new APIError("FORBIDDEN", {
       code: "ORGANIZATION_LIMIT_REACHED",
-      message: `you already own ${owned} organization${owned === 1 ? "" : "s"}, the most one account may own (VOLLEY_MAX_ORGS_PER_USER=${limit}); delete one you no longer use, or ask the operator to raise the limit`,
+      message: `you already own ${had} organization${had === 1 ? "" : "s"}, the most one account may own (VOLLEY_MAX_ORGS_PER_USER=${limit}); delete one you no longer use, or ask the operator to raise the limit`,
     });
   }
+}
+
+/**
+ * The check before creation cannot see creations running at the same moment (eight parallel
+ * requests made four orgs past a limit of three), so each creation counts again once its own org
+ * exists and takes it back when the count is over: whichever creation commits last sees every
+ * other one, so the limit holds (a race may refuse one too many, never allow one).
+ */
+async function undoOrgOverLimit(user: { id: string }, orgId: string): Promise<void> {
+  const owned = await countOwnedOrgs(getDb(), user.id);
+  if (owned <= maxOrgsPerUser()) return;
+  await getDb().delete(schema.orgs).where(eq(schema.orgs.id, orgId));
+  await assertMayCreateOrg(user, owned);
 }
 
 /** Makes the user a member somewhere: owner of the default org if it has no members yet, else owner of a new org. */
@@ -125,7 +139,10 @@ function createAuth() {
         // this, better-auth (seeing our own generateId) would demand a verified email and no
         // invitation could ever be accepted.
         requireEmailVerificationOnInvitation: false,
-        organizationHooks: { beforeCreateOrganization: async ({ user }) => assertMayCreateOrg(user) },
+        organizationHooks: {
+          beforeCreateOrganization: async ({ user }) => assertMayCreateOrg(user),
+          afterCreateOrganization: async ({ user, organization }) => undoOrgOverLimit(user, organization.id),
+        },
         schema: { organization: { modelName: "orgs" } },
       }),
     ],
