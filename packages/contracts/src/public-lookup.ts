@@ -1,6 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import type { LookupFunction } from "node:net";
-import { isPublicAddress, nonPublicReason } from "@volley/contracts";
+import { isPublicAddress, nonPublicReason } from "./address-range";
 
 /** Resolves a host to all its addresses (node:dns's lookup by default; tests swap in their own answers). */
 export type ResolveAll = (hostname: string, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
@@ -12,6 +12,10 @@ export class NonPublicAddressError extends Error {
 }
 
 /**
+ * Node only (node:dns), so not exported from the package's index (web's browser bundle imports it):
+ * import it as "@volley/contracts/public-lookup". Used by the hub (webhook delivery) and agents
+ * (load connections) in hosted mode.
+ *
  * A socket `lookup` for hosted mode that refuses a host if any address it resolves to is not
  * public. The socket connects to the very address checked here: resolving separately and then
  * letting the connection resolve again would let a DNS-rebinding name answer a public address to

@@ -5,7 +5,7 @@ import type { ConnectOptions } from "./driver";
  * The driver's view of a plan's target: every protocol's options block passed through, so a new
  * protocol needs no change where connections are made. `room` and `localAddress` are per connection.
  */
-export function connectOptionsFor(target: Target, extra: Pick<ConnectOptions, "room" | "localAddress"> = {}): ConnectOptions {
+export function connectOptionsFor(target: Target, extra: Pick<ConnectOptions, "room" | "localAddress" | "lookup"> = {}): ConnectOptions {
   return {
     url: target.url,
     headers: target.headers,

@@ -4,6 +4,7 @@
  * around `connect()`, so drivers must resolve exactly when the connection can carry messages.
  */
 import type { HttpOptions, PollingOptions, SocketclusterOptions, SocketioOptions, SockjsOptions, SseOptions, StompOptions, WsOptions } from "@volley/contracts";
+import type { LookupFunction } from "node:net";
 import type { ErrorClass } from "./connect-error";
 
 export interface ConnectOptions {
@@ -14,6 +15,12 @@ export interface ConnectOptions {
   perMessageDeflate?: boolean;
   /** Source address to bind, for agents with several addresses (beyond ~64K ports each). */
   localAddress?: string;
+  /**
+   * Hosted mode: resolves host names for the connection's sockets, refusing non-public addresses
+   * (@volley/contracts/public-lookup). The socket connects to the address it checked, so a name
+   * re-pointed at a private address after the run was queued is refused, not loaded.
+   */
+  lookup?: LookupFunction;
   /** target.socketio from the plan; the socketio driver's defaults apply when absent. */
   socketio?: SocketioOptions;
   /** target.sockjs from the plan; the sockjs driver's defaults apply when absent. */

@@ -33,7 +33,11 @@ export function connectionPool(opts: ConnectOptions, sockets: number, pipelining
   return new Pool(origin, {
     connections: sockets,
     pipelining,
-    connect: buildConnector({ timeout: opts.connectTimeoutMs, ...(opts.localAddress ? { localAddress: opts.localAddress } : {}) }),
+    connect: buildConnector({
+      timeout: opts.connectTimeoutMs,
+      ...(opts.localAddress ? { localAddress: opts.localAddress } : {}),
+      ...(opts.lookup ? { lookup: opts.lookup } : {}),
+    }),
     // Streams and held polls are idle for long stretches by design; the engine owns timeouts.
     headersTimeout: 0,
     bodyTimeout: 0,

@@ -69,7 +69,11 @@ export const httpDriver: Driver = {
   connect(opts: ConnectOptions): Promise<Connection> {
     const options = opts.http ?? httpOptionsSchema.parse({});
     const url = new URL(opts.url);
-    const connector = buildConnector({ timeout: opts.connectTimeoutMs, ...(opts.localAddress ? { localAddress: opts.localAddress } : {}) });
+    const connector = buildConnector({
+      timeout: opts.connectTimeoutMs,
+      ...(opts.localAddress ? { localAddress: opts.localAddress } : {}),
+      ...(opts.lookup ? { lookup: opts.lookup } : {}),
+    });
     const target = {
       hostname: url.hostname.replace(/^\[|\]$/g, ""),
       host: url.host,

@@ -1,4 +1,4 @@
-import { Agent as HttpAgent, type ClientRequest, type IncomingMessage } from "node:http";
+import { Agent as HttpAgent, type AgentOptions, type ClientRequest, type IncomingMessage } from "node:http";
 import { Agent as HttpsAgent } from "node:https";
 import { redirectDetail } from "./http-common";
 
@@ -17,7 +17,7 @@ export type NoRedirectAgent = (HttpAgent | HttpsAgent) & { refusedRedirect?: str
  * place both client generations (socket.io-client 4 and 2) can be stopped; the refusal is kept on
  * the agent so the driver can report it with its Location.
  */
-export function noRedirectAgent(url: string, options: { keepAlive: boolean; maxSockets: number }): NoRedirectAgent {
+export function noRedirectAgent(url: string, options: AgentOptions): NoRedirectAgent {
   const agent: NoRedirectAgent = url.startsWith("https:") ? new HttpsAgent(options) : new HttpAgent(options);
   const base = (agent as unknown as { addRequest: (req: ClientRequest, opts: unknown) => void }).addRequest.bind(agent);
   (agent as unknown as { addRequest: (req: ClientRequest, opts: unknown) => void }).addRequest = (req, opts) => {

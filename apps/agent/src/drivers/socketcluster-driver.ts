@@ -122,6 +122,7 @@ export const socketclusterDriver: Driver = {
         headers: opts.headers,
         perMessageDeflate: opts.perMessageDeflate ?? false,
         localAddress: opts.localAddress,
+        ...(opts.lookup ? { lookup: opts.lookup } : {}),
         followRedirects: false,
       },
     });

@@ -89,7 +89,7 @@ export const socketioDriver: Driver = {
     // Its own keep-alive pool per connection: socket.io-client's Node XHR otherwise opens a TCP
     // connection per long-poll and per post, which would add that cost to every polling reply.
     // Two sockets: one poll and one post can be in flight at once. Redirects are refused, not followed.
-    const agent = noRedirectAgent(opts.url, { keepAlive: true, maxSockets: 2 });
+    const agent = noRedirectAgent(opts.url, { keepAlive: true, maxSockets: 2, ...(opts.lookup ? { lookup: opts.lookup } : {}) });
     return new Promise((resolve, reject) => {
       let socket: IoSocket | undefined;
       let settled = false;

@@ -95,6 +95,7 @@ export const stompDriver: Driver = {
           headers: opts.headers,
           perMessageDeflate: opts.perMessageDeflate ?? false,
           localAddress: opts.localAddress,
+          ...(opts.lookup ? { lookup: opts.lookup } : {}),
           followRedirects: false,
         });
         ws.on("error", (err) => (lastError = err));

@@ -61,6 +61,7 @@ export const wsDriver: Driver = {
         headers: opts.headers,
         perMessageDeflate: opts.perMessageDeflate ?? false,
         localAddress: opts.localAddress,
+        ...(opts.lookup ? { lookup: opts.lookup } : {}),
         // Load tests measure the server, not redirects the user did not ask for.
         followRedirects: false,
       });

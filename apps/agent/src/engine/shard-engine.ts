@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { COUNTERS, ERROR_PREFIX, HISTOGRAMS, durationMs, type Plan } from "@volley/contracts";
 import { IntervalRecorder } from "@volley/metrics";
+import { publicOnlyLookup } from "@volley/contracts/public-lookup";
 import { connectOptionsFor } from "../drivers/connect-options";
 import type { CloseInfo, Connection, Driver } from "../drivers/driver";
 import { driverFor } from "../drivers/driver-for";
@@ -15,6 +16,7 @@ import { ShardAccounting } from "./shard-accounting";
 import { ShardFrames } from "./shard-frames";
 import { StagePopulation } from "./stage-population";
 import { SweepStepper } from "./sweep-stepper";
+import { refusedTarget } from "./target-guard";
 import type { RunShardOptions, ShardOutcome, ShardStatus, ShardTotals } from "./types";
 
 /** With no connection open after this many failed attempts, the shard errors instead of grinding through the ramp. */
@@ -66,6 +68,8 @@ export class ShardEngine {
   private readonly attemptGapUs: number;
   private readonly intervalUs: number;
   private readonly warmupMs: number;
+  /** Hosted mode: every connection's sockets resolve through the public-only lookup. */
+  private readonly lookup: { lookup?: ReturnType<typeof publicOnlyLookup> };
 
   private t0 = 0;
   private endUs = 0;
@@ -91,6 +95,7 @@ export class ShardEngine {
   constructor(private readonly plan: Plan, private readonly opts: RunShardOptions) {
     this.clock = opts.clock ?? systemClock();
     this.driver = opts.driver ?? driverFor(plan.target.protocol);
+    this.lookup = opts.publicOnly ? { lookup: publicOnlyLookup() } : {};
     const msg = plan.scenario.message;
     this.count = plan.connections.count;
     this.attemptGapUs = S / plan.connections.rate;
@@ -115,6 +120,8 @@ export class ShardEngine {
     const { signal } = this.opts;
     if (!this.driver) return this.outcome("errored", `protocol "${this.plan.target.protocol}" is not supported by this agent`);
     if (signal?.aborted) return this.outcome("aborted", abortReason(signal));
+    const refused = this.opts.publicOnly ? await refusedTarget(this.plan.target.url) : null;
+    if (refused) return this.outcome("errored", refused);
 
     const nowMono = this.clock.monoUs();
     this.t0 = nowMono + (this.opts.startAt - this.clock.hubNowMs()) * 1000;
@@ -283,7 +290,7 @@ export class ShardEngine {
     const room = id === this.canaryId ? undefined : this.roles.roomFor(id);
     let connecting: Promise<Connection>;
     try {
-      const local = sourceAddressFor(this.opts.sourceAddresses, id);
+      const local = { ...sourceAddressFor(this.opts.sourceAddresses, id), ...this.lookup };
       connecting = this.driver!.connect(connectOptionsFor(this.plan.target, room === undefined ? local : { room, ...local }));
     } catch (err) {
       connecting = Promise.reject(err); // a driver that throws instead of rejecting is still just a failed attempt

@@ -34,6 +34,11 @@ export interface RunShardOptions {
    * `--source-addresses`). Empty or absent: the OS picks, as usual.
    */
   sourceAddresses?: readonly string[];
+  /**
+   * Hosted mode (the hub's welcome.targetPolicy): refuse the target, and every connection, whose
+   * host is or resolves to an address that is not public (private, loopback, link-local …).
+   */
+  publicOnly?: boolean;
   /** Called once when the schedule actually begins, with that instant in hub-clock epoch ms (start skew). */
   onStart?: (startedAtHubMs: number) => void;
 }

@@ -46,7 +46,7 @@ interface TestHub {
   dropOnSeq?: number;
 }
 
-async function startHub(): Promise<TestHub> {
+async function startHub(welcome: Record<string, unknown> = {}): Promise<TestHub> {
   const http = createServer();
   const io = new Server(http);
   await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
@@ -75,7 +75,7 @@ async function startHub(): Promise<TestHub> {
   nsp.on("connection", (socket) => {
     hub.connections++;
     current = socket;
-    socket.emit("welcome", { agentId: "agent-7" });
+    socket.emit("welcome", { agentId: "agent-7", ...welcome });
     socket.on("clock.ping", (ack: (a: { hubTime: number }) => void) => ack({ hubTime: Date.now() + HUB_AHEAD_MS }));
     socket.on("heartbeat", (hb: unknown) => {
       hub.heartbeats.push(heartbeatSchema.parse(hb));
@@ -109,10 +109,10 @@ async function until(what: string, check: () => boolean, timeoutMs = 5000): Prom
   }
 }
 
-async function setup() {
+async function setup(welcome: Record<string, unknown> = {}) {
   const echo = await startWsEchoServer();
   cleanup.push(() => echo.close());
-  const hub = await startHub();
+  const hub = await startHub(welcome);
   const client = new HubClient({
     hubUrl: hub.url,
     hello: buildAgentHello({ token: "t", name: "test-agent", pool: "default", maxConnections: 100 }),
@@ -185,6 +185,16 @@ describe("hub client", () => {
 
     expect(hub.heartbeats.some((h) => h.busy)).toBe(true);
     await until("idle after shard.end ack", () => !client.busy);
+  });
+
+  it("a hosted hub's welcome makes the agent refuse a target on loopback: the shard ends errored naming the address, nothing is sent", async () => {
+    const { hub, job, ask } = await setup({ targetPolicy: { mode: "hosted" } });
+    expect(await ask("shard.assign", job("s-hosted", "2s"))).toEqual({ ok: true });
+    expect(await ask("shard.start", { shardId: "s-hosted", startAt: Date.now() + HUB_AHEAD_MS + 50 })).toEqual({ ok: true });
+    const { end } = await hub.end;
+    expect(end).toMatchObject({ status: "errored", error: expect.stringMatching(/^target refused: the host 127\.0\.0\.1 resolves to 127\.0\.0\.1 \(loopback\); hosted Volley only reaches public addresses/) });
+    const sent = hub.frames.reduce((n, f) => n + (f.counters["messages.sent"] ?? 0) + (f.counters["connections.opened"] ?? 0), 0);
+    expect(sent).toBe(0);
   });
 
   it("aborts on the hub's word and says so in shard.end", async () => {

@@ -5,6 +5,7 @@ import {
   AGENT_NAMESPACE,
   clockPingAckSchema,
   welcomeSchema,
+  type TargetPolicy,
   type Ack,
   type AgentHello,
   type Heartbeat,
@@ -45,6 +46,8 @@ export class HubClient {
   private offset: ClockEstimate | undefined;
   private syncing: Promise<void> | undefined;
   private agentId: string;
+  /** What the hub's install lets load reach; self-hosted until the welcome says otherwise. */
+  private targetPolicy: TargetPolicy = { mode: "self-hosted" };
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private syncTimer: NodeJS.Timeout | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -79,6 +82,7 @@ export class HubClient {
       clock: () => systemClock(() => this.offset?.offsetMs ?? 0),
       agentId: () => this.agentId,
       sourceAddresses: opts.hello.capacity.sourceAddresses,
+      publicOnly: () => this.targetPolicy.mode === "hosted",
     });
     this.wire();
   }
@@ -143,7 +147,9 @@ export class HubClient {
     });
     s.on(AGENT_EVENTS.welcome, (payload: unknown) => {
       const w = welcomeSchema.safeParse(payload);
-      if (w.success) this.agentId = w.data.agentId;
+      if (!w.success) return;
+      this.agentId = w.data.agentId;
+      if (w.data.targetPolicy) this.targetPolicy = w.data.targetPolicy;
     });
     s.on(AGENT_EVENTS.shardAssign, (payload: unknown, ack?: AckFn) => this.answer(ack, this.slot.assign(payload)));
     s.on(AGENT_EVENTS.shardStart, async (payload: unknown, ack?: AckFn) => {

@@ -44,6 +44,8 @@ export interface ShardSlotDeps {
   agentId: () => string;
   /** The hello's capacity.sourceAddresses: what every shard's connections bind, round-robin. */
   sourceAddresses?: readonly string[];
+  /** Hosted hub (welcome.targetPolicy): shards refuse non-public target addresses. */
+  publicOnly?: () => boolean;
 }
 
 const fail = (error: string): Ack => ({ ok: false, error });
@@ -160,7 +162,7 @@ export class ShardSlot {
     log.info({ shardId: job.shardId, inMs: Math.round(startAt - clock.hubNowMs()) }, `shard ${job.shardId} starting`);
     let ended: Pick<ShardOutcome, "status" | "error">;
     try {
-      const outcome = await runShard(job.plan, { startAt, clock, onFrame, onStart, signal, shard: job.shardId, sourceAddresses: this.deps.sourceAddresses });
+      const outcome = await runShard(job.plan, { startAt, clock, onFrame, onStart, signal, shard: job.shardId, sourceAddresses: this.deps.sourceAddresses, publicOnly: this.deps.publicOnly?.() ?? false });
       log.info({ shardId: job.shardId, error: outcome.error, sweepStopped: outcome.sweepStopped, totals: outcome.totals }, `shard ${job.shardId} ${outcome.status}`);
       ended = outcome;
     } catch (err) {

@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { LookupAddress } from "node:dns";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ResolveAll } from "./public-lookup";
+import type { ResolveAll } from "@volley/contracts/public-lookup";
 import { postWebhook, WebhookDeliveryError } from "./webhook-delivery";
 
 // postWebhook against a real receiver on 127.0.0.1: self-hosted delivers there; hosted mode

@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto";
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { WEBHOOK_HEADERS, isIpAddress, isPublicAddress, nonPublicReason, type WebhookEvent } from "@volley/contracts";
-import { publicOnlyLookup, type ResolveAll } from "./public-lookup";
+import { publicOnlyLookup, type ResolveAll } from "@volley/contracts/public-lookup";
 
 /** `sha256=<hex>`: the HMAC-SHA256 of the exact body bytes under the webhook's secret. */
 export function webhookSignature(secret: string, body: string): string {

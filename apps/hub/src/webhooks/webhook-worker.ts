@@ -4,7 +4,7 @@ import type { Logger } from "pino";
 import { getActiveWebhook, type Db, type SecretKeys } from "@volley/db";
 import { QUEUE_NAMES, webhookJob } from "@volley/queue";
 import { errorMessage } from "../util/wait";
-import type { ResolveAll } from "./public-lookup";
+import type { ResolveAll } from "@volley/contracts/public-lookup";
 import { postWebhook } from "./webhook-delivery";
 
 /**

@@ -1,0 +1,58 @@
+import type { LookupAddress } from "node:dns";
+import type { LookupFunction } from "node:net";
+import { describe, expect, it } from "vitest";
+import { socketioOptionsSchema } from "@volley/contracts";
+import { publicOnlyLookup, type ResolveAll } from "@volley/contracts/public-lookup";
+import { HTTP_PATHS, startHttpTargetServer, startSocketclusterEchoServer, startSocketioEchoServer, startStompEchoServer, startWsEchoServer } from "@volley/targets";
+import type { ConnectOptions, Driver } from "./driver";
+import { connectError, driverTestKit } from "./driver-test-kit";
+import { httpDriver } from "./http-driver";
+import { longPollingDriver } from "./polling-driver";
+import { socketclusterDriver } from "./socketcluster-driver";
+import { socketioDriver } from "./socketio-driver";
+import { sseDriver } from "./sse-driver";
+import { stompDriver } from "./stomp-driver";
+import { wsDriver } from "./ws-driver";
+
+// Hosted mode: every driver's sockets resolve the target through ConnectOptions.lookup, so the
+// address checked is the address connected to. A name no DNS knows (.test) connects only through
+// the lookup given — which shows the driver really uses it — and the public-only lookup refuses
+// the same name when it answers 127.0.0.1 (a name re-pointed at loopback after the run was queued).
+
+const kit = driverTestKit();
+const NAME = "volley-target.test";
+
+/** This name server's only answer: 127.0.0.1. */
+const toLoopback: ResolveAll = (_host, cb) => setImmediate(() => cb(null, [{ address: "127.0.0.1", family: 4 } satisfies LookupAddress]));
+/** Plain lookup that resolves NAME to loopback, no policy: proves the driver's sockets use ConnectOptions.lookup. */
+const plain: LookupFunction = (_host, options, cb) => {
+  if (options.all) return (cb as unknown as (e: null, a: LookupAddress[]) => void)(null, [{ address: "127.0.0.1", family: 4 }]);
+  cb(null, "127.0.0.1", 4);
+};
+
+const renamed = (url: string) => url.replace("127.0.0.1", NAME);
+
+const CASES: [string, Driver, () => Promise<{ url: string; close(): Promise<void> | void }>, Partial<ConnectOptions>][] = [
+  ["ws", wsDriver, () => startWsEchoServer(), {}],
+  ["stomp", stompDriver, () => startStompEchoServer(), {}],
+  ["socketcluster", socketclusterDriver, () => startSocketclusterEchoServer(), {}],
+  ["socket.io polling", socketioDriver, () => startSocketioEchoServer(), { socketio: socketioOptionsSchema.parse({ transports: ["polling"] }) }],
+  ["socket.io websocket", socketioDriver, () => startSocketioEchoServer(), { socketio: socketioOptionsSchema.parse({ transports: ["websocket"] }) }],
+  ["sse", sseDriver, async () => { const s = await startHttpTargetServer(); return { url: `${s.url}${HTTP_PATHS.sse}`, close: () => s.close() }; }, {}],
+  ["long polling", longPollingDriver, async () => { const s = await startHttpTargetServer(); return { url: `${s.url}/poll`, close: () => s.close() }; }, {}],
+  ["http", httpDriver, async () => { const s = await startHttpTargetServer(); return { url: `${s.url}${HTTP_PATHS.echo}`, close: () => s.close() }; }, {}],
+];
+
+describe("drivers resolve through ConnectOptions.lookup (hosted mode's public-only check)", () => {
+  for (const [name, driver, start, extra] of CASES) {
+    it(`${name}: connects through the given lookup; the public-only lookup refuses a name answering 127.0.0.1`, async () => {
+      const server = await kit.serve(start());
+      const url = renamed(server.url);
+      expect(url).toContain(NAME);
+      const conn = await kit.connect(driver, { url, lookup: plain, ...extra });
+      conn.close();
+      const err = await connectError(driver, { url, lookup: publicOnlyLookup(toLoopback), ...extra });
+      expect(err.detail).toMatch(/volley-target\.test resolves to 127\.0\.0\.1 \(loopback\); hosted Volley only reaches public addresses/);
+    });
+  }
+});
