@@ -6,7 +6,7 @@
 import { createServer } from "node:http";
 import { parse } from "node:url";
 import next from "next";
-import { MisconfiguredError, optionalRedisUrl, serverOptions } from "./src/env";
+import { MisconfiguredError, optionalRedisUrl, secretsKeys, serverOptions } from "./src/env";
 import { attachLiveFeed } from "./src/live/live-server";
 import { stampPeer } from "./src/server/client-address";
 import { getLogger } from "./src/server/log";
@@ -18,6 +18,8 @@ let redisUrl: string | null;
 try {
   options = serverOptions();
   redisUrl = optionalRedisUrl();
+  // A bad VOLLEY_SECRETS_KEY (or none in hosted mode) stops web now, not at the first webhook created.
+  if (!secretsKeys()) log.warn("VOLLEY_SECRETS_KEY is not set; webhook signing secrets are stored unencrypted — set it (openssl rand -base64 32) for web and hub");
 } catch (err) {
   process.stderr.write(`web could not start: ${err instanceof MisconfiguredError ? err.message : String(err)}\n`);
   process.exit(1);
