@@ -246,6 +246,10 @@ export const agents = pgTable(
     orgId: text("org_id").notNull().references(() => orgs.id),
     name: text("name").notNull(),
     pool: text("pool").notNull(),
+    /**
+     * The process's id (new at each start). Unique within an org only: it is printed in the
+     * agent's log, so another org naming it must get a row of its own, never this one.
+     */
     instanceId: text("instance_id").notNull(),
     /**
      * The id the agent keeps in its state file across restarts (null for agents that send none):
@@ -263,7 +267,7 @@ export const agents = pgTable(
     lastSeenAt: timestamp("last_seen_at", { withTimezone: true }),
     createdAt: createdAt(),
   },
-  (t) => [uniqueIndex("agents_instance_idx").on(t.instanceId), uniqueIndex("agents_agent_key_idx").on(t.agentKey), index("agents_org_pool_idx").on(t.orgId, t.pool)],
+  (t) => [uniqueIndex("agents_org_instance_idx").on(t.orgId, t.instanceId), uniqueIndex("agents_agent_key_idx").on(t.agentKey), index("agents_org_pool_idx").on(t.orgId, t.pool)],
 );
 
 /**

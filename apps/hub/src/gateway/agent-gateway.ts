@@ -17,7 +17,7 @@ import {
   type TargetPolicy,
   type Welcome,
 } from "@volley/contracts";
-import { AgentKeyConflictError, recordAudit, touchAgentToken, upsertAgent, type Db } from "@volley/db";
+import { AgentInstanceConflictError, AgentKeyConflictError, recordAudit, touchAgentToken, upsertAgent, type Db } from "@volley/db";
 import { errorMessage } from "../util/wait";
 import { poolKey } from "../shards/pool-key";
 import { createAdmission } from "./agent-admission";
@@ -123,6 +123,14 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
           return next(
             new Error(
               `agent id taken: this agent's persisted id (${err.agentKey}) belongs to an agent of another Volley organization than its token's; remove that agent there (Agents → Remove), or give this agent a new identity by deleting the agent-id file in its AGENT_STATE_DIR`,
+            ),
+          );
+        }
+        if (err instanceof AgentInstanceConflictError) {
+          log.warn({ address: socket.handshake.address, instanceId: err.instanceId, orgId: err.orgId, name: auth.name }, "refused agent: its instance id belongs to another agent of its organization (another token or persisted id)");
+          return next(
+            new Error(
+              `agent instance id taken: instanceId ${err.instanceId} belongs to another agent of this Volley organization, enrolled with another join token or persisted id; each agent process sends its own instanceId (a restart makes a new one) — restart this agent`,
             ),
           );
         }

@@ -72,6 +72,67 @@ describe("agent identity at the gateway", () => {
   });
 });
 
+// An agent prints its instanceId at startup: whoever reads it must not take over its row or its
+// live session, from another org (a row of its own) or from the same org with another token or
+// persisted id (refused).
+describe("instance ids at the gateway", () => {
+  const rowsWithInstance = (instanceId: string) => h.db.db.select().from(schema.agents).where(eq(schema.agents.instanceId, instanceId)).orderBy(schema.agents.createdAt);
+  const watchDrop = (a: ScriptedAgent) => {
+    const seen = { reason: null as string | null };
+    a.socket.once("disconnect", (reason) => (seen.reason = reason));
+    return seen;
+  };
+
+  it("another org's agent reusing a connected agent's instanceId gets its own row; the original row, org and session are untouched", async () => {
+    const { secret } = await createAgentToken(h.db.db, { orgId: OTHER_ORG, name: "intruder's token" });
+    for (const [instanceId, victimKey, intruderKey] of [["printed-instance-1", undefined, undefined], ["printed-instance-2", "victim-key-2", "intruder-key-2"]] as const) {
+      const victim = await h.connect({ name: "victim", instanceId, agentKey: victimKey });
+      const drop = watchDrop(victim);
+      const intruder = await h.connect({ token: secret, name: "intruder", instanceId, agentKey: intruderKey });
+      expect(intruder.agentId, instanceId).not.toBe(victim.agentId);
+      expect(await rowsWithInstance(instanceId)).toMatchObject([
+        { id: victim.agentId, orgId: DEFAULT_ORG_ID, name: "victim", tokenId: null, status: "online" },
+        { id: intruder.agentId, orgId: OTHER_ORG, name: "intruder", status: "online" },
+      ]);
+      // The victim's connection is still its own: not replaced, still answered.
+      expect((await victim.clockPing()).hubTime).toBeGreaterThan(0);
+      expect((await intruder.clockPing()).hubTime).toBeGreaterThan(0);
+      expect(drop.reason).toBeNull();
+      // The intruder leaving marks only its own row offline.
+      intruder.close();
+      await expect.poll(async () => (await rowsWithInstance(instanceId)).map((r) => r.status), { timeout: 3000 }).toEqual(["online", "offline"]);
+      expect(victim.socket.connected).toBe(true);
+      victim.close();
+    }
+  });
+
+  it("in the same org, a connection with the instanceId of a connected agent but another token or persisted id is refused; the agent keeps its session", async () => {
+    const { secret } = await createAgentToken(h.db.db, { orgId: DEFAULT_ORG_ID, name: "another default-org token" });
+    const victim = await h.connect({ name: "victim", instanceId: "printed-instance-3" });
+    const keyedVictim = await h.connect({ name: "keyed-victim", instanceId: "printed-instance-4", agentKey: "victim-key-4" });
+    const drops = [watchDrop(victim), watchDrop(keyedVictim)];
+    const taken = /^agent instance id taken: instanceId printed-instance-[34] belongs to another agent of this Volley organization/;
+    // Another token; the same token with a persisted id the row does not have; the keyed row without its key.
+    await expect(h.connect({ token: secret, name: "intruder", instanceId: "printed-instance-3" })).rejects.toThrow(taken);
+    await expect(h.connect({ name: "intruder", instanceId: "printed-instance-3", agentKey: "intruder-key-3" })).rejects.toThrow(taken);
+    await expect(h.connect({ name: "intruder", instanceId: "printed-instance-4" })).rejects.toThrow(taken);
+    await expect(h.connect({ token: secret, name: "intruder", instanceId: "printed-instance-4", agentKey: "intruder-key-4" })).rejects.toThrow(taken);
+
+    expect(await rowsWithInstance("printed-instance-3")).toMatchObject([{ id: victim.agentId, name: "victim", tokenId: null, agentKey: null, status: "online" }]);
+    expect(await rowsWithInstance("printed-instance-4")).toMatchObject([{ id: keyedVictim.agentId, name: "keyed-victim", agentKey: "victim-key-4", status: "online" }]);
+    expect((await victim.clockPing()).hubTime).toBeGreaterThan(0);
+    expect((await keyedVictim.clockPing()).hubTime).toBeGreaterThan(0);
+    expect(drops.map((d) => d.reason)).toEqual([null, null]);
+
+    // The same process reconnecting (same token, same instanceId) still resumes its row and session.
+    const again = await h.connect({ name: "victim", instanceId: "printed-instance-3" });
+    expect(again.agentId).toBe(victim.agentId);
+    await expect.poll(() => drops[0]!.reason, { timeout: 3000 }).toBe("io server disconnect");
+    again.close();
+    keyedVictim.close();
+  });
+});
+
 describe("the real agent process", () => {
   it("killed with SIGKILL and started again, is still one agent: same row, its persisted id in AGENT_STATE_DIR", async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), "volley-agent-restart-"));

@@ -52,9 +52,14 @@ export class AgentRegistry extends EventEmitter {
     this.setMaxListeners(0);
   }
 
+  /**
+   * `agentId` is the agents row upsertAgent matched, so sessions are keyed by it, never by the
+   * hello's instance id alone: that id is printed in the agent's log, and a row is only matched
+   * with the same org and the same persisted id (or, without one, the same token).
+   */
   attach(hello: AgentHello, agentId: string, socket: Socket): AgentSession {
-    const existing = this.sessions.get(hello.instanceId);
-    if (existing && (existing.busy || existing.socket)) {
+    const existing = this.sessions.get(agentId);
+    if (existing && existing.instanceId === hello.instanceId && (existing.busy || existing.socket)) {
       // Same process reconnecting (possibly before we noticed the old socket drop): resume its session.
       if (existing.graceTimer) clearTimeout(existing.graceTimer);
       existing.graceTimer = null;
@@ -70,7 +75,7 @@ export class AgentRegistry extends EventEmitter {
     this.supersede(agentId, hello.instanceId);
     const held = hello.shard;
     const session: AgentSession = { agentId, instanceId: hello.instanceId, name: hello.name, pool: hello.pool, socket, busy: !!held, lease: null, graceTimer: null, outbox: [] };
-    this.sessions.set(hello.instanceId, session);
+    this.sessions.set(agentId, session);
     this.emit("pool", session.pool);
     if (held) {
       // A process new to this hub but mid-shard (the hub that assigned it restarted): busy, with the
@@ -89,8 +94,8 @@ export class AgentRegistry extends EventEmitter {
    * it held is lost at once — the new process does not hold it (it would have said so in its hello).
    */
   private supersede(agentId: string, instanceId: string): void {
-    for (const old of this.sessions.values()) {
-      if (old.agentId !== agentId || old.instanceId === instanceId) continue;
+    const old = this.sessions.get(agentId);
+    if (old && old.instanceId !== instanceId) {
       this.forget(old);
       if (old.graceTimer) clearTimeout(old.graceTimer);
       old.graceTimer = null;
@@ -107,8 +112,8 @@ export class AgentRegistry extends EventEmitter {
 
   /** Ends a session; the pool's last one says so ("vacated"), so its dispatcher can be released. */
   private forget(session: AgentSession): void {
-    if (this.sessions.get(session.instanceId) !== session) return;
-    this.sessions.delete(session.instanceId);
+    if (this.sessions.get(session.agentId) !== session) return;
+    this.sessions.delete(session.agentId);
     if (!this.hasPool(session.pool)) this.emit("vacated", session.pool);
   }
 
@@ -179,7 +184,7 @@ export class AgentRegistry extends EventEmitter {
     session.lease = null;
     session.busy = false;
     session.outbox.length = 0;
-    if (this.sessions.get(session.instanceId) !== session) return;
+    if (this.sessions.get(session.agentId) !== session) return;
     if (session.socket) {
       this.opts.onStatus(session.agentId, "online");
       this.emit("idle", session.pool);

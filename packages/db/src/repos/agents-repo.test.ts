@@ -6,7 +6,7 @@ import { createDb, type DbHandle } from "../client";
 import { createTestDatabase } from "../test-database";
 import { agents, DEFAULT_ORG_ID, orgs, shards } from "../schema";
 import { createAgentToken } from "./agent-tokens-repo";
-import { AgentKeyConflictError, listAgentStatuses, markStaleAgentsOffline, removeAgent, setAgentStatus, upsertAgent } from "./agents-repo";
+import { AgentInstanceConflictError, AgentKeyConflictError, listAgentStatuses, markStaleAgentsOffline, removeAgent, setAgentStatus, upsertAgent } from "./agents-repo";
 import { insertRun } from "./runs-repo";
 import { insertShards, updateShard } from "./shards-repo";
 
@@ -90,6 +90,48 @@ describe("agent identity", () => {
     expect(err).toMatchObject({ agentKey: "key-cross-1", ownerOrgId: "org_b" });
     const rows = await h.db.select().from(agents).where(eq(agents.agentKey, "key-cross-1"));
     expect(rows).toMatchObject([{ id: mine.id, orgId: "org_b", instanceId: "c-1", name: "keyed" }]);
+  });
+});
+
+describe("instance ids belong to their org", () => {
+  const as = (name: string, instanceId: string, agentKey?: string): AgentHello => ({ ...hello(name), instanceId, ...(agentKey ? { agentKey } : {}) });
+  const byId = async (id: string) => (await h.db.select().from(agents).where(eq(agents.id, id)))[0];
+
+  it("another org's agent reusing an instance id gets its own row; the original row keeps its org, token and name", async () => {
+    const { token } = await createAgentToken(h.db, { orgId: "org_b", name: "victim's token" });
+    const victim = await upsertAgent(h.db, as("victim", "inst-shared-1"), { orgId: "org_b", tokenId: token.id });
+    const intruder = await upsertAgent(h.db, as("intruder", "inst-shared-1"), { orgId: DEFAULT_ORG_ID });
+    expect(intruder.id).not.toBe(victim.id);
+    expect(intruder).toMatchObject({ orgId: DEFAULT_ORG_ID, instanceId: "inst-shared-1", name: "intruder" });
+    expect(await byId(victim.id)).toMatchObject({ orgId: "org_b", tokenId: token.id, name: "victim", instanceId: "inst-shared-1" });
+  });
+
+  it("a persisted-id agent of another org reusing an instance id gets its own row", async () => {
+    const victim = await upsertAgent(h.db, as("victim-k", "inst-shared-2", "key-victim-2"), { orgId: "org_b" });
+    const intruder = await upsertAgent(h.db, as("intruder-k", "inst-shared-2", "key-intruder-2"), { orgId: DEFAULT_ORG_ID });
+    expect(intruder.id).not.toBe(victim.id);
+    expect(await byId(victim.id)).toMatchObject({ orgId: "org_b", agentKey: "key-victim-2", name: "victim-k" });
+  });
+
+  it("in the same org, an instance id is taken back only with the row's token (no persisted id) or its persisted id", async () => {
+    const { token } = await createAgentToken(h.db, { orgId: "org_b", name: "owner's token" });
+    const { token: other } = await createAgentToken(h.db, { orgId: "org_b", name: "another token" });
+    const owner = await upsertAgent(h.db, as("owner", "inst-same-org-1"), { orgId: "org_b", tokenId: token.id });
+    await setAgentStatus(h.db, owner.id, "offline");
+    // The same process reconnecting (same token): its row.
+    expect((await upsertAgent(h.db, as("owner", "inst-same-org-1"), { orgId: "org_b", tokenId: token.id })).id).toBe(owner.id);
+    for (const [intruder, tokenId] of [[as("by-token", "inst-same-org-1"), other.id], [as("by-bootstrap", "inst-same-org-1"), null], [as("by-key", "inst-same-org-1", "key-same-org-x"), token.id]] as const) {
+      const err = await upsertAgent(h.db, intruder, { orgId: "org_b", tokenId }).catch((e: unknown) => e);
+      expect(err, intruder.name).toBeInstanceOf(AgentInstanceConflictError);
+      expect(err).toMatchObject({ instanceId: "inst-same-org-1", orgId: "org_b" });
+    }
+    expect(await byId(owner.id)).toMatchObject({ orgId: "org_b", tokenId: token.id, name: "owner", agentKey: null });
+
+    // A row with a persisted id is only ever matched by it: not by its instance id and token alone.
+    const keyed = await upsertAgent(h.db, as("keyed-owner", "inst-same-org-2", "key-same-org-2"), { orgId: "org_b", tokenId: token.id });
+    const err = await upsertAgent(h.db, as("no-key", "inst-same-org-2"), { orgId: "org_b", tokenId: token.id }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AgentInstanceConflictError);
+    expect(await byId(keyed.id)).toMatchObject({ name: "keyed-owner", agentKey: "key-same-org-2" });
   });
 });
 

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNull, lt, ne, notExists, or } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, lt, ne, notExists, or, sql } from "drizzle-orm";
 import { AGENT_OFFLINE_AFTER_MS, type AgentHello, type AgentListItem } from "@volley/contracts";
 import type { Db } from "../client";
 import { newId } from "../ids";
@@ -27,10 +27,34 @@ export class AgentKeyConflictError extends Error {
 }
 
 /**
- * Registers an agent and marks it online. An agent with a persisted id (agentKey) keeps one row
- * across restarts: the row of that id in the same org is taken back (a new process: new
- * instanceId); a row of that id in another org throws AgentKeyConflictError. Without one, the
- * row is the process's (instance id, stable across its reconnects).
+ * The hello's instance id names another agent row of the same org that it may not take: a row
+ * with a persisted id (matched only by that id), or one enrolled with another token. Reconnects of
+ * one process present its token (and persisted id) again; anyone else who read the instance id in
+ * the agent's log does not, and must not take over its row or its live session.
+ */
+export class AgentInstanceConflictError extends Error {
+  constructor(
+    readonly instanceId: string,
+    readonly orgId: string,
+  ) {
+    super(`agent instance id ${instanceId} belongs to another agent of organization ${orgId}`);
+    this.name = "AgentInstanceConflictError";
+  }
+}
+
+const isUniqueViolation = (err: unknown, index: string) => {
+  const cause = err instanceof Error && err.cause ? err.cause : err;
+  return typeof cause === "object" && cause !== null && (cause as { code?: unknown }).code === "23505" && (cause as { constraint?: unknown }).constraint === index;
+};
+
+/**
+ * Registers an agent and marks it online. A row is only ever matched within the caller's org:
+ * - with a persisted id (agentKey), the row of that id, across restarts (a new process: new
+ *   instanceId); a row of that id in another org throws AgentKeyConflictError;
+ * - without one, the row of the process (instance id, stable across its reconnects) if it has no
+ *   persisted id and was enrolled with the same token (null: the bootstrap token).
+ * An instance id of another org's row gets a row of its own; one of a same-org row the hello may
+ * not take (above) throws AgentInstanceConflictError, leaving that row as it was.
  */
 export async function upsertAgent(db: Db, hello: AgentHello, enrollment: AgentEnrollment = {}): Promise<AgentRow> {
   const now = new Date();
@@ -38,12 +62,16 @@ export async function upsertAgent(db: Db, hello: AgentHello, enrollment: AgentEn
   const tokenId = enrollment.tokenId ?? null;
   const live = { tokenId, name: hello.name, pool: hello.pool, version: hello.version, labels: hello.labels, capacity: hello.capacity, status: "online" as const, connectedAt: now, lastSeenAt: now };
   const values = { id: newId("agt"), orgId, instanceId: hello.instanceId, agentKey: hello.agentKey ?? null, ...live };
+  const instanceTaken = (err: unknown): never => {
+    throw isUniqueViolation(err, "agents_org_instance_idx") ? new AgentInstanceConflictError(hello.instanceId, orgId) : err;
+  };
   if (hello.agentKey) {
     const [row] = await db
       .insert(agents)
       .values(values)
       .onConflictDoUpdate({ target: agents.agentKey, set: { ...live, instanceId: hello.instanceId }, setWhere: eq(agents.orgId, orgId) })
-      .returning();
+      .returning()
+      .catch(instanceTaken);
     if (row) return row;
     // The conflicting row's org differs (the update's condition failed): name it in the hub's log, not to the agent.
     const [owner] = await db.select({ orgId: agents.orgId }).from(agents).where(eq(agents.agentKey, hello.agentKey));
@@ -52,9 +80,14 @@ export async function upsertAgent(db: Db, hello: AgentHello, enrollment: AgentEn
   const [row] = await db
     .insert(agents)
     .values(values)
-    .onConflictDoUpdate({ target: agents.instanceId, set: { ...live, orgId } })
+    .onConflictDoUpdate({
+      target: [agents.orgId, agents.instanceId],
+      set: live,
+      setWhere: and(isNull(agents.agentKey), sql`${agents.tokenId} IS NOT DISTINCT FROM ${tokenId}`),
+    })
     .returning();
-  return row!;
+  if (!row) throw new AgentInstanceConflictError(hello.instanceId, orgId);
+  return row;
 }
 
 export async function setAgentStatus(db: Db, id: string, status: AgentRow["status"]): Promise<void> {
