@@ -23,6 +23,8 @@ export const agentBreakdownSchema = z.object({
   disconnects: z.number().int(),
   latency: latencySummarySchema,
   connect: latencySummarySchema,
+  /** Broadcast and groups: the deliveries this agent's receivers got, and their latency (absent without deliveries). */
+  delivery: z.object({ received: z.number().int(), lost: z.number().int(), latency: latencySummarySchema }).optional(),
   /** Worst values the agent reported: CPU % of one core, event-loop delay and send lag (ms), resident memory (MB). */
   health: z.object({ cpuMax: z.number(), eventLoopMaxMs: z.number(), sendLagMaxMs: z.number(), rssMbMax: z.number() }),
 });

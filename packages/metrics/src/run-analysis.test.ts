@@ -74,4 +74,21 @@ describe("run analysis", () => {
     const [p] = mergeTimeline([frame("agt_a", 0, [1000], { cpu: 40, closed: 1 }), frame("agt_b", 0, [1000], { cpu: 80 })]);
     expect(p).toMatchObject({ disconnects: 1, lost: 0, health: { cpu: 80, agents: 2 } });
   });
+
+  it("breaks deliveries down per agent for groups and broadcast, and leaves them out where there are none", () => {
+    const deliveries = (agentId: string, received: number, us: number) => {
+      const r = new IntervalRecorder();
+      r.increment(COUNTERS.sent, 3);
+      r.increment(COUNTERS.deliveriesExpected, received + 1);
+      r.increment(COUNTERS.deliveriesReceived, received);
+      r.increment(COUNTERS.deliveriesLost, 1);
+      for (let i = 0; i < received; i++) r.recordMicros(HISTOGRAMS.deliveryLatency, us);
+      return { agentId, shardId: `shd_${agentId}`, index: 0, startedAt: 0, durationMs: 1000, warmup: false, ...r.take(), health: health() };
+    };
+    const [a, b] = analyzeFrames([deliveries("agt_a", 9, 2000), deliveries("agt_b", 4, 8000)]).agents;
+    expect(a!.delivery).toMatchObject({ received: 9, lost: 1, latency: { count: 9 } });
+    expect(b!.delivery!.latency.p50).toBeCloseTo(8, 1);
+    expect(a!.latency.count).toBe(0);
+    expect(analyzeFrames([frame("agt_c", 0, [1000])]).agents[0]!.delivery).toBeUndefined();
+  });
 });

@@ -70,6 +70,7 @@ export function analyzeFrames(frames: readonly AnalysisFrame[]): RunAnalysis {
       let cpuMax = 0, eventLoopMaxMs = 0, sendLagMaxMs = 0, rssMbMax = 0, saturated = 0, errors = 0;
       for (const f of list) {
         if (!f.warmup) add(hs, HISTOGRAMS.messageLatency, f.histograms[HISTOGRAMS.messageLatency]);
+        if (!f.warmup) add(hs, HISTOGRAMS.deliveryLatency, f.histograms[HISTOGRAMS.deliveryLatency]);
         add(hs, HISTOGRAMS.wsConnect, f.histograms[HISTOGRAMS.wsConnect]);
         cpuMax = Math.max(cpuMax, f.health.cpu);
         eventLoopMaxMs = Math.max(eventLoopMaxMs, f.health.eventLoopDelayMs.max);
@@ -90,6 +91,9 @@ export function analyzeFrames(frames: readonly AnalysisFrame[]): RunAnalysis {
         disconnects: sum(COUNTERS.connectionsDropped),
         latency: latencySummary(hs.get(HISTOGRAMS.messageLatency)),
         connect: latencySummary(hs.get(HISTOGRAMS.wsConnect)),
+        ...(list.some((f) => COUNTERS.deliveriesExpected in f.counters || COUNTERS.deliveriesReceived in f.counters)
+          ? { delivery: { received: sum(COUNTERS.deliveriesReceived), lost: sum(COUNTERS.deliveriesLost), latency: latencySummary(hs.get(HISTOGRAMS.deliveryLatency)) } }
+          : {}),
         health: { cpuMax, eventLoopMaxMs, sendLagMaxMs, rssMbMax },
       };
     });
