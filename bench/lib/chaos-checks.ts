@@ -1,0 +1,161 @@
+/**
+ * What bench/chaos-soak.ts checks once the faults stop, from the stack's own PostgreSQL: every run
+ * final with a reason a fault explains, and every frame an agent counted in its shard.end stored.
+ */
+import pg from "pg";
+
+export interface Fault {
+  at: number;
+  victim: string;
+  kind: "kill" | "freeze";
+  pids: number[];
+  /** Freeze length, ms (0 for a kill). */
+  ms: number;
+}
+
+export interface Violation {
+  kind: string;
+  runId?: string;
+  shardId?: string;
+  detail: string;
+}
+
+export interface RunRow {
+  id: string;
+  name: string;
+  status: string;
+  reason: string | null;
+  created: number;
+  ended: number | null;
+  sent: number | null;
+}
+
+export interface ShardRow {
+  runId: string;
+  id: string;
+  status: string;
+  error: string | null;
+  frames: number;
+  stored: number;
+  inRange: number;
+  maxSeq: number;
+}
+
+export interface CheckResult {
+  runs: RunRow[];
+  byStatus: Record<string, number>;
+  byReason: Record<string, number>;
+  shardsChecked: number;
+  framesReported: number;
+  framesStored: number;
+  shardsWithoutEnd: number;
+  violations: Violation[];
+  suspects: Violation[];
+}
+
+const FINAL = new Set(["passed", "failed", "errored", "aborted", "degraded"]);
+/** How long after a fault its effects may still end a run: restart backoff, reconnect grace, stalled-job recovery. */
+const AFTERMATH_MS = 90_000;
+
+/** A reason with its ids and numbers blanked, to count runs by kind of reason. */
+export const reasonKind = (r: string | null) =>
+  r === null ? "(none)" : r.replace(/\b[a-z]{3}_[0-9a-z]{16}\b/g, "<id>").replace(/\d+(\.\d+)?/g, "N").slice(0, 180);
+
+export async function checkStore(databaseUrl: string, sinceMs: number, faults: Fault[], plannedSent: Record<string, number>): Promise<CheckResult> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const runs = (
+      await client.query<{ id: string; name: string; status: string; reason: string | null; created: Date; ended: Date | null; sent: string | null }>(
+        `select id, name, status, reason, created_at as created, ended_at as ended, (summary->'messages'->>'sent') as sent
+           from runs where created_at >= to_timestamp($1 / 1000.0) order by created_at`,
+        [sinceMs],
+      )
+    ).rows.map(
+      (r): RunRow => ({ id: r.id, name: r.name, status: r.status, reason: r.reason, created: r.created.getTime(), ended: r.ended?.getTime() ?? null, sent: r.sent === null ? null : Number(r.sent) }),
+    );
+    const shards = (
+      await client.query<{ run_id: string; id: string; status: string; error: string | null; frames: number; stored: string; in_range: string; max_seq: number }>(
+        `select s.run_id, s.id, s.status, s.error, s.frames,
+                count(i.id) as stored,
+                count(distinct i.seq) filter (where i.seq < s.frames) as in_range,
+                coalesce(max(i.seq), -1) as max_seq
+           from shards s join runs r on r.id = s.run_id left join run_intervals i on i.shard_id = s.id
+          where r.created_at >= to_timestamp($1 / 1000.0)
+          group by s.id`,
+        [sinceMs],
+      )
+    ).rows.map((r): ShardRow => ({ runId: r.run_id, id: r.id, status: r.status, error: r.error, frames: r.frames, stored: Number(r.stored), inRange: Number(r.in_range), maxSeq: r.max_seq }));
+    const storedSent = new Map(
+      (
+        await client.query<{ run_id: string; sent: string }>(
+          `select i.run_id, sum(coalesce((i.counters->>'messages.sent')::bigint, 0)) as sent
+             from run_intervals i join runs r on r.id = i.run_id
+            where r.created_at >= to_timestamp($1 / 1000.0) and not i.warmup group by i.run_id`,
+          [sinceMs],
+        )
+      ).rows.map((r) => [r.run_id, Number(r.sent)]),
+    );
+    return judge(runs, shards, storedSent, faults, plannedSent);
+  } finally {
+    await client.end();
+  }
+}
+
+function judge(runs: RunRow[], shards: ShardRow[], storedSent: Map<string, number>, faults: Fault[], plannedSent: Record<string, number>): CheckResult {
+  const violations: Violation[] = [];
+  const suspects: Violation[] = [];
+  const byStatus: Record<string, number> = {};
+  const byReason: Record<string, number> = {};
+  for (const run of runs) {
+    byStatus[run.status] = (byStatus[run.status] ?? 0) + 1;
+    const key = `${run.status}: ${reasonKind(run.reason)}`;
+    byReason[key] = (byReason[key] ?? 0) + 1;
+    if (!FINAL.has(run.status)) {
+      violations.push({ kind: "not final", runId: run.id, detail: `still ${run.status} after the soak (created ${new Date(run.created).toISOString()})` });
+      continue;
+    }
+    const end = run.ended ?? Date.now();
+    const during = faults.filter((f) => f.at <= end && f.at + f.ms + AFTERMATH_MS >= run.created);
+    const faultText = during.map((f) => `${f.kind} ${f.victim} at ${new Date(f.at).toISOString().slice(11, 19)}`).join(", ") || "none";
+    if (run.status === "passed") {
+      if (!run.sent) violations.push({ kind: "passed with nothing sent", runId: run.id, detail: `summary.messages.sent ${run.sent}` });
+      const planned = plannedSent[run.name];
+      if (planned && run.sent !== null && run.sent < planned * 0.95) suspects.push({ kind: "passed below plan", runId: run.id, detail: `sent ${run.sent} of ${planned} planned; faults: ${faultText}` });
+    } else {
+      if (!run.reason?.trim()) violations.push({ kind: "no reason", runId: run.id, detail: `${run.status} without a reason; faults: ${faultText}` });
+      if (during.length === 0) violations.push({ kind: "unexplained", runId: run.id, detail: `${run.status} with no fault within its lifetime (+${AFTERMATH_MS / 1000} s): ${run.reason}` });
+      else if (/\blost\b/.test(run.reason ?? "") && !during.some((f) => f.victim === "agent" || f.victim === "hub")) {
+        suspects.push({ kind: "agent loss without an agent or hub fault", runId: run.id, detail: `${run.reason} — faults: ${faultText}` });
+      }
+    }
+    const stored = storedSent.get(run.id);
+    if (run.sent !== null && stored !== undefined && stored !== run.sent) {
+      suspects.push({ kind: "summary differs from stored frames", runId: run.id, detail: `summary.messages.sent ${run.sent}, stored intervals sum ${stored} (${run.status})` });
+    }
+  }
+  let shardsChecked = 0;
+  let framesReported = 0;
+  let framesStored = 0;
+  let shardsWithoutEnd = 0;
+  for (const s of shards) {
+    if (s.frames === 0) {
+      // No shard.end count (lost agent, never started): nothing the agent acknowledged to compare with.
+      if (s.stored > 0) shardsWithoutEnd++;
+      continue;
+    }
+    shardsChecked++;
+    framesReported += s.frames;
+    framesStored += s.inRange;
+    if (s.inRange < s.frames) {
+      violations.push({
+        kind: "acknowledged frame missing",
+        runId: s.runId,
+        shardId: s.id,
+        detail: `shard.end counted ${s.frames} frames (seq 0..${s.frames - 1}), ${s.inRange} of them stored (${s.stored} rows, max seq ${s.maxSeq}); shard ${s.status}${s.error ? `: ${s.error}` : ""}`,
+      });
+    }
+    if (s.maxSeq >= s.frames) suspects.push({ kind: "frames beyond shard.end", runId: s.runId, shardId: s.id, detail: `max seq ${s.maxSeq}, shard.end counted ${s.frames}` });
+  }
+  return { runs, byStatus, byReason, shardsChecked, framesReported, framesStored, shardsWithoutEnd, violations, suspects };
+}
