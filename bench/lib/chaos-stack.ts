@@ -191,7 +191,9 @@ export class ChaosStack {
     for (const p of procs) signal(p.pid, "SIGCONT");
     if (this.front?.pid && !this.exited) {
       signal(this.front.pid, "SIGTERM");
-      await Promise.race([this.exit, new Promise((r) => setTimeout(r, graceMs))]);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.exit, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+      clearTimeout(timer);
     }
     return this.killLeftovers();
   }
