@@ -65,7 +65,9 @@ export class RunWorker {
       // Stand the shards down and record why; the run must not stay `running`.
       await exec.standDown(reason).catch(async (e) => {
         this.deps.log.error({ runId, err: errorMessage(e) }, "could not stand the run down cleanly");
-        if (await finishRun(this.deps.db, runId, { status: "errored", reason }).catch(() => false)) {
+        // The usual cause is the database itself being down (the chaos soak left runs `queued` for
+        // good when this one write failed once): keep trying until it answers, then say why.
+        if (await this.recordUntilStored(runId, reason)) {
           await this.deps.events.status(runId, "errored", reason);
           await this.deps.webhooks.runFinished(runId);
         }
@@ -73,6 +75,26 @@ export class RunWorker {
     } finally {
       await exec.releaseAgents().catch((err) => this.deps.log.warn({ runId, err: errorMessage(err) }, "could not release the run's agents"));
       this.running.delete(runId);
+    }
+  }
+
+  /**
+   * Writes the run's errored status, retrying every 2 s for up to 10 minutes while the database
+   * refuses; false when the run had already ended (or the database never came back, which is logged).
+   */
+  private async recordUntilStored(runId: string, reason: string): Promise<boolean> {
+    const deadline = Date.now() + 10 * 60_000;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await finishRun(this.deps.db, runId, { status: "errored", reason });
+      } catch (err) {
+        if (Date.now() > deadline) {
+          this.deps.log.error({ runId, err: errorMessage(err), attempt }, "could not record the run's end: the database did not answer for 10 minutes");
+          return false;
+        }
+        if (attempt === 1) this.deps.log.warn({ runId, err: errorMessage(err) }, "could not record the run's end; retrying every 2 s until the database answers");
+        await sleep(2000);
+      }
     }
   }
 
