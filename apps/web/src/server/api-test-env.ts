@@ -110,3 +110,17 @@ export async function connectTestAgent(db: DbHandle["db"], orgId: string, pool =
   const { upsertAgent } = await import("@volley/db");
   await upsertAgent(db, { token: "unused", instanceId: `${name}-${orgId}`, name, version: "0.0.0-test", pool, labels: {}, capacity: { cores: 4, memoryMb: 4096, maxConnections: 50_000, sourceAddresses: [] } }, { orgId });
 }
+
+/** Runs `fn` with these environment variables set, then puts back what was there before. */
+export async function withEnv<T>(vars: Record<string, string>, fn: () => Promise<T>): Promise<T> {
+  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, vars);
+  try {
+    return await fn();
+  } finally {
+    for (const [k, v] of Object.entries(before)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+}

@@ -3,7 +3,7 @@ import type { Plan } from "@volley/contracts";
 import { createApiToken, insertRun, listMemberships, newId, schema } from "@volley/db";
 import { eq } from "drizzle-orm";
 import type { RouteHandler } from "./api-handler";
-import { BASE, call, readError, signUp, startApiTestEnv, type ApiTestEnv } from "./api-test-env";
+import { BASE, call, readError, signUp, startApiTestEnv, type ApiTestEnv, withEnv } from "./api-test-env";
 
 // Issue 18 item 7: one account may own at most VOLLEY_MAX_ORGS_PER_USER organizations, and in
 // hosted mode the quotas hold per owner, summed over every organization they own.
@@ -22,19 +22,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await env?.close();
 });
-
-async function withEnv<T>(vars: Record<string, string>, fn: () => Promise<T>): Promise<T> {
-  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, vars);
-  try {
-    return await fn();
-  } finally {
-    for (const [k, v] of Object.entries(before)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  }
-}
 
 /** POST /api/auth/organization/create as a signed-in user (what Settings → Organizations sends). */
 async function createOrg(cookie: string, slug: string): Promise<{ status: number; data: { id?: string; message?: string } }> {

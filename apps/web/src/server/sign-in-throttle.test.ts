@@ -1,7 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BASE, readError, signUp, startApiTestEnv, TEST_PASSWORD, type ApiTestEnv } from "./api-test-env";
+import { BASE, readError, signUp, startApiTestEnv, TEST_PASSWORD, type ApiTestEnv, withEnv } from "./api-test-env";
 import { clientAddress, PEER_HEADER, stampPeer } from "./client-address";
 
 // Sign-in throttling (issue 18 item 4): the client address is the socket peer unless that peer is a
@@ -19,19 +19,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await env?.close();
 });
-
-async function withEnv<T>(vars: Record<string, string>, fn: () => Promise<T>): Promise<T> {
-  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, vars);
-  try {
-    return await fn();
-  } finally {
-    for (const [k, v] of Object.entries(before)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  }
-}
 
 /** A sign-in as Next hands it to the route behind server.ts: the peer stamped, any X-Forwarded-For as sent. */
 const attempt = (peer: string, email: string, password: string, forwardedFor?: string) =>
