@@ -12,3 +12,5 @@ export { startHttpClusterServer, type HttpClusterServer, type HttpClusterServerO
 export { RoomHub } from "./room-hub";
 export { startStompEchoServer, STOMP_PATH, STOMP_ECHO_DESTINATION, STOMP_ROOM_PREFIX } from "./stomp-echo-server";
 export { StompParser, serializeFrame, type StompFrame } from "./stomp-frame";
+export { STATS_PATH, type TestApp, type TestAppOptions } from "./apps/app-http";
+export { startSocketioChat, SOCKETIO_CHAT_LOGIN_PATH, type SocketioChatStats, type ChatMessage } from "./apps/socketio-chat";
