@@ -3,6 +3,8 @@ import { durationSchema } from "./duration";
 import { targetSchema } from "./target";
 import { parseThreshold } from "./threshold-metrics";
 import { connectionsSchema, scenarioSchema, sweepSchema } from "./scenario";
+import { flowSchema } from "./flow";
+import { validateFlow } from "./flow-validation";
 
 /**
  * The test plan: the one document users write (YAML or JSON), validated here and nowhere else.
@@ -11,6 +13,11 @@ import { connectionsSchema, scenarioSchema, sweepSchema } from "./scenario";
 export * from "./target";
 
 export * from "./scenario";
+
+export * from "./flow";
+export * from "./flow-template";
+export * from "./flow-validation";
+export * from "./json-path";
 
 const AGENT_COUNT_FIX = { error: 'use a whole number of agents from 1 to 1000, or "all" for every idle agent of the pool' };
 
@@ -112,6 +119,8 @@ export const planSchema = z.strictObject({
   target: targetSchema,
   connections: connectionsSchema,
   scenario: scenarioSchema,
+  /** Talk to the application as it speaks: setup steps, message templates, reply matching, data (see flow.ts). */
+  flow: flowSchema.optional(),
   /** Steps the message rate (latency vs messages/s, capacity search); see sweepSchema. */
   sweep: sweepSchema.optional(),
   thresholds: z.array(thresholdSchema).max(50).default([]),
@@ -119,6 +128,7 @@ export const planSchema = z.strictObject({
   sanity: sanitySchema.optional(),
   agents: agentsSchema.default({ pool: "default", count: 1 }),
 }).superRefine((plan, ctx) => {
+  if (plan.flow) validateFlow(plan.flow, { target: plan.target, scenarioKind: plan.scenario.kind, connections: plan.connections.count }, ctx);
   const bytes = new TextEncoder().encode(JSON.stringify(plan)).length;
   if (bytes > MAX_PLAN_BYTES) ctx.addIssue({ code: "custom", path: [], message: `the plan is ${bytes} bytes as JSON; a plan may be at most ${MAX_PLAN_BYTES} bytes (512 KiB) — shorten its text fields` });
 });

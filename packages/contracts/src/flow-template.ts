@@ -1,0 +1,138 @@
+/**
+ * The `{{ name }}` templates of a plan's flow: message bodies, URLs, headers and match values.
+ * Compiled once per plan (the agent renders one per message on the hot path), checked at
+ * validation so an unknown variable is an error naming the field, never an empty string at run time.
+ *
+ * Variables:
+ * - `conn.index`: the connection's index in the run (0-based, across every agent)
+ * - `conn.room`: the room the scenario puts the connection in (broadcast, groups), for a setup
+ *   step that joins it the way the application does
+ * - `msg.id`: a message's correlation id, unique in the run (messages only); put it where the
+ *   server copies it back (a field of your JSON, a header) and match the reply on it
+ * - `msg.seq`: the connection's message counter, 0, 1, 2… (messages only)
+ * - `data.<column>`: the connection's row of flow.data
+ * - `vars.<name>`: a value captured by an earlier setup step
+ * - `random.int` (0 to 2^31−1), `random.uuid`, `random.hex` (16 hex digits)
+ * - `time.ms`: the wall clock, epoch milliseconds, when the template is rendered
+ *
+ * A JSON string that is exactly one `{{ … }}` takes the variable's own type (`"{{ msg.seq }}"`
+ * is the number 3); anywhere else values are written as text.
+ */
+
+const HOLE = /\{\{\s*([^{}]*?)\s*\}\}/g;
+const NAME = /^(conn\.index|conn\.room|msg\.id|msg\.seq|random\.int|random\.uuid|random\.hex|time\.ms|data\.[A-Za-z_][\w-]*|vars\.[A-Za-z_][\w-]*)$/;
+
+/** What a template may read; the agent fills one per connection (msg.* per message). */
+export interface TemplateContext {
+  connIndex: number;
+  connRoom: string | undefined;
+  msgId: string;
+  msgSeq: number;
+  data: Readonly<Record<string, unknown>> | undefined;
+  vars: Readonly<Record<string, unknown>>;
+}
+
+type Getter = (ctx: TemplateContext) => unknown;
+
+const hex = (bytes: number): string => {
+  let s = "";
+  for (let i = 0; i < bytes; i++) s += Math.floor(Math.random() * 256).toString(16).padStart(2, "0");
+  return s;
+};
+
+function getter(name: string): Getter {
+  switch (name) {
+    case "conn.index":
+      return (c) => c.connIndex;
+    case "conn.room":
+      return (c) => c.connRoom;
+    case "msg.id":
+      return (c) => c.msgId;
+    case "msg.seq":
+      return (c) => c.msgSeq;
+    case "random.int":
+      return () => Math.floor(Math.random() * 2 ** 31);
+    case "random.uuid":
+      return () => crypto.randomUUID();
+    case "random.hex":
+      return () => hex(8);
+    case "time.ms":
+      return () => Date.now();
+  }
+  const key = name.slice(name.indexOf(".") + 1);
+  return name.startsWith("data.") ? (c) => c.data?.[key] : (c) => c.vars[key];
+}
+
+/** The variables a string uses, and the problems with them (unknown names, bad syntax). */
+export function templateNames(text: string): { names: string[]; problems: string[] } {
+  const names: string[] = [];
+  const problems: string[] = [];
+  for (const m of text.matchAll(HOLE)) {
+    const name = m[1]!;
+    if (NAME.test(name)) names.push(name);
+    else problems.push(`unknown variable {{ ${name} }}: use conn.index, conn.room, msg.id, msg.seq, data.<column>, vars.<capture>, random.int, random.uuid, random.hex or time.ms`);
+  }
+  const stray = text.replace(HOLE, "");
+  if (stray.includes("{{") || stray.includes("}}")) problems.push('unbalanced braces: write a variable as {{ name }}, like {{ msg.id }}');
+  return { names, problems };
+}
+
+/** Every template string inside a JSON value (object keys are not templates), with its path. */
+export function templateStrings(value: unknown, path: (string | number)[] = []): { path: (string | number)[]; text: string }[] {
+  if (typeof value === "string") return [{ path, text: value }];
+  if (Array.isArray(value)) return value.flatMap((v, i) => templateStrings(v, [...path, i]));
+  if (value !== null && typeof value === "object") return Object.entries(value).flatMap(([k, v]) => templateStrings(v, [...path, k]));
+  return [];
+}
+
+const text = (v: unknown): string => (v === undefined || v === null ? "" : typeof v === "string" ? v : typeof v === "object" ? JSON.stringify(v) : String(v));
+
+/** Compiles a text template; rendering costs one concatenation per part. */
+export function compileText(template: string): (ctx: TemplateContext) => string {
+  const parts: (string | Getter)[] = [];
+  let last = 0;
+  for (const m of template.matchAll(HOLE)) {
+    if (m.index > last) parts.push(template.slice(last, m.index));
+    parts.push(getter(m[1]!));
+    last = m.index + m[0].length;
+  }
+  if (last < template.length) parts.push(template.slice(last));
+  if (parts.length === 0) return () => "";
+  if (parts.length === 1) {
+    const only = parts[0]!;
+    return typeof only === "string" ? () => only : (ctx) => text(only(ctx));
+  }
+  return (ctx) => {
+    let s = "";
+    for (const p of parts) s += typeof p === "string" ? p : text(p(ctx));
+    return s;
+  };
+}
+
+const WHOLE = /^\{\{\s*([^{}]*?)\s*\}\}$/;
+
+/** Compiles a JSON template to a function building the value; constant subtrees are built once. */
+export function compileValue(template: unknown): (ctx: TemplateContext) => unknown {
+  if (typeof template === "string") {
+    const whole = WHOLE.exec(template);
+    if (whole) return getter(whole[1]!);
+    if (!template.includes("{{")) return () => template;
+    return compileText(template);
+  }
+  if (Array.isArray(template)) {
+    // Constant subtrees are shared, not copied: drivers only serialize what they are given.
+    if (templateStrings(template).every((s) => !s.text.includes("{{"))) return () => template;
+    const items = template.map(compileValue);
+    return (ctx) => items.map((f) => f(ctx));
+  }
+  if (template !== null && typeof template === "object") {
+    if (templateStrings(template).every((s) => !s.text.includes("{{"))) return () => template;
+    const entries = Object.entries(template).map(([k, v]) => [k, compileValue(v)] as const);
+    return (ctx) => {
+      const out: Record<string, unknown> = {};
+      for (const [k, f] of entries) out[k] = f(ctx);
+      return out;
+    };
+  }
+  return () => template;
+}

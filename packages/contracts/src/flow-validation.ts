@@ -1,0 +1,181 @@
+import { parse as parseCsv } from "csv-parse/sync";
+import type { z } from "zod";
+import type { Flow, FlowData, FlowMessage, SetupStep } from "./flow";
+import { templateNames, templateStrings } from "./flow-template";
+import { parseJsonPath } from "./json-path";
+import type { Protocol, Target } from "./target";
+
+type Ctx = z.RefinementCtx;
+type Path = (string | number)[];
+
+/** Socket.IO 2's client keeps these event names for itself: an emit on one never reaches the server. */
+const SOCKETIO_V2_RESERVED = new Set(["connect", "connect_error", "connect_timeout", "connecting", "disconnect", "error", "reconnect", "reconnect_attempt", "reconnect_failed", "reconnect_error", "reconnecting", "ping", "pong"]);
+/** Socket.IO 3 and 4 reserve fewer, and refuse them on emit. */
+const SOCKETIO_RESERVED = new Set(["connect", "connect_error", "disconnect", "disconnecting", "newListener", "removeListener"]);
+
+const EVENT_PROTOCOLS: readonly Protocol[] = ["socketio", "socketcluster", "stomp"];
+const REQUEST_PROTOCOLS: readonly Protocol[] = ["sse", "long-polling", "short-polling", "http"];
+const ACK_PROTOCOLS: readonly Protocol[] = ["socketio", "socketcluster"];
+
+/** The rows of flow.data, from `rows` or parsed from `csv` (header line, then one row per line). */
+export function flowRows(data: FlowData | undefined): Record<string, unknown>[] {
+  if (!data) return [];
+  if (data.rows) return data.rows;
+  if (data.csv === undefined) return [];
+  return parseCsv(data.csv, { columns: true, skip_empty_lines: true, trim: true }) as Record<string, unknown>[];
+}
+
+/** The plan fields the flow is checked against. */
+export interface FlowPlanView {
+  target: Target;
+  scenarioKind: string;
+  /** The most connections that may be open (count; the canary has no row). */
+  connections: number;
+}
+
+/**
+ * Checks what the schema cannot: every variable known and made before it is used, JSON paths that
+ * can match, options that fit the target's protocol and the scenario. Issues name the field (path
+ * under `flow`) and the fix.
+ */
+export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
+  const issue = (path: Path, message: string) => ctx.addIssue({ code: "custom", path: ["flow", ...path], message });
+  const protocol = plan.target.protocol;
+  const columns = dataColumns(flow, plan, issue);
+  const made = new Set<string>();
+  const templates = (value: unknown, path: Path, allowMsg: boolean) => {
+    for (const s of templateStrings(value)) {
+      const { names, problems } = templateNames(s.text);
+      const at = [...path, ...s.path];
+      for (const p of problems) issue(at, p);
+      for (const n of names) {
+        if (n.startsWith("msg.") && !allowMsg) issue(at, `{{ ${n} }} only exists in flow.messages (a message's id and counter); use conn.index or a capture here`);
+        if (n.startsWith("vars.") && !made.has(n.slice(5))) {
+          issue(at, `{{ ${n} }} is not captured before this point: add capture: { ${n.slice(5)}: "$.…" } to an earlier setup step`);
+        }
+        if (n.startsWith("data.")) {
+          if (!columns) issue(at, `{{ ${n} }} needs flow.data: add data: { rows: [...] } or data: { csv: "..." }`);
+          else if (!columns.has(n.slice(5))) issue(at, `flow.data has no column "${n.slice(5)}" (it has ${[...columns].join(", ") || "none"})`);
+        }
+      }
+    }
+  };
+  const paths = (capture: Record<string, unknown> | undefined, path: Path) => {
+    for (const [key, source] of Object.entries(capture ?? {})) {
+      const jsonPath = typeof source === "string" ? source : (source as { json?: string }).json;
+      if (jsonPath !== undefined) checkPath(jsonPath, [...path, key], issue);
+    }
+  };
+  const event = (value: string | undefined, path: Path) => {
+    if (value === undefined) return;
+    if (!EVENT_PROTOCOLS.includes(protocol)) {
+      issue(path, `protocol ${protocol} has no events or destinations: remove event (Socket.IO, SocketCluster and STOMP use it)`);
+      return;
+    }
+    if (protocol === "stomp" && !value.startsWith("/")) issue(path, `a STOMP destination starts with /, like /topic/chat`);
+    if (protocol === "socketio") {
+      const v2 = (plan.target.socketio?.version ?? 4) === 2;
+      const reserved = v2 ? SOCKETIO_V2_RESERVED : SOCKETIO_RESERVED;
+      if (reserved.has(value)) issue(path, `"${value}" is reserved by the Socket.IO ${v2 ? "2" : "3/4"} client and never reaches the server: rename the server's event (like "${value}-msg")`);
+    }
+  };
+  const body = (step: { json?: unknown; text?: string; args?: unknown[]; headers?: unknown }, path: Path) => {
+    if (step.json !== undefined && step.text !== undefined) issue([...path, "text"], "give json or text, not both");
+    if (step.args !== undefined && protocol !== "socketio") issue([...path, "args"], `only Socket.IO events take several arguments (this target is ${protocol}): put them in json`);
+    if (step.headers !== undefined && protocol !== "stomp") issue([...path, "headers"], `frame headers are for STOMP (this target is ${protocol}); HTTP headers go in a request`);
+  };
+
+  let connected = false;
+  flow.setup.forEach((step, i) => {
+    const at: Path = ["setup", i];
+    const kind = Object.keys(step)[0] as keyof SetupStep;
+    if ("request" in step) {
+      templates({ url: step.request.url, headers: step.request.headers, json: step.request.json, body: step.request.body }, [...at, "request"], false);
+      if (step.request.json !== undefined && step.request.body !== undefined) issue([...at, "request", "body"], "give json or body, not both");
+      paths(step.request.capture, [...at, "request", "capture"]);
+      addCaptures(step.request.capture, made);
+    } else if ("connect" in step) {
+      if (connected) issue(at, "a connection connects once: remove the second connect step");
+      connected = true;
+      templates({ headers: step.connect.headers, query: step.connect.query, auth: step.connect.auth }, [...at, "connect"], false);
+      if (step.connect.auth !== undefined && protocol !== "socketio") issue([...at, "connect", "auth"], `auth is Socket.IO's handshake payload (this target is ${protocol}): use headers or query`);
+    } else if ("send" in step || "waitFor" in step) {
+      // Steps on the connection before an explicit connect step would have nothing to use.
+      if (!connected && flow.setup.some((s) => "connect" in s)) issue(at, `${kind} needs the connection: move it after the connect step`);
+      connected = true;
+      if ("send" in step) {
+        event(step.send.event, [...at, "send", "event"]);
+        body(step.send, [...at, "send"]);
+        templates({ json: step.send.json, text: step.send.text, args: step.send.args, headers: step.send.headers }, [...at, "send"], false);
+        if (step.send.ack && !ACK_PROTOCOLS.includes(protocol)) issue([...at, "send", "ack"], `only Socket.IO and SocketCluster acknowledge (this target is ${protocol}): use a waitFor step`);
+        if (step.send.capture && !step.send.ack) issue([...at, "send", "capture"], "a send captures from its acknowledgement: set ack: true, or capture in a waitFor step");
+        paths(step.send.capture, [...at, "send", "capture"]);
+        addCaptures(step.send.capture, made);
+      } else {
+        event(step.waitFor.event, [...at, "waitFor", "event"]);
+        if (step.waitFor.match) {
+          checkPath(step.waitFor.match.path, [...at, "waitFor", "match", "path"], issue);
+          templates(step.waitFor.match.equals, [...at, "waitFor", "match", "equals"], false);
+        }
+        paths(step.waitFor.capture, [...at, "waitFor", "capture"]);
+        addCaptures(step.waitFor.capture, made);
+      }
+    }
+  });
+
+  flow.messages?.forEach((m, i) => checkMessage(m, ["messages", i]));
+  function checkMessage(m: FlowMessage, at: Path): void {
+    event(m.event, [...at, "event"]);
+    body(m, at);
+    templates({ json: m.json, text: m.text, args: m.args, headers: m.headers }, at, true);
+    const needsRequest = REQUEST_PROTOCOLS.includes(protocol);
+    if (needsRequest && !m.request) issue([...at, "request"], `on ${protocol} a message is an HTTP request: add request: { method: POST, url: "/publish", json: {…} }`);
+    if (!needsRequest && m.request) issue([...at, "request"], `only SSE, polling and HTTP targets publish by request (this target is ${protocol}): remove request and use json or text`);
+    if (m.request) templates({ url: m.request.url, headers: m.request.headers, json: m.request.json, body: m.request.body }, [...at, "request"], true);
+    if (m.reply === false) return;
+    if (m.reply.ack && !ACK_PROTOCOLS.includes(protocol)) issue([...at, "reply", "ack"], `only Socket.IO and SocketCluster acknowledge (this target is ${protocol}): match the reply by event and path`);
+    if (m.reply.ack && (m.reply.event !== undefined || m.reply.match !== undefined)) issue([...at, "reply"], "an acknowledgement is the reply: remove event and match, or ack");
+    event(m.reply.event, [...at, "reply", "event"]);
+    if (m.reply.match) {
+      checkPath(m.reply.match.path, [...at, "reply", "match", "path"], issue);
+      templates(m.reply.match.equals, [...at, "reply", "match", "equals"], true);
+    }
+    const byId = m.reply.match?.equals?.includes("msg.id") ?? false;
+    if ((plan.scenarioKind === "broadcast" || plan.scenarioKind === "groups") && !byId) {
+      issue([...at, "reply", "match"], `a ${plan.scenarioKind} delivery is matched on every receiver by the message's id: put "{{ msg.id }}" in the message and match: { path: "$.<that field>", equals: "{{ msg.id }}" }`);
+    }
+  }
+}
+
+function addCaptures(capture: Record<string, unknown> | undefined, made: Set<string>): void {
+  for (const key of Object.keys(capture ?? {})) made.add(key);
+}
+
+function checkPath(path: string, at: Path, issue: (path: Path, message: string) => void): void {
+  const parsed = parseJsonPath(path);
+  if (!parsed.ok) issue(at, parsed.message);
+}
+
+function dataColumns(flow: Flow, plan: FlowPlanView, issue: (path: Path, message: string) => void): Set<string> | undefined {
+  const data = flow.data;
+  if (!data) return undefined;
+  if ((data.rows === undefined) === (data.csv === undefined)) {
+    issue(["data"], "give the rows one way: data: { rows: [{ user: a }] } or data: { csv: \"user\\na\" }");
+    return undefined;
+  }
+  let rows: Record<string, unknown>[];
+  try {
+    rows = flowRows(data);
+  } catch (err) {
+    issue(["data", "csv"], `cannot read the CSV: ${(err as Error).message}`);
+    return undefined;
+  }
+  if (rows.length === 0) {
+    issue(["data"], "has no rows: add at least one (a CSV needs a header line and a row)");
+    return undefined;
+  }
+  if (!data.reuse && rows.length < plan.connections) {
+    issue(["data"], `has ${rows.length} rows for ${plan.connections} connections: add rows, or set reuse: true to let connections share them`);
+  }
+  return new Set(rows.flatMap((r) => Object.keys(r)));
+}

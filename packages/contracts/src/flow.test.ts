@@ -1,0 +1,90 @@
+import { describe, expect, it } from "vitest";
+import { compileJsonPath, compileValue, planSchema, type PlanInput, type TemplateContext } from "./index";
+
+const chat: PlanInput = {
+  name: "chat",
+  target: { url: "http://127.0.0.1:9010", protocol: "socketio" },
+  connections: { count: 2, rate: 10 },
+  scenario: { kind: "echo", duration: "2s", message: { rate: 1 } },
+  flow: {
+    data: { rows: [{ user: "ann" }, { user: "bob" }] },
+    setup: [
+      { request: { name: "login", method: "POST", url: "/login", json: { user: "{{ data.user }}" }, capture: { token: "$.token" } } },
+      { connect: { auth: { token: "{{ vars.token }}" } } },
+      { send: { event: "join", json: { room: "lobby" } } },
+      { waitFor: { event: "joined", capture: { members: "$.members" } } },
+    ],
+    messages: [{ event: "chat", json: { room: "lobby", text: "hi {{ msg.seq }}", clientMsgId: "{{ msg.id }}" }, reply: { event: "message", match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } } }],
+  },
+};
+
+function problems(plan: PlanInput): string[] {
+  const r = planSchema.safeParse(plan);
+  return r.success ? [] : r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+}
+const withFlow = (flow: object, extra: object = {}): PlanInput => ({ ...chat, ...extra, flow: { ...chat.flow, ...flow } } as PlanInput);
+
+describe("plan flow validation", () => {
+  it("accepts a real chat app's flow", () => {
+    expect(problems(chat)).toEqual([]);
+  });
+
+  it("names an unknown variable and the ones that exist", () => {
+    const p = problems(withFlow({ messages: [{ event: "chat", json: { text: "{{ msg.sequence }}" }, reply: { event: "message" } }] }));
+    expect(p).toEqual([expect.stringMatching(/^flow\.messages\.0\.json\.text: unknown variable \{\{ msg\.sequence \}\}: use conn\.index/)]);
+  });
+
+  it("refuses a capture used before it is made, and msg.* outside messages", () => {
+    const p = problems(withFlow({ setup: [{ connect: { auth: { token: "{{ vars.token }}" } } }, { send: { event: "join", json: { n: "{{ msg.seq }}" } } }] }));
+    expect(p).toContainEqual(expect.stringMatching(/^flow\.setup\.0\.connect\.auth\.token: \{\{ vars\.token \}\} is not captured before this point/));
+    expect(p).toContainEqual(expect.stringMatching(/^flow\.setup\.1\.send\.json\.n: \{\{ msg\.seq \}\} only exists in flow\.messages/));
+  });
+
+  it("refuses options that do not fit the protocol", () => {
+    const ws = { target: { url: "ws://127.0.0.1:9001/echo", protocol: "ws" } };
+    const p = problems(withFlow({ setup: [], messages: [{ event: "chat", text: "x", reply: { ack: true } }] }, ws));
+    expect(p).toContainEqual(expect.stringMatching(/^flow\.messages\.0\.event: protocol ws has no events/));
+    expect(p).toContainEqual(expect.stringMatching(/^flow\.messages\.0\.reply\.ack: only Socket\.IO and SocketCluster acknowledge/));
+  });
+
+  it("refuses Socket.IO 2's reserved event names with the fix", () => {
+    const v2 = { target: { url: "http://127.0.0.1:9010", protocol: "socketio", socketio: { version: 2 } } };
+    const p = problems(withFlow({ messages: [{ event: "ping", json: {}, reply: { event: "pong" } }] }, v2));
+    expect(p).toContainEqual(expect.stringMatching(/^flow\.messages\.0\.event: "ping" is reserved by the Socket\.IO 2 client/));
+  });
+
+  it("needs the message id to match broadcast deliveries", () => {
+    const broadcast = { scenario: { kind: "broadcast", duration: "2s", message: { rate: 1 } } };
+    const p = problems(withFlow({ messages: [{ event: "chat", json: {}, reply: { event: "message" } }] }, broadcast));
+    expect(p).toEqual([expect.stringMatching(/^flow\.messages\.0\.reply\.match: a broadcast delivery is matched on every receiver/)]);
+  });
+
+  it("checks data rows, columns and JSON paths", () => {
+    const p = problems(withFlow({ data: { csv: "name\nann" }, messages: [{ event: "chat", json: { u: "{{ data.user }}" }, reply: { event: "m", match: { path: "$..id" } } }] }));
+    expect(p).toContainEqual("flow.data: has 1 rows for 2 connections: add rows, or set reuse: true to let connections share them");
+    expect(p).toContainEqual(expect.stringMatching(/^flow\.setup\.0\.request\.json\.user: flow\.data has no column "user"/));
+    expect(p).toContainEqual(expect.stringMatching(/^flow\.messages\.0\.reply\.match\.path: cannot read "\.\.id"/));
+  });
+
+  it("needs a request to publish on SSE", () => {
+    const sse = { target: { url: "http://127.0.0.1:9014/news/stream", protocol: "sse" } };
+    const p = problems(withFlow({ setup: [], messages: [{ json: { title: "x" }, reply: { event: "headline" } }] }, sse));
+    expect(p).toContainEqual(expect.stringMatching(/^flow\.messages\.0\.request: on sse a message is an HTTP request/));
+    expect(p).toContainEqual(expect.stringMatching(/^flow\.messages\.0\.reply\.event: protocol sse has no events/));
+  });
+});
+
+describe("templates and paths", () => {
+  const ctx: TemplateContext = { connIndex: 7, connRoom: "r1", msgId: "a.b.c", msgSeq: 3, data: { user: "ann" }, vars: { token: "t0k" } };
+
+  it("keeps a whole-variable leaf's type and writes text elsewhere", () => {
+    const render = compileValue({ seq: "{{ msg.seq }}", text: "#{{ msg.seq }} from {{ data.user }}", auth: ["{{ vars.token }}", 1], room: "{{conn.room}}" });
+    expect(render(ctx)).toEqual({ seq: 3, text: "#3 from ann", auth: ["t0k", 1], room: "r1" });
+  });
+
+  it("reads fields, keys and indexes", () => {
+    expect(compileJsonPath("$.a['b-c'][1].d")({ a: { "b-c": [0, { d: "x" }] } })).toBe("x");
+    expect(compileJsonPath("$.missing.deeper")({ a: 1 })).toBeUndefined();
+    expect(compileJsonPath("$")(5)).toBe(5);
+  });
+});

@@ -1,0 +1,172 @@
+import { z } from "zod";
+import { durationSchema } from "./duration";
+import { MAX_HTTP_BODY_LENGTH, MAX_NAME_LENGTH, MAX_SECRET_LENGTH, MAX_URL_LENGTH } from "./target";
+
+/**
+ * The plan's `flow`: how to talk to the user's real application instead of an echo of Volley's own
+ * opaque messages. Absent, every plan runs exactly as before.
+ *
+ * - `setup`: steps each connection takes before its open-loop phase — HTTP requests (log in, make a
+ *   session) with captures, the connect itself (headers, query, Socket.IO `auth` built from
+ *   captures), sends, waits for an event, think times. Each step is timed as `setup.<name>` and a
+ *   failed step fails the connection with `errors.setup.<name>`, never mixed into message latency.
+ * - `messages`: what the open-loop phase sends (by weight) and which incoming message is each
+ *   one's reply. The schedule (rate, arrival, sweep) is the scenario's, and every message is still
+ *   timed from its intended send time.
+ * - `data`: rows that feed connections (`{{ data.<column> }}`), one row per connection.
+ *
+ * Templates and their variables: see flow-template.ts. Validation (flow-validation.ts) checks
+ * variables, captures, paths and protocol fit, naming the field and the fix.
+ */
+
+const name = z.string().regex(/^[A-Za-z0-9_-]{1,60}$/, "use 1 to 60 letters, digits, _ or -, like login");
+const text = (max = MAX_SECRET_LENGTH) => z.string().max(max, `must be at most ${max} characters`);
+const headers = z.record(z.string().max(MAX_NAME_LENGTH), text()).refine((h) => Object.keys(h).length <= 50, "at most 50 headers");
+/** A JSON value whose strings may hold {{ variables }}. */
+const jsonTemplate = z.json();
+
+/** Where a captured value comes from: a JSON path into the body (the short form), a header or a cookie. */
+export const captureSourceSchema = z.union(
+  [
+    z.string().startsWith("$", 'a capture is a JSON path like "$.token", or { header: "x-session" }, or { cookie: "sid" }'),
+    z.strictObject({ json: z.string().startsWith("$", "must be a JSON path like $.token") }),
+    z.strictObject({ header: z.string().min(1).max(MAX_NAME_LENGTH) }),
+    z.strictObject({ cookie: z.string().min(1).max(MAX_NAME_LENGTH) }),
+  ],
+  { error: 'a capture is a JSON path like "$.token", or { header: "x-session" }, or { cookie: "sid" }' },
+);
+export type CaptureSource = z.output<typeof captureSourceSchema>;
+const captures = z.record(z.string().regex(/^[A-Za-z_][\w-]{0,59}$/, "a capture name is a letter or _ then letters, digits, _ or -"), captureSourceSchema);
+
+/** An incoming message is this one when its event matches and, with `path`, the value there equals `equals`. */
+export const matchSchema = z.strictObject({
+  /** A JSON path into the message (Socket.IO: into its first argument; all arguments when several). */
+  path: z.string().startsWith("$", "must be a JSON path like $.clientMsgId"),
+  /** The value it must equal, a template (absent: the path only has to exist). */
+  equals: text(MAX_NAME_LENGTH * 5).optional(),
+});
+export type Match = z.output<typeof matchSchema>;
+
+export const httpRequestSchema = z.strictObject({
+  /** Names the step in metrics (setup.<name>) and errors; absent: request-<position>. */
+  name: name.optional(),
+  method: z.enum(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"]).default("GET"),
+  /** Absolute, or relative to target.url (ws:// becomes http://). */
+  url: text(MAX_URL_LENGTH).min(1),
+  headers: headers.optional(),
+  /** A JSON body (sent with content-type application/json). */
+  json: jsonTemplate.optional(),
+  /** A text body. */
+  body: text(MAX_HTTP_BODY_LENGTH).optional(),
+  capture: captures.optional(),
+  /** The statuses that count as success (default: any 2xx). */
+  expect: z.strictObject({ status: z.union([z.number().int().min(100).max(599), z.array(z.number().int().min(100).max(599)).min(1)]) }).optional(),
+});
+export type HttpRequest = z.output<typeof httpRequestSchema>;
+
+/** What one message carries; which fields apply depends on the protocol (flow-validation.ts). */
+const outgoing = {
+  /** Socket.IO and SocketCluster: the event; STOMP: the destination. */
+  event: text(MAX_NAME_LENGTH).min(1).optional(),
+  /** A JSON body: an object on Socket.IO and SocketCluster, a text frame of JSON elsewhere. */
+  json: jsonTemplate.optional(),
+  /** A text body. */
+  text: text(MAX_HTTP_BODY_LENGTH).optional(),
+  /** Socket.IO: further arguments after the body. */
+  args: z.array(jsonTemplate).max(10).optional(),
+  /** STOMP: extra frame headers. */
+  headers: headers.optional(),
+};
+
+export const sendStepSchema = z.strictObject({
+  name: name.optional(),
+  ...outgoing,
+  /** Socket.IO / SocketCluster: wait for the acknowledgement (its data can be captured). */
+  ack: z.boolean().default(false),
+  capture: captures.optional(),
+  timeout: durationSchema.default("10s"),
+});
+
+export const waitForStepSchema = z.strictObject({
+  name: name.optional(),
+  /** The event (Socket.IO, SocketCluster), destination (STOMP) or SSE event type; absent: any message. */
+  event: text(MAX_NAME_LENGTH).min(1).optional(),
+  match: matchSchema.optional(),
+  timeout: durationSchema.default("10s"),
+  capture: captures.optional(),
+});
+
+export const connectStepSchema = z.strictObject({
+  name: name.optional(),
+  /** Added to target.headers (templates allowed). */
+  headers: headers.optional(),
+  /** Query parameters added to target.url. */
+  query: z.record(z.string().max(MAX_NAME_LENGTH), text()).optional(),
+  /** Socket.IO: the handshake's `auth` payload, like { token: "{{ vars.token }}" }. */
+  auth: jsonTemplate.optional(),
+});
+
+export const setupStepSchema = z.union(
+  [
+    z.strictObject({ request: httpRequestSchema }),
+    z.strictObject({ connect: connectStepSchema }),
+    z.strictObject({ send: sendStepSchema }),
+    z.strictObject({ waitFor: waitForStepSchema }),
+    z.strictObject({ think: durationSchema }),
+  ],
+  { error: "a setup step is one of { request: {…} }, { connect: {…} }, { send: {…} }, { waitFor: {…} } or { think: 1s }" },
+);
+export type SetupStep = z.output<typeof setupStepSchema>;
+
+/**
+ * Which incoming message answers a message: the acknowledgement (`ack: true`), or the next message
+ * of `event` that satisfies `match` — with `match.equals: "{{ msg.id }}"` the exact message
+ * (replies may come in any order, and broadcasts are matched on every receiver), without it the
+ * oldest message still awaiting a reply (a server that answers in order).
+ */
+export const replySchema = z.strictObject({
+  ack: z.boolean().optional(),
+  event: text(MAX_NAME_LENGTH).min(1).optional(),
+  match: matchSchema.optional(),
+});
+export type Reply = z.output<typeof replySchema>;
+
+export const flowMessageSchema = z.strictObject({
+  /** Names the kind in per-event counts; absent: message-<position>. */
+  name: name.optional(),
+  /** Relative share of the sends (default 1). */
+  weight: z.number().positive().max(1_000_000).default(1),
+  ...outgoing,
+  /** SSE, polling and HTTP: messages are published by this request (its response is not the reply). */
+  request: httpRequestSchema.omit({ capture: true }).optional(),
+  /** How the reply is recognised; false: none is awaited (fire and forget: counted as sent only). */
+  reply: z.union([z.literal(false), replySchema]).default({}),
+});
+export type FlowMessage = z.output<typeof flowMessageSchema>;
+
+export const flowDataSchema = z.strictObject({
+  /** Rows as objects: `[{ user: alice, password: x }, …]`. */
+  rows: z.array(z.record(z.string().max(MAX_NAME_LENGTH), z.union([z.string().max(MAX_SECRET_LENGTH), z.number(), z.boolean()]))).max(100_000).optional(),
+  /** Or CSV text with a header line. */
+  csv: text(MAX_HTTP_BODY_LENGTH * 2).optional(),
+  /** Let connections share rows (row = connection index modulo rows); without it each connection needs its own row. */
+  reuse: z.boolean().default(false),
+});
+export type FlowData = z.output<typeof flowDataSchema>;
+
+export const flowSchema = z.strictObject({
+  data: flowDataSchema.optional(),
+  /** Per connection, in order, before its open-loop phase; without a connect step it connects first. */
+  setup: z.array(setupStepSchema).max(50).default([]),
+  /** What the open-loop phase sends; absent: Volley's own binary messages, echoed back. */
+  messages: z.array(flowMessageSchema).min(1).max(20).optional(),
+  /** Incoming messages that answer nothing are counted per event; this many of each are kept as samples. */
+  samples: z.number().int().min(0).max(20).default(5),
+  /**
+   * Set by the hub when it splits a run across agents: the run-wide index of this shard's first
+   * connection (conn.index) and of its first data row. Leave it out of plans.
+   */
+  indexBase: z.number().int().min(0).optional(),
+});
+export type Flow = z.output<typeof flowSchema>;
+export type FlowInput = z.input<typeof flowSchema>;
