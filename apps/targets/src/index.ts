@@ -14,3 +14,4 @@ export { startStompEchoServer, STOMP_PATH, STOMP_ECHO_DESTINATION, STOMP_ROOM_PR
 export { StompParser, serializeFrame, type StompFrame } from "./stomp-frame";
 export { STATS_PATH, type TestApp, type TestAppOptions } from "./apps/app-http";
 export { startSocketioChat, SOCKETIO_CHAT_LOGIN_PATH, type SocketioChatStats, type ChatMessage } from "./apps/socketio-chat";
+export { startJsonRpcWs, JSONRPC_PATH, JSONRPC_ERRORS, type JsonRpcStats } from "./apps/jsonrpc-ws";
