@@ -16,3 +16,4 @@ export { STATS_PATH, type TestApp, type TestAppOptions } from "./apps/app-http";
 export { startSocketioChat, SOCKETIO_CHAT_LOGIN_PATH, type SocketioChatStats, type ChatMessage } from "./apps/socketio-chat";
 export { startJsonRpcWs, JSONRPC_PATH, JSONRPC_ERRORS, type JsonRpcStats } from "./apps/jsonrpc-ws";
 export { startGraphqlWsFeed, GRAPHQL_WS_PATH, GRAPHQL_WS_FEED_SDL, type GraphqlWsFeedStats, type FeedPost } from "./apps/graphql-ws-feed";
+export { startSocketclusterPingpong, SOCKETCLUSTER_PINGPONG_PATH, SOCKETCLUSTER_PING_EVENT, SOCKETCLUSTER_PONG_EVENT, type SocketclusterPingpongStats } from "./apps/socketcluster-pingpong";
