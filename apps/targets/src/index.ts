@@ -17,3 +17,4 @@ export { startSocketioChat, SOCKETIO_CHAT_LOGIN_PATH, type SocketioChatStats, ty
 export { startJsonRpcWs, JSONRPC_PATH, JSONRPC_ERRORS, type JsonRpcStats } from "./apps/jsonrpc-ws";
 export { startGraphqlWsFeed, GRAPHQL_WS_PATH, GRAPHQL_WS_FEED_SDL, type GraphqlWsFeedStats, type FeedPost } from "./apps/graphql-ws-feed";
 export { startSocketclusterPingpong, SOCKETCLUSTER_PINGPONG_PATH, SOCKETCLUSTER_PING_EVENT, SOCKETCLUSTER_PONG_EVENT, type SocketclusterPingpongStats } from "./apps/socketcluster-pingpong";
+export { startSseNews, SSE_NEWS_PATHS, SSE_NEWS_EVENT, type SseNewsOptions, type SseNewsStats, type Headline } from "./apps/sse-news";
