@@ -16,6 +16,13 @@ describe("targets env", () => {
       SOCKETCLUSTER_ECHO_PORT: 9006,
       HTTP_CLUSTER_PORT: 9007,
       HTTP_CLUSTER_WORKERS: availableParallelism(),
+      TARGETS_TEST_APPS: false,
+      SOCKETIO_CHAT_PORT: 9010,
+      JSONRPC_WS_PORT: 9011,
+      GRAPHQL_WS_PORT: 9012,
+      SOCKETCLUSTER_PINGPONG_PORT: 9013,
+      SSE_NEWS_PORT: 9014,
+      LONGPOLL_CHAT_PORT: 9015,
       ECHO_HOLD: "timer",
       LOG_LEVEL: "info",
     });
@@ -23,6 +30,7 @@ describe("targets env", () => {
     expect(loadEnv({ SOCKETIO_ECHO_PORT: "0", SOCKJS_ECHO_PORT: "" })).toMatchObject({ SOCKETIO_ECHO_PORT: 0, SOCKJS_ECHO_PORT: 9003 });
     expect(loadEnv({ HTTP_CLUSTER_WORKERS: "0" }).HTTP_CLUSTER_WORKERS).toBe(0);
     expect(loadEnv({ ECHO_HOLD: "precise" }).ECHO_HOLD).toBe("precise");
+    expect(loadEnv({ TARGETS_TEST_APPS: "1", SSE_NEWS_PORT: "0" })).toMatchObject({ TARGETS_TEST_APPS: true, SSE_NEWS_PORT: 0 });
   });
 
   it("stops with one line naming the variable and the fix", () => {
@@ -37,5 +45,7 @@ describe("targets env", () => {
     expect(lines[1]).toContain("HTTP_CLUSTER_WORKERS");
     expect(() => loadEnv({ ECHO_HOLD: "exact" })).toThrow("exit 1");
     expect(lines[2]).toBe('invalid environment variable ECHO_HOLD="exact": set it to timer (whole-ms timers, the default) or precise (µs, costs CPU)\n');
+    expect(() => loadEnv({ TARGETS_TEST_APPS: "yes" })).toThrow("exit 1");
+    expect(lines[3]).toBe('invalid environment variable TARGETS_TEST_APPS="yes": set it to 1 to also start the test apps (ports 9010-9015) or 0 to leave them off\n');
   });
 });

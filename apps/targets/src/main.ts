@@ -1,6 +1,12 @@
 import { pino } from "pino";
 import { loadEnv } from "./env";
 import type { EchoServer, EchoServerOptions } from "./echo-server";
+import { startGraphqlWsFeed } from "./apps/graphql-ws-feed";
+import { startJsonRpcWs } from "./apps/jsonrpc-ws";
+import { startLongpollChat } from "./apps/longpoll-chat";
+import { startSocketclusterPingpong } from "./apps/socketcluster-pingpong";
+import { startSocketioChat } from "./apps/socketio-chat";
+import { startSseNews } from "./apps/sse-news";
 import { startHttpClusterServer } from "./http-cluster-server";
 import { startHttpTargetServer } from "./http-target-server";
 import { startSocketclusterEchoServer } from "./socketcluster-echo-server";
@@ -15,7 +21,20 @@ const log = pino({ name: "targets", level: env.LOG_LEVEL });
 /** Targets that hold echoes: their applied holds are logged at shutdown (the ground truth of a latency run). */
 const holding: { label: string; server: EchoServer }[] = [];
 
-type PortVar = "WS_ECHO_PORT" | "SOCKETIO_ECHO_PORT" | "SOCKJS_ECHO_PORT" | "STOMP_ECHO_PORT" | "HTTP_ECHO_PORT" | "SOCKETCLUSTER_ECHO_PORT" | "HTTP_CLUSTER_PORT";
+type PortVar =
+  | "WS_ECHO_PORT"
+  | "SOCKETIO_ECHO_PORT"
+  | "SOCKJS_ECHO_PORT"
+  | "STOMP_ECHO_PORT"
+  | "HTTP_ECHO_PORT"
+  | "SOCKETCLUSTER_ECHO_PORT"
+  | "HTTP_CLUSTER_PORT"
+  | "SOCKETIO_CHAT_PORT"
+  | "JSONRPC_WS_PORT"
+  | "GRAPHQL_WS_PORT"
+  | "SOCKETCLUSTER_PINGPONG_PORT"
+  | "SSE_NEWS_PORT"
+  | "LONGPOLL_CHAT_PORT";
 
 /** Starts one target or stops the process with a line naming the port variable to change. */
 async function start<T extends { url: string; close(): Promise<void> }>(
@@ -44,6 +63,16 @@ const servers: { close(): Promise<void> }[] = [
 if (env.HTTP_CLUSTER_WORKERS > 0) {
   const workers = env.HTTP_CLUSTER_WORKERS;
   servers.push(await start(`http echo (node:cluster, ${workers} workers)`, "HTTP_CLUSTER_PORT", (o) => startHttpClusterServer({ ...o, workers })));
+}
+if (env.TARGETS_TEST_APPS) {
+  servers.push(
+    await start("socket.io chat app (POST /login, auth token, join, chat)", "SOCKETIO_CHAT_PORT", startSocketioChat),
+    await start("json-rpc ws app", "JSONRPC_WS_PORT", startJsonRpcWs),
+    await start("graphql-ws feed app", "GRAPHQL_WS_PORT", startGraphqlWsFeed),
+    await start("socketcluster ping/pong app", "SOCKETCLUSTER_PINGPONG_PORT", startSocketclusterPingpong),
+    await start("sse news app (GET /news/stream, POST /news/publish)", "SSE_NEWS_PORT", startSseNews),
+    await start("long-polling chat app (/chat/session, /chat/send, /chat/poll)", "LONGPOLL_CHAT_PORT", startLongpollChat),
+  );
 }
 
 let stopping = false;
