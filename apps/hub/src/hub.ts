@@ -12,6 +12,7 @@ import { AgentRegistry, type AgentSession } from "./gateway/agent-registry";
 import { LiveFeed } from "./runs/live-feed";
 import { RunEvents } from "./runs/run-events";
 import { RunWorker } from "./runs/run-worker";
+import { restateLateFrames } from "./runs/run-restatement";
 import { AgentLine } from "./runs/agent-line";
 import { PoolDispatcher } from "./shards/pool-dispatcher";
 import { PoolDispatchers } from "./shards/pool-dispatchers";
@@ -37,8 +38,10 @@ export interface HubConfig {
   agentGraceMs?: number;
   /** Start instant = all armed + this (default 300 ms). */
   startLeadMs?: number;
-  /** After the last shard.end, bound on waiting for the frames to be stored (default 15 s). */
+  /** After the last shard.end, how long the wait for the frames to be stored may see no progress (default 15 s). */
   storeWaitMs?: number;
+  /** Bound on that wait while frames are still being stored (default 120 s); frames landing later restate the run. */
+  storeDeadlineMs?: number;
   /** Bound on an agent's shard.end after shard.abort (default 10 s). */
   abortEndTimeoutMs?: number;
   /** At shutdown, how long running runs may finish on their own before they are aborted (default 10 s). */
@@ -93,6 +96,7 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
     armTimeoutMs: config.armTimeoutMs ?? 30_000,
     startLeadMs: config.startLeadMs ?? 300,
     storeWaitMs: config.storeWaitMs ?? 15_000,
+    storeDeadlineMs: config.storeDeadlineMs ?? 120_000,
     abortEndTimeoutMs: config.abortEndTimeoutMs ?? 10_000,
     thresholdCheckMs: config.thresholdCheckMs ?? 2000,
     agentGraceMs: config.agentGraceMs ?? 10_000,
@@ -185,7 +189,15 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
     secretsKeys: config.secretsKeys ?? null,
     resolveAll: config.webhookResolveAll,
   });
-  const aggregator = new Aggregator({ db, redis, reader: connections.reader, consumer: hubId, log, onStored: (runId, n) => void events.intervals(runId, n) });
+  const aggregator = new Aggregator({
+    db,
+    redis,
+    reader: connections.reader,
+    consumer: hubId,
+    log,
+    onStored: (runId, n) => void events.intervals(runId, n),
+    beforeRetire: (runId) => restateLateFrames({ db, redis, events, log }, runId),
+  });
 
   const httpServer = createServer((req, res) => {
     // Socket.IO answers its own path; this is a liveness probe for orchestrators.

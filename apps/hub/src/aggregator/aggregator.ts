@@ -26,6 +26,11 @@ export interface AggregatorOptions {
    * (which agents send at the same instant) are stored in one insert rather than dozens.
    */
   gatherMs?: number;
+  /**
+   * Called for a finalized run once its stream is drained, before the aggregator lets it go
+   * (restates a run whose late frames it was not judged on). A throw keeps the run for the next round.
+   */
+  beforeRetire?: (runId: string) => Promise<unknown>;
 }
 
 type StreamEntry = [id: string, fields: string[]];
@@ -42,6 +47,8 @@ export class Aggregator {
   private readonly stopping = new AbortController();
   private loop: Promise<void> | null = null;
   private lastMaintenance = 0;
+  /** A store failed: entries this consumer read are pending, and are retried before new ones. */
+  private ownPending = false;
 
   constructor(private readonly opts: AggregatorOptions) {}
 
@@ -82,19 +89,60 @@ export class Aggregator {
       await this.maintain(runIds);
     }
     const keys = runIds.map(REDIS_KEYS.frames);
+    const runOf = new Map(runIds.map((id) => [REDIS_KEYS.frames(id), id]));
+    if (this.ownPending) await this.retryOwnPending(keys, runOf);
     const res = (await reader.xreadgroup(
       "GROUP", AGGREGATOR_GROUP, consumer,
       "COUNT", this.opts.batchSize ?? 500,
       "BLOCK", this.opts.blockMs ?? 1000,
       "STREAMS", ...keys, ...keys.map(() => ">"),
     )) as Array<[key: string, entries: StreamEntry[]]> | null;
-    const runOf = new Map(runIds.map((id) => [REDIS_KEYS.frames(id), id]));
     let read = 0;
     for (const [key, entries] of res ?? []) {
       read += entries.length;
-      await this.store(runOf.get(key)!, entries);
+      await this.storeOrRetry(runOf.get(key)!, entries);
     }
     if (read > 0 && read < (this.opts.batchSize ?? 500)) await sleep(this.opts.gatherMs ?? 100, this.stopping.signal);
+  }
+
+  /**
+   * Entries whose insert failed (the database was down) are retried as soon as it answers rather
+   * than after XAUTOCLAIM's idle time: a run's finalizer is waiting for them. A stream whose entries
+   * still fail does not hold up the others' (new entries are read next either way).
+   */
+  private async retryOwnPending(keys: string[], runOf: Map<string, string>): Promise<void> {
+    const { reader, consumer, log } = this.opts;
+    const batchSize = this.opts.batchSize ?? 500;
+    const again = (await reader.xreadgroup(
+      "GROUP", AGGREGATOR_GROUP, consumer,
+      "COUNT", batchSize,
+      "STREAMS", ...keys, ...keys.map(() => "0"),
+    )) as Array<[key: string, entries: StreamEntry[]]> | null;
+    // More than a batch left over, or a batch that fails again: retry on the next iteration.
+    let failing = (again ?? []).some(([, entries]) => entries.length >= batchSize);
+    for (const [key, entries] of again ?? []) {
+      // Entries trimmed from the stream while pending come back without fields: nothing to store.
+      const gone = entries.filter(([, fields]) => fields === null).map(([id]) => id);
+      if (gone.length > 0) await this.opts.redis.xack(key, AGGREGATOR_GROUP, ...gone);
+      const live = entries.filter(([, fields]) => fields !== null);
+      if (live.length === 0) continue;
+      try {
+        await this.store(runOf.get(key)!, live);
+      } catch (err) {
+        failing = true;
+        log.warn({ runId: runOf.get(key), entries: live.length, err: errorMessage(err) }, "frames still not stored; retrying");
+      }
+    }
+    this.ownPending = failing;
+  }
+
+  private async storeOrRetry(runId: string, entries: StreamEntry[]): Promise<void> {
+    try {
+      await this.store(runId, entries);
+    } catch (err) {
+      this.ownPending = true;
+      throw err;
+    }
   }
 
   private async ensureGroups(runIds: string[]): Promise<void> {
@@ -164,6 +212,12 @@ export class Aggregator {
       }
       const finalized = await redis.hget(runStateKey(runId), "finalized");
       if (finalized && (await streamDrained(redis, runId))) {
+        try {
+          await this.opts.beforeRetire?.(runId);
+        } catch (err) {
+          log.warn({ runId, err: errorMessage(err) }, "could not restate a finalized run; retrying at the next maintenance");
+          continue;
+        }
         await redis.srem(REDIS_KEYS.activeRuns, runId);
         // Kept an hour for late readers, then Redis frees it; PostgreSQL has every frame.
         await redis.expire(key, 3600);

@@ -42,6 +42,14 @@ export interface StartedShard {
   startedAt: number;
 }
 
+/** What a finalized run's summary and verdict were computed on (markFinalized). */
+export interface JudgedRun {
+  frames: number;
+  /** The status is the thresholds' verdict (passed or failed by them), so more frames may change it. */
+  byThresholds: boolean;
+}
+export const JUDGED_FIELD = "judged";
+
 export interface RunState {
   armed: Map<string, ArmedShard>;
   started: Map<string, StartedShard>;
@@ -158,7 +166,16 @@ export class RunCoordinator {
     return this.onRun(lineTopic(pool), listener);
   }
 
-  markFinalized(runId: string, status: string): Promise<void> {
+  /**
+   * `judged`: what the verdict was computed on: the frames stored then, and whether the status came
+   * from the summary's thresholds (passed/failed) rather than an abort or error that later frames
+   * cannot change. The aggregator restates the run from it when more frames land (runs/run-restatement.ts).
+   */
+  async markFinalized(runId: string, status: string, judged?: JudgedRun): Promise<void> {
+    if (judged) {
+      const key = runStateKey(runId);
+      await this.redis.multi().hset(key, JUDGED_FIELD, JSON.stringify(judged)).expire(key, STATE_TTL_S).exec();
+    }
     return this.write(runId, "finalized", status, { kind: "finalized", runId });
   }
 

@@ -18,7 +18,7 @@ import {
 } from "@volley/db";
 import { summarizeRun } from "@volley/metrics";
 import { enqueue, shardJob } from "@volley/queue";
-import { streamDrained } from "../aggregator/stream-backlog";
+import { streamBacklog } from "../aggregator/stream-backlog";
 import type { RunCoordinator, RunState } from "../coordination/run-coordinator";
 import { poolKey } from "../shards/pool-key";
 import type { ShardQueues } from "../shards/shard-queues";
@@ -36,8 +36,10 @@ export interface RunTiming {
   armTimeoutMs: number;
   /** The start instant is this far ahead of "all armed", so every agent hears of it in time. */
   startLeadMs: number;
-  /** After the last shard.end, how long to wait for the aggregator to store the frames. */
+  /** After the last shard.end, how long the wait for the aggregator to store the frames may see no progress. */
   storeWaitMs: number;
+  /** Bound on that wait while the backlog is still draining (progress resets storeWaitMs, never this). */
+  storeDeadlineMs: number;
   /** After a cancel, how long armed agents get to stand down before the run is finalized anyway. */
   abortEndTimeoutMs: number;
   /** How often a running run's abortOnFail thresholds are judged on the frames stored so far. */
@@ -74,7 +76,7 @@ export function runLengthMs(plan: Plan): number {
 
 /** The run job's hard deadline: arming + the plan's length + every wait after it, with margin. */
 export function runDeadlineMs(plan: Plan, t: RunTiming): number {
-  return t.armTimeoutMs + t.startLeadMs + runLengthMs(plan) + 30_000 + t.abortEndTimeoutMs + t.storeWaitMs + 30_000;
+  return t.armTimeoutMs + t.startLeadMs + runLengthMs(plan) + 30_000 + t.abortEndTimeoutMs + Math.max(t.storeWaitMs, t.storeDeadlineMs) + 30_000;
 }
 
 /**
@@ -302,23 +304,39 @@ export class RunExecution {
     return `no agent in pool '${plan.agents.pool}' armed shard ${unarmed.join(", ")} within ${seconds(timing.armTimeoutMs)} (${agents} agent${agents === 1 ? "" : "s"} connected)`;
   }
 
-  /** Waits (bounded) until the aggregator has stored every frame each agent reported, and the stream is drained. */
+  /**
+   * Waits until the aggregator has stored every frame each agent reported and the run's stream is
+   * drained. A backlog that is still draining (more frames stored, or fewer entries left in the
+   * stream) is waited for up to `storeDeadlineMs`; a wait that sees no progress for `storeWaitMs`
+   * gives up sooner. Frames that land after finalization make the aggregator restate the run.
+   */
   private async waitForStoredFrames(state: RunState): Promise<void> {
     const { db, redis, log, timing } = this.deps;
-    const deadline = Date.now() + timing.storeWaitMs;
+    const began = Date.now();
+    const deadline = began + Math.max(timing.storeWaitMs, timing.storeDeadlineMs);
+    let lastProgress = began;
     let counts: Record<string, number> = {};
+    let maxStored = -1;
+    let minBacklog = Infinity;
     for (;;) {
       try {
         counts = await countFramesByShard(db, this.runId);
         const complete = this.shards.every((sh) => (counts[sh.id] ?? 0) >= (state.ended.get(sh.id)?.frames ?? 0));
-        if (complete && (await streamDrained(redis, this.runId))) return;
+        const backlog = await streamBacklog(redis, this.runId);
+        if (complete && backlog === 0) return;
+        const stored = Object.values(counts).reduce((a, b) => a + b, 0);
+        if (stored > maxStored || (backlog !== null && backlog < minBacklog)) lastProgress = Date.now();
+        maxStored = Math.max(maxStored, stored);
+        if (backlog !== null) minBacklog = Math.min(minBacklog, backlog);
       } catch (err) {
         log.warn({ runId: this.runId, err: errorMessage(err) }, "could not check stored frames");
       }
-      if (Date.now() >= deadline) break;
+      const now = Date.now();
+      if (now >= deadline || now - lastProgress >= timing.storeWaitMs) break;
       await sleep(100);
     }
-    log.warn({ runId: this.runId, stored: counts }, `frames not all stored within ${seconds(timing.storeWaitMs)}; finalizing with what is stored`);
+    const why = Date.now() >= deadline ? `still draining after ${seconds(Date.now() - began)}` : `no progress for ${seconds(timing.storeWaitMs)}`;
+    log.warn({ runId: this.runId, stored: counts, backlog: Number.isFinite(minBacklog) ? minBacklog : null }, `frames not all stored (${why}); finalizing with what is stored, and restating the run when the rest lands`);
   }
 
   private outcomeShards(state: RunState) {
@@ -352,7 +370,9 @@ export class RunExecution {
       await events.status(runId, outcome.status, outcome.reason);
       await this.deps.webhooks.runFinished(runId);
     }
-    await coordinator.markFinalized(runId, outcome.status);
+    // A status the thresholds decided may change with frames stored after this; one an abort, error or lost agent decided may not.
+    const byThresholds = outcome.status === "passed" || (outcome.status === "failed" && !this.thresholdStop);
+    await coordinator.markFinalized(runId, outcome.status, changed ? { frames: frames.length, byThresholds } : undefined);
     log.info({ runId, status: outcome.status, reason: outcome.reason, frames: frames.length }, "run finished");
   }
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { ShardJob } from "@volley/contracts";
+import { AGGREGATOR_GROUP, REDIS_KEYS, type ShardJob } from "@volley/contracts";
+import { getRunOfAnyOrg } from "@volley/db";
 import { useHubHarness } from "../test-support/use-hub-harness";
 import { testFrame, testPlan } from "../test-support/fixtures";
 
@@ -50,5 +51,111 @@ describe("measured start skew", () => {
     expect(run.summary?.start).toBeUndefined();
     expect(run.startLateMs).toBeNull();
     expect(run.startSkewMs).toBeNull(); // one shard: no spread
+  });
+});
+
+/**
+ * Storage that fails or crawls for some frames, as PostgreSQL did in the chaos soak: a trigger
+ * refuses (delay null) or holds for `delay` seconds the inserts of the (shard, seq) pairs in
+ * `test_store_gate` until the test removes them. The hub, its aggregator and its database are the
+ * real ones; only the fault is staged.
+ */
+async function storeGate() {
+  await h.db.pool.query(`
+    CREATE TABLE IF NOT EXISTS test_store_gate (shard_id text NOT NULL, seq integer NOT NULL, delay float8, PRIMARY KEY (shard_id, seq));
+    CREATE OR REPLACE FUNCTION test_store_gate() RETURNS trigger AS $$
+    DECLARE d float8;
+    BEGIN
+      SELECT g.delay INTO d FROM test_store_gate g WHERE g.shard_id = NEW.shard_id AND g.seq = NEW.seq;
+      IF FOUND AND d IS NULL THEN
+        RAISE EXCEPTION 'test: storage of shard % seq % fails', NEW.shard_id, NEW.seq;
+      ELSIF FOUND THEN
+        PERFORM pg_sleep(d);
+      END IF;
+      RETURN NEW;
+    END $$ LANGUAGE plpgsql;
+    DROP TRIGGER IF EXISTS test_store_gate ON run_intervals;
+    CREATE TRIGGER test_store_gate BEFORE INSERT ON run_intervals FOR EACH ROW EXECUTE FUNCTION test_store_gate();
+  `);
+  return {
+    fail: (shardId: string, seqs: number[]) => h.db.pool.query("INSERT INTO test_store_gate (shard_id, seq) SELECT $1, unnest($2::int[])", [shardId, seqs]),
+    delay: (shardId: string, seqs: number[], seconds: number) =>
+      h.db.pool.query("INSERT INTO test_store_gate (shard_id, seq, delay) SELECT $1, unnest($2::int[]), $3", [shardId, seqs, seconds]),
+    open: (shardId: string, seqs: number[]) => h.db.pool.query("DELETE FROM test_store_gate WHERE shard_id = $1 AND seq = ANY($2::int[])", [shardId, seqs]),
+  };
+}
+
+const stored = async (runId: string) => Number((await h.db.pool.query("SELECT count(*) AS n FROM run_intervals WHERE run_id = $1", [runId])).rows[0].n);
+/** Entries the aggregator has read and not acknowledged (0 before its group exists). */
+const pendingEntries = async (runId: string) => ((await h.redis.xpending(REDIS_KEYS.frames(runId), AGGREGATOR_GROUP).catch(() => [0])) as [number])[0];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`${what} not within ${timeoutMs} ms`);
+    await sleep(50);
+  }
+}
+
+// The harness's storeWaitMs is 5 s: a wait that sees no storage progress for 5 s gives up.
+describe("frames stored late", () => {
+  it("finalization waits while the backlog drains, past the no-progress window, and judges every frame", async () => {
+    const gate = await storeGate();
+    const a = await h.connect({ name: "late-drain", pool: "late-drain" });
+    const runId = await h.startRun(testPlan({ agents: { pool: "late-drain" }, thresholds: ["latency.p95 < 200ms"] }));
+    const job = await a.until((r) => r.assign.find((j) => j.runId === runId));
+    const start = await a.nextStart();
+    const ids = { runId, shardId: job.shardId, agentId: a.agentId };
+    // Each frame's insert takes 1.6 s: two batches of two store 3.2 s apart, 6.4 s in all, past the 5 s window.
+    await gate.delay(ids.shardId, [0, 1, 2, 3], 1.6);
+    const frame = (seq: number) => testFrame(ids, seq, Array.from({ length: 20 }, () => 20), { startedAt: start.startAt + seq * 1000 });
+    for (const seq of [0, 1]) expect(await a.sendFrame(frame(seq))).toEqual({ ok: true });
+    // The aggregator is storing 0-1 before 2-3 reach the stream: a second batch.
+    await until("frames 0-1 read by the aggregator", async () => ((await pendingEntries(runId)) >= 2 ? true : undefined), 10_000);
+    for (const seq of [2, 3]) expect(await a.sendFrame(frame(seq))).toEqual({ ok: true });
+    expect(await a.end({ runId, shardId: ids.shardId, status: "completed", frames: 4 })).toEqual({ ok: true });
+
+    // The first final state the run ever shows already counts all four frames.
+    const run = await h.waitForFinal(runId, 30_000);
+    expect(run.summary?.messages.sent).toBe(80);
+    expect(run.status).toBe("passed");
+    await gate.open(ids.shardId, [0, 1, 2, 3]);
+  });
+
+  it("restates a run whose frames landed after it was finalized: summary and threshold verdict from every frame", async () => {
+    const gate = await storeGate();
+    const a = await h.connect({ name: "late-restate", pool: "late-restate" });
+    const runId = await h.startRun(testPlan({ agents: { pool: "late-restate" }, thresholds: ["latency.p95 < 200ms"] }));
+    const job = await a.until((r) => r.assign.find((j) => j.runId === runId));
+    const start = await a.nextStart();
+    const ids = { runId, shardId: job.shardId, agentId: a.agentId };
+    const frame = (seq: number, ms: number) => testFrame(ids, seq, Array.from({ length: 20 }, () => ms), { startedAt: start.startAt + seq * 1000 });
+    expect(await a.sendFrame(frame(0, 20))).toEqual({ ok: true });
+    await until("frame 0 stored", async () => ((await stored(runId)) >= 1 ? true : undefined), 10_000);
+    // The database refuses the slow seconds for longer than the finalizer waits without progress.
+    await gate.fail(ids.shardId, [1, 2]);
+    for (const seq of [1, 2]) expect(await a.sendFrame(frame(seq, 500))).toEqual({ ok: true });
+    expect(await a.end({ runId, shardId: ids.shardId, status: "completed", frames: 3 })).toEqual({ ok: true });
+
+    const judgedEarly = await h.waitForFinal(runId, 30_000);
+    expect(judgedEarly.summary?.messages.sent).toBe(20);
+    expect(judgedEarly.status).toBe("passed");
+
+    await gate.open(ids.shardId, [1, 2]);
+    const restated = await until(
+      "the run restated with every frame",
+      async () => {
+        const run = await getRunOfAnyOrg(h.db.db, runId);
+        return run?.summary?.messages.sent === 60 ? run : undefined;
+      },
+      30_000,
+    );
+    expect(restated.status).toBe("failed");
+    expect(restated.reason).toMatch(/latency\.p95 = 50\d(\.\d+)?ms, limit < 200ms/);
+    expect(restated.summary?.thresholds.find((t) => t.expression === "latency.p95 < 200ms")?.ok).toBe(false);
+    expect(restated.endedAt).toEqual(judgedEarly.endedAt);
   });
 });

@@ -107,6 +107,25 @@ export async function finishRun(
   return rows.length === 1;
 }
 
+/**
+ * Rewrites a finished run's summary (and status and reason) after frames it was judged without
+ * were stored; only while it still has the status `from`, so a concurrent restatement or a newer
+ * write is never overwritten with an older view. The end time stays the run's.
+ */
+export async function restateRun(
+  db: Db,
+  id: string,
+  from: RunStatus,
+  result: { status: RunStatus; reason: string | null; summary: RunSummary },
+): Promise<boolean> {
+  const rows = await db
+    .update(runs)
+    .set({ status: result.status, reason: result.reason, summary: result.summary })
+    .where(and(eq(runs.id, id), eq(runs.status, from), inArray(runs.status, [...FINAL_RUN_STATUSES])))
+    .returning({ id: runs.id });
+  return rows.length === 1;
+}
+
 export async function listRunsByStatus(db: Db, statuses: RunStatus[]): Promise<RunRow[]> {
   return db.select().from(runs).where(inArray(runs.status, statuses));
 }
