@@ -1,7 +1,7 @@
 import type { Plan, RunSummary, Threshold } from "@volley/contracts";
 import { summarizeFrames, type FrameLike } from "./aggregate";
 import { capacityOf, summarizeSteps, type SweepContext } from "./sweep-steps";
-import { sanityChecks } from "./sanity-checks";
+import { agentEvidence, sanityChecks } from "./sanity-checks";
 import { evaluateThresholds } from "./thresholds";
 
 /**
@@ -15,6 +15,6 @@ export function summarizeRun(frames: readonly FrameLike[], thresholds: ReadonlyA
   const capacity = capacityOf(steps, plan);
   const full = { ...measured, ...(steps.length > 0 ? { steps } : {}), ...(capacity ? { capacity } : {}) };
   // Without the plan (a partial view) only the thresholds are judged; with it, the sanity checks too.
-  const sanity = plan ? sanityChecks(full, plan.sanity) : [];
+  const sanity = plan ? sanityChecks(full, plan.sanity, agentEvidence(frames)) : [];
   return { ...full, thresholds: [...evaluateThresholds(thresholds, full), ...sanity] };
 }
