@@ -39,6 +39,30 @@ app.kubernetes.io/component: {{ .component }}
 {{- default (printf "%s-web" (include "volley.fullname" .)) .Values.web.authExistingSecret -}}
 {{- end -}}
 
+{{- define "volley.secretsSecret" -}}
+{{- default (printf "%s-secrets" (include "volley.fullname" .)) .Values.secrets.existingSecret -}}
+{{- end -}}
+
+{{/* The install's mode, checked against what web and hub accept. */}}
+{{- define "volley.mode" -}}
+{{- if not (has .Values.mode (list "self-hosted" "hosted")) -}}
+{{- fail (printf "mode must be self-hosted or hosted, not %q" (toString .Values.mode)) -}}
+{{- end -}}
+{{- .Values.mode -}}
+{{- end -}}
+
+{{/* VOLLEY_MODE and the secrets key for web and hub: both need the same values. */}}
+{{- define "volley.modeAndSecretsEnv" -}}
+- name: VOLLEY_MODE
+  value: {{ include "volley.mode" . | quote }}
+- name: VOLLEY_SECRETS_KEY
+  valueFrom:
+    secretKeyRef: { name: {{ include "volley.secretsSecret" . }}, key: VOLLEY_SECRETS_KEY }
+- name: VOLLEY_SECRETS_KEY_OLD
+  valueFrom:
+    secretKeyRef: { name: {{ include "volley.secretsSecret" . }}, key: VOLLEY_SECRETS_KEY_OLD, optional: true }
+{{- end -}}
+
 {{- define "volley.publicUrl" -}}
 {{- if .Values.web.publicUrl -}}
 {{- .Values.web.publicUrl -}}

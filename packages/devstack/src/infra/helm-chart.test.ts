@@ -1,0 +1,120 @@
+/**
+ * infra/helm/volley, checked without a cluster: the variables the chart gives web and hub are
+ * ones their env.ts reads, the install's mode and the secrets key reach both from one value and
+ * one Secret, every mode the chart allows is accepted by the apps' real env schemas (run in a
+ * child process), and the key is required the way the agent token is. Where `helm` is installed
+ * the chart is also rendered and the rendered Deployments are checked.
+ */
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { parseAllDocuments, parse } from "yaml";
+import { checkAppEnv, envNamesRead, infraDir } from "./infra-test-kit";
+
+const chartDir = path.join(infraDir, "helm", "volley");
+const read = (file: string) => readFileSync(path.join(chartDir, file), "utf8");
+const values = parse(read("values.yaml")) as { mode: string; secrets: { key: string; oldKeys: string; existingSecret: string }; agent: { token: string; existingSecret: string } };
+const helpers = read("templates/_helpers.tpl");
+const KEY = Buffer.alloc(32, 7).toString("base64");
+
+/** The body of `{{- define "name" -}} … {{- end -}}` in _helpers.tpl, nested blocks included. */
+function defineBody(name: string): string {
+  const start = helpers.indexOf(`{{- define "${name}" -}}`);
+  if (start < 0) throw new Error(`_helpers.tpl defines no ${name}`);
+  const actions = /\{\{-?\s*(if|range|with|define|end)\b[^}]*\}\}/g;
+  actions.lastIndex = start;
+  let depth = 0;
+  for (let m = actions.exec(helpers); m; m = actions.exec(helpers)) {
+    depth += m[1] === "end" ? -1 : 1;
+    if (depth === 0) return helpers.slice(start, m.index);
+  }
+  throw new Error(`${name}: no matching end`);
+}
+
+/** The environment variable names a template sets, through the helpers it includes. */
+function envNames(text: string, seen = new Set<string>()): Set<string> {
+  const names = new Set([...text.matchAll(/^\s*- name: ([A-Z][A-Z0-9_]*)\s*$/gm)].map((m) => m[1] as string));
+  for (const [, name] of text.matchAll(/include "([^"]+)"/g)) {
+    if (seen.has(name!) || !helpers.includes(`define "${name}"`)) continue;
+    seen.add(name!);
+    for (const n of envNames(defineBody(name!), seen)) names.add(n);
+  }
+  return names;
+}
+
+const deployment = { web: read("templates/web-deployment.yaml"), hub: read("templates/hub-deployment.yaml") };
+const modes = [...(/has \.Values\.mode \(list ((?:"[^"]+"\s*)+)\)/.exec(defineBody("volley.mode"))?.[1] ?? "").matchAll(/"([^"]+)"/g)].map((m) => m[1] as string);
+const stores = { DATABASE_URL: "postgres://volley:pw@db.example.com:5432/volley", REDIS_URL: "redis://redis.example.com:6379", LOG_LEVEL: "info" };
+
+describe("infra/helm/volley", () => {
+  it.each(["web", "hub"] as const)("gives %s VOLLEY_MODE and VOLLEY_SECRETS_KEY(_OLD), and only variables it reads", (app) => {
+    const names = envNames(deployment[app]);
+    expect([...names]).toEqual(expect.arrayContaining(["VOLLEY_MODE", "VOLLEY_SECRETS_KEY", "VOLLEY_SECRETS_KEY_OLD"]));
+    const readByApp = envNamesRead(app);
+    for (const name of names) expect(readByApp, `${app} does not read ${name} (apps/${app}/src/env.ts)`).toContain(name);
+  });
+
+  it("takes the mode from one value for both, and the key from one Secret for both, rolling the pods when it changes", () => {
+    const env = defineBody("volley.modeAndSecretsEnv");
+    expect(env).toMatch(/- name: VOLLEY_MODE\s+value: \{\{ include "volley\.mode" \. \| quote \}\}/);
+    expect(env).toMatch(/- name: VOLLEY_SECRETS_KEY\s+valueFrom:\s+secretKeyRef: \{ name: \{\{ include "volley\.secretsSecret" \. \}\}, key: VOLLEY_SECRETS_KEY \}/);
+    expect(env).toMatch(/- name: VOLLEY_SECRETS_KEY_OLD\s+valueFrom:\s+secretKeyRef: \{ name: \{\{ include "volley\.secretsSecret" \. \}\}, key: VOLLEY_SECRETS_KEY_OLD, optional: true \}/);
+    expect(defineBody("volley.mode")).toContain(".Values.mode");
+    for (const [app, text] of Object.entries(deployment)) {
+      expect(text, app).toContain('{{- include "volley.modeAndSecretsEnv" . | nindent 12 }}');
+      expect(text, `${app}: checksum/secrets covers the key's Secret`).toMatch(/checksum\/secrets: .*secrets-secret\.yaml/);
+    }
+  });
+
+  it("requires secrets.key, as it requires agent.token, unless an existing Secret is named", () => {
+    const secret = read("templates/secrets-secret.yaml");
+    expect(secret).toMatch(/^\{\{- if not \.Values\.secrets\.existingSecret \}\}/);
+    expect(secret).toMatch(/VOLLEY_SECRETS_KEY: \{\{ required "secrets\.key is required: [^"]*openssl rand -base64 32[^"]*secrets\.existingSecret" \.Values\.secrets\.key \| quote \}\}/);
+    expect(secret).toMatch(/VOLLEY_SECRETS_KEY_OLD: \{\{ \.Values\.secrets\.oldKeys \| quote \}\}/);
+    expect(defineBody("volley.secretsSecret")).toContain(".Values.secrets.existingSecret");
+    // No key ships in the chart, like no agent token does.
+    expect(values.secrets).toEqual({ key: "", oldKeys: "", existingSecret: "" });
+    expect(values.agent.token).toBe("");
+  });
+
+  it("allows exactly the modes web and hub accept, self-hosted by default; hosted needs the key", () => {
+    expect(modes.sort()).toEqual(["hosted", "self-hosted"]);
+    expect(values.mode).toBe("self-hosted");
+    for (const mode of modes) {
+      for (const app of ["web", "hub"] as const) {
+        // Hosted web also needs AUTH_SECRET, which the chart then requires (web-secret.yaml).
+        const auth: Record<string, string> = app === "web" && mode === "hosted" ? { AUTH_SECRET: "x".repeat(40) } : {};
+        const check = checkAppEnv(app, { ...stores, ...auth, VOLLEY_MODE: mode, VOLLEY_SECRETS_KEY: KEY, VOLLEY_SECRETS_KEY_OLD: "" });
+        expect(check.ok, `${app} in ${mode} mode: ${check.output}`).toBe(true);
+      }
+    }
+    expect(read("templates/web-secret.yaml")).toMatch(/^\{\{- if and \(eq \(include "volley\.mode" \.\) "hosted"\) \(not \(or \.Values\.web\.authSecret \.Values\.web\.authExistingSecret\)\) \}\}\n\{\{- fail "web\.authSecret is required in hosted mode/);
+    // Why the chart requires the key: without it, a hosted web and hub refuse to start, naming it.
+    for (const app of ["web", "hub"] as const) {
+      const check = checkAppEnv(app, { ...stores, AUTH_SECRET: "x".repeat(40), VOLLEY_MODE: "hosted" });
+      expect(check.ok, app).toBe(false);
+      expect(check.output, app).toContain("VOLLEY_SECRETS_KEY");
+    }
+  });
+
+  const helm = spawnSync("helm", ["version", "--short"], { encoding: "utf8" }).status === 0;
+  it.skipIf(!helm)("renders with helm: both Deployments get the mode and the Secret's key; no key or a bad mode fails", () => {
+    const template = (...set: string[]) =>
+      spawnSync("helm", ["template", "volley", chartDir, ...["stores.databaseUrl=postgres://d", "stores.redisUrl=redis://r", "agent.token=a-long-agent-token", ...set].flatMap((s) => ["--set", s])], { encoding: "utf8" });
+    expect(template(`secrets.key=${KEY}`, "mode=hosted").stderr).toMatch(/web\.authSecret is required in hosted mode/);
+    const ok = template(`secrets.key=${KEY}`, "mode=hosted", `web.authSecret=${"x".repeat(40)}`);
+    expect(ok.status, ok.stderr).toBe(0);
+    const docs = parseAllDocuments(ok.stdout).map((d) => d.toJS()).filter(Boolean) as Array<{ kind: string; metadata: { name: string }; stringData?: Record<string, string>; spec?: { template: { spec: { containers: Array<{ name: string; env: Array<{ name: string; value?: string; valueFrom?: { secretKeyRef: { name: string; key: string } } }> }> } } } }>;
+    const secret = docs.find((d) => d.kind === "Secret" && d.stringData?.VOLLEY_SECRETS_KEY);
+    expect(secret?.stringData?.VOLLEY_SECRETS_KEY).toBe(KEY);
+    for (const app of ["web", "hub"]) {
+      const env = docs.find((d) => d.kind === "Deployment" && d.metadata.name.endsWith(`-${app}`))!.spec!.template.spec.containers[0]!.env;
+      expect(env.find((e) => e.name === "VOLLEY_MODE")?.value, app).toBe("hosted");
+      expect(env.find((e) => e.name === "VOLLEY_SECRETS_KEY")?.valueFrom?.secretKeyRef, app).toEqual({ name: secret!.metadata.name, key: "VOLLEY_SECRETS_KEY" });
+    }
+    expect(template().stderr).toMatch(/secrets\.key is required/);
+    expect(template(`secrets.key=${KEY}`, "mode=saas").stderr).toMatch(/mode must be self-hosted or hosted/);
+    expect(template("secrets.existingSecret=mine").status).toBe(0);
+  });
+});
