@@ -156,7 +156,10 @@ export type FlowData = z.output<typeof flowDataSchema>;
 
 export const flowSchema = z.strictObject({
   data: flowDataSchema.optional(),
-  /** Per connection, in order, before its open-loop phase; without a connect step it connects first. */
+  /**
+   * Per connection, in order, before its open-loop phase. Without a connect step it connects after
+   * the leading requests and think times, before the first send or waitFor (or after the last step).
+   */
   setup: z.array(setupStepSchema).max(50).default([]),
   /** What the open-loop phase sends; absent: Volley's own binary messages, echoed back. */
   messages: z.array(flowMessageSchema).min(1).max(20).optional(),

@@ -60,6 +60,11 @@ export const COUNTERS = {
   deliveriesDuplicated: "deliveries.duplicated",
   deliveriesOutOfOrder: "deliveries.out_of_order",
   deliveriesRemote: "deliveries.remote",
+  /**
+   * Flows: incoming messages that answered no message of this shard (per event as
+   * `unmatched.<event>`; every incoming message is counted per event as `events.<event>`).
+   */
+  unmatched: "messages.unmatched",
   canarySent: "canary.sent",
   canaryReceived: "canary.received",
   canaryLost: "canary.lost",
@@ -107,6 +112,11 @@ export const intervalFrameSchema = z.object({
    * spread across agents on the run (start skew). Optional, so hubs and agents of other versions ignore it.
    */
   start: z.object({ plannedAt: z.number(), startedAt: z.number() }).optional(),
+  /**
+   * Flows: a few incoming messages that matched nothing, as text (cut to 500 characters), so the
+   * user sees what the server actually sends; at most flow.samples per event per shard.
+   */
+  samples: z.array(z.object({ event: z.string().max(200), data: z.string().max(600) })).max(100).optional(),
   /** connections.stages: the stage (0-based) the interval starts in. */
   stage: z.number().int().nonnegative().optional(),
   /** sweep: the step whose hold the interval belongs to (gap and ramp intervals have none). */

@@ -1,5 +1,5 @@
-/** Error classes, counted as `errors.<class>`. */
-export type ErrorClass = "refused" | "timeout" | "handshake" | "protocol" | "closed" | "other";
+/** Error classes, counted as `errors.<class>`; a flow's failed setup step is `setup.<step name>`. */
+export type ErrorClass = "refused" | "timeout" | "handshake" | "protocol" | "closed" | "other" | `setup.${string}`;
 
 /** Why a connection attempt failed, classified so failures are counted per class, never lumped. */
 export class ConnectError extends Error {

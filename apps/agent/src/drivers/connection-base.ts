@@ -1,5 +1,5 @@
 import type { ErrorClass } from "./connect-error";
-import type { CloseInfo, Connection } from "./driver";
+import type { CloseInfo, Connection, OutMessage } from "./driver";
 
 /**
  * The bookkeeping every driver's Connection shares: one message and one close handler, "closed by
@@ -22,6 +22,17 @@ export abstract class ConnectionBase implements Connection {
 
   onMessage(cb: (data: Buffer | string) => void): void {
     this.deliver = cb;
+  }
+
+  /** Protocols without events: the body is the frame (a JSON value as its JSON text). */
+  emit(msg: OutMessage, _ack?: (data: unknown) => void): void {
+    const { body } = msg;
+    this.send(typeof body === "string" || Buffer.isBuffer(body) ? body : JSON.stringify(body));
+  }
+
+  /** Protocols without events: every message arrives with no event. */
+  onEvent(cb: (event: string | undefined, data: unknown) => void): void {
+    this.deliver = (data) => cb(undefined, data);
   }
 
   onClose(cb: (info: CloseInfo) => void): void {

@@ -7,9 +7,30 @@ import type { HttpOptions, PollingOptions, SocketclusterOptions, SocketioOptions
 import type { LookupFunction } from "node:net";
 import type { ErrorClass } from "./connect-error";
 
+/** One message as the application speaks it (flows): drivers serialize it for their protocol. */
+export interface OutMessage {
+  /** Socket.IO and SocketCluster: the event; STOMP: the destination. */
+  event?: string;
+  /** A JSON value (when `json`), text, or bytes. */
+  body: unknown;
+  /** body is a JSON value: an object for Socket.IO and SocketCluster, a JSON text frame elsewhere. */
+  json: boolean;
+  /** Socket.IO: further arguments. */
+  args?: unknown[];
+  /** STOMP: extra frame headers. */
+  headers?: Record<string, string>;
+}
+
 export interface ConnectOptions {
   url: string;
   headers?: Record<string, string>;
+  /** Flows, Socket.IO: the handshake's `auth` payload. */
+  auth?: unknown;
+  /**
+   * Flows: the events whose messages the engine wants (replies, waits); drivers without a
+   * catch-all listener (Socket.IO 2) subscribe to exactly these.
+   */
+  listen?: string[];
   /** An attempt still pending after this long fails with class "timeout". */
   connectTimeoutMs: number;
   perMessageDeflate?: boolean;
@@ -66,6 +87,16 @@ export interface Connection {
    */
   onError?(cb: (errorClass: ErrorClass, detail: string) => void): void;
   close(): void;
+  /**
+   * Flows: sends one message as the application speaks it; `ack`, where the protocol has
+   * acknowledgements, receives the acknowledgement's data. Ignored once the connection is closing.
+   */
+  emit?(msg: OutMessage, ack?: (data: unknown) => void): void;
+  /**
+   * Flows: every incoming message with its event (Socket.IO, SocketCluster), destination (STOMP) or
+   * SSE event type; undefined where the protocol has none. Replaces onMessage's handler.
+   */
+  onEvent?(cb: (event: string | undefined, data: unknown) => void): void;
 }
 
 export interface Driver {

@@ -1,7 +1,7 @@
 import { httpOptionsSchema, type HttpOptions } from "@volley/contracts";
 import { buildConnector, Client } from "undici";
 import type { Socket } from "node:net";
-import { ConnectError } from "./connect-error";
+import { ConnectError, type ErrorClass } from "./connect-error";
 import { ConnectionBase } from "./connection-base";
 import type { ConnectOptions, Connection, Driver } from "./driver";
 import { classifyHttpError, isTransportError, pathOf, withHeaders } from "./http-common";
@@ -53,7 +53,7 @@ class HttpConnection extends ConnectionBase {
     );
   }
 
-  private end(errorClass: "refused" | "closed" | "timeout" | "handshake" | "protocol" | "other", reason: string): void {
+  private end(errorClass: ErrorClass, reason: string): void {
     void this.client.destroy().catch(() => {});
     this.ended({ reason }, errorClass);
   }

@@ -13,6 +13,8 @@ export interface IoSocket {
   once(event: string, listener: (...args: any[]) => void): unknown;
   emit(event: string, ...args: unknown[]): unknown;
   removeAllListeners(): unknown;
+  /** socket.io-client 3+ only: every incoming event. */
+  onAny?(listener: (event: string, ...args: unknown[]) => void): unknown;
   disconnect(): unknown;
 }
 
@@ -22,6 +24,8 @@ export interface IoOpenOptions {
   connectTimeoutMs: number;
   agent: Agent;
   headers?: Record<string, string>;
+  /** The handshake's auth payload (Socket.IO 3 and 4). */
+  auth?: unknown;
 }
 
 interface ErrnoLike {
@@ -82,7 +86,8 @@ export function openIoSocket(o: IoOpenOptions, failed: (errorClass: ErrorClass, 
     failed(errorClass, detail);
   };
   if (o.socketio.version !== 2) {
-    const socket = io(url, { ...common, agent: o.agent as unknown as string });
+    const auth = o.auth as Record<string, unknown> | undefined;
+    const socket = io(url, { ...common, agent: o.agent as unknown as string, ...(auth !== undefined ? { auth } : {}) });
     socket.on("connect_error", onConnectError);
     return socket;
   }

@@ -1,7 +1,7 @@
 import { socketioOptionsSchema, type SocketioOptions } from "@volley/contracts";
 import { ConnectError, type ErrorClass } from "./connect-error";
 import { ConnectionBase } from "./connection-base";
-import type { ConnectOptions, Connection, Driver } from "./driver";
+import type { ConnectOptions, Connection, Driver, OutMessage } from "./driver";
 import { noRedirectAgent, type NoRedirectAgent } from "./no-redirect-agent";
 import { openIoSocket, type IoSocket } from "./socketio-client";
 
@@ -26,16 +26,28 @@ function closeClass(reason: string): ErrorClass {
   return "closed";
 }
 
+/** A flow's view of an event's arguments: the one argument, or all of them when there are several. */
+const eventData = (args: unknown[]): unknown => (args.length === 1 ? args[0] : args);
+
 class SocketioConnection extends ConnectionBase {
+  private eventCb: (event: string | undefined, data: unknown) => void = () => {};
+
   constructor(
     private readonly socket: IoSocket,
     private readonly options: SocketioOptions,
     private readonly agent: NoRedirectAgent,
     inRoom: boolean,
+    listen: string[] | undefined,
   ) {
     super();
+    if (listen) {
+      // A flow: every event goes to the engine, which matches replies and counts the rest. The v2
+      // client has no catch-all, so it hears the events the flow names.
+      if (socket.onAny) socket.onAny((event, ...args) => this.eventCb(event, eventData(args)));
+      else for (const event of listen) socket.on(event, (...args: unknown[]) => this.eventCb(event, eventData(args)));
+    }
     // In a room the other members' messages arrive as events even when the sender's own reply is an ack.
-    if (!options.ack || inRoom) socket.on(options.event, (data: unknown) => this.deliver(toPayload(data)));
+    else if (!options.ack || inRoom) socket.on(options.event, (data: unknown) => this.deliver(toPayload(data)));
     socket.on("disconnect", (reason: string) => {
       this.agent.destroy();
       this.ended({ reason }, closeClass(reason));
@@ -49,6 +61,18 @@ class SocketioConnection extends ConnectionBase {
     // `{count}`): hand the engine the message it answers, so it is matched and timed exactly.
     if (this.options.ack) this.socket.emit(this.options.event, payload, () => this.deliver(payload));
     else this.socket.emit(this.options.event, payload);
+  }
+
+  override emit(msg: OutMessage, ack?: (data: unknown) => void): void {
+    if (!this.socket.connected) return;
+    const args: unknown[] = [msg.body];
+    if (msg.args) args.push(...msg.args);
+    if (ack) args.push((...reply: unknown[]) => ack(eventData(reply)));
+    this.socket.emit(msg.event ?? this.options.event, ...args);
+  }
+
+  override onEvent(cb: (event: string | undefined, data: unknown) => void): void {
+    this.eventCb = cb;
   }
 
   protected shutdown(): void {
@@ -107,7 +131,7 @@ export const socketioDriver: Driver = {
       };
       // socket.io-client times the Engine.IO handshake only; this also covers the namespace connect.
       const timer = setTimeout(() => fail("timeout", `no answer in ${opts.connectTimeoutMs} ms`), opts.connectTimeoutMs);
-      const opened = openIoSocket({ url: opts.url, socketio: options, connectTimeoutMs: opts.connectTimeoutMs, agent, headers: opts.headers }, fail);
+      const opened = openIoSocket({ url: opts.url, socketio: options, connectTimeoutMs: opts.connectTimeoutMs, agent, headers: opts.headers, auth: opts.auth }, fail);
       socket = opened;
       if (settled) {
         opened.disconnect();
@@ -119,7 +143,7 @@ export const socketioDriver: Driver = {
         settled = true;
         clearTimeout(timer);
         opened.removeAllListeners();
-        resolve(new SocketioConnection(opened, options, agent, opts.room !== undefined));
+        resolve(new SocketioConnection(opened, options, agent, opts.room !== undefined, opts.listen));
       };
       // With a room, open means joined: the server acknowledges the join, and the connect timer covers it.
       // A server that refuses the join says why in the ack ({ error }); any other answer means joined.

@@ -1,5 +1,5 @@
 /** What a delivery turned out to be (besides a timed one, which returns its intended send time). */
-export const DELIVERY = { duplicate: -1, late: -2, unknown: -3, retired: -4 } as const;
+export const DELIVERY = { duplicate: -1, late: -2, unknown: -3, retired: -4, preJoin: -5 } as const;
 
 const WAITING = 0, RECEIVED = 1, LOST = 2;
 const NONE: ReadonlyMap<number, number> = new Map();
@@ -36,6 +36,12 @@ export class DeliveryTracker {
   private readonly waitingFor: number[] = [];
   /** Members that left the room on our own account and still await deliveries sent before. */
   private readonly retired = new Set<number>();
+  /**
+   * Per member, the first seq of each sender it was expected for (the sender's count when it
+   * joined): a copy of an earlier, already settled message is one the server handed it because it
+   * had it in the room before Volley did (a flow's setup joins first), not a duplicate.
+   */
+  private readonly joinedFrom: (Map<number, number> | undefined)[] = [];
   private queue: Entry[] = [];
   private head = 0;
   private waitingTotal = 0;
@@ -50,6 +56,12 @@ export class DeliveryTracker {
   join(id: number, room: string): void {
     let members = this.rooms.get(room);
     if (!members) this.rooms.set(room, (members = new Set()));
+    let from: Map<number, number> | undefined;
+    for (const m of members) {
+      const sent = this.sentBy[m] ?? 0;
+      if (sent > 0) (from ??= new Map()).set(m, sent);
+    }
+    this.joinedFrom[id] = from;
     members.add(id);
     this.roomOf[id] = room;
   }
@@ -127,7 +139,10 @@ export class DeliveryTracker {
     out.extra = out.outOfOrder = false;
     if (!Number.isInteger(seq) || seq < 0 || seq >= (this.sentBy[sender] ?? 0)) return DELIVERY.unknown;
     const entry = this.pending[sender]?.get(seq);
-    if (!entry) return this.lossy[sender]?.has(seq) ? DELIVERY.late : DELIVERY.duplicate;
+    if (!entry) {
+      if (this.lossy[sender]?.has(seq)) return DELIVERY.late;
+      return seq < (this.joinedFrom[receiver]?.get(sender) ?? 0) && !this.preJoined(receiver, sender, seq) ? DELIVERY.preJoin : DELIVERY.duplicate;
+    }
     const state = entry.receivers.get(receiver);
     if (state === RECEIVED) return DELIVERY.duplicate;
     if (state === LOST) return DELIVERY.late;
@@ -148,6 +163,16 @@ export class DeliveryTracker {
     if (entry.waiting === 0) this.forget(entry);
     return entry.intendedUs;
   }
+
+  /** Remembers a pre-join copy, so a second copy of it is a duplicate. */
+  private preJoined(receiver: number, sender: number, seq: number): boolean {
+    const key = `${receiver}:${sender}:${seq}`;
+    if (this.preJoinSeen.has(key)) return true;
+    this.preJoinSeen.add(key);
+    return false;
+  }
+
+  private readonly preJoinSeen = new Set<string>();
 
   /** Counts every delivery whose deadline has passed as lost; returns how many. */
   expire(nowUs: number): number {

@@ -49,6 +49,11 @@ export class PendingTracker {
     for (const map of this.pending) if (map) for (const intended of map.values()) fn(intended);
   }
 
+  /** Message `seq` of `connId` is still awaited (neither answered nor counted lost). */
+  has(connId: number, seq: number): boolean {
+    return this.pending[connId]?.has(seq) ?? false;
+  }
+
   add(connId: number, seq: number, intendedUs: number): void {
     let map = this.pending[connId];
     if (!map) {

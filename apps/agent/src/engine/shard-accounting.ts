@@ -1,11 +1,17 @@
 import { randomInt } from "node:crypto";
-import { COUNTERS, ERROR_PREFIX, HISTOGRAMS } from "@volley/contracts";
+import { COUNTERS, ERROR_PREFIX, HISTOGRAMS, type TemplateContext } from "@volley/contracts";
 import type { IntervalRecorder } from "@volley/metrics";
 import { DELIVERY, DeliveryTracker } from "./delivery-tracker";
 import { decodeMessage, decodeShardTag, encodeMessage, type DecodedMessage } from "./message-codec";
 import { PendingTracker, REPLY } from "./pending-tracker";
 import type { ScenarioRoles } from "./scenario-roles";
 import type { ShardTotals } from "./types";
+import { FlowCodec, sampleText, type FlowMatch } from "../flow/flow-codec";
+import type { FlowProgram } from "../flow/flow-program";
+
+/** Flows: counters per incoming event, and unmatched messages (their samples go out in frames). */
+export const EVENT_PREFIX = "events.";
+export const UNMATCHED_PREFIX = "unmatched.";
 
 /**
  * What a shard's messages became: round trips, deliveries to room members and the canary's pings,
@@ -27,6 +33,13 @@ export class ShardAccounting {
   private readonly openedAt: number[] = [];
   /** Highest sequence answered per connection, to count replies that arrive out of order. */
   private readonly newestReply: number[] = [];
+  /** Flows only. */
+  private flow: FlowCodec | undefined;
+  private readonly eventCounter = new Map<string | undefined, string>();
+  private readonly samplesTaken = new Map<string, number>();
+  private sampleLimit = 0;
+  /** Unmatched messages kept to show what the server actually sends; the frames take them. */
+  readonly samples: { event: string; data: string }[] = [];
 
   constructor(
     private readonly recorder: IntervalRecorder,
@@ -45,6 +58,22 @@ export class ShardAccounting {
       this.canaryTracker = new PendingTracker(timeoutUs);
       totals.canary = { sent: 0, received: 0, lost: 0 };
     }
+  }
+
+  /** Flows: messages are rendered and replies matched by the plan's flow from now on. */
+  useFlow(program: FlowProgram, random: () => number): FlowCodec {
+    this.flow = new FlowCodec(program, this.shardTag, random, (connId, seq) => this.tracker.has(connId, seq));
+    this.sampleLimit = program.flow.samples;
+    return this.flow;
+  }
+
+  /** Flows: connection `id`'s template context (its index, row and captures). */
+  bindFlow(id: number, ctx: TemplateContext): void {
+    this.flow!.bind(id, ctx);
+  }
+
+  flowContext(id: number): TemplateContext | undefined {
+    return this.flow?.context(id);
   }
 
   /** Replies and deliveries awaited: the shard is not drained while any is. */
@@ -68,13 +97,30 @@ export class ShardAccounting {
   message(id: number, intendedUs: number): Buffer {
     const seq = this.seqs[id]!;
     this.seqs[id] = seq + 1;
+    this.register(id, seq, intendedUs, true);
+    return encodeMessage(id, seq, intendedUs, this.bytes, this.shardTag);
+  }
+
+  /**
+   * Flows: registers the next message of connection `id` and renders it. `awaits` is false for a
+   * fire-and-forget kind (counted sent, no reply awaited); `ack` when the acknowledgement is the reply.
+   */
+  flowMessage(id: number, intendedUs: number): { seq: number; out: ReturnType<FlowCodec["encode"]>["out"]; kind: ReturnType<FlowCodec["encode"]>["kind"] } {
+    const seq = this.seqs[id]!;
+    this.seqs[id] = seq + 1;
+    const { out, kind } = this.flow!.encode(id, seq);
+    this.register(id, seq, intendedUs, kind.reply !== false);
+    return { seq, out, kind };
+  }
+
+  private register(id: number, seq: number, intendedUs: number, awaits: boolean): void {
     if (id === this.canaryId) {
       this.canaryTracker!.add(id, seq, intendedUs);
       this.recorder.increment(COUNTERS.canarySent);
       this.totals.canary!.sent++;
     } else {
-      if (this.roles.echo) this.tracker.add(id, seq, intendedUs);
-      const expected = this.deliveries?.sent(id, seq, intendedUs) ?? 0;
+      if (this.roles.echo && awaits) this.tracker.add(id, seq, intendedUs);
+      const expected = awaits ? (this.deliveries?.sent(id, seq, intendedUs) ?? 0) : 0;
       if (expected > 0) {
         this.recorder.increment(COUNTERS.deliveriesExpected, expected);
         this.totals.deliveries!.expected += expected;
@@ -82,19 +128,51 @@ export class ShardAccounting {
       this.recorder.increment(COUNTERS.sent);
       this.totals.sent++;
     }
-    return encodeMessage(id, seq, intendedUs, this.bytes, this.shardTag);
   }
 
   /** Whatever arrived on connection `id`: a round trip, a delivery, or a protocol error. */
   received(id: number, data: Buffer | string, nowUs: number): void {
+    this.first(id, nowUs);
+    const msg = decodeMessage(data);
+    this.settle(id, msg, msg !== null && this.deliveries !== undefined && decodeShardTag(data as Buffer) !== this.shardTag, nowUs);
+  }
+
+  /** Flows: a message of `event` arrived on connection `id`; matched to what it answers, or counted unmatched. */
+  receivedEvent(id: number, event: string | undefined, data: unknown, nowUs: number): void {
+    this.first(id, nowUs);
+    let counter = this.eventCounter.get(event);
+    if (counter === undefined) this.eventCounter.set(event, (counter = EVENT_PREFIX + (event ?? "message")));
+    this.recorder.increment(counter);
+    const match = this.flow!.match(id, event, data);
+    if (match) return this.settle(id, match, match.remote, nowUs);
+    this.recorder.increment(COUNTERS.unmatched);
+    const name = event ?? "message";
+    this.recorder.increment(UNMATCHED_PREFIX + name);
+    const taken = this.samplesTaken.get(name) ?? 0;
+    if (taken < this.sampleLimit) {
+      this.samplesTaken.set(name, taken + 1);
+      this.samples.push({ event: name, data: sampleText(data) });
+    }
+  }
+
+  /** Flows: the acknowledgement of message `seq` of connection `id` (its reply). */
+  acked(id: number, seq: number, nowUs: number): void {
+    this.first(id, nowUs);
+    this.settle(id, { connId: id, seq, remote: false }, false, nowUs);
+  }
+
+  /** A connection's first message: the time from its open. */
+  private first(id: number, nowUs: number): void {
     const opened = this.openedAt[id]!;
     if (opened >= 0) {
       this.recorder.recordMicros(HISTOGRAMS.firstMessage, nowUs - opened);
       this.openedAt[id] = -1;
     }
-    const msg = decodeMessage(data);
+  }
+
+  private settle(id: number, msg: Pick<DecodedMessage, "connId" | "seq"> | FlowMatch | null, remote: boolean, nowUs: number): void {
     if (msg && this.deliveries) {
-      if (decodeShardTag(data as Buffer) !== this.shardTag) return this.remoteDelivery();
+      if (remote) return this.remoteDelivery();
       if (msg.connId !== id) return this.delivery(id, msg, nowUs);
       // The server's copy to its own sender, which this scenario does not time (groups, broadcast without echo).
       if (!this.roles.echo) return;
@@ -138,6 +216,7 @@ export class ShardAccounting {
 
   /** A connection is gone: what it awaited (replies, deliveries to it) is lost. */
   closed(id: number): void {
+    this.flow?.forget(id);
     if (id === this.canaryId) this.canaryLost(this.canaryTracker!.abandonConnection(id));
     else this.lost(this.tracker.abandonConnection(id));
     if (this.deliveries) this.deliveriesLost(this.deliveries.leave(id));
@@ -157,9 +236,18 @@ export class ShardAccounting {
     if (this.canaryTracker) this.canaryLost(this.canaryTracker.abandonAll());
   }
 
-  private delivery(receiver: number, msg: DecodedMessage, nowUs: number): void {
+  private delivery(receiver: number, msg: Pick<DecodedMessage, "connId" | "seq">, nowUs: number): void {
     const out = this.deliveryOut;
     const intended = this.deliveries!.deliver(receiver, msg.connId, msg.seq, out);
+    if (intended === DELIVERY.preJoin) {
+      // The server had the receiver in the room before Volley counted it in (a flow joins during its
+      // setup) and the message's other deliveries were all in: a delivery made, counted, not timed.
+      this.recorder.increment(COUNTERS.deliveriesExpected);
+      this.recorder.increment(COUNTERS.deliveriesReceived);
+      this.totals.deliveries!.expected++;
+      this.totals.deliveries!.received++;
+      return;
+    }
     if (intended >= 0) {
       if (out.extra) {
         // It joined after the send, yet the server already had it in the room: expected after all.
@@ -185,7 +273,7 @@ export class ShardAccounting {
     this.totals.deliveries!.remote++;
   }
 
-  private canaryReply(id: number, msg: DecodedMessage | null, nowUs: number): void {
+  private canaryReply(id: number, msg: Pick<DecodedMessage, "connId" | "seq"> | null, nowUs: number): void {
     const intended = msg && msg.connId === id ? this.canaryTracker!.resolve(id, msg.seq) : REPLY.unknown;
     if (intended >= 0) {
       this.recorder.recordMicros(HISTOGRAMS.canaryLatency, nowUs - intended);

@@ -5,6 +5,8 @@ import { publicOnlyLookup } from "@volley/contracts/public-lookup";
 import { connectOptionsFor } from "../drivers/connect-options";
 import type { CloseInfo, Connection, Driver } from "../drivers/driver";
 import { driverFor } from "../drivers/driver-for";
+import { compileFlow } from "../flow/flow-program";
+import { FlowShard } from "../flow/flow-shard";
 import { createArrival } from "./arrival";
 import { systemClock, type Clock } from "./clock";
 import { ConnectFailures } from "./connect-failures";
@@ -70,6 +72,8 @@ export class ShardEngine {
   private readonly warmupMs: number;
   /** Hosted mode: every connection's sockets resolve through the public-only lookup. */
   private readonly lookup: { lookup?: ReturnType<typeof publicOnlyLookup> };
+  /** plan.flow: setup steps, rendered messages, matched replies (see flow/). */
+  private readonly flow: FlowShard | undefined;
 
   private t0 = 0;
   private endUs = 0;
@@ -114,6 +118,11 @@ export class ShardEngine {
     if (stages) this.stages = new StagePopulation(stages, this.populationHost, this.canaryId, msg.arrival === "constant", this.intervalUs, durationMs(msg.timeout) * 1000);
     if (plan.sweep) this.sweep = new SweepStepper(plan, this.stepperHost, opts.random);
     this.frames = new ShardFrames(this.recorder, opts, this.warmupMs, this.sweep, this.stages);
+    const program = compileFlow(plan);
+    if (program && this.driver) {
+      this.accounting.useFlow(program, opts.random ?? Math.random);
+      this.flow = new FlowShard(plan, program, this.driver, this.recorder, this.accounting, () => this.clock.monoUs(), this.lookup.lookup, durationMs(plan.target.connectTimeout), this.afterReply);
+    }
   }
 
   async run(): Promise<ShardOutcome> {
@@ -288,24 +297,27 @@ export class ShardEngine {
     this.inFlight++;
     const startedUs = this.clock.monoUs();
     const room = id === this.canaryId ? undefined : this.roles.roomFor(id);
-    let connecting: Promise<Connection>;
+    let connecting: Promise<{ conn: Connection; connectUs?: number; early?: { event: string | undefined; data: unknown }[] }>;
     try {
       const local = { ...sourceAddressFor(this.opts.sourceAddresses, id), ...this.lookup };
-      connecting = this.driver!.connect(connectOptionsFor(this.plan.target, room === undefined ? local : { room, ...local }));
+      // A flow joins rooms its own way (its setup steps, with {{ conn.room }}); the driver's join is for Volley's targets.
+      if (this.flow) connecting = this.flow.open(id, room, connectOptionsFor(this.plan.target, local));
+      else connecting = this.driver!.connect(connectOptionsFor(this.plan.target, room === undefined ? local : { room, ...local })).then((conn) => ({ conn }));
     } catch (err) {
       connecting = Promise.reject(err); // a driver that throws instead of rejecting is still just a failed attempt
     }
     connecting.then(
-      (conn) => this.opened(id, conn, startedUs, room),
+      ({ conn, connectUs, early }) => this.opened(id, conn, connectUs ?? this.clock.monoUs() - startedUs, room, early),
       (err: unknown) => this.failed(err),
     );
   }
 
-  private opened(id: number, conn: Connection, startedUs: number, room: string | undefined): void {
+  /** `connectUs`: the connect alone (a flow's setup steps are timed as their own metrics). */
+  private opened(id: number, conn: Connection, connectUs: number, room: string | undefined, early?: { event: string | undefined; data: unknown }[]): void {
     this.inFlight--;
     if (this.finished) return conn.close();
     const now = this.clock.monoUs();
-    this.recorder.recordMicros(HISTOGRAMS.wsConnect, now - startedUs);
+    this.recorder.recordMicros(HISTOGRAMS.wsConnect, connectUs);
     this.recorder.increment(COUNTERS.connectionsOpened);
     this.totals.opened++;
     this.active++;
@@ -313,7 +325,11 @@ export class ShardEngine {
     this.conns[id] = conn;
     // connect() resolved once the server has it in the room: from now on it expects every member's message.
     this.accounting.opened(id, now, room);
-    conn.onMessage((data) => this.onMessage(id, data));
+    if (this.flow) {
+      conn.onEvent!((event, data) => this.onEvent(id, event, data));
+      // What reached it during its setup and no step consumed (a member's broadcast) counts now.
+      for (const m of early ?? []) this.accounting.receivedEvent(id, m.event, m.data, now);
+    } else conn.onMessage((data) => this.onMessage(id, data));
     conn.onClose((info) => this.onClosed(id, info));
     if (this.stages && id !== this.canaryId && !this.stages.opened(id, now)) return;
     if (now >= this.endUs) {
@@ -373,7 +389,8 @@ export class ShardEngine {
   }
 
   private readonly sendSlot = (id: number, intendedUs: number): void => {
-    this.conns[id]!.send(this.accounting.message(id, intendedUs));
+    if (this.flow) this.flow.send(id, this.conns[id]!, intendedUs);
+    else this.conns[id]!.send(this.accounting.message(id, intendedUs));
     this.frames.sent(this.clock.monoUs() - intendedUs);
     this.stages?.sent(id);
   };
@@ -392,6 +409,19 @@ export class ShardEngine {
     if (this.state[id] === State.Retiring) this.stages!.received(id);
     if (this.drained(now)) this.finish("completed");
   }
+
+  private onEvent(id: number, event: string | undefined, data: unknown): void {
+    if (this.finished) return;
+    this.accounting.receivedEvent(id, event, data, this.clock.monoUs());
+    this.afterReply(id);
+  }
+
+  /** After a reply or delivery was counted: a retiring connection may close, the shard may be drained. */
+  private readonly afterReply = (id: number): void => {
+    if (this.finished) return;
+    if (this.state[id] === State.Retiring) this.stages!.received(id);
+    if (this.drained(this.clock.monoUs())) this.finish("completed");
+  };
 
   private onClosed(id: number, info: CloseInfo): void {
     const was = this.state[id];
@@ -413,7 +443,7 @@ export class ShardEngine {
 
   /** Emits the current interval: a full second, or (given where it ends) the final partial one. */
   private emitFrame(partialEndUs?: number): void {
-    this.frames.emit({ active: this.active, endUs: this.endUs }, partialEndUs);
+    this.frames.emit({ active: this.active, endUs: this.endUs, samples: this.accounting.samples }, partialEndUs);
   }
 
   private finish(status: ShardStatus, error?: string): void {
@@ -437,6 +467,7 @@ export class ShardEngine {
       this.totals.closed++;
     }
     this.active = 0;
+    this.flow?.close();
     const now = this.clock.monoUs();
     while (now >= this.frames.nextUs) this.emitFrame();
     this.emitFrame(now);

@@ -1,0 +1,206 @@
+import { durationMs, type Plan, type SetupStep, type TemplateContext } from "@volley/contracts";
+import { compileText, compileValue } from "@volley/contracts";
+import type { IntervalRecorder } from "@volley/metrics";
+import type { Agent } from "undici";
+import { ConnectError } from "../drivers/connect-error";
+import type { ConnectOptions, Connection, Driver } from "../drivers/driver";
+import { asJson } from "./flow-codec";
+import { compileMatch, compileOutgoing, type CompiledMatch } from "./flow-program";
+import { compileCaptures, compileRequest, cookieHeader, httpBase, type CookieJar } from "./http-step";
+
+/** A connection's setup metric for step `name`: its time, µs. */
+export const setupHistogram = (name: string) => `setup.${name}`;
+
+export interface Incoming {
+  event: string | undefined;
+  data: unknown;
+}
+
+type Step = { name: string; run: (s: SetupState) => Promise<void> };
+
+interface SetupState {
+  id: number;
+  ctx: TemplateContext;
+  jar: CookieJar;
+  conn: Connection | undefined;
+  connectUs: number;
+  /** Messages received during setup and not yet consumed by a waitFor. */
+  inbox: Incoming[];
+  waiter: ((m: Incoming) => boolean) | undefined;
+  base: ConnectOptions;
+}
+
+/**
+ * How many unconsumed setup messages a connection keeps: for a later waitFor, and handed to the
+ * engine when setup ends (a broadcast that reached the connection while it was still setting up is
+ * a delivery the server counted, so Volley counts it too).
+ */
+const INBOX = 10_000;
+
+/**
+ * Runs a flow's setup steps for one connection: requests before it connects (log in, make a
+ * session), the connect (headers, query and Socket.IO auth from captures, cookies from the
+ * requests), then sends, waits and think times on the open connection. Each step other than the
+ * connect is timed into `setup.<name>`; a failed step fails the connection with error class
+ * `setup.<name>` and the step's own words. The connect is timed as every connect is (connect.time).
+ */
+export class ConnectionSetup {
+  private readonly steps: Step[];
+
+  constructor(
+    private readonly plan: Plan,
+    private readonly driver: Driver,
+    private readonly recorder: IntervalRecorder,
+    dispatcher: Agent,
+    private readonly monoUs: () => number,
+    listen: string[],
+  ) {
+    const base = httpBase(plan.target.url);
+    const setup = plan.flow?.setup ?? [];
+    const steps = setup.map((step, i) => this.compile(step, i, base, dispatcher, listen));
+    // No connect step: it connects after the leading requests and think times, before the first step on the connection.
+    if (!setup.some((s) => "connect" in s)) {
+      const first = setup.findIndex((s) => "send" in s || "waitFor" in s);
+      steps.splice(first < 0 ? steps.length : first, 0, this.connectStep({}, listen));
+    }
+    this.steps = steps;
+  }
+
+  /** Opens connection `id` through every step; rejects with a ConnectError. */
+  async open(id: number, ctx: TemplateContext, base: ConnectOptions): Promise<{ conn: Connection; connectUs: number; early: Incoming[] }> {
+    const state: SetupState = { id, ctx, jar: new Map(), conn: undefined, connectUs: 0, inbox: [], waiter: undefined, base };
+    try {
+      for (const step of this.steps) await step.run(state);
+    } catch (err) {
+      state.conn?.close();
+      throw err;
+    }
+    return { conn: state.conn!, connectUs: state.connectUs, early: state.inbox };
+  }
+
+  private compile(step: SetupStep, i: number, base: string, dispatcher: Agent, listen: string[]): Step {
+    const position = i + 1;
+    if ("connect" in step) return this.connectStep(step.connect, listen);
+    if ("think" in step) {
+      const ms = durationMs(step.think);
+      return { name: `think-${position}`, run: () => new Promise((r) => setTimeout(r, ms)) };
+    }
+    if ("request" in step) {
+      const name = step.request.name ?? `request-${position}`;
+      const req = compileRequest(step.request, base, dispatcher, undefined);
+      const captures = compileCaptures(step.request.capture);
+      return this.timed(name, async (s) => {
+        const res = await req.run(s.ctx, s.jar);
+        const missing = captures(s.ctx.vars as Record<string, unknown>, { body: res.body, headers: res.headers, jar: s.jar });
+        if (missing) throw new Error(`capture ${missing}: not found in the response (HTTP ${res.status}: ${res.body.slice(0, 200)})`);
+      });
+    }
+    if ("send" in step) {
+      const { send } = step;
+      const name = send.name ?? `send-${position}`;
+      const render = compileOutgoing(send);
+      const captures = compileCaptures(send.capture);
+      const timeoutMs = durationMs(send.timeout);
+      return this.timed(name, async (s) => {
+        const conn = this.connected(s);
+        if (!send.ack) return conn.emit!(render(s.ctx));
+        const reply = await withTimeout(new Promise<unknown>((resolve) => conn.emit!(render(s.ctx), resolve)), timeoutMs, "no acknowledgement");
+        const missing = captures(s.ctx.vars as Record<string, unknown>, { json: reply });
+        if (missing) throw new Error(`capture ${missing}: not found in the acknowledgement ${JSON.stringify(reply)?.slice(0, 200)}`);
+      });
+    }
+    const { waitFor } = step;
+    const name = waitFor.name ?? `waitFor-${position}`;
+    const match = compileMatch(waitFor.match, waitFor.event);
+    const captures = compileCaptures(waitFor.capture);
+    const timeoutMs = durationMs(waitFor.timeout);
+    const what = `${waitFor.event ?? "a message"}${waitFor.match ? ` with ${waitFor.match.path}${waitFor.match.equals !== undefined ? ` = ${waitFor.match.equals}` : ""}` : ""}`;
+    return this.timed(name, async (s) => {
+      this.connected(s);
+      const test = (m: Incoming) => matches(match, m, s.ctx);
+      let got = s.inbox.find(test);
+      if (got) s.inbox.splice(s.inbox.indexOf(got), 1);
+      else {
+        got = await withTimeout(
+          new Promise<Incoming>((resolve) => {
+            s.waiter = (m) => {
+              if (!test(m)) return false;
+              s.waiter = undefined;
+              resolve(m);
+              return true;
+            };
+          }),
+          timeoutMs,
+          `no ${what}`,
+        ).finally(() => (s.waiter = undefined));
+      }
+      const missing = captures(s.ctx.vars as Record<string, unknown>, { json: asJson(got.data) });
+      if (missing) throw new Error(`capture ${missing}: not found in ${got.event ?? "the message"}`);
+    });
+  }
+
+  private connectStep(connect: { headers?: Record<string, string>; query?: Record<string, string>; auth?: unknown }, listen: string[]): Step {
+    const headers = Object.entries(connect.headers ?? {}).map(([k, v]) => [k, compileText(v)] as const);
+    const query = Object.entries(connect.query ?? {}).map(([k, v]) => [k, compileText(v)] as const);
+    const auth = connect.auth !== undefined ? compileValue(connect.auth) : undefined;
+    return {
+      name: "connect",
+      run: async (s) => {
+        const h: Record<string, string> = { ...s.base.headers };
+        for (const [k, v] of headers) h[k] = v(s.ctx);
+        const cookie = cookieHeader(s.jar);
+        if (cookie && h.cookie === undefined && h.Cookie === undefined) h.cookie = cookie;
+        const url = new URL(s.base.url);
+        for (const [k, v] of query) url.searchParams.set(k, v(s.ctx));
+        const opts: ConnectOptions = { ...s.base, url: url.toString(), headers: h, listen };
+        if (auth) opts.auth = auth(s.ctx);
+        const started = this.monoUs();
+        const conn = await this.driver.connect(opts);
+        s.connectUs = this.monoUs() - started;
+        s.conn = conn;
+        conn.onEvent!((event, data) => {
+          const m = { event, data };
+          if (s.waiter?.(m)) return;
+          if (s.inbox.length >= INBOX) s.inbox.shift();
+          s.inbox.push(m);
+        });
+      },
+    };
+  }
+
+  private timed(name: string, run: (s: SetupState) => Promise<void>): Step {
+    const metric = setupHistogram(name);
+    return {
+      name,
+      run: async (s) => {
+        const started = this.monoUs();
+        try {
+          await run(s);
+        } catch (err) {
+          if (err instanceof ConnectError) throw err;
+          throw new ConnectError(`setup.${name}`, (err as Error).message);
+        }
+        this.recorder.recordMicros(metric, this.monoUs() - started);
+      },
+    };
+  }
+
+  private connected(s: SetupState): Connection {
+    if (!s.conn) throw new Error("the connection is not open yet (add a connect step before this one)");
+    return s.conn;
+  }
+}
+
+function matches(match: CompiledMatch, m: Incoming, ctx: TemplateContext): boolean {
+  if (match.event !== undefined && match.event !== m.event) return false;
+  if (!match.path) return true;
+  const value = match.path(asJson(m.data));
+  if (value === undefined) return false;
+  if (!match.equals) return true;
+  return (typeof value === "string" ? value : JSON.stringify(value)) === match.equals(ctx);
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} within ${ms} ms`)), ms)))]).finally(() => clearTimeout(timer));
+}

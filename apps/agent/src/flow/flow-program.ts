@@ -1,0 +1,75 @@
+import { compileJsonPath, compileText, compileValue, type Flow, type FlowMessage, type JsonPath, type Match, type Plan, type TemplateContext } from "@volley/contracts";
+import type { OutMessage } from "../drivers/driver";
+
+type Render<T> = (ctx: TemplateContext) => T;
+
+/** An incoming message's test: its event, and the value at a path (equal to a rendered value). */
+export interface CompiledMatch {
+  event: string | undefined;
+  path: JsonPath | undefined;
+  /** The value the path must equal; undefined: the path only has to exist. */
+  equals: Render<string> | undefined;
+  /** equals is exactly the message id: a reply names its message (and its sender) itself. */
+  byId: boolean;
+}
+
+export interface CompiledKind {
+  name: string;
+  /** Cumulative weight, for the weighted pick. */
+  upTo: number;
+  render: Render<OutMessage>;
+  /** false: fire and forget; "ack": the acknowledgement; else an incoming message. */
+  reply: false | "ack" | CompiledMatch;
+  request: FlowMessage["request"];
+}
+
+/**
+ * A plan's flow compiled once per shard: every template a function, every path a reader, so the
+ * hot path renders and matches without parsing anything but the incoming message.
+ */
+export interface FlowProgram {
+  flow: Flow;
+  kinds: CompiledKind[];
+  totalWeight: number;
+  /** Events a driver without a catch-all (Socket.IO 2) must listen for. */
+  listen: string[];
+}
+
+export function compileMatch(match: Match | undefined, event: string | undefined): CompiledMatch {
+  const equals = match?.equals;
+  return {
+    event,
+    path: match ? compileJsonPath(match.path) : undefined,
+    equals: equals === undefined ? undefined : compileText(equals),
+    byId: equals !== undefined && /^\{\{\s*msg\.id\s*\}\}$/.test(equals.trim()),
+  };
+}
+
+export function compileOutgoing(m: { event?: string; json?: unknown; text?: string; args?: unknown[]; headers?: Record<string, string> }): Render<OutMessage> {
+  const body = m.json !== undefined ? compileValue(m.json) : m.text !== undefined ? compileText(m.text) : () => "";
+  const args = m.args?.map(compileValue);
+  const headers = m.headers ? Object.entries(m.headers).map(([k, v]) => [k, compileText(v)] as const) : undefined;
+  const { event } = m;
+  const json = m.json !== undefined;
+  return (ctx) => {
+    const out: OutMessage = { event, body: body(ctx), json };
+    if (args) out.args = args.map((a) => a(ctx));
+    if (headers) out.headers = Object.fromEntries(headers.map(([k, v]) => [k, v(ctx)]));
+    return out;
+  };
+}
+
+export function compileFlow(plan: Plan): FlowProgram | undefined {
+  const flow = plan.flow;
+  if (!flow) return undefined;
+  let upTo = 0;
+  const kinds = (flow.messages ?? []).map((m, i): CompiledKind => {
+    upTo += m.weight;
+    const reply = m.reply === false ? false : m.reply.ack ? "ack" : compileMatch(m.reply.match, m.reply.event);
+    return { name: m.name ?? `message-${i + 1}`, upTo, render: compileOutgoing(m), reply, request: m.request };
+  });
+  const listen = new Set<string>();
+  for (const k of kinds) if (k.reply && k.reply !== "ack" && k.reply.event) listen.add(k.reply.event);
+  for (const s of flow.setup) if ("waitFor" in s && s.waitFor.event) listen.add(s.waitFor.event);
+  return { flow, kinds, totalWeight: upTo, listen: [...listen] };
+}

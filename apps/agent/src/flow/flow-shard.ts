@@ -1,0 +1,91 @@
+import { flowRows, type Plan, type TemplateContext } from "@volley/contracts";
+import type { IntervalRecorder } from "@volley/metrics";
+import type { LookupFunction } from "node:net";
+import type { Agent } from "undici";
+import { classifyHttpError } from "../drivers/http-common";
+import type { ConnectOptions, Connection, Driver } from "../drivers/driver";
+import type { ShardAccounting } from "../engine/shard-accounting";
+import { ConnectionSetup, type Incoming } from "./connection-setup";
+import type { CompiledKind, FlowProgram } from "./flow-program";
+import { compileRequest, flowDispatcher, httpBase, type CompiledRequest, type CookieJar } from "./http-step";
+
+/**
+ * A shard's flow at run time: each connection's setup and template context (its index in the run,
+ * its data row, its captures), and sending each rendered message the way its kind says — on the
+ * connection (an event, a frame), or as an HTTP request (SSE, polling and HTTP targets publish by
+ * request; on an HTTP target the response is the reply).
+ */
+export class FlowShard {
+  private readonly setup: ConnectionSetup;
+  private readonly dispatcher: Agent;
+  private readonly rows: Record<string, unknown>[];
+  private readonly indexBase: number;
+  private readonly requests = new Map<CompiledKind, CompiledRequest>();
+  private readonly jars: (CookieJar | undefined)[] = [];
+  private readonly responseIsReply: boolean;
+
+  constructor(
+    plan: Plan,
+    program: FlowProgram,
+    driver: Driver,
+    private readonly recorder: IntervalRecorder,
+    private readonly accounting: ShardAccounting,
+    private readonly monoUs: () => number,
+    lookup: LookupFunction | undefined,
+    connectTimeoutMs: number,
+    /** A reply was settled outside the connection's message handler (an ack, an HTTP response). */
+    private readonly afterReply: (id: number) => void,
+  ) {
+    this.dispatcher = flowDispatcher(lookup, connectTimeoutMs);
+    this.setup = new ConnectionSetup(plan, driver, recorder, this.dispatcher, monoUs, program.listen);
+    this.rows = flowRows(plan.flow!.data);
+    this.indexBase = plan.flow!.indexBase ?? 0;
+    const base = httpBase(plan.target.url);
+    for (const kind of program.kinds) if (kind.request) this.requests.set(kind, compileRequest(kind.request, base, this.dispatcher, plan.target.headers));
+    this.responseIsReply = plan.target.protocol === "http";
+  }
+
+  /** Runs connection `id`'s setup; `base` carries the target, source address and lookup (never a room: the flow joins rooms itself). */
+  async open(id: number, room: string | undefined, base: ConnectOptions): Promise<{ conn: Connection; connectUs: number; early: Incoming[] }> {
+    const connIndex = this.indexBase + id;
+    const data = this.rows.length === 0 ? undefined : this.rows[connIndex % this.rows.length];
+    const ctx: TemplateContext = { connIndex, connRoom: room, msgId: "", msgSeq: 0, data, vars: {} };
+    this.accounting.bindFlow(id, ctx);
+    const opened = await this.setup.open(id, ctx, base);
+    return opened;
+  }
+
+  /** Sends the next message of connection `id`, timed from `intendedUs`. */
+  send(id: number, conn: Connection, intendedUs: number): void {
+    const { seq, out, kind } = this.accounting.flowMessage(id, intendedUs);
+    const request = this.requests.get(kind);
+    if (!request) {
+      if (kind.reply === "ack") {
+        conn.emit!(out, () => {
+          this.accounting.acked(id, seq, this.monoUs());
+          this.afterReply(id);
+        });
+      }
+      else conn.emit!(out);
+      return;
+    }
+    const ctx = this.accounting.flowContext(id)!;
+    const jar = (this.jars[id] ??= new Map());
+    // The request renders its templates before its first await, while ctx still holds this message.
+    request.run(ctx, jar).then(
+      (res) => {
+        if (!this.responseIsReply) return;
+        this.accounting.receivedEvent(id, undefined, res.body, this.monoUs());
+        this.afterReply(id);
+      },
+      (err: unknown) => {
+        const { errorClass } = /answered HTTP/.test((err as Error).message ?? "") ? { errorClass: "protocol" } : classifyHttpError(err);
+        this.recorder.increment(`errors.${errorClass}`);
+      },
+    );
+  }
+
+  close(): void {
+    void this.dispatcher.close().catch(() => {});
+  }
+}
