@@ -1,15 +1,16 @@
 import type { LookupAddress } from "node:dns";
 import type { LookupFunction } from "node:net";
 import { describe, expect, it } from "vitest";
-import { socketioOptionsSchema } from "@volley/contracts";
+import { socketioOptionsSchema, sockjsOptionsSchema } from "@volley/contracts";
 import { publicOnlyLookup, type ResolveAll } from "@volley/contracts/public-lookup";
-import { HTTP_PATHS, startHttpTargetServer, startSocketclusterEchoServer, startSocketioEchoServer, startStompEchoServer, startWsEchoServer } from "@volley/targets";
+import { HTTP_PATHS, startHttpTargetServer, startSocketclusterEchoServer, startSocketioEchoServer, startSockjsEchoServer, startStompEchoServer, startWsEchoServer } from "@volley/targets";
 import type { ConnectOptions, Driver } from "./driver";
 import { connectError, driverTestKit } from "./driver-test-kit";
 import { httpDriver } from "./http-driver";
 import { longPollingDriver } from "./polling-driver";
 import { socketclusterDriver } from "./socketcluster-driver";
 import { socketioDriver } from "./socketio-driver";
+import { sockjsDriver } from "./sockjs-driver";
 import { sseDriver } from "./sse-driver";
 import { stompDriver } from "./stomp-driver";
 import { wsDriver } from "./ws-driver";
@@ -38,6 +39,10 @@ const CASES: [string, Driver, () => Promise<{ url: string; close(): Promise<void
   ["socketcluster", socketclusterDriver, () => startSocketclusterEchoServer(), {}],
   ["socket.io polling", socketioDriver, () => startSocketioEchoServer(), { socketio: socketioOptionsSchema.parse({ transports: ["polling"] }) }],
   ["socket.io websocket", socketioDriver, () => startSocketioEchoServer(), { socketio: socketioOptionsSchema.parse({ transports: ["websocket"] }) }],
+  // SockJS opens several sockets per connection (the /info probe, then the transport; xhr ones POST each send).
+  ["sockjs websocket", sockjsDriver, () => startSockjsEchoServer(), { sockjs: sockjsOptionsSchema.parse({ transports: ["websocket"] }) }],
+  ["sockjs xhr-streaming", sockjsDriver, () => startSockjsEchoServer(), { sockjs: sockjsOptionsSchema.parse({ transports: ["xhr-streaming"] }) }],
+  ["sockjs xhr-polling", sockjsDriver, () => startSockjsEchoServer(), { sockjs: sockjsOptionsSchema.parse({ transports: ["xhr-polling"] }) }],
   ["sse", sseDriver, async () => { const s = await startHttpTargetServer(); return { url: `${s.url}${HTTP_PATHS.sse}`, close: () => s.close() }; }, {}],
   ["long polling", longPollingDriver, async () => { const s = await startHttpTargetServer(); return { url: `${s.url}/poll`, close: () => s.close() }; }, {}],
   ["http", httpDriver, async () => { const s = await startHttpTargetServer(); return { url: `${s.url}${HTTP_PATHS.echo}`, close: () => s.close() }; }, {}],
@@ -55,4 +60,32 @@ describe("drivers resolve through ConnectOptions.lookup (hosted mode's public-on
       expect(err.detail).toMatch(/volley-target\.test resolves to 127\.0\.0\.1 \(loopback\); hosted Volley only reaches public addresses/);
     });
   }
+});
+
+describe("sockjs under the public-only lookup", () => {
+  for (const transport of ["websocket", "xhr-streaming", "xhr-polling"] as const) {
+    it(`${transport}: every request of the connection (probe, transport, sends) goes through the lookup, and an echo comes back`, async () => {
+      const server = await kit.serve(startSockjsEchoServer());
+      const asked: string[] = [];
+      const counting: LookupFunction = (host, options, cb) => {
+        asked.push(host);
+        plain(host, options, cb);
+      };
+      const conn = await kit.connect(sockjsDriver, { url: renamed(server.url), lookup: counting, sockjs: sockjsOptionsSchema.parse({ transports: [transport] }) });
+      const reply = new Promise<Buffer | string>((resolve) => conn.onMessage(resolve));
+      const before = asked.length;
+      conn.send(Buffer.from("ping"));
+      expect(String(await reply)).toBe("ping");
+      conn.close();
+      expect(asked.every((h) => h === NAME)).toBe(true);
+      // The /info probe and the transport's own socket(s), at least.
+      expect(before).toBeGreaterThanOrEqual(2);
+    });
+  }
+
+  it("eventsource, whose stream takes no lookup, is refused in hosted mode rather than resolved unchecked", async () => {
+    const server = await kit.serve(startSockjsEchoServer());
+    const err = await connectError(sockjsDriver, { url: renamed(server.url), lookup: plain, sockjs: sockjsOptionsSchema.parse({ transports: ["eventsource"] }) });
+    expect(err.detail).toMatch(/SockJS transport eventsource cannot be held to hosted Volley's public-address check/);
+  });
 });

@@ -1,11 +1,11 @@
 import { request } from "node:http";
 import { request as requestTls } from "node:https";
 import { sockjsOptionsSchema } from "@volley/contracts";
-import SockJS from "sockjs-client";
 import { ConnectError, type ErrorClass } from "./connect-error";
 import { ConnectionBase } from "./connection-base";
 import type { ConnectOptions, Connection, Driver } from "./driver";
 import { withRoom } from "./room-url";
+import { closeRequestContext, SockJSClient as SockJS, sockjsRequests, type Sock, type SockjsRequestContext } from "./sockjs-client-loader";
 import { classifyWsError } from "./ws-driver";
 
 /**
@@ -29,10 +29,10 @@ function infoUrl(url: string): string {
  * failed", without the socket error or HTTP status. To count failures by class, a failed attempt
  * asks the server's /info itself; successful opens are never slowed by this.
  */
-function diagnose(url: string, timeoutMs: number): Promise<{ errorClass: ErrorClass; detail: string } | undefined> {
+function diagnose(url: string, timeoutMs: number, lookup: ConnectOptions["lookup"]): Promise<{ errorClass: ErrorClass; detail: string } | undefined> {
   return new Promise((resolve) => {
     const target = infoUrl(url);
-    const req = (target.startsWith("https:") ? requestTls : request)(target, { method: "GET", timeout: timeoutMs }, (res) => {
+    const req = (target.startsWith("https:") ? requestTls : request)(target, { method: "GET", timeout: timeoutMs, agent: false, ...(lookup ? { lookup } : {}) }, (res) => {
       res.resume();
       resolve(res.statusCode === 200 ? undefined : { errorClass: "handshake", detail: `HTTP ${res.statusCode ?? "?"}` });
     });
@@ -45,31 +45,29 @@ function diagnose(url: string, timeoutMs: number): Promise<{ errorClass: ErrorCl
   });
 }
 
-/** The part of sockjs-client's WebSocket-like object this driver uses (its typings lean on the DOM). */
-interface Sock {
-  readonly readyState: number;
-  send(data: string): void;
-  close(code?: number): void;
-  onopen: (() => void) | null;
-  onmessage: ((e: { data: unknown }) => void) | null;
-  onclose: ((e: { code: number; reason: string }) => void) | null;
-}
-
 class SockjsConnection extends ConnectionBase {
-  constructor(private readonly sock: Sock) {
+  constructor(
+    private readonly sock: Sock,
+    private readonly context: SockjsRequestContext,
+  ) {
     super();
     sock.onmessage = (e) => this.deliver(decodeReply(e.data));
     // 1002 and 2xxx are sockjs-client's own codes for a lost or broken transport.
-    sock.onclose = (e) => this.ended({ code: e.code, reason: e.reason }, e.code === 1002 || (e.code >= 2000 && e.code < 3000) ? "protocol" : "closed");
+    sock.onclose = (e) => {
+      closeRequestContext(this.context);
+      this.ended({ code: e.code, reason: e.reason }, e.code === 1002 || (e.code >= 2000 && e.code < 3000) ? "protocol" : "closed");
+    };
   }
 
   send(payload: Buffer | string): void {
     if (this.sock.readyState !== SockJS.OPEN) return;
-    this.sock.send(typeof payload === "string" ? payload : payload.toString("base64"));
+    // xhr transports POST each send: inside the connection's context, so it resolves through its lookup.
+    sockjsRequests.run(this.context, () => this.sock.send(typeof payload === "string" ? payload : payload.toString("base64")));
   }
 
   protected shutdown(): void {
-    this.sock.close(1000);
+    sockjsRequests.run(this.context, () => this.sock.close(1000));
+    closeRequestContext(this.context);
   }
 }
 
@@ -81,10 +79,19 @@ export const sockjsDriver: Driver = {
     const startedAt = performance.now();
     // sockjs-client keeps the query on every transport URL, so the session opens already in the room.
     const url = withRoom(opts.url, opts.room);
+    const lookup = opts.lookup;
+    // Hosted mode: every socket of the connection (the /info probe, the websocket or xhr transport,
+    // each xhr send) resolves through opts.lookup, by the context it runs in (sockjs-client-loader.ts).
+    // sockjs-client's eventsource transport opens its stream with no way to pass one: left out then.
+    const usable = lookup ? transports.filter((t) => t !== "eventsource") : transports;
+    if (usable.length === 0) {
+      return Promise.reject(new ConnectError("other", "SockJS transport eventsource cannot be held to hosted Volley's public-address check: allow websocket, xhr-streaming or xhr-polling in target.sockjs.transports"));
+    }
+    const context: SockjsRequestContext = lookup ? { lookup } : {};
     return new Promise((resolve, reject) => {
       let sock: Sock;
       try {
-        sock = new SockJS(url, undefined, { transports, timeout: opts.connectTimeoutMs }) as unknown as Sock;
+        sock = sockjsRequests.run(context, () => new SockJS(url, undefined, { transports: usable, timeout: opts.connectTimeoutMs }));
       } catch (err) {
         reject(new ConnectError("other", err instanceof Error ? err.message : String(err)));
         return;
@@ -96,13 +103,14 @@ export const sockjsDriver: Driver = {
         clearTimeout(timer);
         sock.onopen = sock.onclose = null;
         sock.close();
+        closeRequestContext(context);
         reject(new ConnectError(errorClass, detail));
       };
       const timer = setTimeout(() => fail("timeout", `no answer in ${opts.connectTimeoutMs} ms`), opts.connectTimeoutMs);
       sock.onclose = (e) => {
         if (settled) return;
         const left = Math.max(100, opts.connectTimeoutMs - (performance.now() - startedAt));
-        void diagnose(url, left).then((found) => {
+        void diagnose(url, left, lookup).then((found) => {
           fail(found?.errorClass ?? "handshake", found?.detail ?? `${e.reason || "closed"} (SockJS ${e.code})`);
         });
       };
@@ -111,7 +119,7 @@ export const sockjsDriver: Driver = {
         settled = true;
         clearTimeout(timer);
         sock.onopen = sock.onclose = null;
-        resolve(new SockjsConnection(sock));
+        resolve(new SockjsConnection(sock, context));
       };
     });
   },
