@@ -385,6 +385,8 @@ export const runIntervals = pgTable(
     stage: integer("stage"),
     /** sweep: the step whose hold the interval belongs to. */
     step: jsonb("step").$type<IntervalFrame["step"]>(),
+    /** Flows: incoming messages that matched nothing, a few per event (the agent caps them per frame). */
+    samples: jsonb("samples").$type<NonNullable<IntervalFrame["samples"]>>(),
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex("run_intervals_shard_seq_idx").on(t.shardId, t.seq), index("run_intervals_run_index_idx").on(t.runId, t.index)],

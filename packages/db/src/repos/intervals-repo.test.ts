@@ -52,6 +52,15 @@ describe("runs and intervals", () => {
     expect(b).toMatchObject({ stage: null, activeMs: null, step: null });
   });
 
+  it("keeps a frame's unmatched-message samples (flows), null when it had none", async () => {
+    const run = await insertRun(h.db, { plan });
+    const [shard] = await insertShards(h.db, run.id, [plan]);
+    const base = { runId: run.id, shardId: shard!.id, agentId: "agt_x", index: 0, startedAt: 1, durationMs: 1000, warmup: false, counters: {}, histograms: {}, health };
+    const samples = [{ event: "presence", data: '{"user":"ann","online":true}' }, { event: "presence", data: "<b>bob</b>" }];
+    await insertFrames(h.db, [{ ...base, seq: 0, samples }, { ...base, seq: 1, index: 1, samples: [] }, { ...base, seq: 2, index: 2 }]);
+    expect((await listFrames(h.db, run.id)).map((f) => f.samples)).toEqual([samples, null, null]);
+  });
+
   it("moves status forward once", async () => {
     const run = await insertRun(h.db, { plan });
     expect(await markRunRunning(h.db, run.id)).toBe(true);

@@ -26,6 +26,7 @@ export async function insertFrames(db: Db, frames: IntervalFrame[]): Promise<num
         activeMs: f.activeMs ?? null,
         stage: f.stage ?? null,
         step: f.step ?? null,
+        samples: f.samples?.length ? f.samples : null,
       })),
     )
     .onConflictDoNothing({ target: [runIntervals.shardId, runIntervals.seq] })

@@ -1,0 +1,1 @@
+ALTER TABLE "run_intervals" ADD COLUMN "samples" jsonb;
