@@ -124,6 +124,10 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
   });
 
   flow.messages?.forEach((m, i) => checkMessage(m, ["messages", i]));
+  flow.push?.forEach((p, i) => {
+    event(p.event, ["push", i, "event"]);
+    checkPath(p.timestamp, ["push", i, "timestamp"], issue);
+  });
   function checkMessage(m: FlowMessage, at: Path): void {
     event(m.event, [...at, "event"]);
     body(m, at);

@@ -154,6 +154,23 @@ export const flowDataSchema = z.strictObject({
 });
 export type FlowData = z.output<typeof flowDataSchema>;
 
+/**
+ * Messages the server sends on its own (tickers, presence): counted per event as every incoming
+ * message is, and timed when the payload carries the server's send time at `timestamp` — the
+ * receive time on the agent's clock minus that stamp, so it includes any offset between the two
+ * clocks (exact only when they are synchronized; a stamp ahead of the agent's clock counts in
+ * `push.clock_ahead` instead of a negative time).
+ */
+export const pushSchema = z.strictObject({
+  /** The event (Socket.IO, SocketCluster), destination (STOMP) or SSE event type; absent: any unmatched message. */
+  event: text(MAX_NAME_LENGTH).min(1).optional(),
+  /** JSON path to the server's send time, like $.ts. */
+  timestamp: z.string().startsWith("$", "must be a JSON path like $.ts"),
+  /** The stamp's unit: epoch milliseconds (default), seconds or microseconds. */
+  unit: z.enum(["ms", "s", "us"]).default("ms"),
+});
+export type Push = z.output<typeof pushSchema>;
+
 export const flowSchema = z.strictObject({
   data: flowDataSchema.optional(),
   /**
@@ -163,6 +180,8 @@ export const flowSchema = z.strictObject({
   setup: z.array(setupStepSchema).max(50).default([]),
   /** What the open-loop phase sends; absent: Volley's own binary messages, echoed back. */
   messages: z.array(flowMessageSchema).min(1).max(20).optional(),
+  /** Server push to time by the server's own timestamp (see pushSchema). */
+  push: z.array(pushSchema).max(20).optional(),
   /** Incoming messages that answer nothing are counted per event; this many of each are kept as samples. */
   samples: z.number().int().min(0).max(20).default(5),
   /**

@@ -20,6 +20,11 @@ export const HISTOGRAMS = {
   deliveryLatency: "delivery.latency",
   /** Connection open to its first message received (reply or delivery). */
   firstMessage: "message.first",
+  /**
+   * Flows: server push timed by the server's own timestamp (flow.push): receive time on the agent's
+   * clock minus the stamp. Includes the clocks' offset; see pushSchema.
+   */
+  pushLatency: "push.latency",
   /** The storm scenario's canary connection: its round trips, apart from the crowd's. */
   canaryLatency: "canary.latency",
 } as const;
@@ -65,6 +70,10 @@ export const COUNTERS = {
    * `unmatched.<event>`; every incoming message is counted per event as `events.<event>`).
    */
   unmatched: "messages.unmatched",
+  /** Flows: server push messages recognised by flow.push (timed in push.latency). */
+  pushReceived: "push.received",
+  /** Flows: push stamps ahead of the agent's clock (not timed: the clocks disagree). */
+  pushClockAhead: "push.clock_ahead",
   canarySent: "canary.sent",
   canaryReceived: "canary.received",
   canaryLost: "canary.lost",

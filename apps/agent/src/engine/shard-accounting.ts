@@ -145,6 +145,8 @@ export class ShardAccounting {
     this.recorder.increment(counter);
     const match = this.flow!.match(id, event, data);
     if (match) return this.settle(id, match, match.remote, nowUs);
+    const stamp = this.flow!.pushStamp(event, data);
+    if (stamp !== undefined) return this.push(stamp);
     this.recorder.increment(COUNTERS.unmatched);
     const name = event ?? "message";
     this.recorder.increment(UNMATCHED_PREFIX + name);
@@ -153,6 +155,14 @@ export class ShardAccounting {
       this.samplesTaken.set(name, taken + 1);
       this.samples.push({ event: name, data: sampleText(data) });
     }
+  }
+
+  /** Server push with the server's send stamp: timed on the wall clock (both clocks' offset included). */
+  private push(stampUs: number): void {
+    this.recorder.increment(COUNTERS.pushReceived);
+    const latencyUs = Date.now() * 1000 - stampUs;
+    if (latencyUs < 0) this.recorder.increment(COUNTERS.pushClockAhead);
+    else this.recorder.recordMicros(HISTOGRAMS.pushLatency, latencyUs);
   }
 
   /** Flows: the acknowledgement of message `seq` of connection `id` (its reply). */

@@ -111,6 +111,23 @@ export class FlowCodec {
     return UNMATCHED;
   }
 
+  /**
+   * flow.push: the server's send stamp of a message that answered nothing (epoch µs), or undefined
+   * when no push rule knows it.
+   */
+  pushStamp(event: string | undefined, data: unknown): number | undefined {
+    let parsed: unknown = undefined;
+    for (const p of this.program.push) {
+      if (p.event !== undefined && p.event !== event) continue;
+      parsed ??= asJson(data);
+      if (parsed === NO_JSON) return undefined;
+      const v = p.stamp(parsed);
+      const n = typeof v === "number" ? v : typeof v === "string" && v.trim() !== "" ? Number(v) : NaN;
+      if (Number.isFinite(n)) return n * p.unitUs;
+    }
+    return undefined;
+  }
+
   /** Forgets a connection's queued expectations (it is gone). */
   forget(id: number): void {
     for (const perConn of this.byValue.values()) perConn[id] = undefined!;

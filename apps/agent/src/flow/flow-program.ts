@@ -33,7 +33,11 @@ export interface FlowProgram {
   totalWeight: number;
   /** Events a driver without a catch-all (Socket.IO 2) must listen for. */
   listen: string[];
+  /** flow.push: server push timed by its own stamp (µs per stamp unit). */
+  push: { event: string | undefined; stamp: JsonPath; unitUs: number }[];
 }
+
+const UNIT_US = { ms: 1000, s: 1_000_000, us: 1 } as const;
 
 export function compileMatch(match: Match | undefined, event: string | undefined): CompiledMatch {
   const equals = match?.equals;
@@ -71,5 +75,7 @@ export function compileFlow(plan: Plan): FlowProgram | undefined {
   const listen = new Set<string>();
   for (const k of kinds) if (k.reply && k.reply !== "ack" && k.reply.event) listen.add(k.reply.event);
   for (const s of flow.setup) if ("waitFor" in s && s.waitFor.event) listen.add(s.waitFor.event);
-  return { flow, kinds, totalWeight: upTo, listen: [...listen] };
+  const push = (flow.push ?? []).map((p) => ({ event: p.event, stamp: compileJsonPath(p.timestamp), unitUs: UNIT_US[p.unit] }));
+  for (const p of push) if (p.event) listen.add(p.event);
+  return { flow, kinds, totalWeight: upTo, listen: [...listen], push };
 }

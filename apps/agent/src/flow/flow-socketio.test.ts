@@ -135,4 +135,30 @@ describe("flows against a Socket.IO chat written like a real app", { timeout: 30
     expect(samples.length).toBe(5);
     expect(JSON.parse(samples[0]!.data)).toMatchObject({ text: "x", user: "ann" });
   });
+
+  it("server push is counted and timed by the server's own timestamp", async () => {
+    const app = await chat();
+    const { frames, outcome } = await run({
+      name: "push",
+      target: { url: app.url, protocol: "socketio", connectTimeout: "5s", socketio: { transports: ["websocket"] } },
+      connections: { count: 3, rate: 1000 },
+      scenario: { kind: "echo", duration: "1s", message: { rate: 4 } },
+      sanity: false,
+      flow: {
+        data: { rows: [{ user: "ann" }], reuse: true },
+        setup: setup("news"),
+        // Fire and forget: every `message` the room hands out is server push, stamped with the server's ts.
+        messages: [{ event: "chat", json: { room: "news", text: "tick" }, reply: false }],
+        push: [{ event: "message", timestamp: "$.ts" }],
+      },
+    });
+    expect(outcome.status).toBe("completed");
+    const stats = app.stats();
+    expect(total(frames, COUNTERS.sent)).toBe(stats.chatsReceived);
+    // Copies that reached a member still in its setup count too: every delivery the server made.
+    expect(total(frames, COUNTERS.pushReceived) + total(frames, COUNTERS.pushClockAhead)).toBe(stats.messagesDelivered);
+    expect(total(frames, COUNTERS.unmatched)).toBe(0);
+    const push = mergeEncoded(frames.flatMap((f) => f.histograms[HISTOGRAMS.pushLatency] ?? []));
+    expect(push.totalCount).toBe(total(frames, COUNTERS.pushReceived));
+  });
 });
