@@ -3,13 +3,12 @@ import type { z } from "zod";
 import type { Flow, FlowData, FlowMessage, SetupStep } from "./flow";
 import { templateNames, templateStrings } from "./flow-template";
 import { parseJsonPath } from "./json-path";
-import type { Protocol, Target } from "./target";
+import { SOCKETIO_V2_RESERVED_EVENTS, type Protocol, type Target } from "./target";
 
 type Ctx = z.RefinementCtx;
 type Path = (string | number)[];
 
-/** Socket.IO 2's client keeps these event names for itself: an emit on one never reaches the server. */
-const SOCKETIO_V2_RESERVED = new Set(["connect", "connect_error", "connect_timeout", "connecting", "disconnect", "error", "reconnect", "reconnect_attempt", "reconnect_failed", "reconnect_error", "reconnecting", "ping", "pong"]);
+const SOCKETIO_V2_RESERVED = SOCKETIO_V2_RESERVED_EVENTS;
 /** Socket.IO 3 and 4 reserve fewer, and refuse them on emit. */
 const SOCKETIO_RESERVED = new Set(["connect", "connect_error", "disconnect", "disconnecting", "newListener", "removeListener"]);
 
@@ -66,8 +65,10 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
       if (jsonPath !== undefined) checkPath(jsonPath, [...path, key], issue);
     }
   };
-  const event = (value: string | undefined, path: Path) => {
+  /** `incoming`: an event received (a reply, a waitFor), which on SSE is the event type. */
+  const event = (value: string | undefined, path: Path, incoming = false) => {
     if (value === undefined) return;
+    if (incoming && protocol === "sse") return;
     if (!EVENT_PROTOCOLS.includes(protocol)) {
       issue(path, `protocol ${protocol} has no events or destinations: remove event (Socket.IO, SocketCluster and STOMP use it)`);
       return;
@@ -99,6 +100,7 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
       connected = true;
       templates({ headers: step.connect.headers, query: step.connect.query, auth: step.connect.auth }, [...at, "connect"], false);
       if (step.connect.auth !== undefined && protocol !== "socketio") issue([...at, "connect", "auth"], `auth is Socket.IO's handshake payload (this target is ${protocol}): use headers or query`);
+      else if (step.connect.auth !== undefined && plan.target.socketio?.version === 2) issue([...at, "connect", "auth"], "Socket.IO 2 has no handshake auth payload: send the token in query (like query: { token: \"{{ vars.token }}\" }) or a header");
     } else if ("send" in step || "waitFor" in step) {
       // Steps on the connection before an explicit connect step would have nothing to use.
       if (!connected && flow.setup.some((s) => "connect" in s)) issue(at, `${kind} needs the connection: move it after the connect step`);
@@ -112,7 +114,7 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
         paths(step.send.capture, [...at, "send", "capture"]);
         addCaptures(step.send.capture, made);
       } else {
-        event(step.waitFor.event, [...at, "waitFor", "event"]);
+        event(step.waitFor.event, [...at, "waitFor", "event"], true);
         if (step.waitFor.match) {
           checkPath(step.waitFor.match.path, [...at, "waitFor", "match", "path"], issue);
           templates(step.waitFor.match.equals, [...at, "waitFor", "match", "equals"], false);
@@ -139,7 +141,7 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
     if (m.reply === false) return;
     if (m.reply.ack && !ACK_PROTOCOLS.includes(protocol)) issue([...at, "reply", "ack"], `only Socket.IO and SocketCluster acknowledge (this target is ${protocol}): match the reply by event and path`);
     if (m.reply.ack && (m.reply.event !== undefined || m.reply.match !== undefined)) issue([...at, "reply"], "an acknowledgement is the reply: remove event and match, or ack");
-    event(m.reply.event, [...at, "reply", "event"]);
+    event(m.reply.event, [...at, "reply", "event"], true);
     if (m.reply.match) {
       checkPath(m.reply.match.path, [...at, "reply", "match", "path"], issue);
       templates(m.reply.match.equals, [...at, "reply", "match", "equals"], true);

@@ -53,6 +53,13 @@ describe("plan flow validation", () => {
     expect(p).toContainEqual(expect.stringMatching(/^flow\.messages\.0\.event: "ping" is reserved by the Socket\.IO 2 client/));
   });
 
+  it("refuses a reserved v2 event in target.socketio.event too, and auth on Socket.IO 2", () => {
+    const v2 = { target: { url: "http://127.0.0.1:9010", protocol: "socketio", socketio: { version: 2, event: "ping" } } };
+    const p = problems(withFlow({}, v2));
+    expect(p).toContainEqual(expect.stringMatching(/^target\.socketio\.event: "ping" is reserved by the Socket\.IO 2 client/));
+    expect(p).toContainEqual(expect.stringMatching(/^flow\.setup\.1\.connect\.auth: Socket\.IO 2 has no handshake auth payload/));
+  });
+
   it("needs the message id to match broadcast deliveries", () => {
     const broadcast = { scenario: { kind: "broadcast", duration: "2s", message: { rate: 1 } } };
     const p = problems(withFlow({ messages: [{ event: "chat", json: {}, reply: { event: "message" } }] }, broadcast));

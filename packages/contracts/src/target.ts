@@ -30,6 +30,9 @@ export const wsOptionsSchema = z.strictObject({
 });
 export type WsOptions = z.output<typeof wsOptionsSchema>;
 
+/** Socket.IO 2's client keeps these event names for itself: an emit on one never reaches the server. */
+export const SOCKETIO_V2_RESERVED_EVENTS: ReadonlySet<string> = new Set(["connect", "connect_error", "connect_timeout", "connecting", "disconnect", "error", "reconnect", "reconnect_attempt", "reconnect_failed", "reconnect_error", "reconnecting", "ping", "pong"]);
+
 /** Socket.IO options; only valid on a target with protocol "socketio". */
 export const socketioOptionsSchema = z.strictObject({
   /** Engine.IO transports to try, in order; the default lets the client upgrade from polling to websocket. */
@@ -185,6 +188,10 @@ export const targetSchema = z
     const scheme = URL.canParse(target.url) ? new URL(target.url).protocol : "";
     if (scheme && !URL_SCHEMES[target.protocol].schemes.includes(scheme)) {
       ctx.addIssue({ code: "custom", path: ["url"], message: schemeFix(target.protocol) });
+    }
+    const io = target.socketio;
+    if (io && io.version === 2 && SOCKETIO_V2_RESERVED_EVENTS.has(io.event)) {
+      ctx.addIssue({ code: "custom", path: ["socketio", "event"], message: `"${io.event}" is reserved by the Socket.IO 2 client and never reaches the server: rename the server's event (like "${io.event}-msg")` });
     }
     for (const [key, protocols] of Object.entries(PROTOCOL_OPTIONS) as [keyof typeof PROTOCOL_OPTIONS, readonly Protocol[]][]) {
       if (target[key] === undefined || protocols.includes(target.protocol)) continue;

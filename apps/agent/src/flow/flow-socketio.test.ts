@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { COUNTERS, HISTOGRAMS, planSchema, type PlanInput } from "@volley/contracts";
 import { mergeEncoded } from "@volley/metrics";
-import { startSocketioChat, type SocketioChatStats, type TestApp } from "@volley/targets";
+import { startSocketioChat, startSocketioV2EchoServer, type SocketioChatStats, type TestApp } from "@volley/targets";
 import { runShard } from "../engine/run-shard";
 import { total } from "../engine/engine-test-kit";
 import type { EngineFrame } from "../engine/types";
@@ -160,5 +160,24 @@ describe("flows against a Socket.IO chat written like a real app", { timeout: 30
     expect(total(frames, COUNTERS.unmatched)).toBe(0);
     const push = mergeEncoded(frames.flatMap((f) => f.histograms[HISTOGRAMS.pushLatency] ?? []));
     expect(push.totalCount).toBe(total(frames, COUNTERS.pushReceived));
+  });
+
+  it("Socket.IO 2 (no catch-all listener): replies on the events the flow names are matched", async () => {
+    const server = await startSocketioV2EchoServer();
+    try {
+      const { frames, outcome } = await run({
+        name: "v2",
+        target: { url: server.url, protocol: "socketio", connectTimeout: "5s", socketio: { version: 2, transports: ["websocket"] } },
+        connections: { count: 3, rate: 1000 },
+        scenario: { kind: "echo", duration: "1s", message: { rate: 5, timeout: "5s" } },
+        flow: { messages: [{ event: "chat", json: { id: "{{ msg.id }}", n: "{{ msg.seq }}" }, reply: { event: "chat", match: { path: "$.id", equals: "{{ msg.id }}" } } }] },
+      });
+      expect(outcome.status).toBe("completed");
+      const sent = total(frames, COUNTERS.sent);
+      expect(sent).toBeGreaterThanOrEqual(12);
+      expect(total(frames, COUNTERS.received)).toBe(sent);
+    } finally {
+      await server.close();
+    }
   });
 });
