@@ -51,13 +51,18 @@ class WsConnection extends ConnectionBase {
   }
 }
 
-/** Raw WebSocket (RFC 6455) via the `ws` package; `room` joins through `?room=` on the URL. */
+/**
+ * Raw WebSocket (RFC 6455) via the `ws` package; `room` joins through `?room=` on the URL. Flows
+ * use ConnectionBase's emit/onEvent: a text or JSON body goes out as a text frame, bytes as a
+ * binary frame, and every incoming frame is a message without an event (text as a string).
+ */
 export const wsDriver: Driver = {
   protocol: "ws",
   connect(opts: ConnectOptions): Promise<Connection> {
     return new Promise((resolve, reject) => {
       // A room is a query parameter: the server joins the socket before it answers the upgrade.
-      const ws = new WebSocket(withRoom(opts.url, opts.room), {
+      // Subprotocols (graphql-transport-ws, mqtt…): ws fails the handshake when the server picks none of them.
+      const ws = new WebSocket(withRoom(opts.url, opts.room), opts.ws?.subprotocols ?? [], {
         headers: opts.headers,
         perMessageDeflate: opts.perMessageDeflate ?? false,
         localAddress: opts.localAddress,
