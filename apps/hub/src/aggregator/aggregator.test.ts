@@ -10,6 +10,7 @@ import { runStateKey } from "../coordination/run-coordinator";
 import { redisDbUrl } from "../test-support/hub-harness";
 import { testFrame, testPlan } from "../test-support/fixtures";
 import { Aggregator } from "./aggregator";
+import { SAMPLES_PER_EVENT } from "./sample-cap";
 import { streamDrained } from "./stream-backlog";
 
 let testDb: Awaited<ReturnType<typeof createTestDatabase>>;
@@ -84,6 +85,28 @@ describe("aggregator", () => {
     await aggregator("rescuer", 50).pollOnce();
     expect(await listFrames(h.db, ids.runId)).toHaveLength(1);
     expect(await streamDrained(redis, ids.runId)).toBe(true);
+  });
+
+  it("stores flow frames' unmatched samples, at most SAMPLES_PER_EVENT per event over the run", async () => {
+    const ids = await runWithShard();
+    // 3 frames of 8 "presence" samples (24 > the cap) and one "typing" sample each.
+    for (let seq = 0; seq < 3; seq++) {
+      const samples = [
+        ...Array.from({ length: 8 }, (_, k) => ({ event: "presence", data: JSON.stringify({ user: `u${seq}-${k}` }) })),
+        { event: "typing", data: `<i>${seq}</i>` },
+      ];
+      const frame = testFrame(ids, seq, [5]);
+      await xadd(ids.runId, { ...frame, counters: { ...frame.counters, "messages.unmatched": 9, "unmatched.presence": 8, "unmatched.typing": 1 }, samples });
+    }
+    await aggregator().pollOnce();
+    const rows = await listFrames(h.db, ids.runId);
+    expect(rows).toHaveLength(3);
+    const all = rows.flatMap((r) => r.samples ?? []);
+    expect(all.filter((x) => x.event === "presence")).toHaveLength(SAMPLES_PER_EVENT);
+    expect(all.filter((x) => x.event === "typing").map((x) => x.data)).toEqual(["<i>0</i>", "<i>1</i>", "<i>2</i>"]);
+    expect(rows[0]!.samples![0]).toEqual({ event: "presence", data: '{"user":"u0-0"}' });
+    // Counters are never capped: every unmatched message is counted.
+    expect(rows.reduce((n, r) => n + (r.counters["unmatched.presence"] ?? 0), 0)).toBe(24);
   });
 
   it("retires a run once it is finalized and its stream is drained", async () => {

@@ -4,6 +4,7 @@ import { AGGREGATOR_GROUP, REDIS_KEYS, intervalFrameSchema, type IntervalFrame }
 import { insertFrames, type Db } from "@volley/db";
 import { runStateKey } from "../coordination/run-coordinator";
 import { errorMessage, sleep } from "../util/wait";
+import { SampleCap } from "./sample-cap";
 import { streamDrained } from "./stream-backlog";
 
 export interface AggregatorOptions {
@@ -49,6 +50,7 @@ export class Aggregator {
   private lastMaintenance = 0;
   /** A store failed: entries this consumer read are pending, and are retried before new ones. */
   private ownPending = false;
+  private readonly sampleCap = new SampleCap();
 
   constructor(private readonly opts: AggregatorOptions) {}
 
@@ -169,14 +171,20 @@ export class Aggregator {
       if (frame) frames.set(`${frame.shardId}:${frame.seq}`, frame);
       else log.warn({ stream: key, id }, "dropped a malformed stream entry");
     }
-    const batch = [...frames.values()];
+    const capped = this.sampleCap.apply(runId, [...frames.values()]);
+    const batch = capped.frames;
     let stored = 0;
     try {
-      stored = await insertFrames(db, batch);
+      try {
+        stored = await insertFrames(db, batch);
+      } catch (err) {
+        if (pgCode(err) !== PG_FOREIGN_KEY_VIOLATION) throw err;
+        // Some frame names a run or shard that does not exist; store the others one by one.
+        stored = await this.storeOneByOne(batch);
+      }
     } catch (err) {
-      if (pgCode(err) !== PG_FOREIGN_KEY_VIOLATION) throw err;
-      // Some frame names a run or shard that does not exist; store the others one by one.
-      stored = await this.storeOneByOne(batch);
+      capped.undo(); // the same frames come back, and their samples with them
+      throw err;
     }
     await redis.xack(key, AGGREGATOR_GROUP, ...entries.map(([id]) => id));
     if (stored > 0) this.opts.onStored(runId, stored);
@@ -222,6 +230,7 @@ export class Aggregator {
         // Kept an hour for late readers, then Redis frees it; PostgreSQL has every frame.
         await redis.expire(key, 3600);
         this.groups.delete(key);
+        this.sampleCap.forget(runId);
         log.debug({ runId }, "run retired from the aggregator");
       }
     }
