@@ -5,12 +5,14 @@ import { ConnectError, type ErrorClass } from "./connect-error";
 import { ConnectionBase } from "./connection-base";
 import type { ConnectOptions, Connection, Driver } from "./driver";
 import { classifyHttpError, connectionPool, isTransportError, pathOf, redirectDetail, withHeaders, withRoom } from "./http-common";
+import { connectSseStream } from "./sse-stream";
 
 /**
  * SSE for server → client, HTTP POST for client → server, as the reference target (apps/targets
  * http-target-server) speaks it: the stream's first event, `event: session`, names the session;
  * messages are POSTed to `sse.publish?session=<id>` (resolved against target.url); each event's
- * data is one message in base64 (an event stream is text).
+ * data is one message in base64 (an event stream is text). In a flow (`opts.listen` set) it reads
+ * the application's own stream instead (sse-stream.ts).
  */
 class SseConnection extends ConnectionBase {
   constructor(
@@ -59,6 +61,7 @@ class SseConnection extends ConnectionBase {
 export const sseDriver: Driver = {
   protocol: "sse",
   connect(opts: ConnectOptions): Promise<Connection> {
+    if (opts.listen !== undefined) return connectSseStream(opts);
     const options = opts.sse ?? sseOptionsSchema.parse({});
     const publish = new URL(options.publish, opts.url);
     if (publish.origin !== new URL(opts.url).origin) {
