@@ -5,7 +5,10 @@ import { z } from "zod";
  * encoded in the standard compressed base64 format.
  */
 export const HISTOGRAMS = {
-  /** Round trip: receive time minus intended send time. */
+  /**
+   * Round trip: receive time minus intended send time. A flow with several message kinds also
+   * records each kind's own as `message.latency.<kind name>`.
+   */
   messageLatency: "message.latency",
   /** Actual send time minus intended send time (shed slots: the lag at which the agent gave up on them). */
   sendLag: "message.send_lag",

@@ -194,6 +194,8 @@ export class ShardAccounting {
       if (msg!.seq < newest) this.recorder.increment(COUNTERS.outOfOrder);
       else this.newestReply[id] = msg!.seq;
       this.recorder.recordMicros(HISTOGRAMS.messageLatency, nowUs - intended);
+      const kind = this.flow?.kindName(id, msg!.seq);
+      if (kind !== undefined) this.recorder.recordMicros(`${HISTOGRAMS.messageLatency}.${kind}`, nowUs - intended);
       this.recorder.increment(COUNTERS.received);
       this.totals.received++;
     } else if (intended === REPLY.duplicate) {

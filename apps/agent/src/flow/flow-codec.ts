@@ -35,6 +35,8 @@ export class FlowCodec {
   /** Per kind matched in order, per connection: seqs awaiting, oldest first. */
   private readonly inOrder = new Map<CompiledKind, number[][]>();
   private readonly replyKinds: CompiledKind[];
+  /** With several kinds: per connection, the kind of each message awaiting its reply (for per-kind latency). */
+  private readonly kindOfSeq: (Map<number, CompiledKind> | undefined)[] | undefined;
 
   constructor(
     private readonly program: FlowProgram,
@@ -45,6 +47,7 @@ export class FlowCodec {
   ) {
     this.tag = shardTag.toString(36);
     this.replyKinds = program.kinds.filter((k) => k.reply && k.reply !== "ack");
+    if (program.kinds.length > 1) this.kindOfSeq = [];
     for (const k of this.replyKinds) {
       const m = k.reply as CompiledMatch;
       if (m.equals && !m.byId) this.byValue.set(k, []);
@@ -68,6 +71,7 @@ export class FlowCodec {
     ctx.msgSeq = seq;
     ctx.msgId = `${this.tag}.${id.toString(36)}.${seq.toString(36)}`;
     const out = kind.render(ctx);
+    if (this.kindOfSeq && kind.reply) (this.kindOfSeq[id] ??= new Map()).set(seq, kind);
     if (kind.reply && kind.reply !== "ack") {
       const m = kind.reply;
       if (m.equals && !m.byId) ((this.byValue.get(kind)![id] ??= new Map())).set(m.equals(ctx), seq);
@@ -128,8 +132,22 @@ export class FlowCodec {
     return undefined;
   }
 
+  /**
+   * With several kinds, the name of message (connId, seq)'s kind, once, when its reply (or its
+   * first delivery) is counted; undefined with one kind. A broadcast's later deliveries are not
+   * told apart by kind.
+   */
+  kindName(connId: number, seq: number): string | undefined {
+    const kinds = this.kindOfSeq?.[connId];
+    const kind = kinds?.get(seq);
+    if (!kind) return undefined;
+    kinds!.delete(seq);
+    return kind.name;
+  }
+
   /** Forgets a connection's queued expectations (it is gone). */
   forget(id: number): void {
+    if (this.kindOfSeq) this.kindOfSeq[id] = undefined;
     for (const perConn of this.byValue.values()) perConn[id] = undefined!;
     for (const perConn of this.inOrder.values()) perConn[id] = undefined!;
   }

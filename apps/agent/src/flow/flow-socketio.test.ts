@@ -180,4 +180,34 @@ describe("flows against a Socket.IO chat written like a real app", { timeout: 30
       await server.close();
     }
   });
+
+  it("mixes weighted kinds, each with its own latency; an ack is a reply", async () => {
+    const app = await chat();
+    const { frames, outcome } = await run({
+      name: "kinds",
+      target: { url: app.url, protocol: "socketio", connectTimeout: "5s", socketio: { transports: ["websocket"] } },
+      connections: { count: 3, rate: 1000 },
+      scenario: { kind: "echo", duration: "2s", message: { rate: 10, timeout: "5s" } },
+      flow: {
+        data: { rows: [{ user: "ann" }], reuse: true },
+        setup: setup("k-{{ conn.index }}"),
+        messages: [
+          { name: "tracked", weight: 3, event: "chat", json: { room: "k-{{ conn.index }}", text: "t", clientMsgId: "{{ msg.id }}" }, reply: { event: "message", match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } } },
+          // Acknowledged: the server's { id } ack is the reply; its room copy carries no clientMsgId and matches nothing.
+          { name: "acked", event: "chat", json: { room: "k-{{ conn.index }}", text: "a" }, reply: { ack: true } },
+        ],
+      },
+    });
+    expect(outcome.status).toBe("completed");
+    const sent = total(frames, COUNTERS.sent);
+    const hist = (name: string) => mergeEncoded(frames.flatMap((f) => f.histograms[name] ?? [])).totalCount;
+    const tracked = hist("message.latency.tracked");
+    const acked = hist("message.latency.acked");
+    expect(tracked).toBeGreaterThan(acked);
+    expect(acked).toBeGreaterThan(0);
+    expect(tracked + acked).toBe(sent);
+    expect(total(frames, COUNTERS.received)).toBe(sent);
+    expect(app.stats().chatsReceived).toBe(sent);
+    expect(total(frames, "unmatched.message")).toBe(acked);
+  });
 });
