@@ -132,6 +132,28 @@ export const startReportSchema = z.object({
 });
 export type StartReport = z.infer<typeof startReportSchema>;
 
+/**
+ * Flows (plan `flow`): what the user's own protocol did. Setup steps are timed apart from message
+ * latency (`setup.<step>` histograms, failures as `errors.setup.<step>`); every incoming message is
+ * counted per event, and those that answered nothing are counted and sampled, so the user sees what
+ * the server actually sends.
+ */
+export const flowSummarySchema = z.object({
+  /** One per setup step that ran or failed, in the order first seen. `count`: completed; `failed`: failed connections. */
+  setup: z.array(z.object({ step: z.string(), count: z.number().int(), failed: z.number().int(), latency: latencySummarySchema })),
+  /** Incoming messages per event (`message` when the protocol has no event names); unmatched: answered nothing. */
+  events: z.array(z.object({ event: z.string(), received: z.number().int(), unmatched: z.number().int() })),
+  /** Every incoming message that answered nothing (messages.unmatched). */
+  unmatched: z.number().int(),
+  /** A few unmatched messages as text, the first ones stored per event. */
+  samples: z.array(z.object({ event: z.string(), data: z.string() })),
+  /** Several message kinds: each kind's own round trip (message.latency.<kind>), ms. */
+  kinds: z.array(z.object({ kind: z.string(), latency: latencySummarySchema })).optional(),
+  /** Server push timed by the server's own stamp (flow.push); latency includes the clocks' offset. */
+  push: z.object({ received: z.number().int(), clockAhead: z.number().int(), latency: latencySummarySchema }).optional(),
+});
+export type FlowSummary = z.infer<typeof flowSummarySchema>;
+
 /** The run summary. CI scripts depend on these names: extend, never rename. */
 export const runSummarySchema = z.object({
   messages: z.object({
@@ -169,6 +191,8 @@ export const runSummarySchema = z.object({
   steps: z.array(sweepStepSchema).optional(),
   /** Sweeps with stopWhen: the highest rate that met it. */
   capacity: capacitySchema.optional(),
+  /** Flows: setup steps, incoming events, unmatched messages and their samples (absent for runs without a flow's metrics). */
+  flow: flowSummarySchema.optional(),
   /** How far apart the agents actually started (absent when no agent reported its start, and in summaries from before). */
   start: startReportSchema.optional(),
   intervals: z.object({ measured: z.number().int(), warmup: z.number().int(), saturated: z.number().int() }),

@@ -44,6 +44,9 @@ export const COUNT_METRICS = {
   "errors.count": { unit: "", doc: "errors of every class" },
   "errors.rate": { unit: "%", doc: "errors / (messages sent + connection attempts)" },
   "intervals.saturated": { unit: "", doc: "measured seconds in which an agent reported itself saturated" },
+  "messages.unmatched": { unit: "", doc: "flows: incoming messages that answered no message (0 without a flow)" },
+  "messages.unmatched_rate": { unit: "%", doc: "flows: unmatched / every incoming message (0 without a flow)" },
+  "setup.failed": { unit: "", doc: "flows: connections whose setup failed, every step (0 without a flow)" },
 } as const satisfies Record<string, { unit: MetricUnit; doc: string }>;
 
 /** Every metric a threshold may name. */

@@ -9,13 +9,14 @@ import {
   type RunSummary,
 } from "@volley/contracts";
 import { addEncoded, createHistogram, type Histogram } from "./histogram";
+import { summarizeFlow } from "./flow-summary";
 import { IntervalMerger } from "./interval-merger";
 import { latencySummary } from "./summary";
 
 /** The parts of a stored frame aggregation needs (the db row shape is a superset). */
 export type FrameLike = Pick<IntervalFrame, "index" | "startedAt" | "durationMs" | "warmup" | "counters" | "histograms" | "health"> &
   // Stored rows carry null where a frame had no value.
-  { [K in "activeMs" | "stage" | "step"]?: IntervalFrame[K] | null } & {
+  { [K in "activeMs" | "stage" | "step" | "samples"]?: IntervalFrame[K] | null } & {
   /** Which agent sent the frame; counted in each point's health, and the key of per-agent breakdowns. */
   agentId?: string;
 };
@@ -102,6 +103,7 @@ export function summarizeFrames(frames: readonly FrameLike[]): Omit<RunSummary, 
   const delivered = sum(frames, COUNTERS.deliveriesReceived);
   const canary = latencySummary(hs.get(HISTOGRAMS.canaryLatency));
   const hasCanary = frames.some((f) => COUNTERS.canarySent in f.counters);
+  const flow = summarizeFlow(frames);
   return {
     messages: {
       sent,
@@ -146,6 +148,7 @@ export function summarizeFrames(frames: readonly FrameLike[]): Omit<RunSummary, 
     ...(hasCanary
       ? { canary: { sent: sum(frames, COUNTERS.canarySent), received: sum(frames, COUNTERS.canaryReceived), lost: sum(frames, COUNTERS.canaryLost), latency: canary } }
       : {}),
+    ...(flow ? { flow } : {}),
     intervals: {
       measured: measuredDuration.size,
       warmup: new Set(frames.filter((f) => f.warmup).map((f) => f.index)).size,

@@ -2,6 +2,7 @@ export * from "./histogram";
 export * from "./summary";
 export * from "./interval-recorder";
 export * from "./aggregate";
+export * from "./flow-summary";
 export * from "./interval-merger";
 export * from "./thresholds";
 export * from "./summarize-run";

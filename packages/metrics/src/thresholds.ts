@@ -66,6 +66,9 @@ export function thresholdMetrics(s: Measured): Record<string, { value: number | 
     "errors.count": errorCount,
     "errors.rate": pct(errorCount, attempts) ?? 0,
     "intervals.saturated": s.intervals.saturated,
+    "messages.unmatched": s.flow?.unmatched ?? 0,
+    "messages.unmatched_rate": pct(s.flow?.unmatched ?? 0, s.flow?.events.reduce((n, e) => n + e.received, 0) ?? 0) ?? 0,
+    "setup.failed": s.flow?.setup.reduce((n, st) => n + st.failed, 0) ?? 0,
   };
   for (const [name, value] of Object.entries(values)) out[name] = { value, unit: COUNT_METRICS[name as keyof typeof COUNT_METRICS].unit };
   return out;

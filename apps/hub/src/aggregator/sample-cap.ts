@@ -1,7 +1,8 @@
 import type { IntervalFrame } from "@volley/contracts";
+import { FLOW_SAMPLES_PER_EVENT } from "@volley/metrics";
 
-/** Per run and event, this many unmatched-message samples are worth showing; the rest are not stored. */
-export const SAMPLES_PER_EVENT = 20;
+/** Per run and event, this many unmatched-message samples are worth showing (the summary shows no more); the rest are not stored. */
+export const SAMPLES_PER_EVENT = FLOW_SAMPLES_PER_EVENT;
 /** A run whose server sends more distinct unmatched events than this keeps samples of the first ones only. */
 const EVENTS_PER_RUN = 200;
 
