@@ -2,6 +2,7 @@ import { parse as parseCsv } from "csv-parse/sync";
 import type { z } from "zod";
 import type { Flow, FlowData, FlowMessage, SetupStep } from "./flow";
 import { templateNames, templateStrings } from "./flow-template";
+import { checkSocketclusterFlow } from "./flow-validation-socketcluster";
 import { parseJsonPath } from "./json-path";
 import { SOCKETIO_V2_RESERVED_EVENTS, type Protocol, type Target } from "./target";
 
@@ -126,6 +127,7 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
   });
 
   flow.messages?.forEach((m, i) => checkMessage(m, ["messages", i]));
+  if (protocol === "socketcluster") checkSocketclusterFlow(flow, issue);
   flow.push?.forEach((p, i) => {
     event(p.event, ["push", i, "event"]);
     checkPath(p.timestamp, ["push", i, "timestamp"], issue);

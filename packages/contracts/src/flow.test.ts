@@ -81,6 +81,33 @@ describe("plan flow validation", () => {
   });
 });
 
+describe("SocketCluster flows", () => {
+  const sc = { target: { url: "ws://127.0.0.1:9013/socketcluster/", protocol: "socketcluster" }, scenario: { kind: "broadcast", room: "lobby", duration: "2s", message: { rate: 1 } } };
+  const publish = { event: "#publish", json: { channel: "{{ conn.room }}", data: { id: "{{ msg.id }}" } }, reply: { event: "#publish", match: { path: "$.data.id", equals: "{{ msg.id }}" } } };
+
+  it("accepts channels by SocketCluster's own names: #subscribe with ack in setup, #publish { channel, data }", () => {
+    expect(problems(withFlow({ setup: [{ send: { event: "#subscribe", json: { channel: "{{ conn.room }}" }, ack: true } }], messages: [publish] }, sc))).toEqual([]);
+  });
+
+  it("refuses a #subscribe that cannot be confirmed or names no channel, a malformed #publish, and other # names", () => {
+    const p = problems(
+      withFlow(
+        {
+          setup: [{ send: { event: "#subscribe", json: { room: "lobby" } } }, { waitFor: { event: "#subscribe" } }],
+          messages: [{ ...publish, json: { channel: "lobby" } }, { ...publish, event: "#authenticate" }, { ...publish, event: "#subscribe" }],
+        },
+        sc,
+      ),
+    );
+    expect(p).toContainEqual(expect.stringMatching(/^flow\.setup\.0\.send\.json: #subscribe names its channel/));
+    expect(p).toContainEqual(expect.stringMatching(/^flow\.setup\.0\.send\.ack: set ack: true/));
+    expect(p).toContainEqual(expect.stringMatching(/^flow\.setup\.1\.waitFor\.event: "#subscribe" never reaches a flow/));
+    expect(p).toContainEqual(expect.stringMatching(/^flow\.messages\.0\.json: #publish carries the channel and the message/));
+    expect(p).toContainEqual(expect.stringMatching(/^flow\.messages\.1\.event: "#authenticate" is reserved by SocketCluster/));
+    expect(p).toContainEqual(expect.stringMatching(/^flow\.messages\.2\.event: subscribe once per connection in a setup step/));
+  });
+});
+
 describe("templates and paths", () => {
   const ctx: TemplateContext = { connIndex: 7, connRoom: "r1", msgId: "a.b.c", msgSeq: 3, data: { user: "ann" }, vars: { token: "t0k" } };
 

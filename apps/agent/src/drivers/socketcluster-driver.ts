@@ -4,7 +4,7 @@ import { socketclusterOptionsSchema, type SocketclusterOptions } from "@volley/c
 import { create, type AGClientSocket, type CloseEvent } from "socketcluster-client";
 import { ConnectError, type ErrorClass } from "./connect-error";
 import { ConnectionBase } from "./connection-base";
-import type { ConnectOptions, Connection, Driver } from "./driver";
+import type { ConnectOptions, Connection, Driver, OutMessage } from "./driver";
 import { classifyWsError } from "./ws-driver";
 
 /** SocketCluster's JSON codec carries binary as `{ base64: true, data }` and hands it back as that object. */
@@ -49,8 +49,14 @@ function routeFor(options: SocketclusterOptions, room: string | undefined): Rout
   return { kind: options.mode, event: options.event };
 }
 
+/** Flows: the event a setup step sends to join a channel (SocketCluster's own procedure name). */
+export const SC_SUBSCRIBE = "#subscribe";
+/** Flows: the event channel messages are sent and heard on, as `{ channel, data }` (SocketCluster's wire form). */
+export const SC_PUBLISH = "#publish";
+
 class SocketclusterConnection extends ConnectionBase {
   private readonly reply = (data: unknown) => this.deliver(toPayload(data));
+  private eventCb: (event: string | undefined, data: unknown) => void = () => {};
   private readonly invokeFailed = (err: Error) => {
     // Timeouts and aborts by a disconnect are counted by the engine (lost, closed); a procedure
     // that answered with an error is the server refusing this message.
@@ -60,11 +66,18 @@ class SocketclusterConnection extends ConnectionBase {
 
   constructor(
     private readonly client: AGClientSocket,
-    private readonly route: Route,
+    /** Volley's own conventions; undefined in flow mode. */
+    private readonly route: Route | undefined,
+    listen: string[] | undefined,
   ) {
     super();
-    if (route.kind === "transmit") void this.pump(client.receiver(route.event));
-    if (route.kind === "publish") void this.pump(client.subscribe(route.channel));
+    if (route?.kind === "transmit") void this.pump(client.receiver(route.event), this.reply);
+    if (route?.kind === "publish") void this.pump(client.subscribe(route.channel), this.reply);
+    // Flows: SocketCluster has no catch-all receiver, so a flow hears the events it waits for;
+    // channel messages come through the subscriptions its #subscribe steps make.
+    for (const event of listen ?? []) {
+      if (event !== SC_PUBLISH) void this.pump(client.receiver(event), (data) => this.eventCb(event, data));
+    }
     void client
       .listener("disconnect")
       .once()
@@ -76,18 +89,52 @@ class SocketclusterConnection extends ConnectionBase {
       });
   }
 
-  private async pump(stream: AsyncIterable<unknown>): Promise<void> {
-    for await (const data of stream) this.reply(data);
+  private async pump(stream: AsyncIterable<unknown>, to: (data: unknown) => void): Promise<void> {
+    for await (const data of stream) to(data);
   }
 
   send(payload: Buffer | string): void {
     // The client would reconnect to send on a closed socket; the engine counts the close instead.
-    if (this.client.state !== "open") return;
+    if (this.client.state !== "open" || !this.route) return;
     const r = this.route;
     if (r.kind === "publish") void this.client.transmitPublish(r.channel, payload);
     // The response answers this very invoke, whatever it carries: deliver the message it answers.
     else if (r.kind === "invoke") this.client.invoke(r.event, payload).then(() => this.deliver(payload), this.invokeFailed);
     else void this.client.transmit(r.event, payload);
+  }
+
+  /**
+   * Flows: transmit `event` with the body, or invoke it when an ack is awaited (the RPC's response
+   * is the ack's data). `#subscribe` with `{ channel }` subscribes through the client (which then
+   * hands that channel's messages to onEvent as `#publish` `{ channel, data }`), acknowledged once
+   * the server confirms; `#publish` with `{ channel, data }` is the client's own publish.
+   */
+  override emit(msg: OutMessage, ack?: (data: unknown) => void): void {
+    if (this.client.state !== "open") return;
+    const event = msg.event ?? "message";
+    if (event === SC_SUBSCRIBE) return this.subscribe(msg.body, ack);
+    if (!ack) return void this.client.transmit(event, msg.body).catch(() => undefined);
+    this.client.invoke(event, msg.body).then(ack, this.invokeFailed);
+  }
+
+  override onEvent(cb: (event: string | undefined, data: unknown) => void): void {
+    this.eventCb = cb;
+  }
+
+  private subscribe(body: unknown, ack: ((data: unknown) => void) | undefined): void {
+    const name = (body as { channel?: unknown } | null)?.channel;
+    if (typeof name !== "string") return this.messageError("protocol", `${SC_SUBSCRIBE} needs json: { channel: "<name>" }`);
+    const channel = this.client.subscribe(name);
+    void this.pump(channel, (data) => this.eventCb(SC_PUBLISH, { channel: name, data }));
+    void channel
+      .listener("subscribe")
+      .once()
+      .then((e) => e && ack?.({ channel: name }));
+    void channel
+      .listener("subscribeFail")
+      .once()
+      // Refused: no ack, so the setup step fails at its timeout; counted here as the server's refusal.
+      .then((e) => e && this.messageError("protocol", `subscribe to ${name} refused: ${e.error.message}`));
   }
 
   protected shutdown(): void {
@@ -100,7 +147,7 @@ class SocketclusterConnection extends ConnectionBase {
  * reply; transmit: the server transmits the reply back on the same event; publish: the connection
  * subscribes to a channel and publishes to it. A room is a channel: connect() resolves once the
  * subscription is confirmed, and every message is published to it. target.url names the endpoint;
- * a URL without a path uses socketcluster.path.
+ * a URL without a path uses socketcluster.path. Flows: see emit (events, #subscribe, #publish).
  */
 export const socketclusterDriver: Driver = {
   protocol: "socketcluster",
@@ -128,7 +175,8 @@ export const socketclusterDriver: Driver = {
     });
     let wsError: Error | undefined;
     client.transport?.socket.on("error", (err: Error) => (wsError = err));
-    const route = routeFor(options, opts.room);
+    // Flow mode (opts.listen set): the plan's events and channels, none of Volley's conventions.
+    const route = opts.listen ? undefined : routeFor(options, opts.room);
 
     return new Promise((resolve, reject) => {
       let settled = false;
@@ -156,7 +204,7 @@ export const socketclusterDriver: Driver = {
           if (settled) return;
           // Lost between the handshake and the subscription: a close, not a connect failure class of its own.
           const lost = client.listener("disconnect").once().then((e) => ({ lost: e }));
-          if (route.kind === "publish") {
+          if (route?.kind === "publish") {
             const channel = client.subscribe(route.channel);
             const outcome = await Promise.race([
               channel.listener("subscribe").once().then(() => ({ ok: true as const })),
@@ -170,7 +218,7 @@ export const socketclusterDriver: Driver = {
           settled = true;
           clearTimeout(timer);
           client.closeAllListeners();
-          resolve(new SocketclusterConnection(client, route));
+          resolve(new SocketclusterConnection(client, route, opts.listen));
         });
     });
   },
