@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { flowRows, planSchema, type Plan } from "@volley/contracts";
 import { planShards, splitProportionally } from "./shard-planner";
 import { testPlan } from "../test-support/fixtures";
 
@@ -88,9 +89,53 @@ describe("shard planning", () => {
     expect(() => planShards(testPlan({ agents: { count: "all" } }))).toThrow(/weights/);
   });
 
+  it("gives flow shards their run-wide connection index and, without reuse, rows of their own", () => {
+    const users = Array.from({ length: 9 }, (_, k) => `user${k}`);
+    const plan = flowPlan(7, { csv: `user,pass\n${users.map((u) => `${u},pw-${u}`).join("\n")}` });
+    const shards = planShards(plan, [3, 2, 2]);
+    expect(shards.map((s) => [s.connections.count, s.flow!.indexBase])).toEqual([[3, 0], [2, 3], [2, 5]]);
+    const used: string[] = [];
+    for (const shard of shards) {
+      // What an agent receives: rows (the CSV parsed once, by the hub), a plan it validates as it is.
+      expect(shard.flow!.data!.csv).toBeUndefined();
+      expect(() => planSchema.parse(shard)).not.toThrow();
+      const rows = flowRows(shard.flow!.data);
+      expect(rows).toHaveLength(shard.connections.count);
+      // The agent's pick (flow-shard.ts): row = rows[(indexBase + id) % rows.length].
+      for (let id = 0; id < shard.connections.count; id++) {
+        const k = shard.flow!.indexBase! + id;
+        const row = rows[k % rows.length]!;
+        expect(row).toEqual({ user: users[k], pass: `pw-${users[k]}` });
+        used.push(row.user as string);
+      }
+    }
+    // Every connection of the run has its own row: none used twice across agents.
+    expect(used).toEqual(users.slice(0, 7));
+  });
+
+  it("gives every flow shard all rows with reuse, its connection index doing the rotation", () => {
+    const rows = [{ user: "ann" }, { user: "bob" }];
+    const shards = planShards(flowPlan(5, { rows, reuse: true }), [1, 1]);
+    expect(shards.map((s) => [s.flow!.indexBase, s.flow!.data!.rows])).toEqual([[0, rows], [3, rows]]);
+    const picks = shards.flatMap((s) => Array.from({ length: s.connections.count }, (_, id) => s.flow!.data!.rows![(s.flow!.indexBase! + id) % rows.length]!.user));
+    expect(picks).toEqual(["ann", "bob", "ann", "bob", "ann"]);
+    // A flow without data still gets the index base; a plan without a flow gets no flow.
+    expect(planShards(flowPlan(4), [1, 1]).map((s) => s.flow!.indexBase)).toEqual([0, 2]);
+    expect(planShards(testPlan({ agents: { count: 2 } })).every((s) => s.flow === undefined)).toBe(true);
+  });
+
   it("largest remainder split is exact for any weights", () => {
     expect(splitProportionally(10, [1, 1, 1])).toEqual([4, 3, 3]);
     expect(splitProportionally(1, [3, 3, 3, 1])).toEqual([1, 0, 0, 0]);
     expect(sum(splitProportionally(99_999, [5, 7, 11, 13]))).toBe(99_999);
   });
 });
+
+function flowPlan(count: number, data?: { rows?: Record<string, string>[]; csv?: string; reuse?: boolean }): Plan {
+  const base = testPlan({ connections: { count } });
+  return planSchema.parse({
+    ...base,
+    target: { url: "ws://127.0.0.1:9/rpc", protocol: "ws" },
+    flow: { ...(data ? { data } : {}), messages: [{ json: { method: "echo", params: [data ? "{{ data.user }}" : "{{ conn.index }}"], id: "{{ msg.id }}" }, reply: { match: { path: "$.id", equals: "{{ msg.id }}" } } }] },
+  });
+}

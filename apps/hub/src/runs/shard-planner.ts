@@ -1,4 +1,4 @@
-import { sweepRates, type Plan } from "@volley/contracts";
+import { flowRows, sweepRates, type Flow, type Plan } from "@volley/contracts";
 
 /**
  * Splits `total` into parts proportional to `weights` that sum exactly to `total`, each part a
@@ -60,8 +60,11 @@ export function planShards(plan: Plan, weights: readonly number[] = equalWeights
   const sweepSteps = sweep ? sweepRates(sweep, message.rate).length : 0;
   const sweepFrom = sweep && aggregate && sweep.from !== undefined ? splitRate(sweep.from, connections) : null;
   const sweepStep = sweep && aggregate ? splitRate(sweep.step, connections) : null;
+  const bases = connections.map((_, i) => connections.slice(0, i).reduce((a, b) => a + b, 0));
+  const rows = plan.flow?.data ? flowRows(plan.flow.data) : undefined;
   return connections.map((n, i) => ({
     ...plan,
+    ...(plan.flow ? { flow: shardFlow(plan.flow, rows, bases[i]!, n) } : {}),
     connections: {
       ...plan.connections,
       count: n,
@@ -82,6 +85,26 @@ export function planShards(plan: Plan, weights: readonly number[] = equalWeights
       : {}),
     agents: { ...plan.agents, count: 1 },
   }));
+}
+
+/**
+ * A shard's flow: the run-wide index of its first connection (conn.index stays unique across the
+ * run), and its data. Without reuse, each shard gets only its own connections' rows, so no two
+ * agents ever use the same row; the slice is rotated so the agent's row pick (conn.index modulo
+ * the rows it has) gives connection k run-wide row k, as one agent running the whole plan would.
+ * With reuse, every shard gets every row and conn.index does the rotation. CSV is parsed here so
+ * agents are sent rows.
+ */
+function shardFlow(flow: Flow, rows: Record<string, unknown>[] | undefined, indexBase: number, count: number): Flow {
+  if (!flow.data || !rows) return { ...flow, indexBase };
+  let mine = rows;
+  if (!flow.data.reuse) {
+    const slice = rows.slice(indexBase, indexBase + count);
+    // Fewer rows than connections only passes validation with reuse; keep every row the shard has.
+    mine = slice.length === 0 ? [] : slice.map((_, j) => slice[(((j - indexBase) % slice.length) + slice.length) % slice.length]!);
+  }
+  const { csv: _csv, ...data } = flow.data;
+  return { ...flow, indexBase, data: { ...data, rows: mine as NonNullable<Flow["data"]>["rows"] } };
 }
 
 function equalWeights(plan: Plan): number[] {
