@@ -3,8 +3,8 @@ import { parsePlanDocument } from "./plan-document";
 import { TEMPLATES } from "./templates";
 
 describe("built-in templates", () => {
-  it("are the six of the design, each a valid plan", () => {
-    expect(TEMPLATES.map((t) => t.id)).toEqual(["broadcast-sweep", "ping-throughput", "concurrency-storm", "group-location", "http-rps", "capacity-search"]);
+  it("are the six of the design and the flow starter, each a valid plan", () => {
+    expect(TEMPLATES.map((t) => t.id)).toEqual(["broadcast-sweep", "ping-throughput", "concurrency-storm", "group-location", "http-rps", "capacity-search", "app-flow"]);
     for (const t of TEMPLATES) {
       const r = parsePlanDocument(t.yaml);
       expect(r.ok ? [] : r.issues, t.id).toEqual([]);
@@ -26,6 +26,8 @@ describe("built-in templates", () => {
     expect(plan("group-location").connections.stages).toHaveLength(3);
     expect(plan("http-rps").target.protocol).toBe("http");
     expect(plan("capacity-search").sweep?.stopWhen).toEqual({ p95: "200ms" });
+    // The flow starter: JSON events, each reply matched by the id the message carries.
+    expect(plan("app-flow").flow?.messages?.[0]?.reply).toEqual({ event: "chat", match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } });
     for (const t of TEMPLATES) expect(new URL(plan(t.id).target.url).port).toMatch(/^900[1-6]$/);
   });
 });

@@ -11,7 +11,7 @@
  * benchmark's full size with more agents (`agents.count`; Agents → Add agent).
  */
 export interface PlanTemplate {
-  id: "broadcast-sweep" | "ping-throughput" | "concurrency-storm" | "group-location" | "http-rps" | "capacity-search";
+  id: "broadcast-sweep" | "ping-throughput" | "concurrency-storm" | "group-location" | "http-rps" | "capacity-search" | "app-flow";
   title: string;
   description: string;
   /** The plan, as YAML with comments. */
@@ -167,6 +167,38 @@ sweep:
   stopWhen: { p95: 200ms }
 # A server faster than one agent: more steps (steps: 100) and more agents (agents.count), so the
 # capacity found is the server's, not the agent's (a saturated agent is flagged on every step).
+agents: { pool: default, count: 1 }
+`,
+  },
+  {
+    id: "app-flow",
+    title: "Your app's own messages (flow)",
+    description:
+      "Drives a server the way your application talks to it instead of Volley's opaque echo: JSON events built from a template, each reply recognised by a field the server copies back (clientMsgId), every message still timed from its intended send time. Points at the Socket.IO reference server, which answers every event on the same event; the comments show the setup steps a real app needs (log in over HTTP, the token in the handshake auth, join a room by its own event) and how to time server push.",
+    yaml: `name: app flow — JSON chat events matched by clientMsgId
+target:
+  url: http://127.0.0.1:9002                 # your Socket.IO app (version: 2, 3 or 4)
+  protocol: socketio
+  socketio: { transports: [websocket] }
+connections: { count: 20, rate: 20 }
+scenario:
+  kind: echo                                 # broadcast: every member's copy is timed as a delivery
+  message: { rate: 5, timeout: 10s }         # per connection; rate, arrival and sweeps work as always
+  duration: 20s
+flow:
+  # Steps each connection takes before it sends (timed as setup.<name>, failures as errors.setup.<name>):
+  # setup:
+  #   - request: { name: login, method: POST, url: /login, json: { user: "user{{ conn.index }}" }, capture: { token: "$.token" } }
+  #   - connect: { auth: { token: "{{ vars.token }}" } }
+  #   - send: { name: join, event: join, json: { room: lobby } }
+  #   - waitFor: { name: joined, event: joined, timeout: 5s }
+  messages:
+    - name: chat
+      event: chat
+      json: { room: lobby, text: "hello #{{ msg.seq }}", clientMsgId: "{{ msg.id }}" }
+      reply: { event: chat, match: { path: $.clientMsgId, equals: "{{ msg.id }}" } }
+  # Server push timed by the server's own stamp: push: [{ event: message, timestamp: $.ts }]
+thresholds: [ "latency.p95 < 200ms", "messages.unmatched < 1" ]
 agents: { pool: default, count: 1 }
 `,
   },
