@@ -73,11 +73,13 @@ describe("plan flow validation", () => {
     expect(p).toContainEqual(expect.stringMatching(/^flow\.messages\.0\.reply\.match\.path: cannot read "\.\.id"/));
   });
 
-  it("needs a request to publish on SSE", () => {
+  it("needs a request to publish on SSE; a reply's event is the SSE event type", () => {
     const sse = { target: { url: "http://127.0.0.1:9014/news/stream", protocol: "sse" } };
-    const p = problems(withFlow({ setup: [], messages: [{ json: { title: "x" }, reply: { event: "headline" } }] }, sse));
-    expect(p).toContainEqual(expect.stringMatching(/^flow\.messages\.0\.request: on sse a message is an HTTP request/));
-    expect(p).toContainEqual(expect.stringMatching(/^flow\.messages\.0\.reply\.event: protocol sse has no events/));
+    const p = problems(withFlow({ setup: [], messages: [{ event: "news", json: { title: "x" }, reply: { event: "headline" } }] }, sse));
+    expect(p).toEqual([
+      expect.stringMatching(/^flow\.messages\.0\.event: protocol sse has no events/),
+      expect.stringMatching(/^flow\.messages\.0\.request: on sse a message is an HTTP request/),
+    ]);
   });
 });
 

@@ -96,12 +96,46 @@ export const sseOptionsSchema = z.strictObject({
 });
 export type SseOptions = z.output<typeof sseOptionsSchema>;
 
+const jsonPath = (example: string) => z.string().startsWith("$", `must be a JSON path like ${example}`);
+
+/**
+ * Flows: the application's own poll request, sent by every connection in a loop (long polling: again
+ * as soon as one is answered; short polling: `interval` after). Templates as in a flow's request
+ * steps ({{ conn.index }}, {{ data.x }}, {{ vars.x }} from setup captures and from this poll's own
+ * `capture`, so a cursor moves on), without msg.* (a poll belongs to no message). Each message it
+ * answers with is an incoming message of the flow (no event), matched to replies like any other.
+ *
+ *     poll: { url: "/chat/poll?sessionId={{ vars.sessionId }}&cursor={{ vars.cursor }}&wait=20000",
+ *             items: "$.messages", capture: { cursor: "$.cursor" } }
+ */
+export const pollRequestSchema = z.strictObject({
+  method: z.enum(["GET", "POST", "PUT", "PATCH", "DELETE"]).default("GET"),
+  /** Absolute (on target.url's origin) or relative to target.url. */
+  url: capped(MAX_URL_LENGTH).min(1),
+  /** Added to target.headers and the connect step's headers. */
+  headers: z
+    .record(capped(), capped(MAX_SECRET_LENGTH))
+    .refine((h) => Object.keys(h).length <= 50, "at most 50 headers")
+    .optional(),
+  /** A JSON body (content-type application/json). */
+  json: z.json().optional(),
+  /** A text body. */
+  body: capped(MAX_HTTP_BODY_LENGTH).optional(),
+  /** JSON path to the array of messages in an answer; absent: the whole answer is one message (an empty answer none). */
+  items: jsonPath("$.messages").optional(),
+  /** Values read from every answer into {{ vars.<name> }} for the next poll (a value an answer lacks is kept). */
+  capture: z.record(capped(60).regex(/^[A-Za-z_][\w-]{0,59}$/, "a capture name is a letter or _ then letters, digits, _ or -"), jsonPath("$.cursor")).optional(),
+});
+export type PollRequest = z.output<typeof pollRequestSchema>;
+
 /** HTTP long- and short-polling options; only valid with protocol "long-polling" or "short-polling". */
 export const pollingOptionsSchema = z.strictObject({
   /** short-polling: time between the end of one poll and the next. */
   interval: durationSchema.default("1s"),
-  /** long-polling: how long the server may hold an empty poll before answering. */
+  /** long-polling: how long the server may hold an empty poll before answering (Volley's reference routes; a flow's poll says it in its own URL). */
   wait: durationSchema.default("20s"),
+  /** Flows (required there, refused without one): the application's own poll request. */
+  poll: pollRequestSchema.optional(),
 });
 export type PollingOptions = z.output<typeof pollingOptionsSchema>;
 
@@ -197,6 +231,11 @@ export const targetSchema = z
       if (target[key] === undefined || protocols.includes(target.protocol)) continue;
       const which = protocols.map((p) => `protocol: ${p}`).join(" or ");
       ctx.addIssue({ code: "custom", path: [key], message: `only valid with ${which} (this target's protocol is ${target.protocol}); remove it or set ${which}` });
+    }
+    const poll = target.polling?.poll;
+    if (poll?.json !== undefined && poll.body !== undefined) ctx.addIssue({ code: "custom", path: ["polling", "poll", "body"], message: "give json or body, not both" });
+    if (poll && (poll.json !== undefined || poll.body !== undefined) && poll.method === "GET") {
+      ctx.addIssue({ code: "custom", path: ["polling", "poll", "method"], message: "a GET carries no body: set method: POST, or put the values in the URL" });
     }
   });
 export type Target = z.output<typeof targetSchema>;

@@ -21,6 +21,25 @@ export interface OutMessage {
   headers?: Record<string, string>;
 }
 
+/** One poll request, rendered (see PollSource). */
+export interface PollOut {
+  method: string;
+  /** Absolute; on the origin of ConnectOptions.url. */
+  url: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/**
+ * Flows on polling targets: the application's own poll, rendered by the flow from the
+ * connection's template context each time (so a cursor captured from one answer moves the next).
+ */
+export interface PollSource {
+  next(): PollOut;
+  /** One answer's messages (its captures taken); throws an Error saying what the answer lacks. */
+  read(body: string): unknown[];
+}
+
 export interface ConnectOptions {
   url: string;
   headers?: Record<string, string>;
@@ -31,6 +50,8 @@ export interface ConnectOptions {
    * catch-all listener (Socket.IO 2) subscribe to exactly these.
    */
   listen?: string[];
+  /** Flows on long- and short-polling targets: what each poll sends and how its answer is read. */
+  poll?: PollSource;
   /** An attempt still pending after this long fails with class "timeout". */
   connectTimeoutMs: number;
   perMessageDeflate?: boolean;

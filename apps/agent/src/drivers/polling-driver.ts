@@ -4,6 +4,7 @@ import { ConnectError, type ErrorClass } from "./connect-error";
 import { ConnectionBase } from "./connection-base";
 import type { ConnectOptions, Connection, Driver } from "./driver";
 import { classifyHttpError, connectionPool, isTransportError, pathOf, redirectDetail, withHeaders, withRoom } from "./http-common";
+import { connectPollLoop } from "./poll-loop";
 
 type Mode = "long" | "short";
 
@@ -20,7 +21,8 @@ function routeOf(base: URL, route: string, session?: string): string {
  * HTTP polling as the reference target speaks it: POST `<url>/open` answers `{session}`, messages
  * go by POST `<url>/send`, and GET `<url>/receive?wait=<ms>` answers `{messages: [base64...]}`.
  * Long polling keeps one receive outstanding that the server holds until a message is ready;
- * short polling asks with wait=0 every `polling.interval`, so a reply waits up to that long.
+ * short polling asks with wait=0 every `polling.interval`, so a reply waits up to that long. In a
+ * flow (`opts.listen` set) it polls the application's own route instead (poll-loop.ts).
  */
 class PollingConnection extends ConnectionBase {
   private readonly sendPath: string;
@@ -109,6 +111,7 @@ function pollingDriver(mode: Mode): Driver {
     protocol: mode === "long" ? "long-polling" : "short-polling",
     async connect(opts: ConnectOptions): Promise<Connection> {
       const options = opts.polling ?? pollingOptionsSchema.parse({});
+      if (opts.listen !== undefined) return connectPollLoop(opts, mode === "long" ? undefined : durationMs(options.interval));
       const base = new URL(withRoom(opts.url, opts.room));
       const pool = connectionPool(opts, 2);
       const headers = withHeaders(opts, {});

@@ -6,6 +6,7 @@ import { ConnectError } from "../drivers/connect-error";
 import type { ConnectOptions, Connection, Driver } from "../drivers/driver";
 import { asJson } from "./flow-codec";
 import { compileMatch, compileOutgoing, type CompiledMatch } from "./flow-program";
+import { compilePoll } from "./flow-poll";
 import { compileCaptures, compileRequest, cookieHeader, httpBase, type CookieJar } from "./http-step";
 
 /** A connection's setup metric for step `name`: its time, µs. */
@@ -46,6 +47,8 @@ const INBOX = 10_000;
  */
 export class ConnectionSetup {
   private readonly steps: Step[];
+  /** Polling targets: the application's own poll, handed to the driver at connect. */
+  private readonly poll: ReturnType<typeof compilePoll>;
 
   constructor(
     private readonly plan: Plan,
@@ -56,6 +59,7 @@ export class ConnectionSetup {
     listen: string[],
   ) {
     const base = httpBase(plan.target.url);
+    this.poll = compilePoll(plan);
     const setup = plan.flow?.setup ?? [];
     const steps = setup.map((step, i) => this.compile(step, i, base, dispatcher, listen));
     // No connect step: it connects after the leading requests and think times, before the first step on the connection.
@@ -154,6 +158,7 @@ export class ConnectionSetup {
         for (const [k, v] of query) url.searchParams.set(k, v(s.ctx));
         const opts: ConnectOptions = { ...s.base, url: url.toString(), headers: h, listen };
         if (auth) opts.auth = auth(s.ctx);
+        if (this.poll) opts.poll = this.poll(s.ctx);
         const started = this.monoUs();
         const conn = await this.driver.connect(opts);
         s.connectUs = this.monoUs() - started;
