@@ -3,6 +3,7 @@ import type { z } from "zod";
 import type { Flow, FlowData, FlowMessage, SetupStep } from "./flow";
 import { templateNames, templateStrings } from "./flow-template";
 import { checkSocketclusterFlow } from "./flow-validation-socketcluster";
+import { checkStompFlow } from "./flow-validation-stomp";
 import { parseJsonPath } from "./json-path";
 import { SOCKETIO_V2_RESERVED_EVENTS, type Protocol, type Target } from "./target";
 
@@ -128,6 +129,7 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
 
   flow.messages?.forEach((m, i) => checkMessage(m, ["messages", i]));
   if (protocol === "socketcluster") checkSocketclusterFlow(flow, issue);
+  if (protocol === "stomp") checkStompFlow(flow, issue);
   flow.push?.forEach((p, i) => {
     event(p.event, ["push", i, "event"]);
     checkPath(p.timestamp, ["push", i, "timestamp"], issue);

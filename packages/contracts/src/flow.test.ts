@@ -110,6 +110,20 @@ describe("SocketCluster flows", () => {
   });
 });
 
+describe("STOMP flows", () => {
+  const stomp = { target: { url: "ws://127.0.0.1:15674/ws", protocol: "stomp" } };
+
+  it("needs the destinations a SEND goes to and a reply or wait arrives on", () => {
+    const ok = { event: "/topic/chat", json: { id: "{{ msg.id }}" }, reply: { event: "/topic/chat", match: { path: "$.id", equals: "{{ msg.id }}" } } };
+    expect(problems(withFlow({ setup: [], messages: [ok] }, stomp))).toEqual([]);
+    const p = problems(withFlow({ setup: [{ send: { json: {} } }, { waitFor: { match: { path: "$.ok" } } }], messages: [{ json: {}, reply: { match: { path: "$.id" } } }] }, stomp));
+    expect(p).toContainEqual(expect.stringMatching(/^flow\.setup\.0\.send\.event: on STOMP a SEND needs its destination/));
+    expect(p).toContainEqual(expect.stringMatching(/^flow\.setup\.1\.waitFor\.event: on STOMP a message arrives on a subscription/));
+    expect(p).toContainEqual(expect.stringMatching(/^flow\.messages\.0\.event: on STOMP a SEND needs its destination/));
+    expect(p).toContainEqual(expect.stringMatching(/^flow\.messages\.0\.reply\.event: on STOMP a reply arrives on a subscription/));
+  });
+});
+
 describe("templates and paths", () => {
   const ctx: TemplateContext = { connIndex: 7, connRoom: "r1", msgId: "a.b.c", msgSeq: 3, data: { user: "ann" }, vars: { token: "t0k" } };
 

@@ -4,7 +4,7 @@ import { stompOptionsSchema } from "@volley/contracts";
 import { WebSocket } from "ws";
 import { ConnectError, type ErrorClass } from "./connect-error";
 import { ConnectionBase } from "./connection-base";
-import type { ConnectOptions, Connection, Driver } from "./driver";
+import type { ConnectOptions, Connection, Driver, OutMessage } from "./driver";
 import { classifyWsError } from "./ws-driver";
 
 const SUBPROTOCOLS = ["v12.stomp", "v11.stomp", "v10.stomp"];
@@ -24,6 +24,7 @@ function wsFailure(err: Error | undefined): { errorClass: ErrorClass; detail: st
 
 class StompConnection extends ConnectionBase {
   private failure: { errorClass: ErrorClass; reason: string } | undefined;
+  private eventCb: (event: string | undefined, data: unknown) => void = () => {};
 
   constructor(
     private readonly client: Client,
@@ -54,6 +55,33 @@ class StompConnection extends ConnectionBase {
   /** The subscription callback: the hot path, one direct call. */
   readonly onStompMessage = (msg: IMessage): void => this.deliver(toPayload(msg));
 
+  /** Flows: a subscription's callback; the event is the destination as the flow named it. */
+  listener(destination: string): (msg: IMessage) => void {
+    return (msg) => this.eventCb(destination, msg.body);
+  }
+
+  override onEvent(cb: (event: string | undefined, data: unknown) => void): void {
+    this.eventCb = cb;
+  }
+
+  /**
+   * Flows: SEND to `msg.event` with the plan's headers. A JSON body goes as its JSON text
+   * (application/json), text as text/plain, bytes as a binary body; a content-type in the plan's
+   * headers wins. Text bodies keep text-only brokers (RabbitMQ Web-STOMP) happy.
+   */
+  override emit(msg: OutMessage): void {
+    if (this.closingByUs || !this.client.connected) return;
+    const destination = msg.event ?? this.destination;
+    const { body } = msg;
+    if (Buffer.isBuffer(body)) {
+      this.client.publish({ destination, headers: { "content-type": "application/octet-stream", ...msg.headers }, binaryBody: body });
+      return;
+    }
+    const text = typeof body === "string" && !msg.json ? body : JSON.stringify(body);
+    const headers = { "content-type": msg.json ? "application/json" : "text/plain", ...msg.headers };
+    this.client.publish({ destination, headers, body: text });
+  }
+
   send(payload: Buffer | string): void {
     if (this.closingByUs || !this.client.connected) return;
     if (typeof payload === "string") this.client.publish({ destination: this.destination, headers: this.headers, body: payload });
@@ -71,7 +99,9 @@ class StompConnection extends ConnectionBase {
  * STOMP 1.2 over WebSocket via @stomp/stompjs on a `ws` socket. Echo: SUBSCRIBE to a private
  * reply destination, SEND to stomp.destination with `reply-to` naming it. Room: SUBSCRIBE to and
  * SEND to stomp.roomDestination with the room filled in. With stomp.receipt the SUBSCRIBE asks for
- * a RECEIPT and the connection counts as open only once it arrives.
+ * a RECEIPT and the connection counts as open only once it arrives. Flows (opts.listen): SUBSCRIBE
+ * to each destination the flow waits on (with receipts likewise), SEND where each message says
+ * (emit), and hand every MESSAGE to onEvent with its subscription's destination and body text.
  */
 export const stompDriver: Driver = {
   protocol: "stomp",
@@ -134,13 +164,19 @@ export const stompDriver: Driver = {
           conn.wire();
           resolve(conn);
         };
-        if (!options.receipt) {
-          client.subscribe(subscribeTo, conn.onStompMessage);
+        // Flow mode: the destinations the flow waits on, nothing of Volley's own (no reply-to queue).
+        const subscriptions: [string, (m: IMessage) => void][] = opts.listen ? opts.listen.map((d) => [d, conn.listener(d)]) : [[subscribeTo, conn.onStompMessage]];
+        if (!options.receipt || subscriptions.length === 0) {
+          for (const [dest, cb] of subscriptions) client.subscribe(dest, cb);
           return open();
         }
-        const receiptId = `sub-${randomUUID()}`;
-        client.watchForReceipt(receiptId, open);
-        client.subscribe(subscribeTo, conn.onStompMessage, { receipt: receiptId });
+        // Open once the broker has confirmed every subscription (its receipts come in order).
+        let awaiting = subscriptions.length;
+        for (const [dest, cb] of subscriptions) {
+          const receiptId = `sub-${randomUUID()}`;
+          client.watchForReceipt(receiptId, () => --awaiting === 0 && open());
+          client.subscribe(dest, cb, { receipt: receiptId });
+        }
       };
       client.activate();
     });

@@ -1,0 +1,99 @@
+import { randomUUID } from "node:crypto";
+import { connect as tcpConnect } from "node:net";
+import { Client, type IMessage } from "@stomp/stompjs";
+import { afterEach, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
+import { COUNTERS, HISTOGRAMS, planSchema, type PlanInput } from "@volley/contracts";
+import { mergeEncoded } from "@volley/metrics";
+import { runShard } from "../engine/run-shard";
+import { total } from "../engine/engine-test-kit";
+import type { EngineFrame } from "../engine/types";
+
+/** RabbitMQ's Web-STOMP plugin (text frames), as on this machine and CI. */
+const BROKER = process.env.VOLLEY_TEST_WEB_STOMP_URL ?? "ws://127.0.0.1:15674/ws";
+const LOGIN = { login: "guest", passcode: "guest", host: "/" };
+
+function reachable(url: string): Promise<boolean> {
+  const u = new URL(url);
+  return new Promise((resolve) => {
+    const socket = tcpConnect({ host: u.hostname, port: Number(u.port) || 80, timeout: 1000 });
+    socket.once("connect", () => (socket.destroy(), resolve(true)));
+    socket.once("error", () => resolve(false));
+    socket.once("timeout", () => (socket.destroy(), resolve(false)));
+  });
+}
+
+const up = await reachable(BROKER);
+if (!up) console.warn(`flow-stomp: skipped — RabbitMQ Web-STOMP not reachable at ${BROKER} (enable it: rabbitmq-plugins enable rabbitmq_web_stomp)`);
+
+/** A plain @stomp/stompjs subscriber beside the run: what the broker delivered, seen from outside Volley. */
+async function observe(destination: string): Promise<{ count: () => number; close: () => Promise<void> }> {
+  let n = 0;
+  const client = new Client({
+    webSocketFactory: () => new WebSocket(BROKER, ["v12.stomp"]),
+    connectHeaders: LOGIN,
+    reconnectDelay: 0,
+    debug: () => {},
+  });
+  await new Promise<void>((resolve, reject) => {
+    client.onConnect = () => {
+      client.watchForReceipt("observer", () => resolve());
+      client.subscribe(destination, (m: IMessage) => void (JSON.parse(m.body) && n++), { receipt: "observer" });
+    };
+    client.onStompError = (f) => reject(new Error(f.headers.message));
+    client.activate();
+  });
+  return { count: () => n, close: () => client.deactivate() };
+}
+
+const closers: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const c of closers.splice(0)) await c();
+});
+
+async function run(input: PlanInput): Promise<{ frames: EngineFrame[]; outcome: Awaited<ReturnType<typeof runShard>> }> {
+  const frames: EngineFrame[] = [];
+  const outcome = await runShard(planSchema.parse(input), { startAt: Date.now() + 20, onFrame: (f) => frames.push(f) });
+  return { frames, outcome };
+}
+
+describe.skipIf(!up)("flows against RabbitMQ Web-STOMP (text frames)", { timeout: 30_000 }, () => {
+  it("broadcast over a topic: JSON text bodies, every subscriber's copy matched by clientMsgId", async () => {
+    const topic = `/topic/volley-flow-${randomUUID().slice(0, 8)}`;
+    const observer = await observe(topic);
+    closers.push(observer.close);
+    const n = 4;
+    const { frames, outcome } = await run({
+      name: "stomp topic",
+      target: { url: BROKER, protocol: "stomp", connectTimeout: "5s", stomp: LOGIN },
+      connections: { count: n, rate: 1000 },
+      scenario: { kind: "broadcast", room: "chat", echo: true, duration: "2s", message: { rate: 2, timeout: "5s" } },
+      flow: {
+        messages: [
+          {
+            event: topic,
+            json: { text: "hello #{{ msg.seq }}", from: "{{ conn.index }}", clientMsgId: "{{ msg.id }}" },
+            headers: { "x-volley-seq": "{{ msg.seq }}" },
+            reply: { event: topic, match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } },
+          },
+        ],
+      },
+    });
+    expect(outcome.status).toBe("completed");
+    const sent = total(frames, COUNTERS.sent);
+    const deliveries = total(frames, COUNTERS.deliveriesReceived);
+    expect(sent).toBeGreaterThanOrEqual(n * 3);
+    // The broker routed every SEND to the topic: the outside subscriber saw each one once.
+    await expect.poll(() => observer.count()).toBe(sent);
+    expect(total(frames, COUNTERS.received)).toBe(sent);
+    expect(deliveries).toBeGreaterThan(0);
+    expect(total(frames, COUNTERS.deliveriesExpected)).toBe(deliveries);
+    expect(total(frames, COUNTERS.deliveriesLost)).toBe(0);
+    expect(total(frames, COUNTERS.unmatched)).toBe(0);
+    expect(total(frames, `events.${topic}`)).toBe(sent + deliveries);
+    expect(total(frames, COUNTERS.connectionsDropped)).toBe(0);
+    expect(total(frames, "errors.protocol")).toBe(0);
+    const latency = mergeEncoded(frames.flatMap((f) => f.histograms[HISTOGRAMS.messageLatency] ?? []));
+    expect(latency.totalCount).toBe(sent);
+  });
+});
