@@ -86,6 +86,12 @@ export const stompOptionsSchema = z.strictObject({
     .default({ outgoing: 10_000, incoming: 10_000 }),
   /** Ask for a RECEIPT on SUBSCRIBE and count the connection open only once it arrives. */
   receipt: z.boolean().default(true),
+  /**
+   * binary: Volley's messages as binary bodies; text: as base64 text bodies (text/plain), for
+   * brokers that carry text WebSocket frames only (RabbitMQ Web-STOMP by default, where binary
+   * bodies close every connection with "invalid UTF-8"). Flows send their own bodies and ignore it.
+   */
+  bodies: z.enum(["binary", "text"]).default("binary"),
 });
 export type StompOptions = z.output<typeof stompOptionsSchema>;
 

@@ -14,6 +14,9 @@ function toPayload(msg: IMessage): Buffer | string {
   return Buffer.from(b.buffer, b.byteOffset, b.byteLength);
 }
 
+/** stomp.bodies "text": Volley's message travels as base64 text. */
+const fromText = (msg: IMessage): Buffer | string => Buffer.from(msg.body, "base64");
+
 /** Error class and detail for a WebSocket that failed or closed before CONNECTED. */
 function wsFailure(err: Error | undefined): { errorClass: ErrorClass; detail: string } {
   if (!err) return { errorClass: "closed", detail: "closed before CONNECTED" };
@@ -31,8 +34,10 @@ class StompConnection extends ConnectionBase {
     private readonly destination: string,
     private readonly headers: Record<string, string>,
     private readonly lastError: () => Error | undefined,
+    private readonly textBodies: boolean,
   ) {
     super();
+    if (textBodies) this.onStompMessage = (msg) => this.deliver(fromText(msg));
   }
 
   /** Takes over the client's error and close callbacks once connect() has resolved. */
@@ -53,7 +58,7 @@ class StompConnection extends ConnectionBase {
   }
 
   /** The subscription callback: the hot path, one direct call. */
-  readonly onStompMessage = (msg: IMessage): void => this.deliver(toPayload(msg));
+  readonly onStompMessage: (msg: IMessage) => void = (msg) => this.deliver(toPayload(msg));
 
   /** Flows: a subscription's callback; the event is the destination as the flow named it. */
   listener(destination: string): (msg: IMessage) => void {
@@ -85,6 +90,7 @@ class StompConnection extends ConnectionBase {
   send(payload: Buffer | string): void {
     if (this.closingByUs || !this.client.connected) return;
     if (typeof payload === "string") this.client.publish({ destination: this.destination, headers: this.headers, body: payload });
+    else if (this.textBodies) this.client.publish({ destination: this.destination, headers: { ...this.headers, "content-type": "text/plain" }, body: payload.toString("base64") });
     else this.client.publish({ destination: this.destination, headers: this.headers, binaryBody: payload });
   }
 
@@ -156,7 +162,7 @@ export const stompDriver: Driver = {
         fail(errorClass, detail);
       };
       client.onConnect = () => {
-        const conn = new StompConnection(client, sendTo, sendHeaders, () => lastError);
+        const conn = new StompConnection(client, sendTo, sendHeaders, () => lastError, options.bodies === "text");
         const open = () => {
           if (settled) return;
           settled = true;
