@@ -19,3 +19,4 @@ export { startGraphqlWsFeed, GRAPHQL_WS_PATH, GRAPHQL_WS_FEED_SDL, type GraphqlW
 export { startSocketclusterPingpong, SOCKETCLUSTER_PINGPONG_PATH, SOCKETCLUSTER_PING_EVENT, SOCKETCLUSTER_PONG_EVENT, type SocketclusterPingpongStats } from "./apps/socketcluster-pingpong";
 export { startSseNews, SSE_NEWS_PATHS, SSE_NEWS_EVENT, type SseNewsOptions, type SseNewsStats, type Headline } from "./apps/sse-news";
 export { startLongpollChat, LONGPOLL_CHAT_PATHS, LONGPOLL_DEFAULT_WAIT_MS, LONGPOLL_MAX_WAIT_MS, LONGPOLL_MAX_BATCH, type LongpollChatStats, type PollMessage } from "./apps/longpoll-chat";
+export { startTodoApi, TODO_API_PATHS, type TodoApiStats, type Todo } from "./apps/todo-api";

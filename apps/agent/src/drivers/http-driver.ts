@@ -64,9 +64,25 @@ class HttpConnection extends ConnectionBase {
   }
 }
 
+/**
+ * Flows: an HTTP "connection" is a virtual user, no socket of its own — its setup and message
+ * requests go over the shard's shared keep-alive pool (flow/http-step.ts), and each message's own
+ * response is its reply. Open at once; nothing to send on it, nothing to close but itself.
+ */
+class HttpVirtualUser extends ConnectionBase {
+  send(): void {
+    this.messageError("other", "an HTTP flow sends by its messages' requests");
+  }
+
+  protected shutdown(): void {
+    this.ended({ reason: "closed by the client" });
+  }
+}
+
 export const httpDriver: Driver = {
   protocol: "http",
   connect(opts: ConnectOptions): Promise<Connection> {
+    if (opts.listen !== undefined) return Promise.resolve(new HttpVirtualUser());
     const options = opts.http ?? httpOptionsSchema.parse({});
     const url = new URL(opts.url);
     const connector = buildConnector({

@@ -71,7 +71,7 @@ export class ConnectionSetup {
   }
 
   /** Opens connection `id` through every step; rejects with a ConnectError. */
-  async open(id: number, ctx: TemplateContext, base: ConnectOptions): Promise<{ conn: Connection; connectUs: number; early: Incoming[] }> {
+  async open(id: number, ctx: TemplateContext, base: ConnectOptions): Promise<{ conn: Connection; connectUs: number; early: Incoming[]; jar: CookieJar }> {
     const state: SetupState = { id, ctx, jar: new Map(), conn: undefined, connectUs: 0, inbox: [], waiter: undefined, base };
     try {
       for (const step of this.steps) await step.run(state);
@@ -79,7 +79,8 @@ export class ConnectionSetup {
       state.conn?.close();
       throw err;
     }
-    return { conn: state.conn!, connectUs: state.connectUs, early: state.inbox };
+    // The cookies the setup was given go on with the connection's message requests.
+    return { conn: state.conn!, connectUs: state.connectUs, early: state.inbox, jar: state.jar };
   }
 
   private compile(step: SetupStep, i: number, base: string, dispatcher: Agent, listen: string[]): Step {

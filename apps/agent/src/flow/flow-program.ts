@@ -21,6 +21,11 @@ export interface CompiledKind {
   /** false: fire and forget; "ack": the acknowledgement; else an incoming message. */
   reply: false | "ack" | CompiledMatch;
   request: FlowMessage["request"];
+  /**
+   * HTTP targets: the request's own response is the reply (`reply` is then "ack", settled by the
+   * response, never matched against other traffic) when it passes this check (path, equals).
+   */
+  response?: CompiledMatch;
 }
 
 /**
@@ -69,8 +74,11 @@ export function compileFlow(plan: Plan): FlowProgram | undefined {
   let upTo = 0;
   const kinds = (flow.messages ?? []).map((m, i): CompiledKind => {
     upTo += m.weight;
-    const reply = m.reply === false ? false : m.reply.ack ? "ack" : compileMatch(m.reply.match, m.reply.event);
-    return { name: m.name ?? `message-${i + 1}`, upTo, render: compileOutgoing(m), reply, request: m.request };
+    const responseIsReply = plan.target.protocol === "http" && m.request !== undefined && m.reply !== false;
+    const reply = m.reply === false ? false : m.reply.ack || responseIsReply ? "ack" : compileMatch(m.reply.match, m.reply.event);
+    const kind: CompiledKind = { name: m.name ?? `message-${i + 1}`, upTo, render: compileOutgoing(m), reply, request: m.request };
+    if (responseIsReply && m.reply !== false) kind.response = compileMatch(m.reply.match, undefined);
+    return kind;
   });
   const listen = new Set<string>();
   for (const k of kinds) if (k.reply && k.reply !== "ack" && k.reply.event) listen.add(k.reply.event);

@@ -6,7 +6,8 @@ import { classifyHttpError } from "../drivers/http-common";
 import type { ConnectOptions, Connection, Driver } from "../drivers/driver";
 import type { ShardAccounting } from "../engine/shard-accounting";
 import { ConnectionSetup, type Incoming } from "./connection-setup";
-import type { CompiledKind, FlowProgram } from "./flow-program";
+import { asJson } from "./flow-codec";
+import type { CompiledKind, CompiledMatch, FlowProgram } from "./flow-program";
 import { compileRequest, flowDispatcher, httpBase, type CompiledRequest, type CookieJar } from "./http-step";
 
 /**
@@ -22,7 +23,6 @@ export class FlowShard {
   private readonly indexBase: number;
   private readonly requests = new Map<CompiledKind, CompiledRequest>();
   private readonly jars: (CookieJar | undefined)[] = [];
-  private readonly responseIsReply: boolean;
 
   constructor(
     plan: Plan,
@@ -42,7 +42,6 @@ export class FlowShard {
     this.indexBase = plan.flow!.indexBase ?? 0;
     const base = httpBase(plan.target.url);
     for (const kind of program.kinds) if (kind.request) this.requests.set(kind, compileRequest(kind.request, base, this.dispatcher, plan.target.headers));
-    this.responseIsReply = plan.target.protocol === "http";
   }
 
   /** Runs connection `id`'s setup; `base` carries the target, source address and lookup (never a room: the flow joins rooms itself). */
@@ -51,7 +50,8 @@ export class FlowShard {
     const data = this.rows.length === 0 ? undefined : this.rows[connIndex % this.rows.length];
     const ctx: TemplateContext = { connIndex, connRoom: room, msgId: "", msgSeq: 0, data, vars: {} };
     this.accounting.bindFlow(id, ctx);
-    const opened = await this.setup.open(id, ctx, base);
+    const { jar, ...opened } = await this.setup.open(id, ctx, base);
+    this.jars[id] = jar;
     return opened;
   }
 
@@ -71,11 +71,16 @@ export class FlowShard {
     }
     const ctx = this.accounting.flowContext(id)!;
     const jar = (this.jars[id] ??= new Map());
-    // The request renders its templates before its first await, while ctx still holds this message.
+    const check = kind.response;
+    // Rendered now, while ctx holds this message (as the request renders before its first await).
+    const expected = check?.equals?.(ctx);
     request.run(ctx, jar).then(
       (res) => {
-        if (!this.responseIsReply) return;
-        this.accounting.receivedEvent(id, undefined, res.body, this.monoUs());
+        // SSE and polling: the reply comes on the stream or a poll. HTTP: this response is it, when it passes the check.
+        if (!check) return;
+        const now = this.monoUs();
+        if (responsePasses(check, res.body, expected)) this.accounting.acked(id, seq, now);
+        else this.accounting.receivedEvent(id, undefined, res.body, now);
         this.afterReply(id);
       },
       (err: unknown) => {
@@ -88,4 +93,12 @@ export class FlowShard {
   close(): void {
     void this.dispatcher.close().catch(() => {});
   }
+}
+
+/** An HTTP response answers its request when the value at the check's path exists (and equals what was sent). */
+function responsePasses(check: CompiledMatch, body: string, expected: string | undefined): boolean {
+  if (!check.path) return true;
+  const value = check.path(asJson(body));
+  if (value === undefined) return false;
+  return expected === undefined || (typeof value === "string" ? value : JSON.stringify(value)) === expected;
 }
