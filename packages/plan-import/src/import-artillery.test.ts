@@ -1,0 +1,105 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { planSchema, type PlanInput } from "@volley/contracts";
+import { importArtillery } from "./import-artillery";
+
+const fixture = (name: string) => readFileSync(path.resolve(import.meta.dirname, "../fixtures/artillery", name), "utf8");
+const users = fixture("users.csv");
+
+const valid = (plan: PlanInput) => {
+  const r = planSchema.safeParse(plan);
+  expect(r.success, r.success ? "" : JSON.stringify(r.error.issues)).toBe(true);
+  return r.success ? r.data : undefined!;
+};
+
+describe("importArtillery: the socketio chat script", () => {
+  it("maps login, join with its response, the loop's emits, payload and phases", () => {
+    const { plan, notes } = importArtillery(fixture("socketio-chat.yml"), { files: { "users.csv": users } });
+    const p = valid(plan);
+    expect(plan.target).toEqual({ url: "http://localhost:3000", protocol: "socketio", socketio: { transports: ["websocket"] } });
+    // fields name the columns; skipHeader drops the file's own header line.
+    expect(plan.flow!.data).toEqual({ csv: "username,password\nann,secret1\nbob,secret2\ncid,secret3", reuse: true });
+    expect(plan.flow!.setup).toEqual([
+      { request: { name: "login", method: "POST", url: "/login", json: { user: "{{ data.username }}", password: "{{ data.password }}" }, capture: { token: "$.token" } } },
+      { connect: { headers: { "x-client": "artillery" } } },
+      { send: { name: "join", event: "join", json: { room: "lobby", token: "{{ vars.token }}" } } },
+      { waitFor: { name: "joined", event: "joined", capture: { members: "$.members" } } },
+      { think: "1s" },
+    ]);
+    expect(plan.flow!.messages).toEqual([
+      { name: "chat", event: "chat", json: { room: "lobby", text: "message {{ msg.seq }} from {{ data.username }}" }, reply: { event: "message", match: { path: "$.user", equals: "{{ data.username }}" } } },
+    ]);
+    // One emit per 2 s think, 20 rounds: 0.5/s for 40 s.
+    expect(p.scenario).toMatchObject({ kind: "echo", duration: "40s", message: { rate: 0.5 } });
+    // 2/s for 10 s, then 2→10/s over 30 s: 20, then 20 + 180 users; a hold for the last ones' flow.
+    expect(p.connections).toMatchObject({ count: 200, stages: [{ duration: "10s", target: 20 }, { duration: "30s", target: 200 }, { duration: "40s", target: 200 }] });
+    const text = notes.join("\n");
+    expect(text).toMatch(/rampTo .*approximated/);
+    expect(text).toMatch(/step\(s\) after the loop left out/);
+  });
+
+  it("without the payload file: a placeholder row and a note saying how to pass it", () => {
+    const { plan, notes } = importArtillery(fixture("socketio-chat.yml"));
+    valid(plan);
+    expect(plan.flow!.data).toEqual({ rows: [{ username: "<username>", password: "<password>" }], reuse: true });
+    expect(notes.join("\n")).toMatch(/payload file users\.csv was not given: .*--payload users\.csv=<path>/);
+  });
+});
+
+describe("importArtillery: the ws script", () => {
+  it("sends JSON and text, matches the pong by type, takes the next message in order otherwise", () => {
+    const { plan, notes } = importArtillery(fixture("ws-ticker.yml"));
+    const p = valid(plan);
+    expect(plan.target).toEqual({ url: "ws://localhost:8080/ws", protocol: "ws", ws: { subprotocols: ["json.v1"] } });
+    expect(p.connections).toMatchObject({ count: 100, rate: 5 });
+    expect(plan.flow!.setup).toEqual([{ send: { name: "subscribe", json: { type: "subscribe", topic: "prices" } } }, { think: "1s" }]);
+    expect(plan.flow!.messages).toEqual([
+      { name: "ping", json: { type: "ping", id: "{{ random.hex }}", n: "{{ msg.seq }}" }, reply: { match: { path: "$.type", equals: "pong" } } },
+      { name: "message", text: "heartbeat {{ msg.seq }}", reply: {} },
+    ]);
+    // Two sends per 0.5 s, 60 rounds.
+    expect(p.scenario).toMatchObject({ duration: "30s", message: { rate: 4 } });
+    expect(notes.join("\n")).toMatch(/config\.variables\.topic lists 2 values/);
+  });
+});
+
+describe("importArtillery: the emit list form with acknowledgements", () => {
+  it("acks become ack replies and an ack capture; what cannot map is named", () => {
+    const { plan, notes } = importArtillery(fixture("socketio-v3-emit-list.yml"));
+    const p = valid(plan);
+    expect(plan.target).toEqual({ url: "https://chat.example.com", protocol: "socketio", socketio: { path: "/realtime" } });
+    expect(p.connections).toMatchObject({ count: 30, rate: 0.5 });
+    expect(plan.flow!.setup).toEqual([
+      { connect: { query: { apiKey: "<$processEnvironment.API_KEY>" } } },
+      { send: { name: "hello", event: "hello", json: { name: "bot-{{ random.int }}" }, ack: true, capture: { session: "$.session" } } },
+    ]);
+    expect(plan.flow!.messages).toEqual([
+      { name: "typing", event: "typing", json: { session: "{{ vars.session }}" }, reply: false },
+      { name: "say", event: "say", json: { session: "{{ vars.session }}", text: "hi #{{ msg.seq }}" }, reply: { ack: true } },
+    ]);
+    const text = notes.join("\n");
+    expect(text).toMatch(/config\.socketio: \{\{ \$processEnvironment\.API_KEY \}\} has no Volley equivalent/);
+    expect(text).toMatch(/"function" in the loop has no Volley equivalent/);
+    expect(text).toMatch(/\$randomNumber\(1, 1000\) \}\} became \{\{ random\.int \}\}/);
+    expect(text).toMatch(/loop\[0\]: no response is awaited/);
+  });
+});
+
+describe("importArtillery: errors", () => {
+  it("names what is missing", () => {
+    expect(() => importArtillery("a: [")).toThrow(/^not an Artillery script: not valid YAML/);
+    expect(() => importArtillery("scenarios: []")).toThrow(/config is missing/);
+    expect(() => importArtillery("config: { target: 'http://x' }\n")).toThrow(/scenarios is missing/);
+    expect(() => importArtillery("config: { target: 'http://x' }\nscenarios: [{ flow: [{ get: { url: / } }] }]")).toThrow(/uses the http engine: only engine: ws and engine: socketio/);
+    expect(() => importArtillery("config: { target: 'ws://x' }\nscenarios: [{ engine: ws, flow: [{ think: 1 }] }]")).toThrow(/neither emits nor sends/);
+  });
+
+  it("a flow without a loop: its last emit is the message kind", () => {
+    const { plan, notes } = importArtillery("config: { target: 'http://127.0.0.1:3000', phases: [{ duration: 5, arrivalRate: 1 }] }\nscenarios:\n  - engine: socketio\n    flow:\n      - emit: { channel: join, data: { room: r } }\n      - emit: { channel: chat, data: { text: hi }, response: { channel: message } }\n");
+    valid(plan);
+    expect(plan.flow!.setup).toEqual([{ send: { name: "join", event: "join", json: { room: "r" } } }]);
+    expect(plan.flow!.messages).toEqual([{ name: "chat", event: "chat", json: { text: "hi" }, reply: { event: "message" } }]);
+    expect(notes.join("\n")).toMatch(/no loop/);
+  });
+});

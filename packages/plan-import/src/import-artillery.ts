@@ -1,0 +1,267 @@
+import type { FlowInput, PlanInput } from "@volley/contracts";
+import { phasesToConnections } from "./artillery-phases";
+import { parseArtillery, type ArtilleryCapture, type ArtilleryResponse, type Payload, type Step } from "./artillery-schema";
+import { constantsOf, convertText, convertValue, type TemplateScope } from "./artillery-templates";
+import { PlanImportError } from "./import-error";
+import { checked, type ImportResult } from "./import-har";
+import type { MessageInput, SetupInput } from "./message-shapes";
+import { retarget, type ImportOptions } from "./schedule-options";
+
+export interface ArtilleryImportOptions extends ImportOptions {
+  /** Payload files by the name config.payload.path gives (or its base name): their CSV text. */
+  files?: Record<string, string>;
+}
+
+const HTTP_STEPS = ["get", "post", "put", "patch", "delete", "head"];
+const ms = (seconds: number) => (Number.isInteger(seconds) ? `${seconds}s` : `${Math.round(seconds * 1000)}ms`);
+
+/**
+ * A plan from an Artillery script using its `ws` or `socketio` engine: the target and its
+ * options, phases as connections, the payload CSV as flow.data, what the scenario does before its
+ * loop as setup, and what it does in the loop as the open-loop messages (their rate from the
+ * loop's think time). Anything without a Volley equivalent is named in the notes.
+ */
+export function importArtillery(yamlText: string, options: ArtilleryImportOptions = {}): ImportResult {
+  const notes: string[] = [];
+  const script = parseArtillery(yamlText);
+  const { config } = script;
+  const scenario = script.scenarios[0]!;
+  if (script.scenarios.length > 1) notes.push(`the script has ${script.scenarios.length} scenarios; imported the first (${scenario.name ?? "unnamed"}); make a plan per scenario`);
+  const engine = scenario.engine ?? Object.keys(config.engines ?? {}).find((e) => e.startsWith("socketio") || e === "ws");
+  const protocol = engine === "ws" ? "ws" : engine?.startsWith("socketio") ? "socketio" : undefined;
+  if (!protocol) throw new PlanImportError(`scenario "${scenario.name ?? 0}" uses the ${engine ?? "http"} engine: only engine: ws and engine: socketio (or socketio-v3) scenarios import`);
+
+  const { data, fields } = payloadData(config.payload, options.files ?? {}, notes);
+  const scope: TemplateScope = { dataFields: fields, captures: new Set(), constants: constantsOf(config.variables, notes), inLoop: false, notes, where: "" };
+
+  const flow = scenario.flow as Step[];
+  let loopAt = flow.findIndex((s) => "loop" in s);
+  let before = loopAt === -1 ? flow : flow.slice(0, loopAt);
+  let loopSteps: Step[] = loopAt === -1 ? [] : ((flow[loopAt]!.loop as Step[] | undefined) ?? []);
+  let iterations = loopAt === -1 ? 1 : loopCount(flow[loopAt]!);
+  if (loopAt === -1) {
+    // No loop: the last emit/send is what the user does repeatedly; what precedes it is setup.
+    const last = before.map((s, i) => ({ s, i })).filter(({ s }) => "emit" in s || "send" in s).pop();
+    if (!last) throw new PlanImportError(`scenario "${scenario.name ?? 0}" neither emits nor sends: add an emit (socketio) or send (ws) step`);
+    loopSteps = before.slice(last.i);
+    before = before.slice(0, last.i);
+    loopAt = last.i;
+    notes.push(`the flow has no loop: its last ${"emit" in last.s ? "emit" : "send"} became the message kind, sent at scenario.message.rate for scenario.duration, and what precedes it the setup`);
+  } else if (flow.length > loopAt + 1) notes.push(`${flow.length - loopAt - 1} step(s) after the loop left out: a Volley connection sends until scenario.duration ends`);
+
+  const setup: SetupInput[] = [];
+  let namespace: string | undefined;
+  const connect: Record<string, unknown> = {};
+  before.forEach((step, i) => {
+    scope.where = `flow[${i}]`;
+    const [kind] = Object.keys(step);
+    if (kind === "think") setup.push({ think: ms(Number(step.think)) });
+    else if (kind === "emit" || kind === "send") {
+      const out = outgoing(step, protocol, scope);
+      namespace ??= out.namespace;
+      setup.push({ send: { name: uniqueName(setupNames(setup), out.event ?? jsonType(out) ?? "send"), ...out.body, ...(out.ack ? { ack: true, ...(out.ackCapture ? { capture: out.ackCapture } : {}) } : {}) } });
+      if (out.response) setup.push({ waitFor: { name: uniqueName(setupNames(setup), out.response.event ?? "reply"), ...(out.response.event ? { event: out.response.event } : {}), ...(out.response.match ? { match: out.response.match } : {}), ...(out.response.capture ? { capture: out.response.capture } : {}) } });
+    } else if (HTTP_STEPS.includes(kind!)) setup.push(httpStep(kind!, step[kind!] as Record<string, unknown>, scope));
+    else if (kind === "connect" && typeof step.connect === "string") notes.push(`${scope.where}: connect to ${step.connect} — set target.url to it if it differs`);
+    else notes.push(`${scope.where}: "${kind}" has no Volley equivalent (functions and custom code do not carry over); left out`);
+  });
+
+  scope.inLoop = true;
+  const messages: MessageInput[] = [];
+  let think = 0;
+  loopSteps.forEach((step, i) => {
+    scope.where = `flow[${loopAt}].loop[${i}]`;
+    const [kind] = Object.keys(step);
+    if (kind === "think") think += Number(step.think);
+    else if (kind === "emit" || kind === "send") {
+      const out = outgoing(step, protocol, scope);
+      namespace ??= out.namespace;
+      if (out.response?.capture || out.ackCapture) notes.push(`${scope.where}: captures inside the loop are left out (messages cannot capture)`);
+      let reply: MessageInput["reply"] = out.ack ? { ack: true } : out.response ? { ...(out.response.event ? { event: out.response.event } : {}), ...(out.response.match ? { match: out.response.match } : {}) } : false;
+      if (reply === false && protocol === "ws") {
+        reply = {};
+        notes.push(`${scope.where}: the next message the server sends is taken as this one's reply, in order (Artillery's ws engine awaits none); match it on a field if the server sends other messages too`);
+      } else if (reply === false) notes.push(`${scope.where}: no response is awaited, so it is sent fire and forget (reply: false) and has no latency; add reply: { event: … } if the server answers`);
+      messages.push({ name: uniqueName(messages.map((m) => m.name), out.event ?? jsonType(out) ?? "message"), ...out.body, reply });
+    } else notes.push(`${scope.where}: "${kind}" in the loop has no Volley equivalent; left out`);
+  });
+  if (messages.length === 0) throw new PlanImportError(`the loop of scenario "${scenario.name ?? 0}" neither emits nor sends: add an emit or send step to it`);
+
+  // Artillery's loop: `iterations` rounds of its emits and thinks; Volley: a rate for a duration.
+  const rate = options.rate ?? (think > 0 ? messages.length / think : 1);
+  if (think === 0 && options.rate === undefined) notes.push("the loop has no think time, so its pace is unknown: scenario.message.rate is 1 per connection; set it");
+  const flowSeconds = think > 0 && Number.isFinite(iterations) ? iterations * think : 30;
+  if (!Number.isFinite(iterations)) notes.push("the loop runs without a count: scenario.duration is 30s; set it");
+  const connections = options.connections !== undefined ? { count: options.connections, rate: Math.min(options.connections, 100) } : phasesToConnections(config.phases, flowSeconds, notes);
+
+  const target = artilleryTarget(config, protocol, namespace, options, connect, notes);
+  if (Object.keys(connect).length > 0) {
+    // The connect goes after the leading requests and thinks (their captures), before the first send.
+    Object.assign(scope, { where: `config.${protocol === "ws" ? "ws" : "socketio"}`, inLoop: false });
+    const at = setup.findIndex((s) => "send" in s || "waitFor" in s);
+    setup.splice(at === -1 ? setup.length : at, 0, { connect: convertValue(connect, scope) as never });
+  }
+  const flowOut: FlowInput = { ...(data ? { data } : {}), setup, messages };
+  const plan: PlanInput = {
+    name: options.name ?? `Imported from Artillery: ${scenario.name ?? config.target}`,
+    target,
+    connections,
+    scenario: { kind: "echo", duration: options.duration ?? ms(flowSeconds), message: { rate: Math.round(rate * 1000) / 1000, timeout: "10s" } },
+    flow: flowOut,
+  };
+  notes.push("the schedule comes from config.phases (connections) and the loop (scenario.message.rate from its think time, scenario.duration from its count): check both");
+  return checked(plan, notes);
+}
+
+/** A raw WebSocket message's own name for itself, like { type: "ping" }. */
+function jsonType(out: Outgoing): string | undefined {
+  const type = (out.body.json as { type?: unknown } | undefined)?.type;
+  return typeof type === "string" && !type.includes("{{") ? type : undefined;
+}
+
+function loopCount(step: Step): number {
+  if (typeof step.count === "number") return step.count;
+  if (Array.isArray(step.over)) return step.over.length;
+  return Infinity;
+}
+
+const setupNames = (steps: SetupInput[]) =>
+  steps.map((s) => {
+    const v: unknown = Object.values(s)[0];
+    return typeof v === "object" && v !== null ? (v as { name?: string }).name : undefined;
+  });
+
+function uniqueName(names: (string | undefined)[], raw: string): string {
+  const base = raw.replace(/[^A-Za-z0-9_-]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 50) || "step";
+  const taken = new Set(names);
+  let n = base;
+  for (let k = 2; taken.has(n); k++) n = `${base}-${k}`;
+  return n;
+}
+
+interface Outgoing {
+  event?: string;
+  namespace?: string;
+  body: Pick<MessageInput, "event" | "json" | "text" | "args">;
+  ack: boolean;
+  ackCapture?: Record<string, string | { header: string }>;
+  response?: { event?: string; match?: { path: string; equals?: string }; capture?: Record<string, string | { header: string }> };
+}
+
+/** An emit (socketio: { channel, data } or [event, ...args]) or send (ws: text, JSON, or { payload }). */
+function outgoing(step: Step, protocol: "ws" | "socketio", scope: TemplateScope): Outgoing {
+  if ("send" in step) {
+    const raw = step.send;
+    const wrapped = typeof raw === "object" && raw !== null && "payload" in raw ? (raw as { payload: unknown; match?: unknown; capture?: ArtilleryCapture }) : undefined;
+    const payload = convertValue(wrapped ? wrapped.payload : raw, scope);
+    const response = wrapped && (wrapped.match !== undefined || wrapped.capture !== undefined) ? convertResponse({ match: wrapped.match as never, capture: wrapped.capture }, scope) : undefined;
+    return { body: typeof payload === "string" ? { text: payload } : { json: payload as never }, ack: false, ...(response ? { response } : {}) };
+  }
+  const emit = step.emit;
+  let event: string;
+  let args: unknown[];
+  let namespace: string | undefined;
+  let responseRaw = step.response as ArtilleryResponse | undefined;
+  let ackRaw = step.acknowledge as ArtilleryResponse | undefined;
+  if (Array.isArray(emit)) {
+    event = String(emit[0]);
+    args = (emit as unknown[]).slice(1);
+  } else {
+    const e = emit as { channel?: string; data?: unknown; namespace?: string; response?: ArtilleryResponse; acknowledge?: ArtilleryResponse };
+    if (!e?.channel) throw new PlanImportError(`${scope.where}: emit needs a channel (emit: { channel: chat, data: … }) or the list form emit: [chat, data]`);
+    event = e.channel;
+    args = e.data === undefined ? [] : [e.data];
+    namespace = e.namespace;
+    responseRaw ??= e.response;
+    ackRaw ??= e.acknowledge;
+  }
+  if (protocol !== "socketio") throw new PlanImportError(`${scope.where}: emit is a socketio step; a ws scenario sends with send:`);
+  const converted = convertValue(args, scope);
+  const [first, ...rest] = converted;
+  const body: Outgoing["body"] = { event, json: (first ?? {}) as never, ...(rest.length > 0 ? { args: rest as never[] } : {}) };
+  const response = responseRaw ? convertResponse(responseRaw, scope) : undefined;
+  if (responseRaw?.data !== undefined) scope.notes.push(`${scope.where}: the expected response data is not compared (match on a field with match: { json, value } instead)`);
+  const ack = convertResponse(ackRaw ?? {}, scope);
+  return { event, ...(namespace ? { namespace } : {}), body, ack: ackRaw !== undefined, ...(ack.capture ? { ackCapture: ack.capture } : {}), ...(response ? { response } : {}) };
+}
+
+function convertResponse(r: ArtilleryResponse & { on?: string }, scope: TemplateScope): NonNullable<Outgoing["response"]> {
+  const event = r.channel ?? r.on;
+  const m = Array.isArray(r.match) ? r.match[0] : r.match;
+  const match = m ? { path: m.json, ...(m.value !== undefined ? { equals: convertText(String(m.value), scope) } : {}) } : undefined;
+  const capture = captures(r.capture, scope);
+  return { ...(event ? { event } : {}), ...(match ? { match } : {}), ...(capture ? { capture } : {}) };
+}
+
+function captures(c: ArtilleryCapture | undefined, scope: TemplateScope): Record<string, string | { header: string }> | undefined {
+  if (!c) return undefined;
+  const out: Record<string, string | { header: string }> = {};
+  for (const one of Array.isArray(c) ? c : [c]) {
+    if (one.json) out[one.as] = one.json;
+    else if (one.header) out[one.as] = { header: one.header };
+    else {
+      scope.notes.push(`${scope.where}: capture ${one.as} uses ${one.regexp ? "regexp" : "a form"} Volley does not capture with (JSON path or header); left out`);
+      continue;
+    }
+    scope.captures.add(one.as);
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+function httpStep(method: string, spec: Record<string, unknown>, scope: TemplateScope): SetupInput {
+  const url = convertText(String(spec.url ?? "/"), scope);
+  const capture = captures(spec.capture as ArtilleryCapture | undefined, scope);
+  return {
+    request: {
+      name: (url.split("?")[0]!.split("/").filter(Boolean).pop() ?? method).replace(/[^A-Za-z0-9_-]+/g, "-").slice(0, 60) || method,
+      method: method.toUpperCase() as "GET",
+      url,
+      ...(spec.headers ? { headers: convertValue(spec.headers as Record<string, string>, scope) } : {}),
+      ...(spec.json !== undefined ? { json: convertValue(spec.json, scope) as never } : {}),
+      ...(typeof spec.body === "string" ? { body: convertText(spec.body, scope) } : {}),
+      ...(capture ? { capture } : {}),
+    },
+  };
+}
+
+function artilleryTarget(config: ReturnType<typeof parseArtillery>["config"], protocol: "ws" | "socketio", namespace: string | undefined, options: ImportOptions, connect: Record<string, unknown>, notes: string[]): PlanInput["target"] {
+  if (!URL.canParse(config.target)) throw new PlanImportError(`config.target "${config.target}" is not a URL: write it like ${protocol === "ws" ? "ws://localhost:8080" : "http://localhost:3000"}`);
+  if (protocol === "ws") {
+    const ws = config.ws ?? {};
+    if (ws.headers) connect.headers = ws.headers;
+    const subprotocols = Array.isArray(ws.subprotocols) ? (ws.subprotocols as string[]) : undefined;
+    const url = retarget(config.target.replace(/^http/, "ws"), options.targetUrl);
+    return { url, protocol: "ws", ...(subprotocols ? { ws: { subprotocols } } : {}) };
+  }
+  const io = config.socketio ?? {};
+  if (io.query) connect.query = typeof io.query === "string" ? Object.fromEntries(new URLSearchParams(io.query)) : io.query;
+  if (io.extraHeaders) connect.headers = io.extraHeaders;
+  if (io.auth) connect.auth = io.auth;
+  const transports = Array.isArray(io.transports) ? (io.transports as ("websocket" | "polling")[]).filter((t) => t === "websocket" || t === "polling") : undefined;
+  const base = config.target.replace(/^ws/, "http").replace(/\/$/, "");
+  const url = retarget(`${base}${namespace && namespace !== "/" ? namespace : ""}`, options.targetUrl);
+  const socketio = { ...(transports && transports.length > 0 ? { transports } : {}), ...(typeof io.path === "string" ? { path: io.path } : {}) };
+  if (Object.keys(config.engines ?? {}).includes("socketio-v3") === false) notes.push("Artillery's socketio engine: the plan assumes a Socket.IO 3/4 server; for Socket.IO 2 set target.socketio.version: 2");
+  return { url, protocol: "socketio", ...(Object.keys(socketio).length > 0 ? { socketio } : {}) };
+}
+
+/** config.payload as flow.data: the CSV file from options.files, with `fields` as its header. */
+function payloadData(payload: Payload | Payload[] | undefined, files: Record<string, string>, notes: string[]): { data?: FlowInput["data"]; fields: Set<string> } {
+  if (!payload) return { fields: new Set() };
+  const list = Array.isArray(payload) ? payload : [payload];
+  if (list.length > 1) notes.push(`config.payload lists ${list.length} files; imported the first (${list[0]!.path})`);
+  const p = list[0]!;
+  const fields = p.fields ?? [];
+  const text = files[p.path] ?? files[p.path.split("/").pop()!];
+  if (text === undefined) {
+    notes.push(`payload file ${p.path} was not given: flow.data holds one placeholder row; pass the file (--payload ${p.path.split("/").pop()}=<path>) or paste its rows into flow.data.csv`);
+    return { data: { rows: [Object.fromEntries(fields.map((f) => [f, `<${f}>`]))], reuse: true }, fields: new Set(fields) };
+  }
+  const delimiter = p.delimiter ?? ",";
+  let lines = text.split(/\r?\n/).filter((l) => l.trim() !== "");
+  if (p.skipHeader) lines = lines.slice(1);
+  const header = fields.length > 0 ? fields : (lines.shift() ?? "").split(delimiter).map((s) => s.trim());
+  const body = delimiter === "," ? lines : lines.map((l) => l.split(delimiter).join(","));
+  if (p.order === "sequence" || p.order === undefined) notes.push("payload rows go to connections in order (connection i gets row i modulo the rows)");
+  return { data: { csv: [header.join(","), ...body].join("\n"), reuse: true }, fields: new Set(header) };
+}
