@@ -8,11 +8,20 @@
  *
  * Prints one JSON line: sent, received, latency and send-lag percentiles in ms.
  *
- *   node --import tsx bench/baseline/ws-latency-client.ts <url> <connections> <ratePerConnection> <seconds>
+ * `json` (the flow variant's twin): each message is a text frame of JSON `{ id, seq, pad }` the size
+ * of the agent's flow message, and a reply is matched by parsing it and reading `$.id` (the message's
+ * number; its intended time is computed again from it), the least a client matching JSON by a field
+ * does. `binary` (default): 64 bytes carrying the intended time itself.
+ *
+ *   node --import tsx bench/baseline/ws-latency-client.ts <url> <connections> <ratePerConnection> <seconds> [binary|json]
  */
 import { WebSocket } from "ws";
 
-const [url = "ws://127.0.0.1:9001/echo?delay=25", connArg = "50", rateArg = "20", secArg = "20"] = process.argv.slice(2);
+const [url = "ws://127.0.0.1:9001/echo?delay=25", connArg = "50", rateArg = "20", secArg = "20", mode = "binary"] = process.argv.slice(2);
+if (mode !== "binary" && mode !== "json") throw new Error(`mode must be binary or json (got ${mode})`);
+const json = mode === "json";
+/** Pads the JSON message to 64 bytes at the run's largest id and seq, about the agent's flow message. */
+const PAD = "x".repeat(31);
 const conns = Number(connArg), rate = Number(rateArg), seconds = Number(secArg);
 const intervalMs = 1000 / rate;
 const perConn = Math.round(rate * seconds);
@@ -30,8 +39,9 @@ const latencies: number[] = [];
 const lags: number[] = [];
 const done = new Promise<void>((resolve) => {
   for (const ws of sockets) {
-    ws.on("message", (data: Buffer) => {
-      latencies.push(performance.now() - data.readDoubleBE(0));
+    ws.on("message", (data: Buffer, isBinary: boolean) => {
+      const intended = json && !isBinary ? dueAt(Number((JSON.parse(data.toString("utf8")) as { id: string }).id)) : data.readDoubleBE(0);
+      latencies.push(performance.now() - intended);
       if (latencies.length === total) resolve();
     });
   }
@@ -45,9 +55,13 @@ const loop = () => {
   const now = performance.now();
   while (next < total && dueAt(next) <= now) {
     const intended = dueAt(next);
-    const payload = Buffer.alloc(64);
-    payload.writeDoubleBE(intended, 0);
-    sockets[next % conns]!.send(payload);
+    if (json) {
+      sockets[next % conns]!.send(JSON.stringify({ id: String(next), seq: Math.floor(next / conns), pad: PAD }));
+    } else {
+      const payload = Buffer.alloc(64);
+      payload.writeDoubleBE(intended, 0);
+      sockets[next % conns]!.send(payload);
+    }
     lags.push(performance.now() - intended);
     next++;
   }

@@ -23,9 +23,14 @@ export interface EchoCpuCase {
   baselineArgs: string[];
   /** The plan `volley-agent run` runs, as YAML. */
   planYaml: string;
+  /**
+   * More processes to run in the same rounds, after the baseline and the agent (each round runs
+   * every one once): another baseline (`baselineArgs`) or another agent plan (`planYaml`).
+   */
+  extra?: { who: string; baselineArgs?: string[]; planYaml?: string }[];
 }
 
-const AGENT_NAME = "volley-agent run";
+export const AGENT_NAME = "volley-agent run";
 
 /** /usr/bin/time's "TIME user system" line: whole-process CPU, Node and tsx start-up included. */
 function timeLine(stderr: string): number {
@@ -33,43 +38,70 @@ function timeLine(stderr: string): number {
   return m ? Number(m[1]) + Number(m[2]) : NaN;
 }
 
+async function baselineRow(who: string, args: string[], run: number): Promise<EchoCpuRow> {
+  const b = spawnPinned(1, ["/usr/bin/time", "-f", "TIME %U %S", process.execPath, "--import", "tsx", ...args]);
+  const bCode = await b.exited;
+  const last = b.stdout().trim().split("\n").pop();
+  if (bCode !== 0 || !last) throw new Error(`${who} exited ${bCode} without its JSON line: ${b.stderr().slice(-500)}`);
+  const r = JSON.parse(last) as { received: number; cpuSeconds: number };
+  return { who, run, trips: r.received, cpu: r.cpuSeconds, per100k: (r.cpuSeconds * 100_000) / r.received, whole: timeLine(b.stderr()) };
+}
+
+async function agentRow(who: string, planFile: string, run: number): Promise<EchoCpuRow> {
+  const a = spawnPinned(1, ["/usr/bin/time", "-f", "TIME %U %S", process.execPath, AGENT_BIN, "run", planFile, "--json"]);
+  const code = await a.exited;
+  const s = JSON.parse(a.stdout()) as { messages: { received: number; sent: number } };
+  if (code !== 0) console.error(`${who} exited ${code}: ${a.stderr().slice(-300)}`);
+  const cpu = agentCpuSeconds(a.stderr());
+  return { who, run, trips: s.messages.received, cpu, per100k: (cpu * 100_000) / s.messages.received, whole: timeLine(a.stderr()) };
+}
+
 /**
- * Runs the baseline and the agent alternately, `runs` times each, both on core 1 (the target is on
- * core 0), and returns one row per process. Alternating spreads the machine's other load over both.
+ * Runs the baseline and the agent (then any extra processes) alternately, `runs` rounds, all on
+ * core 1 (the target is on core 0), and returns one row per process. Alternating spreads the
+ * machine's other load over all of them.
  */
 export async function runEchoCpu(c: EchoCpuCase): Promise<EchoCpuRow[]> {
   const dir = mkdtempSync(path.join(tmpdir(), "volley-bench-"));
-  const planFile = path.join(dir, "echo-cpu.yaml");
-  writeFileSync(planFile, c.planYaml);
+  const planFile = (yaml: string, i: number) => {
+    const file = path.join(dir, `echo-cpu-${i}.yaml`);
+    writeFileSync(file, yaml);
+    return file;
+  };
+  const procs = [{ who: c.baselineName, baselineArgs: c.baselineArgs }, { who: AGENT_NAME, planYaml: c.planYaml }, ...(c.extra ?? [])].map((p, i) =>
+    p.planYaml !== undefined ? { who: p.who, plan: planFile(p.planYaml, i) } : { who: p.who, args: p.baselineArgs! },
+  );
   const rows: EchoCpuRow[] = [];
   for (let run = 1; run <= c.runs; run++) {
-    const b = spawnPinned(1, ["/usr/bin/time", "-f", "TIME %U %S", process.execPath, "--import", "tsx", ...c.baselineArgs]);
-    const bCode = await b.exited;
-    const last = b.stdout().trim().split("\n").pop();
-    if (bCode !== 0 || !last) throw new Error(`baseline exited ${bCode} without its JSON line: ${b.stderr().slice(-500)}`);
-    const r = JSON.parse(last) as { received: number; cpuSeconds: number };
-    rows.push({ who: c.baselineName, run, trips: r.received, cpu: r.cpuSeconds, per100k: (r.cpuSeconds * 100_000) / r.received, whole: timeLine(b.stderr()) });
-
-    const a = spawnPinned(1, ["/usr/bin/time", "-f", "TIME %U %S", process.execPath, AGENT_BIN, "run", planFile, "--json"]);
-    const code = await a.exited;
-    const s = JSON.parse(a.stdout()) as { messages: { received: number; sent: number } };
-    if (code !== 0) console.error(`agent exited ${code}: ${a.stderr().slice(-300)}`);
-    const cpu = agentCpuSeconds(a.stderr());
-    rows.push({ who: AGENT_NAME, run, trips: s.messages.received, cpu, per100k: (cpu * 100_000) / s.messages.received, whole: timeLine(a.stderr()) });
-    console.error(rows.slice(-2).map((x) => `${x.who} run ${x.run}: ${x.trips} round trips, ${x.cpu.toFixed(3)} CPU-s (whole process ${x.whole.toFixed(2)})`).join("\n"));
+    const round: EchoCpuRow[] = [];
+    for (const p of procs) round.push("plan" in p ? await agentRow(p.who, p.plan!, run) : await baselineRow(p.who, p.args!, run));
+    rows.push(...round);
+    console.error(round.map((x) => `${x.who} run ${x.run}: ${x.trips} round trips, ${x.cpu.toFixed(3)} CPU-s (whole process ${x.whole.toFixed(2)})`).join("\n"));
   }
   return rows;
 }
 
+/** Median per process over the rows: CPU per 100k round trips, whole-process CPU, round trips. */
+export function echoCpuMedians(rows: EchoCpuRow[], who: string) {
+  const med = (k: "per100k" | "whole" | "trips") => median(rows.filter((r) => r.who === who).map((r) => r[k]));
+  return { cpuPer100k: med("per100k"), wholeProcessCpu: med("whole"), roundTrips: med("trips") };
+}
+
+/** Median over the rounds of a's CPU per 100k divided by b's in the same round (neighbours in time). */
+export function medianRoundRatio(rows: EchoCpuRow[], a: string, b: string): number {
+  const by = (who: string) => new Map(rows.filter((r) => r.who === who).map((r) => [r.run, r.per100k]));
+  const aRuns = by(a), bRuns = by(b);
+  return median([...aRuns].filter(([run]) => bRuns.has(run)).map(([run, x]) => x / bRuns.get(run)!));
+}
+
 /** The bench's stdout: medians per process and the agent / baseline ratio of CPU per 100k round trips. */
 export function echoCpuSummary(runs: number, baselineName: string, rows: EchoCpuRow[]) {
-  const med = (who: string, k: "per100k" | "whole" | "trips") => median(rows.filter((r) => r.who === who).map((r) => r[k]));
-  const base = med(baselineName, "per100k"), agent = med(AGENT_NAME, "per100k");
+  const base = echoCpuMedians(rows, baselineName), agent = echoCpuMedians(rows, AGENT_NAME);
   return {
     runs,
-    baseline: { cpuPer100k: base, wholeProcessCpu: med(baselineName, "whole"), roundTrips: med(baselineName, "trips") },
-    agent: { cpuPer100k: agent, wholeProcessCpu: med(AGENT_NAME, "whole"), roundTrips: med(AGENT_NAME, "trips") },
-    ratio: agent / base,
+    baseline: base,
+    agent,
+    ratio: agent.cpuPer100k / base.cpuPer100k,
     perRun: rows,
   };
 }
