@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compileJsonPath, compileValue, planSchema, type PlanInput, type TemplateContext } from "./index";
+import { compileJsonPath, compileValue, planJsonSchema, planSchema, type PlanInput, type TemplateContext } from "./index";
 
 const chat: PlanInput = {
   name: "chat",
@@ -121,6 +121,29 @@ describe("STOMP flows", () => {
     expect(p).toContainEqual(expect.stringMatching(/^flow\.setup\.1\.waitFor\.event: on STOMP a message arrives on a subscription/));
     expect(p).toContainEqual(expect.stringMatching(/^flow\.messages\.0\.event: on STOMP a SEND needs its destination/));
     expect(p).toContainEqual(expect.stringMatching(/^flow\.messages\.0\.reply\.event: on STOMP a reply arrives on a subscription/));
+  });
+
+  it("takes per-connection destinations as templates, without msg.* where messages arrive", () => {
+    const queue = "/queue/reply-{{ conn.index }}";
+    const ok = { event: queue, json: { id: "{{ msg.id }}" }, reply: { event: queue, match: { path: "$.id", equals: "{{ msg.id }}" } } };
+    expect(problems(withFlow({ setup: [], messages: [ok] }, stomp))).toEqual([]);
+    const p = problems(withFlow({ setup: [], messages: [{ ...ok, event: "/queue/q-{{ msg.sek }}", reply: { event: "/queue/r-{{ msg.seq }}" } }] }, stomp));
+    expect(p).toContainEqual(expect.stringMatching(/^flow\.messages\.0\.event: unknown variable \{\{ msg\.sek \}\}/));
+    expect(p).toContainEqual(expect.stringMatching(/^flow\.messages\.0\.reply\.event: \{\{ msg\.seq \}\} only exists in flow\.messages/));
+    const io = problems(withFlow({ messages: [{ event: "chat", json: {}, reply: { event: "reply-{{ conn.index }}" } }] }));
+    expect(io).toContainEqual(expect.stringMatching(/^flow\.messages\.0\.reply\.event: only STOMP destinations may be templates/));
+  });
+});
+
+describe("flow in generated schemas", () => {
+  it("appears in the plan's JSON Schema (editor completion) without recursing", () => {
+    const schema = planJsonSchema() as { properties: Record<string, { properties?: Record<string, unknown> }> };
+    expect(Object.keys(schema.properties.flow!.properties!)).toEqual(expect.arrayContaining(["data", "setup", "messages", "push", "samples"]));
+  });
+
+  it("refuses a body that is not JSON", () => {
+    const p = problems(withFlow({ messages: [{ event: "chat", json: { when: new Date(0) }, reply: { event: "message" } }] }));
+    expect(p).toContainEqual(expect.stringMatching(/^flow\.messages\.0\.json: must be a JSON value/));
   });
 });
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { durationSchema } from "./duration";
+import { jsonTemplate } from "./json-template";
 import { MAX_HTTP_BODY_LENGTH, MAX_NAME_LENGTH, MAX_SECRET_LENGTH, MAX_URL_LENGTH } from "./target";
 
 /**
@@ -22,8 +23,7 @@ import { MAX_HTTP_BODY_LENGTH, MAX_NAME_LENGTH, MAX_SECRET_LENGTH, MAX_URL_LENGT
 const name = z.string().regex(/^[A-Za-z0-9_-]{1,60}$/, "use 1 to 60 letters, digits, _ or -, like login");
 const text = (max = MAX_SECRET_LENGTH) => z.string().max(max, `must be at most ${max} characters`);
 const headers = z.record(z.string().max(MAX_NAME_LENGTH), text()).refine((h) => Object.keys(h).length <= 50, "at most 50 headers");
-/** A JSON value whose strings may hold {{ variables }}. */
-const jsonTemplate = z.json();
+
 
 /** Where a captured value comes from: a JSON path into the body (the short form), a header or a cookie. */
 export const captureSourceSchema = z.union(

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { durationSchema } from "./duration";
+import { jsonTemplate } from "./json-template";
 
 /** Caps on a plan's text, so a plan stays a small document (see MAX_PLAN_BYTES in plan.ts). */
 export const MAX_URL_LENGTH = 2048;
@@ -124,7 +125,7 @@ export const pollRequestSchema = z.strictObject({
     .refine((h) => Object.keys(h).length <= 50, "at most 50 headers")
     .optional(),
   /** A JSON body (content-type application/json). */
-  json: z.json().optional(),
+  json: jsonTemplate.optional(),
   /** A text body. */
   body: capped(MAX_HTTP_BODY_LENGTH).optional(),
   /** JSON path to the array of messages in an answer; absent: the whole answer is one message (an empty answer none). */
