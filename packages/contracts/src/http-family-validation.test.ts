@@ -59,4 +59,22 @@ describe("target.polling.poll", () => {
     expect(problems(chat({ ...poll, json: { a: 1 } }))).toEqual([expect.stringMatching(/^target\.polling\.poll\.method: a GET carries no body: set method: POST/)]);
     expect(problems(chat({ ...poll, method: "POST", json: { a: 1 }, body: "x" }))).toEqual([expect.stringMatching(/^target\.polling\.poll\.body: give json or body, not both/)]);
   });
+
+  it("refuses setup steps that would do nothing on SSE, polling and HTTP, naming the step to use", () => {
+    const send = { send: { json: { hello: 1 } } };
+    expect(problems(chat(poll, { setup: [send], messages: [{ request: { method: "POST", url: "/chat/send" }, reply: { match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } } }] }))).toContainEqual(
+      expect.stringMatching(/^flow\.setup\.0: on long-polling nothing is sent on the connection: use a request step/),
+    );
+    const http: PlanInput = {
+      name: "api",
+      target: { url: "http://127.0.0.1:9016/api", protocol: "http" },
+      connections: { count: 1, rate: 10 },
+      scenario: { kind: "echo", duration: "1s", message: { rate: 1 } },
+      flow: { setup: [{ connect: { headers: { a: "b" } } }, { waitFor: { event: undefined } }], messages: [{ request: { method: "GET", url: "/todos" }, reply: {} }] },
+    };
+    expect(problems(http)).toEqual([
+      expect.stringMatching(/^flow\.setup\.0: an HTTP flow opens no connection .*put headers on the requests/),
+      expect.stringMatching(/^flow\.setup\.1: an HTTP target pushes nothing to wait for/),
+    ]);
+  });
 });

@@ -8,6 +8,23 @@ import type { Target } from "./target";
 const POLLING = new Set(["long-polling", "short-polling"]);
 
 /**
+ * Flows on SSE, polling and HTTP targets: what fits a connection that carries nothing to the server
+ * (sends are requests) and, on HTTP, no connection at all (a virtual user). Steps that would do
+ * nothing at run time are refused with the step to use instead; then the poll (validatePoll).
+ */
+export function validateHttpFamily(target: Target, flow: Flow | undefined, ctx: z.RefinementCtx): void {
+  validatePoll(target, flow, ctx);
+  const protocol = target.protocol;
+  if (!flow || !(POLLING.has(protocol) || protocol === "sse" || protocol === "http")) return;
+  flow.setup.forEach((step, i) => {
+    const issue = (message: string) => ctx.addIssue({ code: "custom", path: ["flow", "setup", i], message });
+    if ("send" in step) issue(`on ${protocol} nothing is sent on the connection: use a request step ({ request: { method: POST, url: "/…", json: {…} } })`);
+    if (protocol === "http" && "waitFor" in step) issue("an HTTP target pushes nothing to wait for: capture from a request step's response instead");
+    if (protocol === "http" && "connect" in step) issue("an HTTP flow opens no connection (each connection is a virtual user): put headers on the requests, or in target.headers");
+  });
+}
+
+/**
  * target.polling.poll and the flow belong together: a flow on a polling target polls the
  * application's own route (the reference routes know nothing of its messages), and a poll request
  * has nothing to render or deliver to without a flow. Its templates may use the captures made

@@ -5,7 +5,7 @@ import { parseThreshold } from "./threshold-metrics";
 import { connectionsSchema, scenarioSchema, sweepSchema } from "./scenario";
 import { flowSchema } from "./flow";
 import { validateFlow } from "./flow-validation";
-import { validatePoll } from "./poll-validation";
+import { validateHttpFamily } from "./http-family-validation";
 
 /**
  * The test plan: the one document users write (YAML or JSON), validated here and nowhere else.
@@ -130,7 +130,7 @@ export const planSchema = z.strictObject({
   agents: agentsSchema.default({ pool: "default", count: 1 }),
 }).superRefine((plan, ctx) => {
   if (plan.flow) validateFlow(plan.flow, { target: plan.target, scenarioKind: plan.scenario.kind, connections: plan.connections.count }, ctx);
-  validatePoll(plan.target, plan.flow, ctx);
+  validateHttpFamily(plan.target, plan.flow, ctx);
   const bytes = new TextEncoder().encode(JSON.stringify(plan)).length;
   if (bytes > MAX_PLAN_BYTES) ctx.addIssue({ code: "custom", path: [], message: `the plan is ${bytes} bytes as JSON; a plan may be at most ${MAX_PLAN_BYTES} bytes (512 KiB) — shorten its text fields` });
 });
