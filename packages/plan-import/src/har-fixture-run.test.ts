@@ -1,0 +1,47 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { COUNTERS, planSchema } from "@volley/contracts";
+import { runShard, type EngineFrame } from "@volley/agent";
+import { startSocketioChat, type SocketioChatStats, type TestApp } from "@volley/targets";
+import { importHar } from "./import-har";
+
+/**
+ * The whole point of the import: the HAR a real Chromium session recorded against the chat app
+ * (fixtures/record-har.ts) becomes a plan that runs against a fresh copy of that app and passes,
+ * with nothing edited but the target's port and the schedule.
+ */
+const FIXTURE = path.resolve(import.meta.dirname, "../fixtures/socketio-chat.har");
+
+const apps: TestApp<SocketioChatStats>[] = [];
+afterEach(async () => {
+  for (const a of apps.splice(0)) await a.close();
+});
+
+const total = (frames: EngineFrame[], counter: string) => frames.reduce((n, f) => n + (f.counters[counter] ?? 0), 0);
+
+describe("the recorded chat HAR, imported and run", { timeout: 30_000 }, () => {
+  it("logs in, connects with the token, joins, and every chat's own copy comes back matched by its id; the app counts the same", async () => {
+    const app = await startSocketioChat();
+    apps.push(app);
+    const { plan } = importHar(JSON.parse(readFileSync(FIXTURE, "utf8")), { targetUrl: app.url, connections: 4, rate: 5, duration: "2s" });
+    const frames: EngineFrame[] = [];
+    const outcome = await runShard(planSchema.parse(plan), { startAt: Date.now() + 20, onFrame: (f) => frames.push(f) });
+    expect(outcome.status, outcome.error).toBe("completed");
+
+    const stats = app.stats();
+    const sent = total(frames, COUNTERS.sent);
+    expect(sent).toBeGreaterThanOrEqual(4 * 9);
+    expect(stats.logins).toBe(4);
+    expect(stats.connections).toBe(4);
+    expect(stats.authFailures).toBe(0);
+    expect(stats.joins).toBe(4);
+    // Every chat the plan sent reached the app, and its own copy came back and was matched.
+    expect(stats.chatsReceived).toBe(sent);
+    expect(total(frames, COUNTERS.received)).toBe(sent);
+    expect(total(frames, COUNTERS.lost)).toBe(0);
+    // All four share the recorded room: the app hands each chat to every member present.
+    expect(total(frames, "events.message")).toBeGreaterThanOrEqual(sent);
+    expect(total(frames, "events.message")).toBeLessThanOrEqual(stats.messagesDelivered);
+  });
+});
