@@ -4,6 +4,7 @@ import { DEFAULT_VOLLEY_URL, EnvError } from "./env";
 import { EXIT, UsageError, type CliIo, type ExitCode } from "./io";
 import { DEFAULT_TIMEOUT, runCommand, type RunOptions } from "./run-command";
 import { validateCommand } from "./validate-command";
+import { importCommand, type ImportOptions } from "./import-command";
 
 const EXIT_HELP = `
 Environment:
@@ -48,6 +49,26 @@ export async function runCli(args: readonly string[], io: CliIo): Promise<ExitCo
     .addHelpText("after", EXIT_HELP)
     .action(async (file: string, opts: RunOptions) => {
       code = await runCommand(file, opts, io);
+    });
+
+  const imports = program.command("import").description("turn a browser recording or an Artillery script into a plan (YAML on stdout, what to check on stderr)");
+  const collect = (value: string, previous: string[] = []) => [...previous, value];
+  imports
+    .command("har")
+    .description("a HAR saved from the browser's DevTools (Network panel, Preserve log, with WebSocket messages)")
+    .argument("<file>", "HAR file")
+    .option("--target <url>", "point the plan at this server instead of the recorded one")
+    .action(async (file: string, opts: ImportOptions) => {
+      code = await importCommand("har", file, opts, io);
+    });
+  imports
+    .command("artillery")
+    .description("an Artillery script whose scenario uses the ws or socketio engine")
+    .argument("<file>", "Artillery YAML script")
+    .option("--payload <name=path>", "a config.payload CSV file: its name in the script = where it is (repeatable)", collect)
+    .option("--target <url>", "point the plan at this server instead of config.target")
+    .action(async (file: string, opts: ImportOptions) => {
+      code = await importCommand("artillery", file, opts, io);
     });
 
   try {
