@@ -70,6 +70,11 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
   /** `incoming`: an event received (a reply, a waitFor), which on SSE is the event type. */
   const event = (value: string | undefined, path: Path, incoming = false) => {
     if (value === undefined) return;
+    if (value.includes("{{")) {
+      // An incoming destination is subscribed when the connection opens: no msg.*, and only where the driver subscribes by name.
+      if (incoming && protocol !== "stomp") issue(path, `only STOMP destinations may be templates where messages arrive (this target is ${protocol}): name the event as the server sends it`);
+      templates(value, path, !incoming && path[0] === "messages");
+    }
     if (incoming && protocol === "sse") return;
     if (!EVENT_PROTOCOLS.includes(protocol)) {
       issue(path, `protocol ${protocol} has no events or destinations: remove event (Socket.IO, SocketCluster and STOMP use it)`);

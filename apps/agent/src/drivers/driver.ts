@@ -50,6 +50,12 @@ export interface ConnectOptions {
    * catch-all listener (Socket.IO 2) subscribe to exactly these.
    */
   listen?: string[];
+  /**
+   * Flows: the name each `listen` entry is reported under in onEvent, when the plan's destination
+   * is a template rendered per connection (STOMP `/queue/reply-{{ conn.index }}`): events are then
+   * counted and matched by the plan's own spelling. Absent: the entry itself.
+   */
+  listenNames?: string[];
   /** Flows on long- and short-polling targets: what each poll sends and how its answer is read. */
   poll?: PollSource;
   /** An attempt still pending after this long fails with class "timeout". */

@@ -171,7 +171,7 @@ export const stompDriver: Driver = {
           resolve(conn);
         };
         // Flow mode: the destinations the flow waits on, nothing of Volley's own (no reply-to queue).
-        const subscriptions: [string, (m: IMessage) => void][] = opts.listen ? opts.listen.map((d) => [d, conn.listener(d)]) : [[subscribeTo, conn.onStompMessage]];
+        const subscriptions: [string, (m: IMessage) => void][] = opts.listen ? opts.listen.map((d, i) => [d, conn.listener(opts.listenNames?.[i] ?? d)]) : [[subscribeTo, conn.onStompMessage]];
         if (!options.receipt || subscriptions.length === 0) {
           for (const [dest, cb] of subscriptions) client.subscribe(dest, cb);
           return open();

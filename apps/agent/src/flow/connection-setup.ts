@@ -148,6 +148,8 @@ export class ConnectionSetup {
     const headers = Object.entries(connect.headers ?? {}).map(([k, v]) => [k, compileText(v)] as const);
     const query = Object.entries(connect.query ?? {}).map(([k, v]) => [k, compileText(v)] as const);
     const auth = connect.auth !== undefined ? compileValue(connect.auth) : undefined;
+    // Destinations named by a template are this connection's own: subscribed rendered, reported as the plan spells them.
+    const listenPer = listen.some((l) => l.includes("{{")) ? listen.map((l) => compileText(l)) : undefined;
     return {
       name: "connect",
       run: async (s) => {
@@ -158,6 +160,10 @@ export class ConnectionSetup {
         const url = new URL(s.base.url);
         for (const [k, v] of query) url.searchParams.set(k, v(s.ctx));
         const opts: ConnectOptions = { ...s.base, url: url.toString(), headers: h, listen };
+        if (listenPer) {
+          opts.listen = listenPer.map((l) => l(s.ctx));
+          opts.listenNames = listen;
+        }
         if (auth) opts.auth = auth(s.ctx);
         if (this.poll) opts.poll = this.poll(s.ctx);
         const started = this.monoUs();

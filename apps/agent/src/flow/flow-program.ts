@@ -58,10 +58,11 @@ export function compileOutgoing(m: { event?: string; json?: unknown; text?: stri
   const body = m.json !== undefined ? compileValue(m.json) : m.text !== undefined ? compileText(m.text) : () => "";
   const args = m.args?.map(compileValue);
   const headers = m.headers ? Object.entries(m.headers).map(([k, v]) => [k, compileText(v)] as const) : undefined;
-  const { event } = m;
+  // A destination may be per connection or per message (STOMP /queue/reply-{{ conn.index }}).
+  const event = m.event?.includes("{{") ? compileText(m.event) : () => m.event;
   const json = m.json !== undefined;
   return (ctx) => {
-    const out: OutMessage = { event, body: body(ctx), json };
+    const out: OutMessage = { event: event(ctx), body: body(ctx), json };
     if (args) out.args = args.map((a) => a(ctx));
     if (headers) out.headers = Object.fromEntries(headers.map(([k, v]) => [k, v(ctx)]));
     return out;

@@ -58,6 +58,34 @@ async function run(input: PlanInput): Promise<{ frames: EngineFrame[]; outcome: 
 }
 
 describe.skipIf(!up)("flows against RabbitMQ Web-STOMP (text frames)", { timeout: 30_000 }, () => {
+  it("echo through the broker: each connection sends to its own destination (a template) and hears it there", async () => {
+    // amq.direct: SUBSCRIBE makes an exclusive auto-delete queue bound by the key, so nothing outlives the run.
+    const queue = `/exchange/amq.direct/volley-flow-${randomUUID().slice(0, 8)}-{{ conn.index }}`;
+    const n = 3;
+    const { frames, outcome } = await run({
+      name: "stomp echo",
+      target: { url: BROKER, protocol: "stomp", connectTimeout: "5s", stomp: LOGIN },
+      connections: { count: n, rate: 1000 },
+      scenario: { kind: "echo", duration: "2s", message: { rate: 4, timeout: "5s" } },
+      flow: {
+        messages: [
+          { name: "json", event: queue, json: { clientMsgId: "{{ msg.id }}", n: "{{ msg.seq }}" }, reply: { event: queue, match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } } },
+          // Text bodies answered in order: the next message on the connection's own destination.
+          { name: "text", event: queue, text: "plain #{{ msg.seq }}", reply: { event: queue } },
+        ],
+      },
+    });
+    expect(outcome.status).toBe("completed");
+    const sent = total(frames, COUNTERS.sent);
+    expect(sent).toBeGreaterThanOrEqual(n * 6);
+    expect(total(frames, COUNTERS.received)).toBe(sent);
+    expect(total(frames, COUNTERS.lost)).toBe(0);
+    // Counted under the plan's spelling of the destination, one counter for every connection's own.
+    expect(total(frames, `events.${queue}`)).toBe(sent);
+    expect(total(frames, COUNTERS.unmatched)).toBe(0);
+    expect(total(frames, "errors.protocol")).toBe(0);
+  });
+
   it("broadcast over a topic: JSON text bodies, every subscriber's copy matched by clientMsgId", async () => {
     const topic = `/topic/volley-flow-${randomUUID().slice(0, 8)}`;
     const observer = await observe(topic);
