@@ -3,4 +3,6 @@ import { servicesTestConfig } from "../../packages/devstack/src/vitest-config";
 // One file at a time: each file flushes "its" Redis database at start, and web has more test files
 // than Redis has databases (16), so two files running side by side could flush each other's
 // rate-limit counters and queues mid-test.
-export default servicesTestConfig({ fileParallelism: false });
+// codemirror-json-schema's ESM imports omit file extensions (fine for bundlers, not for Node):
+// inlined, Vite resolves them, so the editor's completion can be tested as the browser runs it.
+export default servicesTestConfig({ fileParallelism: false, server: { deps: { inline: ["codemirror-json-schema", "json-schema-library"] } } });

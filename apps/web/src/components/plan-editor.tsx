@@ -6,6 +6,7 @@ import { useDeferredValue, useEffect, useMemo, useState } from "react";
 import { parse as parseYaml } from "yaml";
 import { ApiRequestError, apiFetch } from "../lib/api-client";
 import { fmtDuration, fmtInt, fmtMsgRate } from "../lib/format";
+import { FlowSteps } from "./flow-steps";
 import { PlanForm } from "./plan-form";
 import { YamlEditor } from "./yaml-editor";
 
@@ -134,6 +135,8 @@ export function PlanEditor({ initialText, saved, canSave = false }: PlanEditorPr
             </>
           )}
         </div>
+
+        {result.ok && result.plan.flow && <FlowSteps flow={result.plan.flow} />}
 
         <button type="button" className="button primary block" disabled={!result.ok || submit.kind === "submitting"} onClick={() => void run()}>
           {submit.kind === "submitting" ? "Starting…" : saved && dirty ? "Save and run" : "Run"}

@@ -1,5 +1,6 @@
 import type { Run } from "@volley/contracts";
 import { fmtInt, fmtMs, fmtPercent, fmtRate } from "../lib/format";
+import { FlowTables } from "./flow-tables";
 import { LatencyKindsTable } from "./latency-kinds-table";
 
 const ERROR_LABELS: Record<string, string> = {
@@ -10,6 +11,12 @@ const ERROR_LABELS: Record<string, string> = {
   closed: "Closed by server",
   other: "Other",
 };
+
+/** An error class's label; flows name a failed setup step's class `setup.<step>`. */
+function errorLabel(cls: string): string {
+  if (cls.startsWith("setup.")) return `Setup step ${cls.slice("setup.".length)}`;
+  return ERROR_LABELS[cls] ?? cls;
+}
 
 function Row({ label, value, hint, tone }: { label: string; value: string; hint?: string; tone?: "bad" | "good" }) {
   return (
@@ -106,12 +113,13 @@ export function SummaryTables({ run }: { run: Run }) {
                   </td>
                 </tr>
               ) : (
-                errors.map(([cls, n]) => <Row key={cls} label={ERROR_LABELS[cls] ?? cls} value={fmtInt(n)} tone="bad" />)
+                errors.map(([cls, n]) => <Row key={cls} label={errorLabel(cls)} hint={`errors.${cls}`} value={fmtInt(n)} tone="bad" />)
               )}
             </tbody>
           </table>
         </div>
       </div>
+      {s.flow && <FlowTables flow={s.flow} />}
       <div className="panel flush">
         <table className="table thresholds">
           <caption>Thresholds{live ? " (so far)" : ""}</caption>

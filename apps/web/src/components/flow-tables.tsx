@@ -1,0 +1,157 @@
+import type { FlowSummary } from "@volley/contracts";
+import { fmtInt, fmtMs, fmtPercent } from "../lib/format";
+
+/**
+ * A flow run's own results (plan `flow`): each setup step's count, failures and time (apart from
+ * message latency), incoming messages per event, and a few of the messages that answered nothing,
+ * shown as the server sent them (as text: React escapes it, so markup in a sample stays text).
+ */
+export function FlowTables({ flow }: { flow: FlowSummary }) {
+  const received = flow.events.reduce((n, e) => n + e.received, 0);
+  return (
+    <div className="flow-tables" data-testid="flow-summary">
+      <div className="panel flush">
+        <table className="table" data-testid="flow-setup">
+          <caption>Setup steps</caption>
+          <thead>
+            <tr>
+              <th>Step</th>
+              <th className="num">Completed</th>
+              <th className="num">Failed</th>
+              <th className="num">p50</th>
+              <th className="num">p95</th>
+              <th className="num">p99</th>
+              <th className="num">max</th>
+            </tr>
+          </thead>
+          <tbody>
+            {flow.setup.length === 0 ? (
+              <tr>
+                <td className="muted" colSpan={7}>
+                  No timed setup steps (the connect itself is timed as Connect above).
+                </td>
+              </tr>
+            ) : (
+              flow.setup.map((s) => (
+                <tr key={s.step}>
+                  <th scope="row" className="mono" title="Timed from the step's start to its end, per connection; never mixed into message latency">
+                    {s.step}
+                  </th>
+                  <td className="num">{fmtInt(s.count)}</td>
+                  <td className={`num${s.failed > 0 ? " bad" : ""}`} title={s.failed > 0 ? `In errors as setup.${s.step}` : undefined}>
+                    {fmtInt(s.failed)}
+                  </td>
+                  <td className="num">{fmtMs(s.latency.p50)}</td>
+                  <td className="num">{fmtMs(s.latency.p95)}</td>
+                  <td className="num">{fmtMs(s.latency.p99)}</td>
+                  <td className="num">{fmtMs(s.latency.max)}</td>
+                </tr>
+              ))
+            )}
+          </tbody>
+        </table>
+      </div>
+      <div className="flow-grid">
+        <div className="panel flush">
+          <table className="table" data-testid="flow-events">
+            <caption>
+              Events received{received > 0 ? ` (${fmtInt(received)}, ${fmtPercent((100 * flow.unmatched) / received, 1)} unmatched)` : ""}
+            </caption>
+            <thead>
+              <tr>
+                <th>Event</th>
+                <th className="num">Received</th>
+                <th className="num" title="Answered no message of the run (not a reply, not timed push)">
+                  Unmatched
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {flow.events.length === 0 ? (
+                <tr>
+                  <td className="muted" colSpan={3}>
+                    No messages received.
+                  </td>
+                </tr>
+              ) : (
+                flow.events.map((e) => (
+                  <tr key={e.event}>
+                    <th scope="row" className="mono">
+                      {e.event}
+                    </th>
+                    <td className="num">{fmtInt(e.received)}</td>
+                    <td className={`num${e.unmatched > 0 ? " warn" : ""}`}>{fmtInt(e.unmatched)}</td>
+                  </tr>
+                ))
+              )}
+            </tbody>
+          </table>
+        </div>
+        {(flow.kinds?.length || flow.push) && <KindsTable flow={flow} />}
+      </div>
+      <div className="panel flush">
+        <table className="table samples" data-testid="flow-samples">
+          <caption>Unmatched samples{flow.unmatched > 0 ? ` (${fmtInt(flow.samples.length)} of ${fmtInt(flow.unmatched)})` : ""}</caption>
+          <tbody>
+            {flow.samples.length === 0 ? (
+              <tr>
+                <td className="muted">{flow.unmatched > 0 ? "No samples were stored." : "Every message received answered one sent: nothing unmatched."}</td>
+              </tr>
+            ) : (
+              flow.samples.map((s, i) => (
+                <tr key={`${s.event}-${i}`}>
+                  <th scope="row" className="mono sample-event">
+                    {s.event}
+                  </th>
+                  <td>
+                    <pre className="sample-data">{s.data}</pre>
+                  </td>
+                </tr>
+              ))
+            )}
+          </tbody>
+        </table>
+      </div>
+    </div>
+  );
+}
+
+/** Each message kind's round trip, and server push timed by the server's own stamp. */
+function KindsTable({ flow }: { flow: FlowSummary }) {
+  const rows = [
+    ...(flow.kinds ?? []).map((k) => ({ name: k.kind, hint: "Round trip of this message kind, from its intended send time", s: k.latency })),
+    ...(flow.push ? [{ name: "push", hint: "Server push: receive time minus the server's stamp (includes the clocks' offset)", s: flow.push.latency }] : []),
+  ];
+  return (
+    <div className="panel flush">
+      <table className="table" data-testid="flow-kinds">
+        <caption>Latency by message kind</caption>
+        <thead>
+          <tr>
+            <th>Kind</th>
+            <th className="num">Samples</th>
+            <th className="num">p50</th>
+            <th className="num">p95</th>
+            <th className="num">p99</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr key={r.name}>
+              <th scope="row" className="mono" title={r.hint}>
+                {r.name}
+              </th>
+              <td className="num">{fmtInt(r.s.count)}</td>
+              <td className="num">{fmtMs(r.s.p50)}</td>
+              <td className="num">{fmtMs(r.s.p95)}</td>
+              <td className="num">{fmtMs(r.s.p99)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {flow.push && flow.push.clockAhead > 0 && (
+        <p className="small subtle flow-note">{fmtInt(flow.push.clockAhead)} push stamps were ahead of the agent's clock and not timed.</p>
+      )}
+    </div>
+  );
+}
