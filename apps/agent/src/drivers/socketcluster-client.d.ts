@@ -25,6 +25,8 @@ declare module "socketcluster-client" {
     state: "connecting" | "open" | "closed";
     /** Internal, but the only way to the `ws` socket's own error (ECONNREFUSED, HTTP status). */
     transport?: { socket: WebSocket };
+    /** Internal: every inbound transmit passes here (looked up per message), the only catch-all. */
+    _onInboundTransmit?: (event: string, data: unknown) => void;
     listener(name: "connect"): ConsumableStream<{ id: string }>;
     listener(name: "connectAbort" | "disconnect" | "close"): ConsumableStream<CloseEvent>;
     listener(name: "error"): ConsumableStream<{ error: Error }>;

@@ -78,6 +78,7 @@ class SocketclusterConnection extends ConnectionBase {
     for (const event of listen ?? []) {
       if (event !== SC_PUBLISH) void this.pump(client.receiver(event), (data) => this.eventCb(event, data));
     }
+    if (listen) this.hearTheRest(new Set(listen));
     void client
       .listener("disconnect")
       .once()
@@ -87,6 +88,20 @@ class SocketclusterConnection extends ConnectionBase {
         client.closeAllListeners();
         this.ended({ code: e.code, reason: e.reason }, closeClass(e.code));
       });
+  }
+
+  /**
+   * Events the flow does not wait for still reach it, to be counted per event and sampled (a reply
+   * on an event the plan did not expect must show up as unmatched, not as silence). The client has
+   * no public catch-all; its per-message inbound hook is wrapped when it is there (v20).
+   */
+  private hearTheRest(listened: Set<string>): void {
+    const inbound = this.client._onInboundTransmit;
+    if (typeof inbound !== "function") return;
+    this.client._onInboundTransmit = (event, data) => {
+      inbound.call(this.client, event, data);
+      if (!listened.has(event) && !event.startsWith("#")) this.eventCb(event, data);
+    };
   }
 
   private async pump(stream: AsyncIterable<unknown>, to: (data: unknown) => void): Promise<void> {

@@ -46,6 +46,28 @@ describe("flows against SocketCluster", { timeout: 30_000 }, () => {
     expect(latency.totalCount).toBe(sent);
   });
 
+  it("a reply awaited on the wrong event: the pongs are counted unmatched, per event, with samples of what came", async () => {
+    const app: TestApp<SocketclusterPingpongStats> = await startSocketclusterPingpong();
+    closers.push(() => app.close());
+    const { frames } = await run({
+      name: "pingpong wrong event",
+      target: { url: app.url, protocol: "socketcluster", connectTimeout: "5s" },
+      connections: { count: 2, rate: 100 },
+      scenario: { kind: "echo", duration: "1s", message: { rate: 3, timeout: "2s" } },
+      sanity: false,
+      flow: { messages: [{ event: "ping", json: { n: "{{ msg.seq }}" }, reply: { event: "pong-reply" } }] },
+    });
+    const sent = total(frames, COUNTERS.sent);
+    expect(sent).toBeGreaterThan(0);
+    expect(app.stats().pongs).toBe(sent);
+    expect(total(frames, COUNTERS.lost)).toBe(sent);
+    expect(total(frames, "unmatched.pong")).toBe(sent);
+    const samples = frames.flatMap((f) => f.samples ?? []);
+    expect(samples.length).toBe(Math.min(5, sent));
+    expect(samples[0]).toMatchObject({ event: "pong" });
+    expect(JSON.parse(samples[0]!.data)).toEqual({ count: expect.any(Number) });
+  });
+
   it("an invoke's response is the acknowledgement: the reply with ack: true", async () => {
     const server: EchoServer = await startSocketclusterEchoServer();
     closers.push(() => server.close());
