@@ -64,6 +64,10 @@ export class SseParser {
  * on the stream: a flow publishes by its messages' HTTP requests.
  */
 class SseStreamConnection extends ConnectionBase {
+  private eventCb: EventCb | undefined;
+  /** One parser for the stream's life: a handler swapped mid-event (setup → engine) loses nothing. */
+  private readonly parser = new SseParser((type, data) => this.eventCb!(type, data));
+
   constructor(
     private readonly pool: Pool,
     private readonly body: Readable,
@@ -84,9 +88,9 @@ class SseStreamConnection extends ConnectionBase {
 
   /** The stream flows from the moment the flow listens, so no event is read before it has a handler. */
   override onEvent(cb: EventCb): void {
-    const parser = new SseParser((type, data) => cb(type, data));
-    this.body.removeAllListeners("data");
-    this.body.on("data", (chunk: string) => parser.feed(chunk));
+    const first = this.eventCb === undefined;
+    this.eventCb = cb;
+    if (first) this.body.on("data", (chunk: string) => this.parser.feed(chunk));
   }
 
   private end(errorClass: ErrorClass, reason: string): void {
