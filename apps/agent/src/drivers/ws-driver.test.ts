@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { WebSocketServer } from "ws";
 import { startWsEchoServer, type WsEchoServer } from "@volley/targets";
 import { ConnectError } from "./connect-error";
 import { wsDriver } from "./ws-driver";
@@ -44,6 +45,30 @@ describe("ws driver", () => {
     const closed = new Promise((resolve) => conn.onClose(resolve));
     conn.close();
     expect(await closed).toMatchObject({ byServer: false });
+  });
+
+  it("ws.frames text: bytes go out as base64 text frames and come back as the same bytes", async () => {
+    // A text-only server: it records each frame's kind and answers with the text it got.
+    const wss = new WebSocketServer({ port: 0, host: "127.0.0.1" });
+    const kinds: boolean[] = [];
+    wss.on("connection", (ws) => ws.on("message", (data, isBinary) => (kinds.push(isBinary), ws.send(data.toString()))));
+    await new Promise((r) => wss.once("listening", r));
+    try {
+      const url = `ws://127.0.0.1:${(wss.address() as AddressInfo).port}`;
+      const conn = await wsDriver.connect({ url, connectTimeoutMs: 2000, ws: { frames: "text", perMessageDeflate: false } });
+      const bytes = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+      const got = await new Promise<Buffer | string>((resolve) => {
+        conn.onMessage(resolve);
+        conn.send(bytes);
+      });
+      expect(kinds).toEqual([false]);
+      expect(Buffer.isBuffer(got)).toBe(true);
+      expect(Buffer.compare(got as Buffer, bytes)).toBe(0);
+      conn.close();
+    } finally {
+      for (const c of wss.clients) c.terminate();
+      await new Promise((r) => wss.close(r));
+    }
   });
 
   it("reports a close by the server", async () => {

@@ -24,12 +24,17 @@ export function classifyWsError(err: NodeJS.ErrnoException): { errorClass: Error
 class WsConnection extends ConnectionBase {
   private errorClass: ErrorClass | undefined;
 
-  constructor(private readonly ws: WebSocket) {
+  constructor(
+    private readonly ws: WebSocket,
+    /** target.ws.frames "text" (Volley's own messages only): bytes travel as base64 text frames. */
+    private readonly base64: boolean,
+  ) {
     super();
     ws.on("message", (data: RawData, isBinary: boolean) => {
       // binaryType is "nodebuffer", so data is one Buffer.
       const buf = data as Buffer;
-      this.deliver(isBinary ? buf : buf.toString("utf8"));
+      if (isBinary) this.deliver(buf);
+      else this.deliver(this.base64 ? Buffer.from(buf.toString("latin1"), "base64") : buf.toString("utf8"));
     });
     ws.on("error", (err: NodeJS.ErrnoException) => {
       this.errorClass ??= classifyWsError(err).errorClass;
@@ -38,7 +43,8 @@ class WsConnection extends ConnectionBase {
   }
 
   send(payload: Buffer | string): void {
-    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(payload);
+    if (this.ws.readyState !== WebSocket.OPEN) return;
+    this.ws.send(this.base64 && typeof payload !== "string" ? payload.toString("base64") : payload);
   }
 
   protected shutdown(): void {
@@ -95,7 +101,8 @@ export const wsDriver: Driver = {
         ws.removeAllListeners("unexpected-response");
         ws.removeAllListeners("error");
         ws.removeAllListeners("close");
-        resolve(new WsConnection(ws));
+        // Flows speak the application's own frames; base64 text is for Volley's binary messages only.
+        resolve(new WsConnection(ws, opts.ws?.frames === "text" && !opts.listen));
       });
     });
   },
