@@ -103,3 +103,11 @@ describe("importArtillery: errors", () => {
     expect(notes.join("\n")).toMatch(/no loop/);
   });
 });
+
+describe("importArtillery: malformed steps", () => {
+  it("names a loop that is not a list and a think that is not seconds", () => {
+    const head = "config: { target: 'ws://127.0.0.1:1' }\nscenarios:\n  - engine: ws\n    flow:\n";
+    expect(() => importArtillery(`${head}      - loop: 5\n`)).toThrow("flow[0].loop must be a list of steps");
+    expect(() => importArtillery(`${head}      - think: soon\n      - send: hi\n`)).toThrow('flow[0]: think takes seconds, like think: 1 or think: 0.5 (got "soon")');
+  });
+});

@@ -37,7 +37,11 @@ export function importArtillery(yamlText: string, options: ArtilleryImportOption
   const flow = scenario.flow as Step[];
   let loopAt = flow.findIndex((s) => "loop" in s);
   let before = loopAt === -1 ? flow : flow.slice(0, loopAt);
-  let loopSteps: Step[] = loopAt === -1 ? [] : ((flow[loopAt]!.loop as Step[] | undefined) ?? []);
+  const loopValue = loopAt === -1 ? [] : flow[loopAt]!.loop;
+  if (!Array.isArray(loopValue) || loopValue.some((s) => typeof s !== "object" || s === null || Array.isArray(s))) {
+    throw new PlanImportError(`flow[${loopAt}].loop must be a list of steps, like loop: [{ emit: … }, { think: 1 }] with count: 10`);
+  }
+  let loopSteps = loopValue as Step[];
   let iterations = loopAt === -1 ? 1 : loopCount(flow[loopAt]!);
   if (loopAt === -1) {
     // No loop: the last emit/send is what the user does repeatedly; what precedes it is setup.
@@ -55,7 +59,7 @@ export function importArtillery(yamlText: string, options: ArtilleryImportOption
   before.forEach((step, i) => {
     scope.where = `flow[${i}]`;
     const [kind] = Object.keys(step);
-    if (kind === "think") setup.push({ think: ms(Number(step.think)) });
+    if (kind === "think") setup.push({ think: ms(thinkSeconds(step, scope.where)) });
     else if (kind === "emit" || kind === "send") {
       const out = outgoing(step, protocol, scope);
       namespace ??= out.namespace;
@@ -72,7 +76,7 @@ export function importArtillery(yamlText: string, options: ArtilleryImportOption
   loopSteps.forEach((step, i) => {
     scope.where = `flow[${loopAt}].loop[${i}]`;
     const [kind] = Object.keys(step);
-    if (kind === "think") think += Number(step.think);
+    if (kind === "think") think += thinkSeconds(step, scope.where);
     else if (kind === "emit" || kind === "send") {
       const out = outgoing(step, protocol, scope);
       namespace ??= out.namespace;
@@ -117,6 +121,12 @@ export function importArtillery(yamlText: string, options: ArtilleryImportOption
 function jsonType(out: Outgoing): string | undefined {
   const type = (out.body.json as { type?: unknown } | undefined)?.type;
   return typeof type === "string" && !type.includes("{{") ? type : undefined;
+}
+
+function thinkSeconds(step: Step, where: string): number {
+  const s = Number(step.think);
+  if (!Number.isFinite(s) || s < 0) throw new PlanImportError(`${where}: think takes seconds, like think: 1 or think: 0.5 (got ${JSON.stringify(step.think)})`);
+  return s;
 }
 
 function loopCount(step: Step): number {
