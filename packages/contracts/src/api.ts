@@ -51,6 +51,29 @@ export const planVersionSchema = z.object({
 });
 export type PlanVersion = z.infer<typeof planVersionSchema>;
 
+/**
+ * POST /api/v1/plans/import: a browser recording (a HAR saved from DevTools, with its WebSocket
+ * messages) or an Artillery script (ws or socketio engine) to turn into a plan.
+ */
+export const importPlanBodySchema = z.strictObject({
+  format: z.enum(["har", "artillery"], { error: 'use "har" (a HAR saved from the browser\'s DevTools) or "artillery" (an Artillery script)' }),
+  /** The HAR's JSON text, or the Artillery YAML. */
+  content: z.string().min(1, "is empty: send the HAR's JSON text or the Artillery script's YAML"),
+  /** Artillery payload files (config.payload.path, or its base name) → their CSV text. */
+  files: z.record(z.string().min(1).max(200), z.string()).refine((f) => Object.keys(f).length <= 20, "at most 20 files").optional(),
+  /** Point the plan at this server instead of the recorded one (its origin; its path when it has one). */
+  targetUrl: z.url({ protocol: /^(wss?|https?)$/, error: "must be an absolute ws://, wss://, http:// or https:// URL" }).optional(),
+});
+export type ImportPlanBody = z.infer<typeof importPlanBodySchema>;
+
+export const importPlanResponseSchema = z.object({
+  /** The plan as YAML, to review and edit before saving or running. */
+  plan: z.string(),
+  /** What the import guessed or left out, and what to adjust. */
+  notes: z.array(z.string()),
+});
+export type ImportPlanResponse = z.infer<typeof importPlanResponseSchema>;
+
 /** POST /api/v1/runs: an inline plan, or the id of a saved plan (its latest version runs). */
 export const startRunBodySchema = z
   .strictObject({ plan: planSchema.optional(), planId: z.string().min(1).optional() })

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import "@volley/devstack/vitest-context";
 import { COUNTERS, HISTOGRAMS, REDIS_KEYS, type IntervalFrame, type IntervalPoint, type Plan, type Run } from "@volley/contracts";
@@ -20,6 +21,7 @@ type Routes = {
   intervals: RouteHandler;
   abort: RouteHandler;
   validate: RouteHandler;
+  importPlan: RouteHandler;
 };
 let routes: Routes;
 let closeServices: () => Promise<void>;
@@ -52,6 +54,7 @@ beforeAll(async () => {
     intervals: (await import("../app/api/v1/runs/[id]/intervals/route")).GET,
     abort: (await import("../app/api/v1/runs/[id]/abort/route")).POST,
     validate: (await import("../app/api/v1/plans/validate/route")).POST,
+    importPlan: (await import("../app/api/v1/plans/import/route")).POST,
   };
   ({ closeServices } = await import("./services"));
 });
@@ -310,6 +313,37 @@ describe("POST /api/v1/plans/validate", () => {
     const err = await readError(res);
     expect(err.issues?.map((i) => i.path)).toEqual(["thresholds.0", "thresholds.1"]);
     expect(err.issues?.[0]?.message).toMatch(/^unknown metric "latncy.p95" \(did you mean "latency.p95"\?\); known metrics: /);
+  });
+});
+
+describe("POST /api/v1/plans/import", () => {
+  const fixtures = new URL("../../../../packages/plan-import/fixtures/", import.meta.url);
+  const read = (name: string) => readFileSync(new URL(name, fixtures), "utf8");
+
+  it("turns the recorded chat HAR into plan YAML that validates, with notes", async () => {
+    const res = await routes.importPlan(post("/api/v1/plans/import", { format: "har", content: read("socketio-chat.har"), targetUrl: "http://127.0.0.1:9010" }), ctx());
+    expect(res.status).toBe(200);
+    const body = z.object({ plan: z.string(), notes: z.array(z.string()) }).parse(await res.json());
+    const checked = await routes.validate(post("/api/v1/plans/validate", { yaml: body.plan }), ctx());
+    expect(checked.status).toBe(200);
+    expect(await checked.json()).toMatchObject({ plan: { target: { url: "http://127.0.0.1:9010/", protocol: "socketio" }, flow: { messages: [{ event: "chat" }] } } });
+    expect(body.notes.join("\n")).toMatch(/schedule is a small default/);
+  });
+
+  it("takes Artillery payload files by name", async () => {
+    const res = await routes.importPlan(post("/api/v1/plans/import", { format: "artillery", content: read("artillery/socketio-chat.yml"), files: { "users.csv": "username,password\nann,x\n" } }), ctx());
+    expect(res.status).toBe(200);
+    const { plan } = (await res.json()) as { plan: string };
+    expect(plan).toContain("username,password");
+    expect(plan).toContain("{{ data.username }}");
+  });
+
+  it("400 names the bad field or what makes the content unusable", async () => {
+    const format = await readError(await routes.importPlan(post("/api/v1/plans/import", { format: "postman", content: "{}" }), ctx()));
+    expect(format.code).toBe("invalid_body");
+    expect(format.issues?.map((i) => i.path)).toEqual(["format"]);
+    const notHar = await readError(await routes.importPlan(post("/api/v1/plans/import", { format: "har", content: JSON.stringify({ log: {} }) }), ctx()));
+    expect(notHar.issues).toEqual([{ path: "content", message: "not a HAR: log.entries missing (a HAR file is { log: { entries: [...] } })" }]);
   });
 });
 

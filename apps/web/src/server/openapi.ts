@@ -18,6 +18,8 @@ import {
   planRecordSchema,
   planSchema,
   planVersionSchema,
+  importPlanBodySchema,
+  importPlanResponseSchema,
   runSchema,
   runStatusSchema,
   runSummarySchema,
@@ -84,6 +86,7 @@ export const API_ROUTES = [
   { method: "get", path: "/api/v1/runs/{id}/intervals.csv" },
   { method: "post", path: "/api/v1/runs/{id}/abort" },
   { method: "post", path: "/api/v1/plans/validate" },
+  { method: "post", path: "/api/v1/plans/import" },
   { method: "post", path: "/api/v1/plans" },
   { method: "get", path: "/api/v1/plans" },
   { method: "get", path: "/api/v1/plans/{id}" },
@@ -140,6 +143,8 @@ function build() {
   const AbortResponse = named("AbortResponse", abortResponseSchema);
   const PlanYaml = named("PlanYaml", z.strictObject({ yaml: z.string().describe("The plan as a YAML (or JSON) document.") }));
   const ValidatePlanResponse = named("ValidatePlanResponse", z.object({ ok: z.literal(true), plan: Plan }));
+  const ImportPlanBody = named("ImportPlanBody", importPlanBodySchema);
+  const ImportPlanResponse = named("ImportPlanResponse", importPlanResponseSchema);
   const SavePlanBody = named("SavePlanBody", savePlanBodySchema.extend({ plan: Plan }));
   const PlanRecord = named("PlanRecord", planRecordSchema.extend({ plan: Plan }));
   const PlanVersion = named("PlanVersion", planVersionSchema.extend({ plan: Plan }));
@@ -272,6 +277,17 @@ function build() {
       description: "The body is a plan (JSON) or `{\"yaml\": \"...\"}`. Answers the plan with defaults filled in, or 400 naming every bad field.",
       request: { body: { required: true, content: { "application/json": { schema: z.union([Plan, PlanYaml]) } } } },
       responses: { 200: jsonBody(ValidatePlanResponse, "The plan is valid."), ...errors(400, 500) },
+    },
+    {
+      method: "post",
+      path: "/api/v1/plans/import",
+      operationId: "importPlan",
+      tags: ["plans"],
+      summary: "Turn a browser recording (HAR) or an Artillery script into a plan",
+      description:
+        "`format: har`: a HAR saved from the browser's DevTools with its WebSocket messages (`_webSocketMessages`); `format: artillery`: an Artillery script whose scenario uses the `ws` or `socketio` engine, its payload CSVs in `files`. Answers the plan as YAML (nothing is saved) and notes on what to check; 400 names what makes the input unusable.",
+      request: { body: { required: true, content: { "application/json": { schema: ImportPlanBody } } } },
+      responses: { 200: jsonBody(ImportPlanResponse, "The imported plan and notes."), ...errors(400, 500) },
     },
     {
       method: "post",
