@@ -33,6 +33,7 @@ describe("importHar: the committed Chromium recording of the Socket.IO chat", ()
     const p = valid(plan);
     expect(p.target).toMatchObject({ protocol: "socketio" });
     expect(p.target.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/?$/);
+    expect(p.name).toMatch(/^Imported from HAR: 127\.0\.0\.1:\d+ \(Socket\.IO\)$/);
     // The client polled first and upgraded: the default transports, no version override.
     expect(plan.target.socketio).toBeUndefined();
     expect(plan.flow!.setup).toEqual([

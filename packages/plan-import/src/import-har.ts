@@ -62,7 +62,8 @@ export function importHar(har: unknown, options: ImportOptions = {}): ImportResu
 
   const target: PlanInput["target"] = session.protocol === "socketio" ? socketioTarget(session, options, notes) : wsTarget(session, url, options);
   const flow: FlowInput = { setup, messages };
-  const plan: PlanInput = { name: options.name ?? `Imported from HAR: ${session.url.host}${session.url.pathname}`, target, ...schedule(options), flow };
+  const where = session.protocol === "socketio" ? `${session.url.host}${session.nsp === "/" ? "" : session.nsp} (Socket.IO)` : `${session.url.host}${session.url.pathname}`;
+  const plan: PlanInput = { name: options.name ?? `Imported from HAR: ${where}`, target, ...schedule(options), flow };
   notes.push(SCHEDULE_NOTE);
   return checked(plan, notes);
 }
