@@ -26,6 +26,10 @@ class PollLoopConnection extends ConnectionBase {
     private readonly intervalMs: number | undefined,
   ) {
     super();
+  }
+
+  /** Sends the first poll (after the caller has its close handler in place). */
+  start(): void {
     this.poll();
   }
 
@@ -93,14 +97,40 @@ class PollLoopConnection extends ConnectionBase {
 }
 
 /**
- * Starts the loop. The connection is open at once: the session is whatever the setup requests made
- * (timed as setup.<name>), and a held long poll has no answer to wait for; a poll that fails ends
- * the connection with its error class.
+ * Starts the loop; open once the first poll's socket is connected (a long poll's answer may be held
+ * for as long as the server likes, so it is not waited for). The session itself is whatever the
+ * setup requests made, timed as setup.<name>; a poll that fails later ends the connection with its
+ * error class.
  */
 export function connectPollLoop(opts: ConnectOptions, intervalMs: number | undefined): Promise<Connection> {
-  if (!opts.poll) {
+  const source = opts.poll;
+  if (!source) {
     return Promise.reject(new ConnectError("other", "a flow on a polling target polls the application's own route: add target.polling.poll"));
   }
   const pool = connectionPool(opts, 1);
-  return Promise.resolve(new PollLoopConnection(pool, new URL(opts.url).origin, opts.poll, withHeaders(opts, {}), intervalMs));
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const settle = (err?: ConnectError) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      pool.off("connect", onConnect);
+      pool.off("connectionError", onError);
+      if (!err) return resolve(conn);
+      conn.close();
+      reject(err);
+    };
+    const onConnect = () => settle();
+    const onError = (_origin: unknown, _targets: unknown, err: Error) => {
+      const { errorClass, detail } = classifyHttpError(err);
+      settle(new ConnectError(/timeout/i.test(err.message) ? "timeout" : errorClass, detail));
+    };
+    const timer = setTimeout(() => settle(new ConnectError("timeout", `no answer in ${opts.connectTimeoutMs} ms`)), opts.connectTimeoutMs);
+    pool.on("connect", onConnect);
+    pool.on("connectionError", onError);
+    const conn = new PollLoopConnection(pool, new URL(opts.url).origin, source, withHeaders(opts, {}), intervalMs);
+    // A poll that cannot even be made (its URL on another origin) fails the connect with its reason.
+    conn.onClose((info) => settle(new ConnectError(info.errorClass ?? "closed", info.reason ?? "closed")));
+    conn.start();
+  });
 }

@@ -49,6 +49,12 @@ function plan(app: TestApp<LongpollChatStats>, protocol: "long-polling" | "short
   };
 }
 
+/** No setup: the poll is the first thing the connection does. */
+function noSession(input: PlanInput): void {
+  input.flow!.setup = [];
+  input.flow!.messages = [{ request: { method: "POST", url: "/chat/send", json: { sessionId: "s", text: "x", clientMsgId: "{{ msg.id }}" } }, reply: { match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } } }];
+}
+
 /** What the chat handed out is exactly what Volley counted: each sender's own copy plus every other session's. */
 function expectCountsMatch(frames: EngineFrame[], stats: LongpollChatStats, count: number): void {
   const sent = total(frames, COUNTERS.sent);
@@ -93,5 +99,30 @@ describe("flows against a long-polling chat with its own routes", { timeout: 30_
     input.sanity = false;
     const { frames } = await run(input);
     expect(total(frames, "errors.closed")).toBe(1);
+  });
+
+  it("connects when the first poll's socket does: a chat that is down fails the connect, refused", async () => {
+    const app = await chat();
+    const input = plan(app, "long-polling", 5000, 1);
+    await app.close();
+    apps.length = 0;
+    noSession(input);
+    input.target.polling!.poll!.url = "/chat/poll?sessionId=s&wait=5000";
+    input.sanity = false;
+    const { outcome, frames } = await run(input);
+    expect(outcome.status).toBe("errored");
+    expect(outcome.error).toMatch(/refused/i);
+    expect(total(frames, "errors.refused")).toBe(1);
+  });
+
+  it("a poll URL on another origin fails the connect, naming the fix", async () => {
+    const app = await chat();
+    const input = plan(app, "long-polling", 5000, 1);
+    input.target.polling!.poll!.url = "http://127.0.0.2:1/chat/poll";
+    noSession(input);
+    input.sanity = false;
+    const { outcome } = await run(input);
+    expect(outcome.status).toBe("errored");
+    expect(outcome.error).toMatch(/is not target\.url's origin .*make it relative to target\.url/);
   });
 });
