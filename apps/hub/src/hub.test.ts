@@ -1,7 +1,8 @@
 import { describe, expect, inject, it } from "vitest";
 import "@volley/devstack/vitest-context";
-import { REDIS_KEYS, runEventSchema, type RunEvent, type ShardJob } from "@volley/contracts";
+import { COUNTERS, flowRows, planSchema, REDIS_KEYS, runEventSchema, type RunEvent, type ShardJob } from "@volley/contracts";
 import { listFrames, listShards } from "@volley/db";
+import { IntervalRecorder } from "@volley/metrics";
 import { createRedis } from "@volley/queue";
 import { pino } from "pino";
 import { startHub } from "./hub";
@@ -186,6 +187,56 @@ describe("hub run orchestration", () => {
     const run = await h.waitForFinal(runId);
     expect(run).toMatchObject({ status: "aborted", reason: "stopped from the test" });
     expect(await listFrames(h.db.db, runId)).toHaveLength(1);
+  });
+
+  it("runs a flow over two agents: each its own data rows and connection index, the summary with setup steps, events and samples", async () => {
+    const [a1, a2] = [await h.connect({ name: "agent-f1", pool: "flow" }), await h.connect({ name: "agent-f2", pool: "flow" })];
+    const users = ["ann", "bob", "cid", "dee", "eve"];
+    const base = testPlan({ agents: { pool: "flow", count: 2 }, connections: { count: 5 }, thresholds: ["messages.unmatched < 100", "setup.failed == 0"] });
+    const plan = planSchema.parse({
+      ...base,
+      target: { url: "ws://127.0.0.1:9/rpc", protocol: "ws" },
+      flow: {
+        data: { csv: `user\n${users.join("\n")}` },
+        setup: [{ request: { name: "login", method: "POST", url: "/login", json: { user: "{{ data.user }}" } } }],
+        messages: [{ json: { id: "{{ msg.id }}" }, reply: { match: { path: "$.id", equals: "{{ msg.id }}" } } }],
+      },
+    });
+    const runId = await h.startRun(plan);
+    const jobs = await Promise.all([a1, a2].map((a) => a.until((r) => r.assign.find((j) => j.runId === runId))));
+    // Each agent's connections get their own rows: conn.index k (indexBase + id) gets row k, none twice.
+    const picked = jobs.flatMap((j) => {
+      const rows = flowRows(j.plan.flow!.data);
+      return Array.from({ length: j.plan.connections.count }, (_, id) => rows[(j.plan.flow!.indexBase! + id) % rows.length]!.user);
+    });
+    expect(picked.sort()).toEqual(users);
+    expect(jobs.map((j) => [j.index, j.plan.connections.count, j.plan.flow!.indexBase]).sort()).toEqual([[0, 3, 0], [1, 2, 3]]);
+    const starts = await Promise.all([a1.nextStart(), a2.nextStart()]);
+    for (const [i, a] of [a1, a2].entries()) {
+      const frame = testFrame(idsOf(a, jobs[i]!), 0, [5, 6], { startedAt: starts[i]!.startAt });
+      const r = new IntervalRecorder();
+      for (let c = 0; c < jobs[i]!.plan.connections.count; c++) r.recordMicros("setup.login", (20 + c) * 1000);
+      r.increment("events.message", 2);
+      r.increment("events.presence", 30);
+      r.increment("unmatched.presence", 30);
+      r.increment(COUNTERS.unmatched, 30);
+      const flow = r.take();
+      const samples = Array.from({ length: 15 }, (_, k) => ({ event: "presence", data: JSON.stringify({ agent: i, k }) }));
+      await a.sendFrame({ ...frame, counters: { ...frame.counters, ...flow.counters }, histograms: { ...frame.histograms, ...flow.histograms }, samples });
+      await a.end({ runId, shardId: jobs[i]!.shardId, status: "completed", frames: 1 });
+    }
+    const run = await h.waitForFinal(runId);
+    expect(run.status).toBe("passed");
+    const flow = run.summary!.flow!;
+    expect(flow.setup).toMatchObject([{ step: "login", count: 5, failed: 0 }]);
+    expect(flow.events).toEqual([
+      { event: "presence", received: 60, unmatched: 60 },
+      { event: "message", received: 4, unmatched: 0 },
+    ]);
+    expect(flow.unmatched).toBe(60);
+    // 30 samples sent, 20 per event kept (the hub stores no more, the summary shows no more).
+    expect(flow.samples).toHaveLength(20);
+    expect(run.summary!.thresholds.map((t) => [t.expression, t.ok])).toEqual([["messages.unmatched < 100", true], ["setup.failed == 0", true]]);
   });
 
   it("aborts a queued run right away", async () => {
