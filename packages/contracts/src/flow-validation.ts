@@ -136,7 +136,7 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
   if (protocol === "socketcluster") checkSocketclusterFlow(flow, issue);
   if (protocol === "stomp") checkStompFlow(flow, issue);
   flow.push?.forEach((p, i) => {
-    event(p.event, ["push", i, "event"]);
+    event(p.event, ["push", i, "event"], true);
     checkPath(p.timestamp, ["push", i, "timestamp"], issue);
   });
   function checkMessage(m: FlowMessage, at: Path): void {

@@ -77,4 +77,20 @@ describe("target.polling.poll", () => {
       expect.stringMatching(/^flow\.setup\.1: an HTTP target pushes nothing to wait for/),
     ]);
   });
+
+  it("on SSE, replies, waits and server push name the event type", () => {
+    const sse: PlanInput = {
+      name: "news",
+      target: { url: "http://127.0.0.1:9014/news/stream", protocol: "sse" },
+      connections: { count: 1, rate: 10 },
+      scenario: { kind: "echo", duration: "1s", message: { rate: 1 } },
+      flow: {
+        setup: [{ waitFor: { event: "hello" } }],
+        messages: [{ request: { method: "POST", url: "/news/publish", json: { clientMsgId: "{{ msg.id }}" } }, reply: { event: "headline", match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } } }],
+        push: [{ event: "ticker", timestamp: "$.ts" }],
+      },
+    };
+    expect(problems(sse)).toEqual([]);
+  });
 });
+
