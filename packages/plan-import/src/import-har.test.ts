@@ -114,6 +114,20 @@ describe("importHar: raw WebSocket", () => {
   });
 });
 
+describe("importHar: JSON-RPC over WebSocket (numeric ids)", () => {
+  it("an id echoed back under the same key becomes msg.id, the reply matched on it", () => {
+    const call = (id: number, text: string) => ({ type: "send" as const, data: JSON.stringify({ jsonrpc: "2.0", id, method: "echo", params: { text } }) });
+    const result = (id: number, text: string) => ({ type: "receive" as const, data: JSON.stringify({ jsonrpc: "2.0", id, result: { text } }) });
+    const { plan, notes } = importHar(har(wsEntry("ws://127.0.0.1:9011/rpc", [call(1, "a"), call(2, "b"), result(2, "b"), result(1, "a"), call(3, "c"), result(3, "c")])));
+    valid(plan);
+    expect(plan.flow!.messages).toEqual([
+      { name: "echo", json: { jsonrpc: "2.0", id: "{{ msg.id }}", method: "echo", params: { text: "a" } }, reply: { match: { path: "$.id", equals: "{{ msg.id }}" } } },
+    ]);
+    expect(notes.join("\n")).toMatch(/echo: its id \$\.id was a number in the recording/);
+    expect(notes.join("\n")).toMatch(/params\.text varies across the recorded messages/);
+  });
+});
+
 describe("importHar: Socket.IO framing", () => {
   it("decodes namespaces, acks and Engine.IO 3 (Socket.IO 2) straight over WebSocket", () => {
     const { plan } = importHar(

@@ -127,6 +127,7 @@ function messageKind(frames: Frame[], indices: number[], protocol: "ws" | "socke
     if (echoed) {
       awaited.add(echoed.label);
       idPath = echoed.sentPath;
+      if (typeof getAt(first.body, idPath) === "number") notes.push(`${name}: its id ${jsonPath(idPath)} was a number in the recording; the plan sends Volley's message id there, a string ("{{ msg.id }}"): check that the server echoes string ids (JSON-RPC servers do)`);
       const match = { path: echoed.receivedPath, equals: "{{ msg.id }}" };
       reply = protocol === "socketio" && echoed.event !== undefined ? { event: echoed.event, match } : { match };
     } else {
@@ -151,12 +152,18 @@ function messageKind(frames: Frame[], indices: number[], protocol: "ws" | "socke
   return { name, ...outgoing(first, template), reply };
 }
 
-/** Fields of a message that may be its correlation id: varying strings, id-like keys first. */
+/**
+ * Fields of a message that may be its correlation id: varying strings, id-like keys first. Short
+ * values (numbers, like JSON-RPC's, or "1", "2" like graphql-ws's) only under an id-like key.
+ */
 function candidateIds(first: Frame, varying: Map<string, { path: Path; values: unknown[] }>): Path[] {
-  const all = leaves(first.body).filter((l) => typeof l.value === "string" && l.value.length >= 4);
+  const all = leaves(first.body).filter((l) => typeof l.value === "string" || typeof l.value === "number");
   const score = (l: { path: Path; value: unknown }) => (varying.has(jsonPath(l.path)) ? 2 : 0) + (ID_KEY.test(String(l.path[l.path.length - 1])) ? 1 : 0) + (UUIDISH.test(String(l.value)) ? 1 : 0);
-  return all.filter((l) => score(l) >= 2).sort((a, b) => score(b) - score(a)).map((l) => l.path);
+  return all.filter((l) => score(l) >= (weak(l.value) ? 3 : 2)).sort((a, b) => score(b) - score(a)).map((l) => l.path);
 }
+
+/** A value too common to be found by chance alone: it must come back under the same key. */
+const weak = (v: unknown) => typeof v !== "string" || v.length < 4;
 
 /** The first candidate field whose value comes back in a later received message, for most samples. */
 function findEchoed(frames: Frame[], indices: number[], candidates: Path[]): { sentPath: Path; receivedPath: string; event?: string; label: string } | undefined {
@@ -164,11 +171,13 @@ function findEchoed(frames: Frame[], indices: number[], candidates: Path[]): { s
     const hits = new Map<string, { n: number; path: Path; event?: string; label: string }>();
     for (const i of indices) {
       const value = getAt(frames[i]!.body, sentPath);
-      const back = frames.slice(i + 1).find((g) => g.dir === "receive" && g.ackOf === undefined && g.args === undefined && leaves(g.body).some((l) => l.value === value));
+      const key = sentPath[sentPath.length - 1];
+      const same = (l: { path: Path; value: unknown }) => l.value === value && (!weak(value) || l.path[l.path.length - 1] === key);
+      const back = frames.slice(i + 1).find((g) => g.dir === "receive" && g.ackOf === undefined && g.args === undefined && leaves(g.body).some(same));
       if (!back) continue;
-      const leaf = leaves(back.body).find((l) => l.value === value)!;
-      const key = `${back.event ?? ""}|${jsonPath(leaf.path)}`;
-      hits.set(key, { n: (hits.get(key)?.n ?? 0) + 1, path: leaf.path, label: label(back), ...(back.event !== undefined ? { event: back.event } : {}) });
+      const leaf = leaves(back.body).find(same)!;
+      const hit = `${back.event ?? ""}|${jsonPath(leaf.path)}`;
+      hits.set(hit, { n: (hits.get(hit)?.n ?? 0) + 1, path: leaf.path, label: label(back), ...(back.event !== undefined ? { event: back.event } : {}) });
     }
     const best = [...hits.values()].sort((a, b) => b.n - a.n)[0];
     if (best && best.n * 2 >= indices.length + (indices.length === 1 ? 0 : 1)) return { sentPath, receivedPath: jsonPath(best.path), label: best.label, ...(best.event !== undefined ? { event: best.event } : {}) };
