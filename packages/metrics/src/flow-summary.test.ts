@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { COUNTERS, HISTOGRAMS, runSummarySchema } from "@volley/contracts";
 import type { FrameLike } from "./aggregate";
-import { FLOW_SAMPLES_PER_EVENT } from "./flow-summary";
+import { FLOW_SAMPLES_PER_EVENT, FLOW_SAMPLES_TOTAL } from "./flow-summary";
 import { IntervalRecorder } from "./interval-recorder";
 import { summarizeRun } from "./summarize-run";
 
@@ -80,6 +80,18 @@ describe("run summary of flow frames", () => {
     expect(ticks).toHaveLength(FLOW_SAMPLES_PER_EVENT);
     expect(ticks.slice(0, 16)).toEqual([...many(0).map((s) => s.data), "1:0"]);
     expect(samples.filter((s) => s.event === "other").map((s) => s.data)).toEqual(["o0", "o1", "o2"]);
+  });
+
+  it("keeps at most FLOW_SAMPLES_TOTAL samples in all, an equal share per event so rare events still show", () => {
+    // 8 events of 20 samples (160) and one rare event of 2.
+    const samples = [...Array.from({ length: 8 }, (_, e) => Array.from({ length: 20 }, (_, k) => ({ event: `e${e}`, data: `${e}:${k}` }))).flat(), { event: "rare", data: "r0" }, { event: "rare", data: "r1" }];
+    const shown = summarizeRun([flowShard(0, [], 0, false, samples)], []).flow!.samples;
+    expect(shown).toHaveLength(FLOW_SAMPLES_TOTAL);
+    const per = (e: string) => shown.filter((s) => s.event === e).map((s) => s.data);
+    expect(per("rare")).toEqual(["r0", "r1"]);
+    // 98 left for 8 events: 12 or 13 each, the earliest of each.
+    for (let e = 0; e < 8; e++) expect(per(`e${e}`)).toEqual(Array.from({ length: per(`e${e}`).length }, (_, k) => `${e}:${k}`));
+    expect(Array.from({ length: 8 }, (_, e) => per(`e${e}`).length).every((n) => n === 12 || n === 13)).toBe(true);
   });
 
   it("times server push by its stamp apart from round trips", () => {

@@ -4,6 +4,8 @@ import { latencySummary } from "./summary";
 
 /** Per run and event, the unmatched-message samples worth showing (the hub stores no more). */
 export const FLOW_SAMPLES_PER_EVENT = 20;
+/** In all, so a server sending many kinds of events does not bloat every read of the summary. */
+export const FLOW_SAMPLES_TOTAL = 100;
 
 const SETUP_PREFIX = "setup.";
 const SETUP_ERROR_PREFIX = `${ERROR_PREFIX}setup.`;
@@ -84,20 +86,32 @@ export function summarizeFlow(frames: readonly FlowFrameLike[]): FlowSummary | u
   };
 }
 
-/** The first FLOW_SAMPLES_PER_EVENT samples of each event, frames taken in interval order. */
+/**
+ * The first FLOW_SAMPLES_PER_EVENT samples of each event, frames taken in interval order; past
+ * FLOW_SAMPLES_TOTAL, every event keeps an equal share (round robin), so rare events still show.
+ * Grouped by event, in the order events first appeared.
+ */
 function firstSamples(frames: readonly FlowFrameLike[]): FlowSummary["samples"] {
   const withSamples = frames.filter((f) => f.samples?.length);
   if (withSamples.length === 0) return [];
   const ordered = [...withSamples].sort((a, b) => a.index - b.index);
-  const taken = new Map<string, number>();
-  const out: FlowSummary["samples"] = [];
+  const byEvent = new Map<string, string[]>();
   for (const f of ordered) {
     for (const s of f.samples!) {
-      const n = taken.get(s.event) ?? 0;
-      if (n >= FLOW_SAMPLES_PER_EVENT) continue;
-      taken.set(s.event, n + 1);
-      out.push({ event: s.event, data: s.data });
+      let list = byEvent.get(s.event);
+      if (!list) byEvent.set(s.event, (list = []));
+      if (list.length < FLOW_SAMPLES_PER_EVENT) list.push(s.data);
     }
   }
-  return out;
+  const quota = new Map([...byEvent.keys()].map((e) => [e, 0]));
+  for (let taken = 0, round = 0; taken < FLOW_SAMPLES_TOTAL && round < FLOW_SAMPLES_PER_EVENT; round++) {
+    for (const [event, list] of byEvent) {
+      if (taken >= FLOW_SAMPLES_TOTAL) break;
+      if (list.length > round) {
+        quota.set(event, round + 1);
+        taken++;
+      }
+    }
+  }
+  return [...byEvent].flatMap(([event, list]) => list.slice(0, quota.get(event)).map((data) => ({ event, data })));
 }
