@@ -189,6 +189,12 @@ export function PlanEditor({ initialText, saved, canSave = false }: PlanEditorPr
               <code>latency.p95 &lt; 200ms</code>, <code>errors.rate &lt; 1%</code>, <code>messages.loss_rate &lt; 0.1%</code>, <code>connect.p95 &lt; 1s</code>; or{" "}
               <code>{'{ expression: "latency.p95 < 200ms", abortOnFail: true, delay: "10s" }'}</code> to stop the run as failed as soon as it breaks
             </dd>
+            <dt>flow</dt>
+            <dd>
+              Talk to your application as it speaks: <code>setup</code> steps per connection (<code>request</code>, <code>connect</code>, <code>send</code>,{" "}
+              <code>waitFor</code>, <code>think</code>), <code>messages</code> with templates like <code>{"{{ msg.id }}"}</code> and a <code>reply</code> rule,{" "}
+              <code>data</code> rows or CSV; thresholds <code>messages.unmatched &lt; 10</code>, <code>setup.failed == 0</code>
+            </dd>
             <dt>Durations</dt>
             <dd>
               <code>500ms</code>, <code>10s</code>, <code>2m</code>, or a number of milliseconds
