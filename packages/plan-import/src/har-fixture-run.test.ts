@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { COUNTERS, planSchema } from "@volley/contracts";
 import { runShard, type EngineFrame } from "@volley/agent";
-import { startSocketioChat, type SocketioChatStats, type TestApp } from "@volley/targets";
+import { startJsonRpcWs, startSocketioChat, type TestApp } from "@volley/targets";
 import { importHar } from "./import-har";
 
 /**
@@ -11,9 +11,9 @@ import { importHar } from "./import-har";
  * (fixtures/record-har.ts) becomes a plan that runs against a fresh copy of that app and passes,
  * with nothing edited but the target's port and the schedule.
  */
-const FIXTURE = path.resolve(import.meta.dirname, "../fixtures/socketio-chat.har");
+const fixture = (name: string) => JSON.parse(readFileSync(path.resolve(import.meta.dirname, "../fixtures", name), "utf8")) as unknown;
 
-const apps: TestApp<SocketioChatStats>[] = [];
+const apps: TestApp<unknown>[] = [];
 afterEach(async () => {
   for (const a of apps.splice(0)) await a.close();
 });
@@ -24,7 +24,7 @@ describe("the recorded chat HAR, imported and run", { timeout: 30_000 }, () => {
   it("logs in, connects with the token, joins, and every chat's own copy comes back matched by its id; the app counts the same", async () => {
     const app = await startSocketioChat();
     apps.push(app);
-    const { plan } = importHar(JSON.parse(readFileSync(FIXTURE, "utf8")), { targetUrl: app.url, connections: 4, rate: 5, duration: "2s" });
+    const { plan } = importHar(fixture("socketio-chat.har"), { targetUrl: app.url, connections: 4, rate: 5, duration: "2s" });
     const frames: EngineFrame[] = [];
     const outcome = await runShard(planSchema.parse(plan), { startAt: Date.now() + 20, onFrame: (f) => frames.push(f) });
     expect(outcome.status, outcome.error).toBe("completed");
@@ -43,5 +43,23 @@ describe("the recorded chat HAR, imported and run", { timeout: 30_000 }, () => {
     // All four share the recorded room: the app hands each chat to every member present.
     expect(total(frames, "events.message")).toBeGreaterThanOrEqual(sent);
     expect(total(frames, "events.message")).toBeLessThanOrEqual(stats.messagesDelivered);
+  });
+
+  it("JSON-RPC over a raw WebSocket: each call's response is matched by its id; the server answered every call", async () => {
+    const app = await startJsonRpcWs();
+    apps.push(app);
+    // Only the origin is given: the recorded path (/rpc) is kept.
+    const { plan } = importHar(fixture("jsonrpc-ws.har"), { targetUrl: app.httpUrl, connections: 3, rate: 5, duration: "2s" });
+    expect(plan.flow?.messages?.[0]).toMatchObject({ json: { id: "{{ msg.id }}", method: "echo", params: { text: "ping {{ msg.seq }}" } }, reply: { match: { path: "$.id", equals: "{{ msg.id }}" } } });
+    const frames: EngineFrame[] = [];
+    const outcome = await runShard(planSchema.parse(plan), { startAt: Date.now() + 20, onFrame: (f) => frames.push(f) });
+    expect(outcome.status, outcome.error).toBe("completed");
+    const stats = app.stats();
+    const sent = total(frames, COUNTERS.sent);
+    expect(sent).toBeGreaterThanOrEqual(3 * 9);
+    expect(stats).toEqual({ requests: sent, notifications: 0, responses: sent, errors: 0 });
+    expect(total(frames, COUNTERS.received)).toBe(sent);
+    expect(total(frames, COUNTERS.lost)).toBe(0);
+    expect(total(frames, COUNTERS.unmatched)).toBe(0);
   });
 });
