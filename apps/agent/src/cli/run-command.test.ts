@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { COUNTERS, HISTOGRAMS, intervalFrameSchema, runSummarySchema } from "@volley/contracts";
 import { mergeEncoded } from "@volley/metrics";
-import { startWsEchoServer, type WsEchoServer } from "@volley/targets";
+import { startSocketclusterPingpong, startWsEchoServer, type WsEchoServer } from "@volley/targets";
 import type { AddressInfo } from "node:net";
 import { WebSocketServer } from "ws";
 
@@ -54,6 +54,33 @@ function cli(args: string[]): Promise<{ code: number | null; stdout: string; std
 }
 
 describe("volley-agent run", { timeout: 30_000 }, () => {
+  it("shows a flow's setup steps, events and unmatched samples", async () => {
+    const app = await startSocketclusterPingpong();
+    try {
+      // The pongs are the replies (in order); the ready check in setup is a real round trip too.
+      const plan = `
+name: cli flow
+target: { url: "${app.url}", protocol: socketcluster, connectTimeout: 2s }
+connections: { count: 2, rate: 1000 }
+scenario: { kind: echo, message: { rate: 5, timeout: 3s }, duration: 1s }
+flow:
+  setup:
+    - send: { name: hello, event: ping, json: {} }
+    - waitFor: { name: first-pong, event: pong, timeout: 3s }
+  messages: [{ event: ping, json: { n: "{{ msg.seq }}" }, reply: { event: pong } }]
+`;
+      const r = await cli(["run", planFile("flow.yaml", plan)]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/setup hello +│ 2 /);
+      expect(r.stdout).toMatch(/setup first-pong +│ 2 /);
+      const stats = app.stats();
+      // Every pong but the two the setup waited for answered a message of the run.
+      expect(r.stdout).toMatch(new RegExp(`│ pong +│ ${stats.pongs - 2} +│ 0 `));
+    } finally {
+      await app.close();
+    }
+  });
+
   it("--json prints only the summary, in the API's shape, and exits 0 when it passed", async () => {
     const out = path.join(dir, "summary.json");
     const r = await cli(["run", planFile("ok.yaml", smallPlan(server.url, '["messages.lost == 0"]')), "--json", "--out", out]);

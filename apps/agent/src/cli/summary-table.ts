@@ -32,6 +32,15 @@ capacity (${c.slo}): ${c.rate === null ? "none — the first step already failed
   return text;
 }
 
+/** Flows: incoming messages per event, what answered nothing, and a few samples of it. */
+function flowEventsTable(flow: NonNullable<RunSummary["flow"]>): string {
+  const events = new Table({ head: ["event", "received", "unmatched"], style: PLAIN });
+  for (const e of flow.events) events.push([e.event, String(e.received), String(e.unmatched)]);
+  let text = events.toString();
+  for (const sample of flow.samples.slice(0, 5)) text += `\nunmatched ${sample.event}: ${sample.data.length > 160 ? `${sample.data.slice(0, 160)}…` : sample.data}`;
+  return text;
+}
+
 /** The human summary printed to stdout when --json is not given. */
 export function summaryTable(s: RunSummary): string {
   const counts = new Table({ head: ["messages", "value"], style: PLAIN });
@@ -62,8 +71,15 @@ export function summaryTable(s: RunSummary): string {
   if (s.timings && s.timings.firstMessage.count > 0) latency.push(latencyRow("first message", s.timings.firstMessage));
   if (s.canary) latency.push(latencyRow("canary", s.canary.latency));
   latency.push(latencyRow("send lag", s.sendLag), latencyRow("connect", s.connect.latency));
+  const flow = s.flow;
+  if (flow) {
+    for (const k of flow.kinds ?? []) latency.push(latencyRow(`round trip: ${k.kind}`, k.latency));
+    for (const st of flow.setup) latency.push(latencyRow(`setup ${st.step}${st.failed > 0 ? ` (${st.failed} failed)` : ""}`, st.latency));
+    if (flow.push) latency.push(latencyRow(`server push${flow.push.clockAhead > 0 ? ` (${flow.push.clockAhead} stamped ahead)` : ""}`, flow.push.latency));
+  }
 
   const parts = [counts.toString(), latency.toString()];
+  if (flow && flow.events.length > 0) parts.push(flowEventsTable(flow));
   if (s.steps && s.steps.length > 0) parts.push(stepsTable(s));
   if (s.thresholds.length > 0) {
     const th = new Table({ head: ["threshold", "result", "detail"], style: PLAIN });
