@@ -1,10 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { COUNTERS, HISTOGRAMS, planSchema, type PlanInput } from "@volley/contracts";
-import { mergeEncoded } from "@volley/metrics";
+import { COUNTERS, HISTOGRAMS, type PlanInput } from "@volley/contracts";
 import { startTodoApi, type TodoApiStats, type TestApp } from "@volley/targets";
-import { runShard } from "../engine/run-shard";
+import { histogramCount, runFlow as run } from "./flow-test-kit";
 import { total } from "../engine/engine-test-kit";
-import type { EngineFrame } from "../engine/types";
 
 const apps: TestApp<TodoApiStats>[] = [];
 afterEach(async () => {
@@ -17,13 +15,7 @@ async function todoApi(): Promise<TestApp<TodoApiStats>> {
   return app;
 }
 
-async function run(input: PlanInput): Promise<{ frames: EngineFrame[]; outcome: Awaited<ReturnType<typeof runShard>> }> {
-  const frames: EngineFrame[] = [];
-  const outcome = await runShard(planSchema.parse(input), { startAt: Date.now() + 20, onFrame: (f) => frames.push(f) });
-  return { frames, outcome };
-}
 
-const histogramCount = (frames: EngineFrame[], name: string) => mergeEncoded(frames.flatMap((f) => f.histograms[name] ?? [])).totalCount;
 
 type Flow = NonNullable<PlanInput["flow"]>;
 const login: Flow["setup"] = [{ request: { name: "login", method: "POST", url: "/api/login", json: { user: "{{ data.user }}", password: "secret" }, capture: { token: "$.token" } } }];

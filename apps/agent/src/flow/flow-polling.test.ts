@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { COUNTERS, planSchema, type PlanInput } from "@volley/contracts";
+import { COUNTERS, type PlanInput } from "@volley/contracts";
 import { startLongpollChat, type LongpollChatStats, type TestApp } from "@volley/targets";
-import { runShard } from "../engine/run-shard";
+import { runFlow as run } from "./flow-test-kit";
 import { total } from "../engine/engine-test-kit";
 import type { EngineFrame } from "../engine/types";
 
@@ -16,11 +16,6 @@ async function chat(): Promise<TestApp<LongpollChatStats>> {
   return app;
 }
 
-async function run(input: PlanInput): Promise<{ frames: EngineFrame[]; outcome: Awaited<ReturnType<typeof runShard>> }> {
-  const frames: EngineFrame[] = [];
-  const outcome = await runShard(planSchema.parse(input), { startAt: Date.now() + 20, onFrame: (f) => frames.push(f) });
-  return { frames, outcome };
-}
 
 /** The chat's own protocol: a session from a request, polls that move a cursor, sends by POST. */
 function plan(app: TestApp<LongpollChatStats>, protocol: "long-polling" | "short-polling", wait: number, count: number): PlanInput {

@@ -1,23 +1,17 @@
 /// <reference path="../drivers/socketcluster-client.d.ts" />
 import { afterEach, describe, expect, it } from "vitest";
-import { COUNTERS, HISTOGRAMS, planSchema, type PlanInput } from "@volley/contracts";
+import { COUNTERS, HISTOGRAMS } from "@volley/contracts";
 import { mergeEncoded } from "@volley/metrics";
 import { startSocketclusterEchoServer, startSocketclusterPingpong, type EchoServer, type SocketclusterPingpongStats, type TestApp } from "@volley/targets";
 import { create } from "socketcluster-client";
-import { runShard } from "../engine/run-shard";
+import { runFlow as run } from "./flow-test-kit";
 import { total } from "../engine/engine-test-kit";
-import type { EngineFrame } from "../engine/types";
 
 const closers: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {
   for (const c of closers.splice(0)) await c();
 });
 
-async function run(input: PlanInput): Promise<{ frames: EngineFrame[]; outcome: Awaited<ReturnType<typeof runShard>> }> {
-  const frames: EngineFrame[] = [];
-  const outcome = await runShard(planSchema.parse(input), { startAt: Date.now() + 20, onFrame: (f) => frames.push(f) });
-  return { frames, outcome };
-}
 
 describe("flows against SocketCluster", { timeout: 30_000 }, () => {
   it("ping answered by pong {count} on another event: every pong matched in order, counts equal the server's", async () => {

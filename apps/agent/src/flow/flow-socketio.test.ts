@@ -1,10 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { COUNTERS, HISTOGRAMS, planSchema, type PlanInput } from "@volley/contracts";
+import { COUNTERS, HISTOGRAMS, type PlanInput } from "@volley/contracts";
 import { mergeEncoded } from "@volley/metrics";
 import { startSocketioChat, startSocketioV2EchoServer, type SocketioChatStats, type TestApp } from "@volley/targets";
-import { runShard } from "../engine/run-shard";
+import { runFlow as run } from "./flow-test-kit";
 import { total } from "../engine/engine-test-kit";
-import type { EngineFrame } from "../engine/types";
 
 const apps: TestApp<SocketioChatStats>[] = [];
 afterEach(async () => {
@@ -26,11 +25,6 @@ const setup = (joinRoom: string): SetupInput => [
   { waitFor: { name: "joined", event: "joined", capture: { members: "$.members" } } },
 ];
 
-async function run(input: PlanInput): Promise<{ frames: EngineFrame[]; outcome: Awaited<ReturnType<typeof runShard>> }> {
-  const frames: EngineFrame[] = [];
-  const outcome = await runShard(planSchema.parse(input), { startAt: Date.now() + 20, onFrame: (f) => frames.push(f) });
-  return { frames, outcome };
-}
 
 describe("flows against a Socket.IO chat written like a real app", { timeout: 30_000 }, () => {
   it("echo: each chat's own copy is its reply, matched by the clientMsgId the plan put in", async () => {

@@ -1,11 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { COUNTERS, HISTOGRAMS, planSchema, type PlanInput } from "@volley/contracts";
+import { COUNTERS, HISTOGRAMS } from "@volley/contracts";
 import { mergeEncoded } from "@volley/metrics";
 import { startSseNews, type SseNewsStats, type TestApp } from "@volley/targets";
 import { SseParser } from "../drivers/sse-stream";
-import { runShard } from "../engine/run-shard";
+import { runFlow as run } from "./flow-test-kit";
 import { total } from "../engine/engine-test-kit";
-import type { EngineFrame } from "../engine/types";
 
 const apps: TestApp<SseNewsStats>[] = [];
 afterEach(async () => {
@@ -19,11 +18,6 @@ async function news(): Promise<TestApp<SseNewsStats>> {
   return app;
 }
 
-async function run(input: PlanInput): Promise<{ frames: EngineFrame[]; outcome: Awaited<ReturnType<typeof runShard>> }> {
-  const frames: EngineFrame[] = [];
-  const outcome = await runShard(planSchema.parse(input), { startAt: Date.now() + 20, onFrame: (f) => frames.push(f) });
-  return { frames, outcome };
-}
 
 const headline = (topic: string) => ({
   request: { method: "POST" as const, url: `/news/publish?topic=${topic}`, json: { title: "Breaking #{{ msg.seq }}", clientMsgId: "{{ msg.id }}" } },

@@ -3,11 +3,10 @@ import { connect as tcpConnect } from "node:net";
 import { Client, type IMessage } from "@stomp/stompjs";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import { COUNTERS, HISTOGRAMS, planSchema, type PlanInput } from "@volley/contracts";
+import { COUNTERS, HISTOGRAMS } from "@volley/contracts";
 import { mergeEncoded } from "@volley/metrics";
-import { runShard } from "../engine/run-shard";
+import { runFlow as run } from "./flow-test-kit";
 import { total } from "../engine/engine-test-kit";
-import type { EngineFrame } from "../engine/types";
 
 /** RabbitMQ's Web-STOMP plugin (text frames), as on this machine and CI. */
 const BROKER = process.env.VOLLEY_TEST_WEB_STOMP_URL ?? "ws://127.0.0.1:15674/ws";
@@ -51,11 +50,6 @@ afterEach(async () => {
   for (const c of closers.splice(0)) await c();
 });
 
-async function run(input: PlanInput): Promise<{ frames: EngineFrame[]; outcome: Awaited<ReturnType<typeof runShard>> }> {
-  const frames: EngineFrame[] = [];
-  const outcome = await runShard(planSchema.parse(input), { startAt: Date.now() + 20, onFrame: (f) => frames.push(f) });
-  return { frames, outcome };
-}
 
 describe.skipIf(!up)("flows against RabbitMQ Web-STOMP (text frames)", { timeout: 30_000 }, () => {
   it("echo through the broker: each connection sends to its own destination (a template) and hears it there", async () => {

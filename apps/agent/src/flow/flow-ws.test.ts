@@ -1,21 +1,15 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { COUNTERS, HISTOGRAMS, planSchema, type PlanInput } from "@volley/contracts";
+import { COUNTERS, HISTOGRAMS } from "@volley/contracts";
 import { mergeEncoded } from "@volley/metrics";
 import { startGraphqlWsFeed, startJsonRpcWs, type GraphqlWsFeedStats, type JsonRpcStats, type TestApp } from "@volley/targets";
-import { runShard } from "../engine/run-shard";
+import { runFlow as run } from "./flow-test-kit";
 import { total } from "../engine/engine-test-kit";
-import type { EngineFrame } from "../engine/types";
 
 const apps: TestApp<JsonRpcStats | GraphqlWsFeedStats>[] = [];
 afterEach(async () => {
   for (const a of apps.splice(0)) await a.close();
 });
 
-async function run(input: PlanInput): Promise<{ frames: EngineFrame[]; outcome: Awaited<ReturnType<typeof runShard>> }> {
-  const frames: EngineFrame[] = [];
-  const outcome = await runShard(planSchema.parse(input), { startAt: Date.now() + 20, onFrame: (f) => frames.push(f) });
-  return { frames, outcome };
-}
 
 const POSTS = "subscription { posts { id text clientMsgId } }";
 const POST = "mutation ($text: String!, $clientMsgId: String) { post(text: $text, clientMsgId: $clientMsgId) { id clientMsgId } }";
