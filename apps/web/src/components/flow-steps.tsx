@@ -2,7 +2,7 @@ import { durationMs, flowRows, type Flow, type FlowMessage, type SetupStep } fro
 import { fmtDuration, fmtInt } from "../lib/format";
 
 /** A step's name as the agent reports it (`setup.<name>` in the run's results): its own, or kind-position. */
-function stepName(step: SetupStep, position: number): string | null {
+export function stepName(step: SetupStep, position: number): string | null {
   if ("request" in step) return step.request.name ?? `request-${position}`;
   if ("send" in step) return step.send.name ?? `send-${position}`;
   if ("waitFor" in step) return step.waitFor.name ?? `waitFor-${position}`;

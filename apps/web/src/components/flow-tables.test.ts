@@ -41,8 +41,9 @@ function flowRun(): Run {
     frame(
       0,
       (r) => {
-        for (const ms of [40, 42, 45]) r.recordMicros("setup.login", ms * 1000);
+        // Frames carry steps in the order they first completed, not the plan's.
         for (const ms of [3, 4, 5]) r.recordMicros("setup.joined", ms * 1000);
+        for (const ms of [40, 42, 45]) r.recordMicros("setup.login", ms * 1000);
         r.increment("errors.setup.login", 1);
         r.increment(COUNTERS.sent, 30);
         r.increment(COUNTERS.received, 30);
@@ -71,6 +72,8 @@ describe("flow results on the run page", () => {
     // login: 3 completed, 1 failed, p50 42 ms; joined: 3 completed, none failed.
     expect(text(setup)).toMatch(/login 3 1 42\.0\sms/);
     expect(text(setup)).toMatch(/joined 3 0 4\.00\sms/);
+    // In the plan's order, whatever order the frames carried them in.
+    expect(setup.indexOf(">login<")).toBeLessThan(setup.indexOf(">joined<"));
     const events = html.slice(html.indexOf('data-testid="flow-events"'), html.indexOf('data-testid="flow-samples"'));
     expect(text(events)).toContain("message 30 0");
     expect(text(events)).toContain("presence 7 7");

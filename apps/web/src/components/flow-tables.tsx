@@ -1,12 +1,21 @@
-import type { FlowSummary } from "@volley/contracts";
+import type { Flow, FlowSummary } from "@volley/contracts";
 import { fmtInt, fmtMs, fmtPercent } from "../lib/format";
+import { stepName } from "./flow-steps";
+
+/** Setup steps in the plan's order (the summary has them in the order frames first carried them). */
+function inPlanOrder(setup: FlowSummary["setup"], plan: Flow | undefined): FlowSummary["setup"] {
+  const order = new Map((plan?.setup ?? []).map((step, i) => [stepName(step, i + 1), i]));
+  const rank = (step: string) => order.get(step) ?? Number.MAX_SAFE_INTEGER;
+  return [...setup].sort((a, b) => rank(a.step) - rank(b.step));
+}
 
 /**
  * A flow run's own results (plan `flow`): each setup step's count, failures and time (apart from
  * message latency), incoming messages per event, and a few of the messages that answered nothing,
  * shown as the server sent them (as text: React escapes it, so markup in a sample stays text).
  */
-export function FlowTables({ flow }: { flow: FlowSummary }) {
+export function FlowTables({ flow, plan }: { flow: FlowSummary; plan?: Flow }) {
+  const setup = inPlanOrder(flow.setup, plan);
   const received = flow.events.reduce((n, e) => n + e.received, 0);
   return (
     <div className="flow-tables" data-testid="flow-summary">
@@ -25,14 +34,14 @@ export function FlowTables({ flow }: { flow: FlowSummary }) {
             </tr>
           </thead>
           <tbody>
-            {flow.setup.length === 0 ? (
+            {setup.length === 0 ? (
               <tr>
                 <td className="muted" colSpan={7}>
                   No timed setup steps (the connect itself is timed as Connect above).
                 </td>
               </tr>
             ) : (
-              flow.setup.map((s) => (
+              setup.map((s) => (
                 <tr key={s.step}>
                   <th scope="row" className="mono" title="Timed from the step's start to its end, per connection; never mixed into message latency">
                     {s.step}

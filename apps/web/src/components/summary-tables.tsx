@@ -119,7 +119,7 @@ export function SummaryTables({ run }: { run: Run }) {
           </table>
         </div>
       </div>
-      {s.flow && <FlowTables flow={s.flow} />}
+      {s.flow && <FlowTables flow={s.flow} plan={run.plan.flow} />}
       <div className="panel flush">
         <table className="table thresholds">
           <caption>Thresholds{live ? " (so far)" : ""}</caption>
