@@ -56,6 +56,12 @@ function summaryLines(s: RunSummary): string[] {
     `  connect    opened ${count(s.connect.opened)} · failed ${count(s.connect.failed)} · p95 ${ms(s.connect.latency.p95)}`,
     `  errors     ${errors.length === 0 ? "none" : errors.map(([k, n]) => `${k} ${count(n)}`).join(" · ")}`,
   ];
+  const flow = s.flow;
+  if (flow) {
+    for (const st of flow.setup) lines.push(`  setup      ${st.step}: ${count(st.count)} done${st.failed > 0 ? ` · ${count(st.failed)} failed` : ""} · p95 ${ms(st.latency.p95)}`);
+    if (flow.events.length > 0) lines.push(`  events     ${flow.events.map((e) => `${e.event} ${count(e.received)}${e.unmatched > 0 ? ` (${count(e.unmatched)} unmatched)` : ""}`).join(" · ")}`);
+    for (const sample of flow.samples.slice(0, 3)) lines.push(`  unmatched  ${sample.event}: ${sample.data.length > 120 ? `${sample.data.slice(0, 120)}…` : sample.data}`);
+  }
   if (s.intervals.saturated > 0) lines.push(`  warning    the agent was saturated in ${s.intervals.saturated} of ${s.intervals.measured} intervals: latency includes its own delay`);
   if (s.messages.shed) lines.push(`  warning    the agent shed ${count(s.messages.shed)} planned messages unsent: it was too far behind to send them`);
   if (s.thresholds.length > 0) {
