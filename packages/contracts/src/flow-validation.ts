@@ -1,6 +1,7 @@
 import { parse as parseCsv } from "csv-parse/sync";
 import type { z } from "zod";
 import type { Flow, FlowData, FlowMessage, SetupStep } from "./flow";
+import { flowAbsoluteUrls, literalHost } from "./flow-hosts";
 import { templateNames, templateStrings } from "./flow-template";
 import { checkSocketclusterFlow } from "./flow-validation-socketcluster";
 import { checkStompFlow } from "./flow-validation-stomp";
@@ -41,6 +42,13 @@ export interface FlowPlanView {
  */
 export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
   const issue = (path: Path, message: string) => ctx.addIssue({ code: "custom", path: ["flow", ...path], message });
+  // The target policy checks every host a run reaches before it runs: a host made by a template could be anything.
+  for (const { field, url } of flowAbsoluteUrls({ target: plan.target, flow })) {
+    if (literalHost(url) === null) {
+      const path = field.replace(/^plan\./, "").split(".").map((p) => (/^\d+$/.test(p) ? Number(p) : p));
+      ctx.addIssue({ code: "custom", path, message: "the URL's host must be written out (templates may follow it, in the path and query): the target policy checks every host before the run; or use a URL relative to target.url" });
+    }
+  }
   const protocol = plan.target.protocol;
   const columns = dataColumns(flow, plan, issue);
   const made = new Set<string>();

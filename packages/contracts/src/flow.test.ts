@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compileJsonPath, compileValue, planJsonSchema, planSchema, type PlanInput, type TemplateContext } from "./index";
+import { compileJsonPath, compileValue, flowAbsoluteUrls, literalHost, planJsonSchema, planSchema, type PlanInput, type TemplateContext } from "./index";
 
 const chat: PlanInput = {
   name: "chat",
@@ -71,6 +71,15 @@ describe("plan flow validation", () => {
     expect(p).toContainEqual("flow.data: has 1 rows for 2 connections: add rows, or set reuse: true to let connections share them");
     expect(p).toContainEqual(expect.stringMatching(/^flow\.setup\.0\.request\.json\.user: flow\.data has no column "user"/));
     expect(p).toContainEqual(expect.stringMatching(/^flow\.messages\.0\.reply\.match\.path: cannot read "\.\.id"/));
+  });
+
+  it("refuses a request URL whose host is a template, which no target policy could check", () => {
+    const setup = [{ request: { method: "POST", url: "http://{{ data.user }}.example.com/login", capture: { token: "$.token" } } }, ...chat.flow!.setup!.slice(1)];
+    const p = problems(withFlow({ setup }));
+    expect(p).toContainEqual(expect.stringMatching(/^flow\.setup\.0\.request\.url: the URL's host must be written out/));
+    expect(literalHost("https://auth.example.com:8443/login?u={{ data.user }}")).toBe("auth.example.com");
+    const literal = [{ request: { method: "POST", url: "https://auth.example.com/login", capture: { token: "$.token" } } }, ...chat.flow!.setup!.slice(1)];
+    expect(flowAbsoluteUrls(planSchema.parse(withFlow({ setup: literal })))).toEqual([{ field: "plan.flow.setup.0.request.url", url: "https://auth.example.com/login" }]);
   });
 
   it("needs a request to publish on SSE; a reply's event is the SSE event type", () => {

@@ -1,5 +1,5 @@
 import { lookup } from "node:dns/promises";
-import { addressMatches, isIpAddress, isLoopbackAddress, isPublicAddress, nonPublicReason, durationMs, sweepRates, type Plan } from "@volley/contracts";
+import { addressMatches, flowAbsoluteUrls, isIpAddress, isLoopbackAddress, isPublicAddress, literalHost, nonPublicReason, durationMs, sweepRates, type Plan } from "@volley/contracts";
 import { hostedQuotas, targetAllowlist, volleyMode } from "../env";
 import { ApiError } from "./errors";
 
@@ -50,11 +50,12 @@ function allowedBy(entry: string, host: string, addresses: string[]): boolean {
 }
 
 /** Self-hosted mode: loopback, or a host the admin allowed. */
-export function assertAllowlisted(host: string, addresses: string[], allowlist: string[]): void {
+export function assertAllowlisted(host: string, addresses: string[], allowlist: string[], field = "plan.target.url"): void {
   if (addresses.every(isLoopbackAddress)) return;
   if (allowlist.some((entry) => allowedBy(entry, host, addresses))) return;
   throw refused(
     `the target host ${host} (${addresses.join(", ")}) is not on this install's allowlist; an admin can add it to VOLLEY_TARGET_ALLOWLIST (host names, *.suffix, addresses or CIDR ranges; * allows any host) and restart web`,
+    field,
   );
 }
 
@@ -95,13 +96,18 @@ export function assertWithinQuotas(plan: Plan, quotas = hostedQuotas(), inFlight
  * Checks a plan's target before a run is queued; returns the host and the addresses it resolved to
  * (for the audit log). Hosted mode's ownership check and quotas are the caller's (they need the database).
  */
-export async function checkTarget(plan: Plan, resolve: Resolver = systemResolver): Promise<{ host: string; addresses: string[] }> {
+export async function checkTarget(plan: Plan, resolve: Resolver = systemResolver): Promise<{ host: string; addresses: string[]; flowHosts: string[] }> {
   const host = targetHost(plan.target.url);
   const addresses = await resolveTarget(host, resolve);
-  if (volleyMode() === "hosted") {
-    assertPublicAddresses(host, addresses);
-  } else {
-    assertAllowlisted(host, addresses, targetAllowlist());
+  const check = (h: string, a: string[], field?: string) => (volleyMode() === "hosted" ? assertPublicAddresses(h, a, field) : assertAllowlisted(h, a, targetAllowlist(), field));
+  check(host, addresses);
+  // A flow's absolute request URLs reach their own hosts: each passes the same policy as target.url.
+  const flowHosts: string[] = [];
+  for (const { field, url } of flowAbsoluteUrls(plan)) {
+    const other = literalHost(url);
+    if (other === null || other === host || flowHosts.includes(other)) continue;
+    check(other, await resolveTarget(other, resolve, field), field);
+    flowHosts.push(other);
   }
-  return { host, addresses };
+  return { host, addresses, flowHosts };
 }

@@ -126,4 +126,23 @@ describe("targets API", () => {
       await env.h.db.update(schema.orgs).set({ quotas: null }).where(eq(schema.orgs.id, DEFAULT_ORG_ID));
     });
   });
+
+  it("checks every host a flow's requests reach, as it checks target.url's", async () => {
+    const withLogin = (loginUrl: string) => ({
+      ...plan("ws://93.184.215.14/echo"),
+      flow: { setup: [{ request: { name: "login", method: "POST", url: loginUrl, capture: { token: "$.token" } } }], messages: [{ json: { t: "{{ vars.token }}" }, reply: {} }] },
+    });
+    await withEnv({ VOLLEY_MODE: "hosted", AUTH_SECRET: "a-hosted-test-secret-of-32-characters!!" }, async () => {
+      // The target is public, the log-in is not: refused on the request's own field.
+      const privateLogin = await call(routes.run, "POST", "/api/v1/runs", { token }, { plan: withLogin("http://127.0.0.1:9/login") });
+      expect(privateLogin.status).toBe(403);
+      expect(await readError(privateLogin)).toMatchObject({ code: "target_refused", issues: [{ path: "plan.flow.setup.0.request.url" }] });
+    });
+    // Self-hosted: a log-in host that is not loopback must be on the allowlist, like the target.
+    await withEnv({ VOLLEY_TARGET_ALLOWLIST: "93.184.215.14" }, async () => {
+      const elsewhere = await call(routes.run, "POST", "/api/v1/runs", { token }, { plan: withLogin("http://93.184.215.15/login") });
+      expect(elsewhere.status).toBe(403);
+      expect(await readError(elsewhere)).toMatchObject({ code: "target_refused", message: expect.stringContaining("93.184.215.15"), issues: [{ path: "plan.flow.setup.0.request.url" }] });
+    });
+  });
 });

@@ -1,0 +1,31 @@
+import type { Plan } from "./plan";
+
+/**
+ * Every URL a plan's flow may send requests to besides target.url: setup requests, message
+ * requests and the polling target's own poll, with the plan field each sits in. Relative URLs
+ * resolve against target.url's host, so only absolute ones (`http://…`, `https://…`) are listed:
+ * the target policy (allowlist, hosted mode's public addresses and ownership proof) checks each
+ * of their hosts as it checks target.url's.
+ */
+export function flowAbsoluteUrls(plan: Pick<Plan, "target" | "flow">): { field: string; url: string }[] {
+  const out: { field: string; url: string }[] = [];
+  const add = (field: string, url: string | undefined) => {
+    if (url !== undefined && /^[a-z][a-z0-9+.-]*:\/\//i.test(url.trim())) out.push({ field, url: url.trim() });
+  };
+  plan.flow?.setup.forEach((step, i) => {
+    if ("request" in step) add(`plan.flow.setup.${i}.request.url`, step.request.url);
+  });
+  plan.flow?.messages?.forEach((m, i) => add(`plan.flow.messages.${i}.request.url`, m.request?.url));
+  add("plan.target.polling.poll.url", plan.target.polling?.poll?.url);
+  return out;
+}
+
+/**
+ * The host of an absolute flow URL, lowercased; null when the host is (or holds) a template, which
+ * nothing could check before the run. Validation refuses those (flow-validation.ts).
+ */
+export function literalHost(url: string): string | null {
+  const m = /^[a-z][a-z0-9+.-]*:\/\/(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)/i.exec(url);
+  if (!m || m[1]!.includes("{{") || m[1]!.includes("}}") || m[1] === "") return null;
+  return m[1]!.toLowerCase().replace(/^\[|\]$/g, "");
+}
