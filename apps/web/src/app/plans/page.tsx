@@ -23,11 +23,16 @@ export default async function PlansPage() {
       <div className="page-head">
         <div>
           <h1>Plans</h1>
-          <p className="muted">Saved test plans, each with its version history. Start one from a template below, or from a blank plan.</p>
+          <p className="muted">Saved test plans, each with its version history. Start one from a template below, from a blank plan, or import a browser recording or an Artillery script.</p>
         </div>
-        <Link href="/plans/new" className="button primary">
-          Blank plan
-        </Link>
+        <div className="head-actions">
+          <Link href="/plans/import" className="button">
+            Import
+          </Link>
+          <Link href="/plans/new" className="button primary">
+            Blank plan
+          </Link>
+        </div>
       </div>
       {problem ? (
         <ErrorPanel title={problem.title} message={problem.message} />
@@ -73,6 +78,10 @@ export default async function PlansPage() {
             <p className="small muted">{t.description}</p>
           </Link>
         ))}
+        <Link href="/plans/import" className="panel template-card import-card" data-import="plan">
+          <h3 className="panel-title">Import a recording or an Artillery script</h3>
+          <p className="small muted">A HAR saved from the browser&apos;s DevTools (with its WebSocket messages), or an Artillery ws/socketio script: becomes a plan with a flow to review.</p>
+        </Link>
       </div>
     </>
   );
