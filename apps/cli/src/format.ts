@@ -62,6 +62,12 @@ function summaryLines(s: RunSummary): string[] {
     if (flow.events.length > 0) lines.push(`  events     ${flow.events.map((e) => `${e.event} ${count(e.received)}${e.unmatched > 0 ? ` (${count(e.unmatched)} unmatched)` : ""}`).join(" · ")}`);
     for (const sample of flow.samples.slice(0, 3)) lines.push(`  unmatched  ${sample.event}: ${sample.data.length > 120 ? `${sample.data.slice(0, 120)}…` : sample.data}`);
   }
+  const c = s.capacity;
+  if (c) {
+    const rate = c.rate === null ? "none — the first step already broke it" : `${c.lowerBound ? "≥ " : ""}${c.rate}/s per ${c.per} (step ${c.step}${c.sendRate === null ? "" : `, ${c.sendRate} sent/s`})${c.lowerBound ? ", never broke: add steps to find where it breaks" : ""}`;
+    lines.push(`  capacity   ${c.slo}: ${rate}`);
+    if (c.agentSaturated) lines.push("  warning    the agent was saturated in the step that broke the SLO: the limit may be the agent's; add agents and rerun");
+  }
   if (s.intervals.saturated > 0) lines.push(`  warning    the agent was saturated in ${s.intervals.saturated} of ${s.intervals.measured} intervals: latency includes its own delay`);
   if (s.messages.shed) lines.push(`  warning    the agent shed ${count(s.messages.shed)} planned messages unsent: it was too far behind to send them`);
   if (s.thresholds.length > 0) {

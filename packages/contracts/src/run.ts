@@ -96,6 +96,16 @@ export const capacitySchema = z.object({
   sendRate: z.number().nullable(),
   deliveryRate: z.number().nullable(),
   step: z.number().int().nullable(),
+  /**
+   * No step broke the SLO (the sweep ran out of steps, reached `until` or its time): the server's
+   * capacity is at least `rate`, not `rate` itself — shown as "≥". Absent in summaries made before.
+   */
+  lowerBound: z.boolean().optional(),
+  /**
+   * The step that broke the SLO had the agent saturated: the agent, not the server, may have been
+   * the bottleneck, so the break may not be the server's; add agents and rerun. Absent or false otherwise.
+   */
+  agentSaturated: z.boolean().optional(),
 });
 export type Capacity = z.infer<typeof capacitySchema>;
 

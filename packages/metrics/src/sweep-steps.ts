@@ -105,7 +105,9 @@ export function capacityOf(steps: readonly SweepStep[], ctx: SweepContext | unde
   const stopWhen = ctx?.sweep?.stopWhen;
   if (!stopWhen || steps.length === 0) return undefined;
   let best: SweepStep | undefined;
+  let broke: SweepStep | undefined;
   for (const s of steps) {
+    if (s.failed) broke = s;
     if (s.failed || s.aborted) break;
     best = s;
   }
@@ -116,5 +118,8 @@ export function capacityOf(steps: readonly SweepStep[], ctx: SweepContext | unde
     sendRate: best?.sendRate ?? null,
     deliveryRate: best?.deliveryRate ?? null,
     step: best?.index ?? null,
+    // Never broken: the last rate that held is a floor of the capacity, not the capacity.
+    lowerBound: broke === undefined && best !== undefined,
+    agentSaturated: broke?.saturated ?? false,
   };
 }

@@ -27,8 +27,11 @@ function stepsTable(s: RunSummary): string {
   }
   let text = steps.toString();
   const c = s.capacity;
-  if (c) text += `
-capacity (${c.slo}): ${c.rate === null ? "none — the first step already failed" : `${c.rate}/s per ${c.per} (step ${c.step}, sent ${c.sendRate}/s)`}`;
+  if (c) {
+    const rate = c.rate === null ? "none — the first step already failed" : `${c.lowerBound ? "≥ " : ""}${c.rate}/s per ${c.per} (step ${c.step}, sent ${c.sendRate}/s)${c.lowerBound ? ", never broke" : ""}`;
+    text += `\ncapacity (${c.slo}): ${rate}`;
+    if (c.agentSaturated) text += "\nwarning: the agent was saturated in the step that broke the SLO: the limit may be the agent's; add agents and rerun";
+  }
   return text;
 }
 

@@ -131,7 +131,17 @@ describe("sweep", () => {
 
     expect(summary.steps!.map((s) => s.failed)).toEqual([false, false, true]);
     expect(summary.steps![2]!.reason).toMatch(/p50/);
-    expect(summary.capacity).toMatchObject({ slo: "p50 <= 100ms", rate: 40, per: "aggregate", step: 1, sendRate: 40 });
+    expect(summary.capacity).toMatchObject({ slo: "p50 <= 100ms", rate: 40, per: "aggregate", step: 1, sendRate: 40, lowerBound: false, agentSaturated: false });
+  }, 30_000);
+
+  it("a sweep that never breaks its SLO reports its last rate as a lower bound of the capacity", async () => {
+    const server = await startWsEchoServer();
+    cleanup.push(() => server.close());
+    const plan = sweepPlan(server.url, { from: 20, step: 20, steps: 2, hold: "1s", gap: "1s", stopWhen: { p99: "10s" } });
+    const { outcome, summary } = await run(plan);
+    expect(outcome.status).toBe("completed");
+    expect(summary.steps!.map((s) => s.failed)).toEqual([false, false]);
+    expect(summary.capacity).toMatchObject({ rate: 40, step: 1, lowerBound: true, agentSaturated: false });
   }, 30_000);
 
   it("refuses stages with a sweep, and a duration no step fits in", () => {

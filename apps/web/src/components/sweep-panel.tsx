@@ -22,12 +22,20 @@ export function SweepPanel({ run }: { run: Run }) {
           ) : (
             <>
               <strong>
+                {capacity.lowerBound ? "≥ " : ""}
                 {fmtRate(capacity.rate)} {unit}
               </strong>{" "}
               ({capacity.sendRate === null ? "—" : `${fmtRate(capacity.sendRate)} sent/s`}
               {capacity.deliveryRate ? `, ${fmtRate(capacity.deliveryRate)} deliveries/s` : ""})
+              {capacity.lowerBound ? <span className="muted"> — never broke: the server holds at least this; add steps to find where it breaks</span> : null}
             </>
           )}
+          {capacity.agentSaturated ? (
+            <span className="capacity-warn" data-testid="capacity-agent-saturated">
+              {" "}
+              The agent was saturated in the step that broke it: the limit may be the agent&apos;s, not the server&apos;s. Add agents and rerun.
+            </span>
+          ) : null}
         </p>
       )}
       <SweepChart runs={[run]} />
