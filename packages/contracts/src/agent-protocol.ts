@@ -118,7 +118,15 @@ export const REDIS_KEYS = {
   activeRuns: "volley:runs:active",
   /** Pub/sub channel the hub publishes run updates to (status changes, new intervals). */
   runEvents: (runId: string) => `volley:run:${runId}:events`,
-  /** Pub/sub channel web publishes abort requests on. */
+  /** Pub/sub channel web publishes abort requests on (abortRequestSchema as JSON). */
   abort: "volley:abort",
 } as const;
+
+/** An abort request on REDIS_KEYS.abort: web asks every hub replica to stop a run (hubs re-publish their own). */
+export const abortRequestSchema = z.object({
+  runId: z.string().min(1),
+  /** Why, as the run's reason will say it. */
+  reason: z.string().min(1).max(500).default("aborted"),
+});
+export type AbortRequest = z.infer<typeof abortRequestSchema>;
 export const AGGREGATOR_GROUP = "aggregator";

@@ -1,6 +1,6 @@
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
-import { REDIS_KEYS } from "@volley/contracts";
+import { abortRequestSchema, REDIS_KEYS } from "@volley/contracts";
 import { deferred, errorMessage, sleep } from "../util/wait";
 
 /**
@@ -99,10 +99,16 @@ export class RunCoordinator {
   private onMessage(channel: string, text: string): void {
     let msg: CoordMessage;
     try {
-      const parsed = JSON.parse(text) as Partial<CoordMessage> & { reason?: unknown };
-      if (typeof parsed.runId !== "string") throw new Error("runId missing");
-      const reason = typeof parsed.reason === "string" && parsed.reason ? parsed.reason : undefined;
-      msg = channel === REDIS_KEYS.abort ? { kind: "abort", runId: parsed.runId, reason: reason ?? "aborted" } : { kind: parsed.kind as CoordKind, runId: parsed.runId, reason };
+      if (channel === REDIS_KEYS.abort) {
+        const abort = abortRequestSchema.safeParse(JSON.parse(text));
+        if (!abort.success) throw new Error(abort.error.issues.map((i) => `${i.path.join(".") || "message"}: ${i.message}`).join("; "));
+        msg = { kind: "abort", runId: abort.data.runId, reason: abort.data.reason };
+      } else {
+        const parsed = JSON.parse(text) as Partial<CoordMessage> & { reason?: unknown };
+        if (typeof parsed.runId !== "string") throw new Error("runId missing");
+        const reason = typeof parsed.reason === "string" && parsed.reason ? parsed.reason : undefined;
+        msg = { kind: parsed.kind as CoordKind, runId: parsed.runId, reason };
+      }
     } catch (err) {
       this.log.warn({ channel, err: errorMessage(err) }, "ignored a malformed coordination message");
       return;

@@ -1,6 +1,6 @@
 import { DelayedError, Worker, type Job } from "bullmq";
 import type { Redis } from "ioredis";
-import { REDIS_KEYS } from "@volley/contracts";
+import { abortRequestSchema, REDIS_KEYS } from "@volley/contracts";
 import { getRunOfAnyOrg, finishRun } from "@volley/db";
 import { QUEUE_NAMES, runJob } from "@volley/queue";
 import { errorMessage, seconds, sleep, TimeoutError, withTimeout } from "../util/wait";
@@ -112,7 +112,7 @@ export class RunWorker {
    * other replicas), through the same channel a user abort takes.
    */
   async abortLocalRuns(redis: Redis, reason: string): Promise<void> {
-    for (const runId of this.running.keys()) if (!this.waiting.has(runId)) await redis.publish(REDIS_KEYS.abort, JSON.stringify({ runId, reason }));
+    for (const runId of this.running.keys()) if (!this.waiting.has(runId)) await redis.publish(REDIS_KEYS.abort, JSON.stringify(abortRequestSchema.parse({ runId, reason })));
   }
 
   /** Stops taking run jobs; resolves when the running ones have finished (or at once with force). */

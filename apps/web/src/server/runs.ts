@@ -1,4 +1,5 @@
 import {
+  abortRequestSchema,
   FINAL_RUN_STATUSES,
   REDIS_KEYS,
   type IntervalPoint,
@@ -146,7 +147,7 @@ export async function abortRun(id: string, orgId = DEFAULT_ORG_ID): Promise<Abor
   const row = await getRun(db, id, orgId);
   if (!row) throw notFound(`run ${id}`);
   if (isFinal(row.status)) throw new ApiError(409, "conflict", `run ${id} has already ended (${row.status}); there is nothing to stop`);
-  const message = JSON.stringify({ runId: id, reason: ABORT_REASON });
+  const message = JSON.stringify(abortRequestSchema.parse({ runId: id, reason: ABORT_REASON }));
   const publish = () => withRedisDeadline("publish the abort request", getRedis().publish(REDIS_KEYS.abort, message));
 
   if (row.status === "queued") {
