@@ -122,12 +122,16 @@ export function PlanImport() {
           </label>
           {format === "artillery" && (
             <label>
-              Payload CSV files <span className="subtle">(optional, those named in config.payload)</span>
+              <span>
+                Payload CSV files <span className="subtle">(optional: those its config.payload names)</span>
+              </span>
               <input type="file" name="payloads" accept=".csv,text/csv" multiple />
             </label>
           )}
           <label>
-            Target URL <span className="subtle">(optional: point the plan at this server instead of the recorded one)</span>
+            <span>
+              Target URL <span className="subtle">(optional: point the plan at this server instead of the recorded one)</span>
+            </span>
             <input type="text" name="targetUrl" placeholder="ws://127.0.0.1:9010 or https://staging.example.com" spellCheck={false} autoComplete="off" />
           </label>
           <div>
