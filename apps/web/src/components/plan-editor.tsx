@@ -20,7 +20,11 @@ function describePlan(plan: Plan): string {
   const s = plan.scenario;
   const rate = `${fmtMsgRate(s.message.rate)} ${s.message.per === "connection" ? "per connection" : "in aggregate"}`;
   const warm = durationMs(s.warmup) > 0 ? `, first ${fmtDuration(durationMs(s.warmup))} warm-up` : "";
-  return `${fmtInt(plan.connections.count)} ${plan.target.protocol} connection${plan.connections.count === 1 ? "" : "s"} (opened at ${fmtInt(plan.connections.rate)}/s) to ${plan.target.url}; ${s.kind}, ${rate} of ${fmtInt(s.message.bytes)} bytes for ${fmtDuration(durationMs(s.duration))}${warm}.`;
+  // A flow's messages are its own templates: message.bytes sizes only Volley's own messages.
+  const kinds = plan.flow?.messages;
+  const what = kinds ? `of ${kinds.length === 1 ? "the flow's message" : `the flow's ${kinds.length} message kinds`}` : `of ${fmtInt(s.message.bytes)} bytes`;
+  const setup = plan.flow && plan.flow.setup.length > 0 ? `, after ${plan.flow.setup.length} setup step${plan.flow.setup.length === 1 ? "" : "s"}` : "";
+  return `${fmtInt(plan.connections.count)} ${plan.target.protocol} connection${plan.connections.count === 1 ? "" : "s"} (opened at ${fmtInt(plan.connections.rate)}/s) to ${plan.target.url}; ${s.kind}, ${rate} ${what} for ${fmtDuration(durationMs(s.duration))}${setup}${warm}.`;
 }
 
 interface PlanEditorProps {
