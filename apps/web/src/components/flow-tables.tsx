@@ -1,4 +1,5 @@
 import type { Flow, FlowSummary } from "@volley/contracts";
+import { LatencyRowsTable } from "./latency-rows-table";
 import { fmtInt, fmtMs, fmtPercent } from "../lib/format";
 import { stepName } from "./flow-steps";
 
@@ -132,35 +133,10 @@ function KindsTable({ flow }: { flow: FlowSummary }) {
     ...(flow.push ? [{ name: "push", hint: "Server push: receive time minus the server's stamp (includes the clocks' offset)", s: flow.push.latency }] : []),
   ];
   return (
-    <div className="panel flush">
-      <table className="table" data-testid="flow-kinds">
-        <caption>Latency by message kind</caption>
-        <thead>
-          <tr>
-            <th>Kind</th>
-            <th className="num">Samples</th>
-            <th className="num">p50</th>
-            <th className="num">p95</th>
-            <th className="num">p99</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((r) => (
-            <tr key={r.name}>
-              <th scope="row" className="mono" title={r.hint}>
-                {r.name}
-              </th>
-              <td className="num">{fmtInt(r.s.count)}</td>
-              <td className="num">{fmtMs(r.s.p50)}</td>
-              <td className="num">{fmtMs(r.s.p95)}</td>
-              <td className="num">{fmtMs(r.s.p99)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+    <LatencyRowsTable caption="Latency by message kind" testId="flow-kinds" rows={rows} mono>
       {flow.push && flow.push.clockAhead > 0 && (
         <p className="small subtle flow-note">{fmtInt(flow.push.clockAhead)} push stamps were ahead of the agent's clock and not timed.</p>
       )}
-    </div>
+    </LatencyRowsTable>
   );
 }

@@ -1,5 +1,5 @@
 import type { LatencySummary, RunSummary } from "@volley/contracts";
-import { fmtInt, fmtMs } from "../lib/format";
+import { LatencyRowsTable } from "./latency-rows-table";
 
 /** One row per measured kind (connect, round trip, delivery, first message, canary, send lag), same columns for each; kinds with no samples are left out. */
 export function LatencyKindsTable({ summary }: { summary: RunSummary }) {
@@ -13,39 +13,5 @@ export function LatencyKindsTable({ summary }: { summary: RunSummary }) {
     { kind: "Send lag", hint: "How late the agent sent messages vs. their intended time (the agent's own delay)", s: summary.sendLag },
   ];
   const shown = rows.filter((r) => r.s && (r.s.count > 0 || r.kind === "Round trip" || r.kind === "Connect"));
-  return (
-    <div className="panel flush">
-      <table className="table kinds" data-testid="latency-kinds">
-        <caption>Latency by measured kind</caption>
-        <thead>
-          <tr>
-            <th>Kind</th>
-            <th className="num">Samples</th>
-            <th className="num">min</th>
-            <th className="num">p50</th>
-            <th className="num">p90</th>
-            <th className="num">p95</th>
-            <th className="num">p99</th>
-            <th className="num">max</th>
-          </tr>
-        </thead>
-        <tbody>
-          {shown.map(({ kind, hint, s }) => (
-            <tr key={kind}>
-              <th scope="row" title={hint}>
-                {kind}
-              </th>
-              <td className="num">{fmtInt(s!.count)}</td>
-              <td className="num">{fmtMs(s!.min)}</td>
-              <td className="num">{fmtMs(s!.p50)}</td>
-              <td className="num">{fmtMs(s!.p90)}</td>
-              <td className="num">{fmtMs(s!.p95)}</td>
-              <td className="num">{fmtMs(s!.p99)}</td>
-              <td className="num">{fmtMs(s!.max)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
-  );
+  return <LatencyRowsTable caption="Latency by measured kind" testId="latency-kinds" className="kinds" rows={shown.map((r) => ({ name: r.kind, hint: r.hint, s: r.s! }))} />;
 }
