@@ -39,9 +39,13 @@ export class DeliveryTracker {
   /**
    * Per member, the first seq of each sender it was expected for (the sender's count when it
    * joined): a copy of an earlier, already settled message is one the server handed it because it
-   * had it in the room before Volley did (a flow's setup joins first), not a duplicate.
+   * had it in the room before Volley did (a flow's setup joins first), not a duplicate. Only kept
+   * with `preJoin` (flows): the snapshot costs one entry per sender that had sent at each join, so
+   * O(members²) in a room that sends while it fills, which plans whose driver joins need not pay.
    */
   private readonly joinedFrom: (Map<number, number> | undefined)[] = [];
+  /** Flows join rooms in their own setup steps, before Volley counts the member in. */
+  preJoin = false;
   private queue: Entry[] = [];
   private head = 0;
   private waitingTotal = 0;
@@ -56,12 +60,14 @@ export class DeliveryTracker {
   join(id: number, room: string): void {
     let members = this.rooms.get(room);
     if (!members) this.rooms.set(room, (members = new Set()));
-    let from: Map<number, number> | undefined;
-    for (const m of members) {
-      const sent = this.sentBy[m] ?? 0;
-      if (sent > 0) (from ??= new Map()).set(m, sent);
+    if (this.preJoin) {
+      let from: Map<number, number> | undefined;
+      for (const m of members) {
+        const sent = this.sentBy[m] ?? 0;
+        if (sent > 0) (from ??= new Map()).set(m, sent);
+      }
+      this.joinedFrom[id] = from;
     }
-    this.joinedFrom[id] = from;
     members.add(id);
     this.roomOf[id] = room;
   }

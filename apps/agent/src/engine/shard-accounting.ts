@@ -63,6 +63,7 @@ export class ShardAccounting {
   /** Flows: messages are rendered and replies matched by the plan's flow from now on. */
   useFlow(program: FlowProgram, random: () => number): FlowCodec {
     this.flow = new FlowCodec(program, this.shardTag, random, (connId, seq) => this.tracker.has(connId, seq));
+    if (this.deliveries) this.deliveries.preJoin = true;
     this.sampleLimit = program.flow.samples;
     return this.flow;
   }
