@@ -8,7 +8,7 @@ import type { ShardAccounting } from "../engine/shard-accounting";
 import { ConnectionSetup, type Incoming } from "./connection-setup";
 import { asJson } from "./flow-codec";
 import type { CompiledKind, CompiledMatch, FlowProgram } from "./flow-program";
-import { compileRequest, flowDispatcher, httpBase, type CompiledRequest, type CookieJar } from "./http-step";
+import { compileRequest, flowDispatcher, httpBase, HttpStatusError, type CompiledRequest, type CookieJar } from "./http-step";
 
 /**
  * A shard's flow at run time: each connection's setup and template context (its index in the run,
@@ -84,7 +84,7 @@ export class FlowShard {
         this.afterReply(id);
       },
       (err: unknown) => {
-        const { errorClass } = /answered HTTP/.test((err as Error).message ?? "") ? { errorClass: "protocol" } : classifyHttpError(err);
+        const { errorClass } = err instanceof HttpStatusError ? { errorClass: "protocol" } : classifyHttpError(err);
         this.recorder.increment(`errors.${errorClass}`);
       },
     );

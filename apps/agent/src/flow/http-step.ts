@@ -19,6 +19,9 @@ function takeCookies(jar: CookieJar, setCookie: string | string[] | undefined): 
   }
 }
 
+/** A request the server answered with a status the step does not accept (a protocol error, not a transport one). */
+export class HttpStatusError extends Error {}
+
 /** HTTP(S) base for relative request URLs: target.url with ws:// read as http://. */
 export function httpBase(targetUrl: string): string {
   const u = new URL(targetUrl);
@@ -61,7 +64,7 @@ export function compileRequest(req: Omit<HttpRequest, "capture">, base: string, 
       takeCookies(jar, res.headers["set-cookie"]);
       const redirect = redirectDetail(res.statusCode, res.headers.location);
       if (redirect && !ok(res.statusCode)) throw new Error(`${req.method} ${target.pathname}: ${redirect}`);
-      if (!ok(res.statusCode)) throw new Error(`${req.method} ${target.pathname} answered HTTP ${res.statusCode}${text ? `: ${text.slice(0, 200)}` : ""}`);
+      if (!ok(res.statusCode)) throw new HttpStatusError(`${req.method} ${target.pathname} answered HTTP ${res.statusCode}${text ? `: ${text.slice(0, 200)}` : ""}`);
       return { status: res.statusCode, body: text, headers: res.headers };
     },
   };
