@@ -7,6 +7,11 @@ export const WEBHOOK_EVENTS = ["run.finished"] as const;
 export const webhookEventSchema = z.enum(WEBHOOK_EVENTS, { error: 'use "run.finished" (sent once when a run ends, whatever its status)' });
 export type WebhookEvent = z.infer<typeof webhookEventSchema>;
 
+/** A webhook's body: Volley's own JSON document, or a Slack incoming-webhook message (also read by Mattermost, Discord's /slack endpoint, Teams workflows). */
+export const WEBHOOK_FORMATS = ["generic", "slack"] as const;
+export const webhookFormatSchema = z.enum(WEBHOOK_FORMATS, { error: 'use "generic" (Volley\'s JSON document) or "slack" (a Slack incoming-webhook message)' });
+export type WebhookFormat = z.infer<typeof webhookFormatSchema>;
+
 /** Receivers check `x-volley-signature: sha256=<hex>`, the HMAC-SHA256 of the raw body under the webhook's secret. */
 export const WEBHOOK_HEADERS = {
   signature: "x-volley-signature",

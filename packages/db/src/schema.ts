@@ -1,5 +1,6 @@
 
 import {
+  type AnyPgColumn,
   bigserial,
   boolean,
   doublePrecision,
@@ -11,7 +12,8 @@ import {
   timestamp,
   uniqueIndex,
 } from "drizzle-orm/pg-core";
-import type { AgentCapacity, Health, IntervalFrame, Plan, RunStatus, RunSummary, WebhookEvent } from "@volley/contracts";
+import { sql } from "drizzle-orm";
+import type { AgentCapacity, Health, IntervalFrame, Plan, RunStatus, RunSummary, WebhookEvent, WebhookFormat } from "@volley/contracts";
 
 const createdAt = () => timestamp("created_at", { withTimezone: true }).notNull().defaultNow();
 
@@ -190,11 +192,39 @@ export const webhooks = pgTable(
     url: text("url").notNull(),
     secret: text("secret").notNull(),
     events: jsonb("events").$type<WebhookEvent[]>().notNull(),
+    /** The body's shape: Volley's own JSON ("generic") or a Slack incoming-webhook message ("slack"). */
+    format: text("format").$type<WebhookFormat>().notNull().default("generic"),
     createdBy: text("created_by"),
     createdAt: createdAt(),
     disabledAt: timestamp("disabled_at", { withTimezone: true }),
   },
   (t) => [index("webhooks_org_idx").on(t.orgId)],
+);
+
+/** Each attempt to POST to a webhook (events and test deliveries) and what the receiver answered, for the webhooks page. */
+export const webhookDeliveries = pgTable(
+  "webhook_deliveries",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    webhookId: text("webhook_id")
+      .notNull()
+      .references(() => webhooks.id, { onDelete: "cascade" }),
+    /** The delivery id sent as x-volley-delivery (the same across retries of one event). */
+    deliveryId: text("delivery_id").notNull(),
+    event: text("event").notNull(),
+    runId: text("run_id"),
+    attempt: integer("attempt").notNull(),
+    test: boolean("test").notNull().default(false),
+    /** The receiver's HTTP status; null when none came (refused, timeout, network error). */
+    status: integer("status"),
+    ok: boolean("ok").notNull(),
+    error: text("error"),
+    /** The first bytes of the receiver's answer (text), to see what it said. */
+    responseExcerpt: text("response_excerpt"),
+    durationMs: doublePrecision("duration_ms").notNull(),
+    at: timestamp("at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("webhook_deliveries_webhook_at_idx").on(t.webhookId, t.at)],
 );
 
 /**
@@ -299,6 +329,10 @@ export const plans = pgTable("plans", {
   document: jsonb("document").$type<Plan>().notNull(),
   /** The latest version number; every create/update also writes a plan_versions row. */
   version: integer("version").notNull().default(1),
+  tags: text("tags").array().notNull().default(sql`'{}'::text[]`),
+  notes: text("notes").notNull().default(""),
+  /** The run the plan's later runs are judged against (compare deltas, trend regressions); unset when that run is deleted. */
+  baselineRunId: text("baseline_run_id").references((): AnyPgColumn => runs.id, { onDelete: "set null" }),
   createdAt: createdAt(),
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });
@@ -335,11 +369,65 @@ export const runs = pgTable(
     startSkewMs: doublePrecision("start_skew_ms"),
     /** The worst agent's actual start minus the planned start instant, ms (its offset-corrected clock); null when none reported. */
     startLateMs: doublePrecision("start_late_ms"),
+    tags: text("tags").array().notNull().default(sql`'{}'::text[]`),
+    notes: text("notes").notNull().default(""),
+    /** The plan schedule that started the run (null: started by a person or CI). */
+    scheduleId: text("schedule_id"),
     createdAt: createdAt(),
     startedAt: timestamp("started_at", { withTimezone: true }),
     endedAt: timestamp("ended_at", { withTimezone: true }),
   },
-  (t) => [index("runs_org_created_idx").on(t.orgId, t.createdAt)],
+  (t) => [index("runs_org_created_idx").on(t.orgId, t.createdAt), index("runs_tags_idx").using("gin", t.tags)],
+);
+
+/**
+ * Read-only links to a run for the members of its org (any role, viewers included): the link
+ * opens the run whatever org the member has active, and never without a session of a member of
+ * `orgId`. Revoked links stay (audit) and open nothing.
+ */
+export const runShares = pgTable(
+  "run_shares",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => orgs.id, { onDelete: "cascade" }),
+    runId: text("run_id")
+      .notNull()
+      .references(() => runs.id, { onDelete: "cascade" }),
+    createdBy: text("created_by"),
+    createdAt: createdAt(),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+  },
+  (t) => [index("run_shares_run_idx").on(t.runId)],
+);
+
+/**
+ * A plan's cron schedule (one per plan). The row is the truth; web mirrors it into a BullMQ job
+ * scheduler (id `plan-schedule:<planId>`) whose jobs a hub turns into runs, writing `last*` here.
+ */
+export const planSchedules = pgTable(
+  "plan_schedules",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => orgs.id, { onDelete: "cascade" }),
+    planId: text("plan_id")
+      .notNull()
+      .references(() => plans.id, { onDelete: "cascade" }),
+    cron: text("cron").notNull(),
+    timezone: text("timezone").notNull().default("UTC"),
+    enabled: boolean("enabled").notNull().default(true),
+    createdBy: text("created_by"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    lastRunAt: timestamp("last_run_at", { withTimezone: true }),
+    lastRunId: text("last_run_id"),
+    /** Why the last firing started no run (target refused, plan deleted…); null when it started one. */
+    lastError: text("last_error"),
+  },
+  (t) => [uniqueIndex("plan_schedules_plan_idx").on(t.planId), index("plan_schedules_org_idx").on(t.orgId)],
 );
 
 export type ShardStatus = "pending" | "assigned" | "running" | "completed" | "errored" | "aborted";
