@@ -19,6 +19,7 @@ export * from "./flow";
 export * from "./flow-template";
 export * from "./flow-validation";
 export * from "./flow-hosts";
+export * from "./plan-timing";
 export * from "./json-path";
 
 const AGENT_COUNT_FIX = { error: 'use a whole number of agents from 1 to 1000, or "all" for every idle agent of the pool' };

@@ -1,0 +1,139 @@
+import { durationMs } from "./duration";
+import type { Plan } from "./plan";
+import { sweepRates, type Stage } from "./scenario";
+
+/**
+ * How long a plan runs, phase by phase, in ms from the synchronized start instant. The one place
+ * this is worked out: web's quotas, the hub's deadlines and the agent's engine all read it.
+ *
+ * Phases (the engine follows these; see scenario.ts for the schedule semantics):
+ * - ramp: without stages, connection k is attempted at k / connections.rate s; `rampMs` is
+ *   count / rate (the instant the attempt after the last would be). With stages there is no ramp:
+ *   the stage line opens and closes connections.
+ * - sending: `per: connection`, each connection sends for `duration` from its own open, so the last
+ *   window ends at ramp + duration; `per: aggregate`, one schedule from the first open for
+ *   `duration`, the shard ending no earlier than its ramp; stages: until the stages' total (a
+ *   connection sends at most `duration` from its open); sweep: stepping begins on the first whole
+ *   second after every connect has settled, and the last step that fits in `duration` ends it.
+ * - drain: after the last send, replies and deliveries are awaited up to message.timeout.
+ *
+ * `sendEndMs` is the plan's own end of sending, as if every connection opened the instant it was
+ * attempted; `endByMs` is the latest a shard following the plan should end: a connection may take
+ * up to `openWithinMs` to open (connect timeout, a flow's setup steps), which pushes windows that
+ * run from an open, and the drain comes after.
+ */
+export interface PlanTiming {
+  /** Without stages: count / rate, in ms; 0 with stages. */
+  rampMs: number;
+  /** Each stage's span: the open connections move linearly from `from` to `target` over [startMs, endMs). */
+  stages: StageSpan[];
+  /** With a sweep: its steps' timing, relative to the instant stepping begins. */
+  sweep: SweepTiming | null;
+  /** scenario.duration. */
+  durationMs: number;
+  /** The planned end of sending, from the start instant. */
+  sendEndMs: number;
+  /** How long a connection may take from its attempt to its open: the connect timeout plus a flow's setup steps. */
+  openWithinMs: number;
+  /** The wait for the last replies and deliveries after the last send (message.timeout). */
+  drainMs: number;
+  /** The latest a shard that follows the plan ends, from the start instant: sending (late opens included) plus the drain. */
+  endByMs: number;
+}
+
+export interface StageSpan {
+  startMs: number;
+  endMs: number;
+  /** Connections open at the stage's start (the previous stage's target; 0 for the first). */
+  from: number;
+  target: number;
+}
+
+export interface SweepTiming {
+  holdMs: number;
+  gapMs: number;
+  /** hold + gap: step k holds over [k·periodMs, k·periodMs + holdMs) after stepping begins. */
+  periodMs: number;
+  /** The steps' rates, in message.per units: those the sweep allows whose hold fits in scenario.duration. */
+  rates: number[];
+  /** From the instant stepping begins to the end of the last step's hold (0 without steps). */
+  lengthMs: number;
+}
+
+/** The plan's timing: see PlanTiming. */
+export function planTiming(plan: Plan): PlanTiming {
+  const duration = durationMs(plan.scenario.duration);
+  const { count, rate, stages } = plan.connections;
+  const spans = stageSpans(stages ?? []);
+  const rampMs = stages ? 0 : (1000 * count) / rate;
+  const openWithinMs = openWithin(plan);
+  const drainMs = durationMs(plan.scenario.message.timeout);
+  const sweep = plan.sweep ? sweepTiming(plan, duration) : null;
+  let sendEndMs: number;
+  let latestMs: number;
+  if (stages) {
+    // Every connection stops at the stages' end; a connect still in flight then settles within openWithin.
+    sendEndMs = spans.at(-1)!.endMs;
+    latestMs = sendEndMs + openWithinMs;
+  } else if (sweep) {
+    sendEndMs = sweepBeginMs(rampMs) + sweep.lengthMs;
+    latestMs = sweepBeginMs(rampMs + openWithinMs) + sweep.lengthMs;
+  } else if (plan.scenario.message.per === "aggregate") {
+    sendEndMs = Math.max(rampMs, duration);
+    latestMs = Math.max(rampMs + openWithinMs, openWithinMs + duration);
+  } else {
+    sendEndMs = rampMs + duration;
+    latestMs = rampMs + openWithinMs + duration;
+  }
+  return { rampMs, stages: spans, sweep, durationMs: duration, sendEndMs, openWithinMs, drainMs, endByMs: latestMs + drainMs };
+}
+
+/** Stepping begins on the first interval boundary (whole second from the start) at or after `settledMs`. */
+export function sweepBeginMs(settledMs: number): number {
+  return Math.max(0, Math.ceil(settledMs / 1000)) * 1000;
+}
+
+export function stageSpans(stages: readonly Stage[]): StageSpan[] {
+  const spans: StageSpan[] = [];
+  let t = 0;
+  let from = 0;
+  for (const s of stages) {
+    const len = durationMs(s.duration);
+    spans.push({ startMs: t, endMs: t + len, from, target: s.target });
+    t += len;
+    from = s.target;
+  }
+  return spans;
+}
+
+function sweepTiming(plan: Plan, duration: number): SweepTiming {
+  const sweep = plan.sweep!;
+  const holdMs = durationMs(sweep.hold);
+  const gapMs = durationMs(sweep.gap);
+  const periodMs = holdMs + gapMs;
+  // Only steps whose whole hold fits in scenario.duration: a step is never cut short by the plan itself.
+  const fit = duration < holdMs ? 0 : Math.floor((duration - holdMs) / periodMs) + 1;
+  const rates = sweepRates(sweep, plan.scenario.message.rate).slice(0, fit);
+  const lengthMs = rates.length === 0 ? 0 : (rates.length - 1) * periodMs + holdMs;
+  return { holdMs, gapMs, periodMs, rates, lengthMs };
+}
+
+/**
+ * A connection's longest way from its attempt to its open: the connect timeout, or with a flow,
+ * each setup step's own bound (an HTTP request may use the connect timeout to connect, for the
+ * headers and between body chunks; a send waiting for its ack, a waitFor: their timeouts; think
+ * times) plus the connect the flow adds when it names none.
+ */
+function openWithin(plan: Plan): number {
+  const connect = durationMs(plan.target.connectTimeout);
+  const setup = plan.flow?.setup ?? [];
+  let ms = setup.some((s) => "connect" in s) ? 0 : connect;
+  for (const step of setup) {
+    if ("connect" in step) ms += connect;
+    else if ("request" in step) ms += 3 * connect;
+    else if ("send" in step) ms += step.send.ack ? durationMs(step.send.timeout) : 0;
+    else if ("waitFor" in step) ms += durationMs(step.waitFor.timeout);
+    else ms += durationMs(step.think);
+  }
+  return ms;
+}
