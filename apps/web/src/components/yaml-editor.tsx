@@ -12,6 +12,7 @@ import { hoverTooltip } from "@codemirror/view";
 import type { JSONSchema7 } from "json-schema";
 import { useEffect, useRef } from "react";
 import { planIssueRanges } from "../lib/plan-issue-ranges";
+import { sequenceItemCompletion } from "../lib/sequence-item-completion";
 
 /**
  * Inline errors from the zod schema itself, the judge the API and CLI use, so the editor marks exactly
@@ -61,6 +62,8 @@ export function YamlEditor({ value, onChange, onSubmit, label, invalid }: Props)
         // Completion and hover docs from the plan's JSON Schema; the errors from zod (planLinter).
         yaml(),
         yamlLanguage.data.of({ autocomplete: yamlCompletion() }),
+        // At `- ` (a new list item: a flow's setup step, a message), which the source above skips.
+        yamlLanguage.data.of({ autocomplete: sequenceItemCompletion(planJsonSchema() as JSONSchema7) }),
         hoverTooltip(yamlSchemaHover()),
         stateExtensions(planJsonSchema() as JSONSchema7),
         planLinter,

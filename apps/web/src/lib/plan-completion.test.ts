@@ -7,6 +7,7 @@ import { stateExtensions } from "codemirror-json-schema";
 import { yamlCompletion } from "codemirror-json-schema/yaml";
 import type { JSONSchema7 } from "json-schema";
 import { describe, expect, it } from "vitest";
+import { sequenceItemCompletion } from "./sequence-item-completion";
 
 /** The editor's completion (yaml-editor.tsx: the same extensions) at the `|` in `doc`. */
 async function complete(doc: string): Promise<string[]> {
@@ -16,8 +17,10 @@ async function complete(doc: string): Promise<string[]> {
   // finish the parse, then take a state that holds the whole tree, as a view's would by then.
   ensureSyntaxTree(created, created.doc.length, 10_000);
   const state = created.update({}).state;
-  const res = await yamlCompletion()(new CompletionContext(state, pos, true));
-  return Array.isArray(res) || !res ? [] : res.options.map((o) => o.label);
+  const ctx = new CompletionContext(state, pos, true);
+  // Both sources the editor registers: CodeMirror merges their options.
+  const results = [await yamlCompletion()(ctx), await sequenceItemCompletion(planJsonSchema() as JSONSchema7)(ctx)];
+  return results.flatMap((res) => (Array.isArray(res) || !res ? [] : res.options.map((o) => o.label)));
 }
 
 const base = "name: x\ntarget: { url: ws://127.0.0.1:1, protocol: ws }\nconnections: { count: 1, rate: 1 }\nscenario: { kind: echo, duration: 1s }\n";
@@ -31,5 +34,15 @@ describe("plan editor completion", () => {
     expect(await complete(`${base}flow:\n  messages:\n    - event: chat\n      re|`)).toEqual(expect.arrayContaining(["reply", "request"]));
     expect(await complete(`${base}flow:\n  messages:\n    - reply:\n        event: message\n        ma|`)).toEqual(["match"]);
     expect(await complete(`${base}flow:\n  data:\n    reuse: true\n    cs|`)).toEqual(["csv"]);
+  });
+
+  it("offers an item's keys where a new item starts: setup step kinds, message fields, stages", async () => {
+    const steps = await complete(`${base}flow:\n  setup:\n    - |`);
+    expect(steps).toEqual(["request", "connect", "send", "waitFor", "think"]);
+    expect(await complete(`${base}flow:\n  setup:\n    - request: { url: /login }\n    - wa|`)).toEqual(["waitFor"]);
+    expect(await complete(`${base}flow:\n  setup:\n  - thi|`)).toEqual(["think"]);
+    expect(await complete(`${base}flow:\n  messages:\n    - |`)).toEqual(expect.arrayContaining(["json", "reply", "weight"]));
+    // Not an item start: the key completion alone answers, nothing doubled.
+    expect(await complete(`${base}flow:\n  setup:\n    - waitFor:\n        event: joined\n        ti|`)).toEqual(["timeout"]);
   });
 });
