@@ -8,12 +8,13 @@ import {
   integer,
   jsonb,
   pgTable,
+  primaryKey,
   text,
   timestamp,
   uniqueIndex,
 } from "drizzle-orm/pg-core";
 import { sql } from "drizzle-orm";
-import type { AgentCapacity, Health, IntervalFrame, Plan, RunStatus, RunSummary, WebhookEvent, WebhookFormat } from "@volley/contracts";
+import type { AgentCapacity, Health, IntervalFrame, IntervalPoint, Plan, RunAnalysis, RunStatus, RunSummary, WebhookEvent, WebhookFormat } from "@volley/contracts";
 
 const createdAt = () => timestamp("created_at", { withTimezone: true }).notNull().defaultNow();
 
@@ -479,5 +480,36 @@ export const runIntervals = pgTable(
   },
   (t) => [uniqueIndex("run_intervals_shard_seq_idx").on(t.shardId, t.seq), index("run_intervals_run_index_idx").on(t.runId, t.index)],
 );
+
+/**
+ * A run's merged timeline, one row per second with every agent's frame for it merged exactly: what
+ * the run page, /intervals and the live feed read. The hub's run meter writes it as frames are
+ * stored; raw frames (run_intervals) stay the source it can be rebuilt from.
+ */
+export const runPoints = pgTable(
+  "run_points",
+  {
+    runId: text("run_id").notNull().references(() => runs.id, { onDelete: "cascade" }),
+    index: integer("index").notNull(),
+    point: jsonb("point").$type<IntervalPoint>().notNull(),
+    /** The second's merged round-trip and delivery histograms (compressed base64), so seconds can be merged further exactly. */
+    histograms: jsonb("histograms").$type<Record<string, string>>().notNull(),
+    /** Raw frames merged into the row. */
+    frames: integer("frames").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.index] })],
+);
+
+/** The run meter's running result: the summary (live while the run runs, final after) and the analysis (spectra, per agent). */
+export const runMeters = pgTable("run_meters", {
+  runId: text("run_id").primaryKey().references(() => runs.id, { onDelete: "cascade" }),
+  /** Raw frames folded in. */
+  frames: integer("frames").notNull(),
+  summary: jsonb("summary").$type<RunSummary>(),
+  analysis: jsonb("analysis").$type<RunAnalysis>(),
+  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  /** When retention deleted the run's raw frames; the merged rows and this row stay. */
+  framesDeletedAt: timestamp("frames_deleted_at", { withTimezone: true }),
+});
 
 export const DEFAULT_ORG_ID = "org_default";
