@@ -8,9 +8,9 @@ import { parse } from "node:url";
 import next from "next";
 import { MisconfiguredError, optionalRedisUrl, secretsKeys, serverOptions } from "./src/env";
 import { attachLiveFeed } from "./src/live/live-server";
-import { stampPeer } from "./src/server/client-address";
-import { getLogger } from "./src/server/log";
-import { closeServices } from "./src/server/services";
+import { stampPeer } from "@/server/http/client-address";
+import { getLogger } from "@/server/http/log";
+import { closeServices } from "@/server/http/services";
 
 const log = getLogger();
 let options: ReturnType<typeof serverOptions>;

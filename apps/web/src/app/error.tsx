@@ -3,7 +3,7 @@
 import { useEffect } from "react";
 
 /**
- * Words for the digests server pages give outages (server/page-errors.ts PAGE_ERROR_DIGESTS; a
+ * Words for the digests server pages give outages (server/http/page-errors.ts PAGE_ERROR_DIGESTS; a
  * client component cannot import that server module). Next hides error messages from the
  * browser; the digest is all that arrives.
  */

@@ -3,7 +3,7 @@
 import Link from "next/link";
 import { useMemo } from "react";
 import { fmtMs, fmtRate } from "../lib/format";
-import type { PlanTrend as Trend } from "../server/plan-trend";
+import type { PlanTrend as Trend } from "@/server/runs/plan-trend";
 import { TimelineChart, type ChartSeries } from "./timeline-chart";
 
 /** p95 and throughput of a plan's finished runs, in the order they ran (x: run number). */

@@ -5,7 +5,7 @@ import { pino } from "pino";
 import { io as connectClient, type Socket } from "socket.io-client";
 import { LIVE_FEED, type Plan } from "@volley/contracts";
 import { createApiToken, DEFAULT_ORG_ID, insertRun } from "@volley/db";
-import { startApiTestEnv, type ApiTestEnv } from "../server/api-test-env";
+import { startApiTestEnv, type ApiTestEnv } from "@/server/test-support/api-test-env";
 import { attachLiveFeed, type LiveFeedServer, type SubscribeReply } from "./live-server";
 
 // The live feed on a real HTTP server, reached by a real Socket.IO client, authenticated like the API.

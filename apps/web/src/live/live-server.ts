@@ -6,9 +6,9 @@ import { createRedis } from "@volley/queue";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { Server } from "socket.io";
-import { authenticate, authorize, type AuthContext } from "../server/auth";
-import { classifyError } from "../server/errors";
-import { getDb } from "../server/services";
+import { authenticate, authorize, type AuthContext } from "@/server/auth/auth";
+import { classifyError } from "@/server/http/errors";
+import { getDb } from "@/server/http/services";
 
 export interface LiveFeedServer {
   io: Server;

@@ -3,9 +3,9 @@ import { headers } from "next/headers";
 import { ErrorPanel } from "../../components/error-panel";
 import { RunsTable } from "../../components/runs-table";
 import type { RunListItem } from "../../lib/types";
-import { describeLoadError } from "../../server/page-errors";
-import { pageSession } from "../../server/page-session";
-import { loadRunList } from "../../server/runs";
+import { describeLoadError } from "@/server/http/page-errors";
+import { pageSession } from "@/server/http/page-session";
+import { loadRunList } from "@/server/runs/runs";
 
 export default async function RunsPage() {
   const auth = await pageSession();

@@ -4,11 +4,11 @@ import { headers } from "next/headers";
 import { AgentTokensManager } from "../../components/agent-tokens-manager";
 import { AgentsTable } from "../../components/agents-table";
 import { ErrorPanel } from "../../components/error-panel";
-import { agentEndpoints, listAgents, listJoinTokens } from "../../server/agents";
-import { authorize } from "../../server/auth";
-import { ApiError } from "../../server/errors";
-import { describeLoadError } from "../../server/page-errors";
-import { pageSession } from "../../server/page-session";
+import { agentEndpoints, listAgents, listJoinTokens } from "@/server/agents/agents";
+import { authorize } from "@/server/auth/auth";
+import { ApiError } from "@/server/http/errors";
+import { describeLoadError } from "@/server/http/page-errors";
+import { pageSession } from "@/server/http/page-session";
 
 export const metadata: Metadata = { title: "Agents" };
 

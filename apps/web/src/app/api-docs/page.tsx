@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import { referenceOperations, referenceSchemas } from "../../server/openapi-reference";
+import { referenceOperations, referenceSchemas } from "@/server/openapi/openapi-reference";
 
 export const metadata: Metadata = { title: "API reference" };
 // The document depends only on the code, so the page is rendered once at build time.

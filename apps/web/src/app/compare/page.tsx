@@ -3,10 +3,10 @@ import { CompareView } from "../../components/compare-view";
 import { ErrorPanel } from "../../components/error-panel";
 import { PlanTrend } from "../../components/plan-trend";
 import type { RunListItem } from "../../lib/types";
-import { describeLoadError } from "../../server/page-errors";
-import { pageSession } from "../../server/page-session";
-import { loadPlanTrend } from "../../server/plan-trend";
-import { loadRunList } from "../../server/runs";
+import { describeLoadError } from "@/server/http/page-errors";
+import { pageSession } from "@/server/http/page-session";
+import { loadPlanTrend } from "@/server/runs/plan-trend";
+import { loadRunList } from "@/server/runs/runs";
 
 export const metadata: Metadata = { title: "Compare" };
 

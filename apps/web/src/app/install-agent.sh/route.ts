@@ -1,5 +1,5 @@
-import { apiHandler } from "../../server/api-handler";
-import { readAgentInstaller } from "../../server/agent-installer";
+import { apiHandler } from "@/server/http/api-handler";
+import { readAgentInstaller } from "@/server/agents/agent-installer";
 
 /**
  * GET /install-agent.sh → infra/agent/install.sh, for

@@ -3,9 +3,9 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { ErrorPanel } from "../../components/error-panel";
 import { fmtInt } from "../../lib/format";
-import { describeLoadError } from "../../server/page-errors";
-import { pageSession } from "../../server/page-session";
-import { loadPlanList } from "../../server/plans";
+import { describeLoadError } from "@/server/http/page-errors";
+import { pageSession } from "@/server/http/page-session";
+import { loadPlanList } from "@/server/plans/plans";
 
 export const metadata: Metadata = { title: "Plans" };
 

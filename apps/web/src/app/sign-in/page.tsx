@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { redirect } from "next/navigation";
 import { AuthForm } from "../../components/auth-form";
-import { hasUsers, pageUser } from "../../server/page-session";
+import { hasUsers, pageUser } from "@/server/http/page-session";
 import { safeNextPath } from "../../lib/next-path";
 
 export const metadata: Metadata = { title: "Sign in" };

@@ -6,9 +6,9 @@ import { createAccessControl } from "better-auth/plugins/access";
 import { organization } from "better-auth/plugins/organization";
 import { adminAc, defaultStatements, memberAc, ownerAc } from "better-auth/plugins/organization/access";
 import { eq, sql } from "drizzle-orm";
-import { authSecret, databaseUrl, maxOrgsPerUser, publicUrl } from "../../env";
-import { logOnce } from "../log";
-import { getDb } from "../services";
+import { authSecret, databaseUrl, maxOrgsPerUser, publicUrl } from "@/env";
+import { logOnce } from "../http/log";
+import { getDb } from "../http/services";
 import { trustedOrigins } from "./trusted-origins";
 
 /**

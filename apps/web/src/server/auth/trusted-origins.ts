@@ -1,5 +1,5 @@
 import { hostname, networkInterfaces } from "node:os";
-import { publicUrl, serverOptions } from "../../env";
+import { publicUrl, serverOptions } from "@/env";
 
 /**
  * The origins allowed to post to the auth routes (better-auth's CSRF/origin check): VOLLEY_PUBLIC_URL

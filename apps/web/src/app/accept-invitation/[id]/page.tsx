@@ -3,7 +3,7 @@ import { headers } from "next/headers";
 import Link from "next/link";
 import { AcceptInvitationButton } from "../../../components/accept-invitation-button";
 import { ErrorPanel } from "../../../components/error-panel";
-import { getAuth } from "../../../server/auth/better-auth";
+import { getAuth } from "@/server/auth/better-auth";
 
 export const metadata: Metadata = { title: "Join an organization" };
 

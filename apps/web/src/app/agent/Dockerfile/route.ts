@@ -1,6 +1,6 @@
-import { apiHandler } from "../../../server/api-handler";
-import { agentDockerfile } from "../../../server/agent-package";
-import { agentEndpoints } from "../../../server/agents";
+import { apiHandler } from "@/server/http/api-handler";
+import { agentDockerfile } from "@/server/agents/agent-package";
+import { agentEndpoints } from "@/server/agents/agents";
 
 /** GET /agent/Dockerfile → the agent image's Dockerfile for this install (see agentDockerfile). Public: it holds no secret. */
 export const GET = apiHandler({

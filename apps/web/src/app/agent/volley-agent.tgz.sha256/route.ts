@@ -1,5 +1,5 @@
-import { apiHandler } from "../../../server/api-handler";
-import { agentPackage } from "../../../server/agent-package";
+import { apiHandler } from "@/server/http/api-handler";
+import { agentPackage } from "@/server/agents/agent-package";
 
 /** GET /agent/volley-agent.tgz.sha256 → `<hex>  volley-agent.tgz`, for `sha256sum -c` (the installer checks it). */
 export const GET = apiHandler({

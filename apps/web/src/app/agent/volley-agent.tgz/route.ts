@@ -1,5 +1,5 @@
-import { apiHandler } from "../../../server/api-handler";
-import { agentPackage } from "../../../server/agent-package";
+import { apiHandler } from "@/server/http/api-handler";
+import { agentPackage } from "@/server/agents/agent-package";
 
 /**
  * GET /agent/volley-agent.tgz → this install's agent, bundled and packed by npm (apps/agent/src/pack),

@@ -5,10 +5,10 @@ import { cache } from "react";
 import { stringify } from "yaml";
 import { ErrorPanel } from "../../../components/error-panel";
 import { PlanEditor } from "../../../components/plan-editor";
-import { ApiError } from "../../../server/errors";
-import { describeLoadError } from "../../../server/page-errors";
-import { pageSession } from "../../../server/page-session";
-import { loadPlan, loadPlanVersions } from "../../../server/plans";
+import { ApiError } from "@/server/http/errors";
+import { describeLoadError } from "@/server/http/page-errors";
+import { pageSession } from "@/server/http/page-session";
+import { loadPlan, loadPlanVersions } from "@/server/plans/plans";
 
 const load = cache(async (id: string) => {
   const { orgId } = await pageSession();

@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { PlanImport } from "../../../components/plan-import";
-import { pageSession } from "../../../server/page-session";
+import { pageSession } from "@/server/http/page-session";
 
 export const metadata: Metadata = { title: "Import a plan" };
 

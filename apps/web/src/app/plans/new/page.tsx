@@ -2,7 +2,7 @@ import { EXAMPLE_PLAN_YAML, TEMPLATES } from "@volley/contracts";
 import type { Metadata } from "next";
 import Link from "next/link";
 import { PlanEditor } from "../../../components/plan-editor";
-import { pageSession } from "../../../server/page-session";
+import { pageSession } from "@/server/http/page-session";
 
 export const metadata: Metadata = { title: "New plan" };
 

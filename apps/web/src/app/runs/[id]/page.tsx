@@ -3,10 +3,10 @@ import { notFound } from "next/navigation";
 import { cache } from "react";
 import { ErrorPanel } from "../../../components/error-panel";
 import { RunView } from "../../../components/run-view";
-import { ApiError } from "../../../server/errors";
-import { describeLoadError } from "../../../server/page-errors";
-import { pageSession } from "../../../server/page-session";
-import { loadIntervals, loadRun } from "../../../server/runs";
+import { ApiError } from "@/server/http/errors";
+import { describeLoadError } from "@/server/http/page-errors";
+import { pageSession } from "@/server/http/page-session";
+import { loadIntervals, loadRun } from "@/server/runs/runs";
 
 const load = cache(async (id: string) => {
   const { orgId } = await pageSession();

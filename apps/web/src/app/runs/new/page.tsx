@@ -1,7 +1,7 @@
 import { EXAMPLE_PLAN_YAML } from "@volley/contracts";
 import type { Metadata } from "next";
 import { PlanEditor } from "../../../components/plan-editor";
-import { pageSession } from "../../../server/page-session";
+import { pageSession } from "@/server/http/page-session";
 
 export const metadata: Metadata = { title: "New run" };
 

@@ -2,8 +2,8 @@ import type { Metadata } from "next";
 import { headers } from "next/headers";
 import { ErrorPanel } from "../../../components/error-panel";
 import { MembersManager, type InvitationView, type MemberView } from "../../../components/members-manager";
-import { getAuth } from "../../../server/auth/better-auth";
-import { pageSession } from "../../../server/page-session";
+import { getAuth } from "@/server/auth/better-auth";
+import { pageSession } from "@/server/http/page-session";
 
 export const metadata: Metadata = { title: "Members" };
 

@@ -1,10 +1,10 @@
 import type { Metadata } from "next";
 import { ErrorPanel } from "../../../components/error-panel";
 import { TokensManager } from "../../../components/tokens-manager";
-import { authorize } from "../../../server/auth";
-import { ApiError } from "../../../server/errors";
-import { pageSession } from "../../../server/page-session";
-import { listTokens } from "../../../server/tokens";
+import { authorize } from "@/server/auth/auth";
+import { ApiError } from "@/server/http/errors";
+import { pageSession } from "@/server/http/page-session";
+import { listTokens } from "@/server/tokens/tokens";
 
 export const metadata: Metadata = { title: "API tokens" };
 

@@ -1,12 +1,12 @@
 import { toNextJsHandler } from "better-auth/next-js";
-import { errorResponse } from "../../../../server/api-handler";
-import { getAuth } from "../../../../server/auth/better-auth";
-import { reserveSignIn } from "../../../../server/account-throttle";
-import { AUTH_BODY_LIMIT, readBodyBytes } from "../../../../server/body-limit";
-import { ApiError, classifyError } from "../../../../server/errors";
-import { getLogger } from "../../../../server/log";
-import { getDb } from "../../../../server/services";
-import { limitSignIn } from "../../../../server/rate-limit";
+import { errorResponse } from "@/server/http/api-handler";
+import { getAuth } from "@/server/auth/better-auth";
+import { reserveSignIn } from "@/server/auth/account-throttle";
+import { AUTH_BODY_LIMIT, readBodyBytes } from "@/server/http/body-limit";
+import { ApiError, classifyError } from "@/server/http/errors";
+import { getLogger } from "@/server/http/log";
+import { getDb } from "@/server/http/services";
+import { limitSignIn } from "@/server/http/rate-limit";
 
 /**
  * better-auth's endpoints (/api/auth/sign-up/email, /sign-in/email, /sign-out, /get-session,

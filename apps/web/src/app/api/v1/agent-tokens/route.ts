@@ -1,6 +1,6 @@
 import { createAgentTokenBodySchema } from "@volley/contracts";
-import { apiHandler, json } from "../../../../server/api-handler";
-import { createJoinToken, listJoinTokens } from "../../../../server/agents";
+import { apiHandler, json } from "@/server/http/api-handler";
+import { createJoinToken, listJoinTokens } from "@/server/agents/agents";
 
 /** POST /api/v1/agent-tokens {"name", "pool"} → 201 {"token", "secret"}: the join token's secret is shown this once. Org admins, signed in. */
 export const POST = apiHandler({

@@ -1,5 +1,5 @@
-import { apiHandler, json } from "../../../../server/api-handler";
-import { listAgents } from "../../../../server/agents";
+import { apiHandler, json } from "@/server/http/api-handler";
+import { listAgents } from "@/server/agents/agents";
 
 /** GET /api/v1/agents → {"agents": [...]}: the org's agents, online / busy / offline (a stale heartbeat reads offline), with capacity. */
 export const GET = apiHandler({

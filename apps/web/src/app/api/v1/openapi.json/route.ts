@@ -1,5 +1,5 @@
-import { apiHandler, json } from "../../../../server/api-handler";
-import { openApiDocument } from "../../../../server/openapi";
+import { apiHandler, json } from "@/server/http/api-handler";
+import { openApiDocument } from "@/server/openapi/openapi";
 
 /** GET /api/v1/openapi.json → the OpenAPI 3.1 document of /api/v1, generated from the contracts' zod schemas. */
 export const GET = apiHandler({

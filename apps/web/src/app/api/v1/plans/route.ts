@@ -1,6 +1,6 @@
 import { listPlansQuerySchema, savePlanBodySchema } from "@volley/contracts";
-import { apiHandler, json } from "../../../../server/api-handler";
-import { createPlan, loadPlanPage } from "../../../../server/plans";
+import { apiHandler, json } from "@/server/http/api-handler";
+import { createPlan, loadPlanPage } from "@/server/plans/plans";
 
 /** POST /api/v1/plans {"plan"} → 201 the saved plan (version 1). */
 export const POST = apiHandler({

@@ -1,7 +1,7 @@
 import { listRunsQuerySchema, startRunBodySchema } from "@volley/contracts";
-import { apiHandler, json } from "../../../../server/api-handler";
-import { loadPlan } from "../../../../server/plans";
-import { createRun, loadRunPage } from "../../../../server/runs";
+import { apiHandler, json } from "@/server/http/api-handler";
+import { loadPlan } from "@/server/plans/plans";
+import { createRun, loadRunPage } from "@/server/runs/runs";
 
 /**
  * POST /api/v1/runs {"plan": {...}} or {"planId"} → 201 {"id", "warnings"}: the run is queued for a

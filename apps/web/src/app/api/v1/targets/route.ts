@@ -1,6 +1,6 @@
 import { addTargetHostBodySchema } from "@volley/contracts";
-import { apiHandler, json } from "../../../../server/api-handler";
-import { addHost, listHosts } from "../../../../server/targets";
+import { apiHandler, json } from "@/server/http/api-handler";
+import { addHost, listHosts } from "@/server/targets/targets";
 
 /** POST /api/v1/targets {"host"} → 201 the host with its proof token and where to put it (hosted mode's ownership check). */
 export const POST = apiHandler({

@@ -1,6 +1,6 @@
 import { createApiTokenBodySchema } from "@volley/contracts";
-import { apiHandler, json } from "../../../../server/api-handler";
-import { createToken, listTokens } from "../../../../server/tokens";
+import { apiHandler, json } from "@/server/http/api-handler";
+import { createToken, listTokens } from "@/server/tokens/tokens";
 
 /** POST /api/v1/tokens {"name", "scopes"} → 201 {"token", "secret"}: the secret is shown this once. Org admins, signed in. */
 export const POST = apiHandler({

@@ -1,6 +1,6 @@
 import { createWebhookBodySchema } from "@volley/contracts";
-import { apiHandler, json } from "../../../../server/api-handler";
-import { addWebhook, listOrgWebhooks } from "../../../../server/webhooks";
+import { apiHandler, json } from "@/server/http/api-handler";
+import { addWebhook, listOrgWebhooks } from "@/server/webhooks/webhooks";
 
 /** POST /api/v1/webhooks {"url", "events"} → 201 {"webhook", "secret"}: the signing secret is shown this once. Org admins, signed in. */
 export const POST = apiHandler({

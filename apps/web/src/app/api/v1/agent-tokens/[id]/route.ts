@@ -1,5 +1,5 @@
-import { apiHandler } from "../../../../../server/api-handler";
-import { revokeJoinToken } from "../../../../../server/agents";
+import { apiHandler } from "@/server/http/api-handler";
+import { revokeJoinToken } from "@/server/agents/agents";
 
 /** DELETE /api/v1/agent-tokens/{id} → 204: no new agent enrols with it, and agents that did are dropped at their next heartbeat. 404 when the org has no such live token. */
 export const DELETE = apiHandler({

@@ -1,6 +1,6 @@
 import { savePlanBodySchema } from "@volley/contracts";
-import { apiHandler, json } from "../../../../../server/api-handler";
-import { loadPlan, removePlan, savePlanVersion } from "../../../../../server/plans";
+import { apiHandler, json } from "@/server/http/api-handler";
+import { loadPlan, removePlan, savePlanVersion } from "@/server/plans/plans";
 
 /** GET /api/v1/plans/{id} → the plan's latest version. */
 export const GET = apiHandler({

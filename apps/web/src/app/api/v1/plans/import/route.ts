@@ -1,6 +1,6 @@
 import { importPlanBodySchema, type ImportPlanResponse } from "@volley/contracts";
 import { importArtillery, importHar, PlanImportError, planToYaml } from "@volley/plan-import";
-import { apiHandler, invalidBody, json } from "../../../../../server/api-handler";
+import { apiHandler, invalidBody, json } from "@/server/http/api-handler";
 
 /**
  * POST /api/v1/plans/import {"format": "har" | "artillery", "content", "files"?, "targetUrl"?} →

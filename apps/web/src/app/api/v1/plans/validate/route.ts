@@ -1,7 +1,7 @@
 import { parsePlanDocument, validatePlan } from "@volley/contracts";
 import { z } from "zod";
-import { apiHandler, invalidBody, json, readJson } from "../../../../../server/api-handler";
-import { preflightWarnings } from "../../../../../server/preflight";
+import { apiHandler, invalidBody, json, readJson } from "@/server/http/api-handler";
+import { preflightWarnings } from "@/server/runs/preflight";
 
 const yamlBodySchema = z.strictObject({ yaml: z.string() });
 

@@ -1,5 +1,5 @@
-import { apiHandler, json } from "../../../../../server/api-handler";
-import { loadRun } from "../../../../../server/runs";
+import { apiHandler, json } from "@/server/http/api-handler";
+import { loadRun } from "@/server/runs/runs";
 
 /** GET /api/v1/runs/{id} → the run (runSchema); the summary is live while it runs. */
 export const GET = apiHandler({

@@ -1,5 +1,5 @@
-import { apiHandler } from "../../../../../server/api-handler";
-import { removeHost } from "../../../../../server/targets";
+import { apiHandler } from "@/server/http/api-handler";
+import { removeHost } from "@/server/targets/targets";
 
 /** DELETE /api/v1/targets/{id} → 204; runs against the host are refused again (hosted mode). */
 export const DELETE = apiHandler({

@@ -1,5 +1,5 @@
-import { apiHandler } from "../../../../../server/api-handler";
-import { revokeToken } from "../../../../../server/tokens";
+import { apiHandler } from "@/server/http/api-handler";
+import { revokeToken } from "@/server/tokens/tokens";
 
 /** DELETE /api/v1/tokens/{id} → 204: the token stops working at once. 404 when the org has no such live token. */
 export const DELETE = apiHandler({

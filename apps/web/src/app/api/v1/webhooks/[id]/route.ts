@@ -1,5 +1,5 @@
-import { apiHandler } from "../../../../../server/api-handler";
-import { deleteWebhook } from "../../../../../server/webhooks";
+import { apiHandler } from "@/server/http/api-handler";
+import { deleteWebhook } from "@/server/webhooks/webhooks";
 
 /** DELETE /api/v1/webhooks/{id} → 204: no delivery is sent to it from now on. 404 when the org has no such live webhook. */
 export const DELETE = apiHandler({

@@ -1,5 +1,5 @@
-import { apiHandler, json } from "../../../../../../server/api-handler";
-import { loadPlanVersions } from "../../../../../../server/plans";
+import { apiHandler, json } from "@/server/http/api-handler";
+import { loadPlanVersions } from "@/server/plans/plans";
 
 /** GET /api/v1/plans/{id}/versions → {"versions": [...]}, oldest first. */
 export const GET = apiHandler({

@@ -1,5 +1,5 @@
-import { apiHandler, json } from "../../../../../../server/api-handler";
-import { abortRun } from "../../../../../../server/runs";
+import { apiHandler, json } from "@/server/http/api-handler";
+import { abortRun } from "@/server/runs/runs";
 
 /** POST /api/v1/runs/{id}/abort → 202: a queued run ends aborted now; a running one is stopped by the hub. */
 export const POST = apiHandler({

@@ -1,5 +1,5 @@
-import { apiHandler, json } from "../../../../../../server/api-handler";
-import { loadRunAnalysis } from "../../../../../../server/run-analysis";
+import { apiHandler, json } from "@/server/http/api-handler";
+import { loadRunAnalysis } from "@/server/runs/run-analysis";
 
 /** GET /api/v1/runs/{id}/analysis → RunAnalysis: percentile spectra per timed kind and the per-agent breakdown. */
 export const GET = apiHandler({

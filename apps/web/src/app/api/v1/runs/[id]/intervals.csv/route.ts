@@ -1,6 +1,6 @@
 import { intervalsCsv } from "../../../../../../lib/intervals-csv";
-import { apiHandler } from "../../../../../../server/api-handler";
-import { loadIntervals } from "../../../../../../server/runs";
+import { apiHandler } from "@/server/http/api-handler";
+import { loadIntervals } from "@/server/runs/runs";
 
 /** GET /api/v1/runs/{id}/intervals.csv → the merged timeline as CSV, one row per second (the run page's export). */
 export const GET = apiHandler({

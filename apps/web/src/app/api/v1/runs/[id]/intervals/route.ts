@@ -1,5 +1,5 @@
-import { apiHandler, json } from "../../../../../../server/api-handler";
-import { loadIntervals } from "../../../../../../server/runs";
+import { apiHandler, json } from "@/server/http/api-handler";
+import { loadIntervals } from "@/server/runs/runs";
 
 /** GET /api/v1/runs/{id}/intervals → {"intervals": IntervalPoint[]}, one per second, all shards merged. */
 export const GET = apiHandler({

@@ -1,7 +1,7 @@
 import { runToJunit } from "@volley/contracts";
 import { publicUrl } from "../../../../../../env";
-import { apiHandler } from "../../../../../../server/api-handler";
-import { loadRun } from "../../../../../../server/runs";
+import { apiHandler } from "@/server/http/api-handler";
+import { loadRun } from "@/server/runs/runs";
 
 /** GET /api/v1/runs/{id}/junit → JUnit XML: one testcase per threshold, plus one for the run itself (as `volley run --junit` writes). */
 export const GET = apiHandler({

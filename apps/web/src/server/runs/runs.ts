@@ -1,0 +1,165 @@
+import {
+  abortRequestSchema,
+  FINAL_RUN_STATUSES,
+  REDIS_KEYS,
+  type IntervalPoint,
+  type Plan,
+  type PreflightWarning,
+  type Run,
+  type RunSummary,
+} from "@volley/contracts";
+import { finishRun, getRun, insertRun, listFrames, listRunPage, queuePlaces, DEFAULT_ORG_ID, type Db, type RunRow } from "@volley/db";
+import { mergeTimeline, summarizeRun } from "@volley/metrics";
+import { enqueue, runJob } from "@volley/queue";
+import type { AuthContext } from "../auth/auth";
+import { admitRun } from "../targets/targets";
+import { admitToPool } from "./preflight";
+import type { AbortResponse, RunListItem } from "@/lib/types";
+import { ApiError, notFound, unknownCursor } from "../http/errors";
+import { getLogger } from "../http/log";
+import { getDb, getRedis, getRunsQueue, withRedisDeadline } from "../http/services";
+
+/**
+ * What web does with runs. Used by the API route handlers and by the server-rendered pages, so
+ * both see exactly the same data. Every function is scoped to an org (the default one for now).
+ */
+
+export const isFinal = (status: Run["status"]) => FINAL_RUN_STATUSES.includes(status);
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+/** The summary of a run from its stored frames: histograms merged exactly, thresholds evaluated. */
+async function summaryFromFrames(db: Db, row: RunRow): Promise<RunSummary | null> {
+  const frames = await listFrames(db, row.id);
+  if (frames.length === 0) return null;
+  // The sanity checks judge a whole run: a live summary seconds in has "nothing back yet" by nature.
+  return summarizeRun(frames, row.plan.thresholds, isFinal(row.status) ? row.plan : { ...row.plan, sanity: false });
+}
+
+function toRun(row: RunRow, summary: RunSummary | null): Run {
+  return {
+    id: row.id,
+    status: row.status,
+    reason: row.reason,
+    name: row.name,
+    plan: row.plan,
+    createdAt: row.createdAt.toISOString(),
+    startedAt: iso(row.startedAt),
+    endedAt: iso(row.endedAt),
+    summary,
+  };
+}
+
+/** Writes the run row (queued) and puts `runJob {runId}` on the runs queue for a hub to execute. */
+export async function createRun(plan: Plan, orgId = DEFAULT_ORG_ID, planId: string | null = null, actor?: AuthContext["actor"]): Promise<{ id: string; warnings: PreflightWarning[] }> {
+  const db = getDb();
+  const admitted = await admitRun({ orgId, actor }, plan);
+  // 409 at once when the pool lacks the agents asked for (the run could only wait); else what may saturate them.
+  const warnings = await admitToPool(plan, orgId);
+  const queue = getRunsQueue();
+  const row = await insertRun(db, { plan, orgId, planId });
+  await admitted.record(row.id); // before it can run: every run has its audit line
+  try {
+    // jobId = run id: enqueuing the same run twice is a no-op in BullMQ.
+    await withRedisDeadline("queue the run", enqueue(queue, runJob, { runId: row.id }, { jobId: row.id }));
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    // The row must not sit in `queued` forever when no job will ever run it.
+    await finishRun(db, row.id, { status: "errored", reason: `could not be queued: ${why}` }).catch(() => {});
+    throw new ApiError(503, "unavailable", `the run could not be queued: ${why}`);
+  }
+  getLogger().info({ runId: row.id, name: plan.name, warnings: warnings.map((w) => w.code) }, "run queued");
+  return { id: row.id, warnings };
+}
+
+/**
+ * One run. A finished run returns its stored summary; a running one gets a summary computed live
+ * from the frames stored so far (null before the first frame).
+ */
+export async function loadRun(id: string, orgId = DEFAULT_ORG_ID): Promise<Run> {
+  const db = getDb();
+  const row = await getRun(db, id, orgId);
+  if (!row) throw notFound(`run ${id}`);
+  let summary: RunSummary | null = null;
+  if (row.status === "running") summary = await summaryFromFrames(db, row);
+  else if (isFinal(row.status)) summary = row.summary ?? (await summaryFromFrames(db, row));
+  const run = toRun(row, summary);
+  // Waiting for agents: its place in the pool's line (first come first served, as the hub admits runs).
+  if (row.status === "queued") run.queue = (await queuePlaces(db, orgId)).get(row.id) ?? null;
+  return run;
+}
+
+export async function loadRunList(limit = 50, orgId = DEFAULT_ORG_ID): Promise<RunListItem[]> {
+  return (await loadRunPage(orgId, { limit, offset: 0 })).runs;
+}
+
+/**
+ * One page of GET /api/v1/runs, newest first. `next` is the cursor of the following page (the
+ * page's last run id), null on the last page; a cursor that names no run of the org is a 400.
+ */
+export async function loadRunPage(
+  orgId: string,
+  q: { limit: number; offset: number; cursor?: string; status?: Run["status"]; planId?: string },
+): Promise<{ runs: RunListItem[]; next: string | null }> {
+  const page = await listRunPage(getDb(), { orgId, limit: q.limit, offset: q.offset, after: q.cursor, status: q.status, planId: q.planId });
+  if (!page) throw unknownCursor("run", q.cursor!);
+  const rows = page.rows;
+  const places = rows.some((r) => r.status === "queued") ? await queuePlaces(getDb(), orgId) : new Map();
+  const items: RunListItem[] = rows.map((row) => ({
+    queue: places.get(row.id) ?? null,
+    id: row.id,
+    name: row.name,
+    status: row.status,
+    reason: row.reason,
+    createdAt: row.createdAt.toISOString(),
+    startedAt: iso(row.startedAt),
+    endedAt: iso(row.endedAt),
+    summary: row.summary ? listSummary(row.summary) : null,
+  }));
+  return { runs: items, next: page.more && rows.length > 0 ? rows.at(-1)!.id : null };
+}
+
+/** A run's headline numbers: its round trips, or its deliveries when it timed no round trip (groups, broadcast without echo). */
+function listSummary(s: RunSummary): NonNullable<RunListItem["summary"]> {
+  const d = s.deliveries;
+  if (d && s.latency.count === 0) {
+    return { measure: "delivery", sent: s.messages.sent, received: d.received, lost: d.lost, p50: d.latency.p50, p95: d.latency.p95, p99: d.latency.p99 };
+  }
+  return { measure: "round trip", sent: s.messages.sent, received: s.messages.received, lost: s.messages.lost, p50: s.latency.p50, p95: s.latency.p95, p99: s.latency.p99 };
+}
+
+/** The run timeline: one point per 1 s interval, every shard's frame merged. */
+export async function loadIntervals(id: string, orgId = DEFAULT_ORG_ID): Promise<IntervalPoint[]> {
+  const db = getDb();
+  const row = await getRun(db, id, orgId);
+  if (!row) throw notFound(`run ${id}`);
+  return mergeTimeline(await listFrames(db, id));
+}
+
+export const ABORT_REASON = "aborted by user";
+
+/**
+ * Stops a run. A queued run is finished as aborted right here; a running one is stopped by the hub,
+ * which we ask over pub/sub. We publish in both cases: a hub may have started the queued run a
+ * moment ago, and the message makes it stop its agents.
+ */
+export async function abortRun(id: string, orgId = DEFAULT_ORG_ID): Promise<AbortResponse> {
+  const db = getDb();
+  const row = await getRun(db, id, orgId);
+  if (!row) throw notFound(`run ${id}`);
+  if (isFinal(row.status)) throw new ApiError(409, "conflict", `run ${id} has already ended (${row.status}); there is nothing to stop`);
+  const message = JSON.stringify(abortRequestSchema.parse({ runId: id, reason: ABORT_REASON }));
+  const publish = () => withRedisDeadline("publish the abort request", getRedis().publish(REDIS_KEYS.abort, message));
+
+  if (row.status === "queued") {
+    const finished = await finishRun(db, id, { status: "aborted", reason: ABORT_REASON });
+    if (finished) {
+      await publish().catch((err: unknown) => getLogger().warn({ runId: id, err: String(err) }, "abort of a queued run not published"));
+      return { id, status: "aborted", abort: "done" };
+    }
+    const now = await getRun(db, id, orgId);
+    throw new ApiError(409, "conflict", `run ${id} has already ended (${now?.status ?? "unknown"}); there is nothing to stop`);
+  }
+  await publish();
+  getLogger().info({ runId: id }, "abort requested");
+  return { id, status: row.status, abort: "requested" };
+}

@@ -1,0 +1,72 @@
+import { describe, expect, it } from "vitest";
+import { planSchema } from "@volley/contracts";
+import { ApiError } from "../http/errors";
+import { assertAllowlisted, assertPublicAddresses, assertWithinQuotas, planLoad, resolveTarget, targetHost } from "./target-policy";
+
+const plan = (over: Record<string, unknown> = {}) =>
+  planSchema.parse({
+    name: "p",
+    target: { url: "ws://127.0.0.1:9001/echo" },
+    connections: { count: 100, rate: 50 },
+    scenario: { kind: "echo", message: { rate: 10 }, duration: "60s" },
+    ...over,
+  });
+
+function refusal(fn: () => unknown): ApiError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ApiError) return err;
+    throw err;
+  }
+  throw new Error("expected a refusal");
+}
+
+describe("target policy", () => {
+  it("resolves names with the system resolver and takes literal addresses as they are", async () => {
+    expect(await resolveTarget("localhost")).toEqual(expect.arrayContaining([expect.stringMatching(/^(127\.0\.0\.1|::1)$/)]));
+    expect(await resolveTarget("10.1.2.3")).toEqual(["10.1.2.3"]);
+    expect(targetHost("ws://[::1]:9001/x")).toBe("::1");
+    await expect(resolveTarget("no-such-host.invalid")).rejects.toMatchObject({ status: 400, issues: [{ path: "plan.target.url" }] });
+  });
+
+  it("hosted: refuses private, loopback, link-local and mapped addresses, after resolution", () => {
+    for (const a of ["127.0.0.1", "10.0.0.5", "192.168.1.1", "172.16.0.1", "169.254.169.254", "::1", "fe80::1", "fc00::1", "::ffff:10.0.0.1", "0.0.0.0", "100.64.0.1"]) {
+      const err = refusal(() => assertPublicAddresses("evil.example", [a]));
+      expect(err.status, a).toBe(403);
+      expect(err.message).toContain(a);
+    }
+    expect(() => assertPublicAddresses("example.com", ["93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c"])).not.toThrow();
+    // One private address among public ones is enough to refuse (DNS rebinding picks any of them).
+    expect(() => assertPublicAddresses("mixed.example", ["93.184.215.14", "10.0.0.1"])).toThrow(/10\.0\.0\.1/);
+  });
+
+  it("self-hosted: loopback always, everything else only when the allowlist says so", () => {
+    expect(() => assertAllowlisted("localhost", ["127.0.0.1", "::1"], [])).not.toThrow();
+    const err = refusal(() => assertAllowlisted("api.internal", ["10.0.0.7"], []));
+    expect(err).toMatchObject({ status: 403, code: "target_refused" });
+    expect(err.message).toContain("VOLLEY_TARGET_ALLOWLIST");
+    expect(() => assertAllowlisted("api.internal", ["10.0.0.7"], ["10.0.0.0/8"])).not.toThrow();
+    expect(() => assertAllowlisted("api.example.com", ["93.184.215.14"], ["*.example.com"])).not.toThrow();
+    expect(() => assertAllowlisted("example.com", ["93.184.215.14"], ["*.example.com"])).not.toThrow();
+    expect(() => assertAllowlisted("badexample.com", ["93.184.215.14"], ["*.example.com"])).toThrow();
+    expect(() => assertAllowlisted("api.internal", ["10.0.0.7"], ["api.internal"])).not.toThrow();
+    expect(() => assertAllowlisted("x", ["10.0.0.7"], ["10.0.0.7"])).not.toThrow();
+    expect(() => assertAllowlisted("x", ["fd00::7"], ["10.0.0.0/8"])).toThrow();
+    expect(() => assertAllowlisted("anything", ["8.8.8.8"], ["*"])).not.toThrow();
+  });
+
+  it("measures a plan's load and holds it to the quotas, naming what is over", () => {
+    expect(planLoad(plan())).toEqual({ connections: 100, messagesPerSecond: 1000, durationSeconds: 62 });
+    expect(planLoad(plan({ scenario: { kind: "echo", message: { rate: 500, per: "aggregate" }, duration: "10s" }, sweep: { step: 100, steps: 5 } })).messagesPerSecond).toBe(900);
+    expect(planLoad(plan({ connections: { count: 10, stages: [{ duration: "20s", target: 10 }, { duration: "10s", target: 0 }] } })).durationSeconds).toBe(30);
+    expect(() => assertWithinQuotas(plan(), { connections: 100, messagesPerSecond: 1000, durationSeconds: 62 })).not.toThrow();
+    const err = refusal(() => assertWithinQuotas(plan(), { connections: 50, messagesPerSecond: 500, durationSeconds: 30 }));
+    expect(err).toMatchObject({ status: 403, code: "quota_exceeded" });
+    expect(err.message).toMatch(/100 connections > 50.*1000 messages\/s in total > 500.*62 s > 30 s/);
+    // Runs already queued or running count towards connections and rate, not towards a run's length.
+    const crowded = refusal(() => assertWithinQuotas(plan(), { connections: 250, messagesPerSecond: 1e6, durationSeconds: 100 }, [plan(), plan()]));
+    expect(crowded.message).toContain("300 connections with the 2 runs already queued or running > 250");
+    expect(() => assertWithinQuotas(plan(), { connections: 300, messagesPerSecond: 1e6, durationSeconds: 100 }, [plan(), plan()])).not.toThrow();
+  });
+});
