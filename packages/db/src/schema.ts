@@ -512,4 +512,22 @@ export const runMeters = pgTable("run_meters", {
   framesDeletedAt: timestamp("frames_deleted_at", { withTimezone: true }),
 });
 
+/**
+ * An org's live run-metrics export (one Prometheus remote-write endpoint per org): the supervising
+ * hub pushes each settled second of the org's runs there. `authorization` is sealed like webhook
+ * secrets; the last push's outcome is kept for the settings page.
+ */
+export const metricsExports = pgTable("metrics_exports", {
+  orgId: text("org_id").primaryKey().references(() => orgs.id, { onDelete: "cascade" }),
+  kind: text("kind").$type<"prometheus-remote-write">().notNull().default("prometheus-remote-write"),
+  url: text("url").notNull(),
+  authorization: text("authorization"),
+  labels: jsonb("labels").$type<Record<string, string>>().notNull().default({}),
+  enabled: boolean("enabled").notNull().default(true),
+  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  lastPushAt: timestamp("last_push_at", { withTimezone: true }),
+  lastStatus: integer("last_status"),
+  lastError: text("last_error"),
+});
+
 export const DEFAULT_ORG_ID = "org_default";
