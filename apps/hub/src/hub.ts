@@ -44,6 +44,8 @@ export interface HubConfig {
   storeDeadlineMs?: number;
   /** Bound on an agent's shard.end after shard.abort (default 10 s). */
   abortEndTimeoutMs?: number;
+  /** Margin past a plan's own end (plan-timing endByMs) before a shard that has not ended is stopped (default 30 s). */
+  endSlackMs?: number;
   /** At shutdown, how long running runs may finish on their own before they are aborted (default 10 s). */
   shutdownGraceMs?: number;
   /** Runs one hub orchestrates at once, counting those waiting for agents (default 100; they mostly wait). */
@@ -98,6 +100,7 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
     storeWaitMs: config.storeWaitMs ?? 15_000,
     storeDeadlineMs: config.storeDeadlineMs ?? 120_000,
     abortEndTimeoutMs: config.abortEndTimeoutMs ?? 10_000,
+    endSlackMs: config.endSlackMs ?? 30_000,
     thresholdCheckMs: config.thresholdCheckMs ?? 2000,
     agentGraceMs: config.agentGraceMs ?? 10_000,
     orphanCheckMs: config.orphanCheckMs ?? 2000,
@@ -127,7 +130,7 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
     void setAgentStatus(db, agentId, status).catch((err) => log.warn({ agentId, err: errorMessage(err) }, "could not update agent status"));
   const registry = new AgentRegistry({ graceMs: timing.agentGraceMs, log, onStatus: setStatus });
   registry.on("heartbeat", (s: { agentId: string; busy: boolean }) => setStatus(s.agentId, s.busy ? "busy" : "online"));
-  const runner = new ShardRunner({ db, registry, coordinator, log, armTimeoutMs: timing.armTimeoutMs, abortEndTimeoutMs: timing.abortEndTimeoutMs });
+  const runner = new ShardRunner({ db, registry, coordinator, log, armTimeoutMs: timing.armTimeoutMs, abortEndTimeoutMs: timing.abortEndTimeoutMs, endSlackMs: timing.endSlackMs });
 
   // Shards agents were running when they reconnected here after their hub restarted.
   const adoptions = new Set<Promise<void>>();

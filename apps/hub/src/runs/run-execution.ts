@@ -1,6 +1,6 @@
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
-import { durationMs, type Plan } from "@volley/contracts";
+import { planTiming, type Plan } from "@volley/contracts";
 import {
   countFramesByShard,
   effectiveAgentStatus,
@@ -48,6 +48,8 @@ export interface RunTiming {
   agentGraceMs: number;
   /** How often a started run looks for shards no live hub holds (their hub died). */
   orphanCheckMs: number;
+  /** Margin past the plan's own end (plan-timing endByMs) before shards that have not ended are stopped. */
+  endSlackMs: number;
 }
 
 export interface RunExecutionDeps {
@@ -64,19 +66,14 @@ export interface RunExecutionDeps {
   line?: AgentLine;
 }
 
-/** The longest a run may take from start to its last shard.end, from the plan. */
+/** The longest a run may take from start to its last shard.end, from the plan (stages and sweeps included). */
 export function runLengthMs(plan: Plan): number {
-  return (
-    (1000 * plan.connections.count) / plan.connections.rate +
-    durationMs(plan.scenario.duration) +
-    durationMs(plan.scenario.message.timeout) +
-    durationMs(plan.target.connectTimeout)
-  );
+  return planTiming(plan).endByMs;
 }
 
 /** The run job's hard deadline: arming + the plan's length + every wait after it, with margin. */
 export function runDeadlineMs(plan: Plan, t: RunTiming): number {
-  return t.armTimeoutMs + t.startLeadMs + runLengthMs(plan) + 30_000 + t.abortEndTimeoutMs + Math.max(t.storeWaitMs, t.storeDeadlineMs) + 30_000;
+  return t.armTimeoutMs + t.startLeadMs + runLengthMs(plan) + t.endSlackMs + t.abortEndTimeoutMs + Math.max(t.storeWaitMs, t.storeDeadlineMs) + 30_000;
 }
 
 /**
@@ -204,7 +201,7 @@ export class RunExecution {
   private async supervise(plan: Plan, startAt: number): Promise<void> {
     const { coordinator, log } = this.deps;
     const runId = this.runId;
-    const endBudgetMs = runLengthMs(plan) + 30_000;
+    const endBudgetMs = runLengthMs(plan) + this.deps.timing.endSlackMs;
     const endWithinMs = Math.max(0, startAt + endBudgetMs - Date.now());
     const onLoss = plan.agents.onLoss;
     const stopWaiting = new AbortController();

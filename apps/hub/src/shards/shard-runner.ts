@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { AGENT_EVENTS, ackSchema, durationMs, type Ack, type ShardEnd, type ShardJob } from "@volley/contracts";
+import { AGENT_EVENTS, ackSchema, planTiming, type Ack, type ShardEnd, type ShardJob } from "@volley/contracts";
 import { listShards, updateShard, type Db } from "@volley/db";
 import type { EndedShard, RunCoordinator } from "../coordination/run-coordinator";
 import { describeAgent, type AgentRegistry, type AgentSession, type ShardLease } from "../gateway/agent-registry";
@@ -14,6 +14,8 @@ export interface ShardRunnerOptions {
   armTimeoutMs: number;
   /** How long an agent told to abort may take to send its last frames and shard.end. */
   abortEndTimeoutMs: number;
+  /** Margin past the plan's own end (plan-timing endByMs) before a shard that has not ended is stopped. */
+  endSlackMs: number;
 }
 
 /** Thrown (failing the BullMQ job) when a shard ends errored; the message is the shard's error. */
@@ -193,13 +195,7 @@ export class ShardRunner {
   private async awaitEnd(exec: Execution, lease: ShardLease, who: string, startAt: number, signal: AbortSignal): Promise<EndedShard> {
     const interrupts = this.interrupts(exec, lease);
     const plan = exec.job.plan;
-    const runMs =
-      startAt - Date.now() +
-      (1000 * plan.connections.count) / plan.connections.rate +
-      durationMs(plan.scenario.duration) +
-      durationMs(plan.scenario.message.timeout) +
-      durationMs(plan.target.connectTimeout) +
-      30_000;
+    const runMs = startAt - Date.now() + planTiming(plan).endByMs + this.opts.endSlackMs;
     const overdue = sleep(runMs, signal).then((): Interrupt => ({ t: "abort", reason: `shard did not end within ${seconds(runMs)} of its start` }));
     const outcome = await Promise.race([interrupts, overdue]);
     if (outcome.t === "abort" && !exec.abort.settled) {
