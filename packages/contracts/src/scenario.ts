@@ -4,14 +4,17 @@ import { durationMs, durationSchema, MAX_DURATION_FIX, MAX_DURATION_MS } from ".
 /**
  * The plan's `connections` and `scenario` sections, and the optional `sweep`.
  *
- * Schedule semantics (the engine follows these; see apps/agent/src/engine/shard-engine.ts):
+ * Schedule semantics (the engine follows these; how long each phase lasts is plan-timing.ts, which
+ * web's quotas and the hub's deadlines read too):
  * - `per: connection`: every connection sends `rate` messages per second for exactly `duration`
  *   from the moment it opened (constant arrival: rate × duration messages; Poisson: that many in
  *   expectation), so a connection that opened late sends as many messages as the first one and
  *   the achieved per-connection rate is the plan's. The shard ends when the last connection's
  *   window has ended and its replies are in (or timed out).
- * - `per: aggregate`: one schedule for the shard, from the first open for `duration`, each message
- *   on the next open connection in turn.
+ * - `per: aggregate`: one open-loop schedule for the shard, `rate` messages per second from the
+ *   first open for `duration` (rate × duration in all, like k6's constant-arrival-rate), each
+ *   message on the next open connection in turn. Connections still open at connections.rate, so a
+ *   ramp longer than `duration` keeps the shard until its last attempt (sending stopped).
  * - `summary.messages.sendRate` is sent messages over the sending time only: the wait for the last
  *   replies after the last send (the drain) is not part of it.
  * - With `connections.stages` a connection also stops when a falling stage closes it; the run lasts

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { COUNTERS, ERROR_PREFIX, HISTOGRAMS, durationMs, type Plan } from "@volley/contracts";
+import { COUNTERS, ERROR_PREFIX, HISTOGRAMS, durationMs, planTiming, type Plan, type PlanTiming } from "@volley/contracts";
 import { IntervalRecorder } from "@volley/metrics";
 import { publicOnlyLookup } from "@volley/contracts/public-lookup";
 import { connectOptionsFor } from "../drivers/connect-options";
@@ -36,8 +36,9 @@ const enum State { Idle, Connecting, Open, Retiring, Gone }
  * quietly lower rate. Each turn of that loop sends for at most a time slice and then yields to I/O
  * (replies, the hub's heartbeats and abort). When the backlog outlasts a turn, a slot already
  * SHED_LAG_US late (or message.timeout, if shorter) is shed: counted in `messages.shed` with its lag, never sent and never silently
- * skipped, and its frame is flagged saturated. The run lasts ramp (count / rate) + duration (stages: their total; sweep:
- * to its last step), then waits for replies and deliveries up to message.timeout.
+ * skipped, and its frame is flagged saturated. How long the run lasts is contracts' planTiming (ramp (count / rate) +
+ * duration; per aggregate: duration from the first open; stages: their total; sweep: to its last step), then it waits
+ * for replies and deliveries up to message.timeout.
  *
  * Scenarios differ only in roles (see scenario-roles): a room per connection (broadcast, groups:
  * every other member's copy is a delivery, timed from the intended send time), whether the
@@ -61,6 +62,7 @@ export class ShardEngine {
   /** Sweep: steps have schedules of their own (the run's `schedule` then carries only the canary). */
   private readonly sweep: SweepStepper | undefined;
   private readonly durationUs: number;
+  private readonly timing: PlanTiming;
   private readonly roles: ScenarioRoles;
   /** Storm only: the canary's id (count); -1 without one. */
   private readonly canaryId: number;
@@ -77,6 +79,8 @@ export class ShardEngine {
 
   private t0 = 0;
   private endUs = 0;
+  /** Per aggregate: the end of the one sending window (duration from the first open), when the ramp outlasts it. */
+  private sendEndUs = Infinity;
   private state: Uint8Array;
   private readonly conns: (Connection | undefined)[] = [];
 
@@ -113,7 +117,8 @@ export class ShardEngine {
     this.turn = new SendTurn(() => this.clock.monoUs(), Math.min(SHED_LAG_US, durationMs(msg.timeout) * 1000));
     this.sink = { isOpen: this.isOpen, send: this.sendSlot, shed: this.shedSlot, turn: this.turn };
     this.state = new Uint8Array(this.planned);
-    this.durationUs = durationMs(plan.scenario.duration) * 1000;
+    this.timing = planTiming(plan);
+    this.durationUs = this.timing.durationMs * 1000;
     const { stages } = plan.connections;
     if (stages) this.stages = new StagePopulation(stages, this.populationHost, this.canaryId, msg.arrival === "constant", this.intervalUs, durationMs(msg.timeout) * 1000);
     if (plan.sweep) this.sweep = new SweepStepper(plan, this.stepperHost, opts.random);
@@ -134,10 +139,9 @@ export class ShardEngine {
 
     const nowMono = this.clock.monoUs();
     this.t0 = nowMono + (this.opts.startAt - this.clock.hubNowMs()) * 1000;
-    const rampUs = this.count * this.attemptGapUs;
     // A sweep's end is known once stepping begins (and earlier if a step breaks stopWhen).
     if (this.sweep) this.endUs = Infinity;
-    else this.endUs = this.t0 + (this.stages ? this.stages.plan.totalUs : rampUs + this.durationUs);
+    else this.endUs = this.t0 + this.timing.sendEndMs * 1000;
     this.schedule.endUs = this.endUs;
     this.frames.begin(this.t0);
 
@@ -348,7 +352,16 @@ export class ShardEngine {
       const until = now + this.durationUs;
       if (until > this.endUs) this.endUs = this.schedule.endUs = until;
       if (this.schedule.open(id, now, undefined, until)) this.addExpected(now, until);
-    } else if (this.schedule.open(id, now)) this.addExpected(now, this.endUs);
+    } else {
+      // Aggregate: one window of `duration` from the first open; the shard still attempts every
+      // connection, so it ends no earlier than its ramp.
+      const until = now + this.durationUs;
+      if (this.schedule.open(id, now, undefined, until)) {
+        this.sendEndUs = until;
+        this.endUs = this.schedule.endUs = Math.max(this.t0 + this.timing.rampMs * 1000, until);
+        this.addExpected(now, until);
+      }
+    }
     // Next turn, not now: connections whose connects complete together are all in their rooms
     // before the first of them sends (its slot is still timed from the open, so any wait is send lag),
     // and a burst of opens costs one tick, not one each.
@@ -443,7 +456,7 @@ export class ShardEngine {
 
   /** Emits the current interval: a full second, or (given where it ends) the final partial one. */
   private emitFrame(partialEndUs?: number): void {
-    this.frames.emit({ active: this.active, endUs: this.endUs, samples: this.accounting.samples }, partialEndUs);
+    this.frames.emit({ active: this.active, endUs: Math.min(this.endUs, this.sendEndUs), samples: this.accounting.samples }, partialEndUs);
   }
 
   private finish(status: ShardStatus, error?: string): void {

@@ -1,4 +1,4 @@
-import { durationMs, type Stage } from "@volley/contracts";
+import { stageSpans, type Stage } from "@volley/contracts";
 
 /**
  * connections.stages as a function of time: how many connections should be open `t` µs after the
@@ -13,15 +13,12 @@ export class StagePlan {
   readonly totalUs: number;
 
   constructor(private readonly stages: readonly Stage[]) {
-    let t = 0;
-    let prev = 0;
-    for (const s of stages) {
-      this.starts.push(t);
-      this.from.push(prev);
-      t += durationMs(s.duration) * 1000;
-      prev = s.target;
+    const spans = stageSpans(stages);
+    for (const s of spans) {
+      this.starts.push(s.startMs * 1000);
+      this.from.push(s.from);
     }
-    this.totalUs = t;
+    this.totalUs = (spans.at(-1)?.endMs ?? 0) * 1000;
   }
 
   /** The stage `tUs` falls in (the last one at and after the end). */
