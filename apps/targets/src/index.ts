@@ -20,3 +20,4 @@ export { startSocketclusterPingpong, SOCKETCLUSTER_PINGPONG_PATH, SOCKETCLUSTER_
 export { startSseNews, SSE_NEWS_PATHS, SSE_NEWS_EVENT, type SseNewsOptions, type SseNewsStats, type Headline } from "./apps/sse-news";
 export { startLongpollChat, LONGPOLL_CHAT_PATHS, LONGPOLL_DEFAULT_WAIT_MS, LONGPOLL_MAX_WAIT_MS, LONGPOLL_MAX_BATCH, type LongpollChatStats, type PollMessage } from "./apps/longpoll-chat";
 export { startTodoApi, TODO_API_PATHS, type TodoApiStats, type Todo } from "./apps/todo-api";
+export { startHelloHttp, HELLO_HTTP_BODY, type HelloHttpStats } from "./apps/hello-http";

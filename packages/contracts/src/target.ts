@@ -156,6 +156,11 @@ export const httpOptionsSchema = z.strictObject({
   body: capped(MAX_HTTP_BODY_LENGTH).optional(),
   /** Requests one connection may have in flight on its socket (HTTP/1.1 pipelining); 1 is none. */
   pipelining: z.number().int().min(1).max(100).default(1),
+  /**
+   * false: every request on a new TCP connection (`Connection: close`, like `ab` without -k), to
+   * measure a server's connection handling; true: each load connection keeps its socket.
+   */
+  keepAlive: z.boolean().default(true),
 });
 export type HttpOptions = z.output<typeof httpOptionsSchema>;
 
@@ -229,6 +234,9 @@ export const targetSchema = z
     const scheme = URL.canParse(target.url) ? new URL(target.url).protocol : "";
     if (scheme && !URL_SCHEMES[target.protocol].schemes.includes(scheme)) {
       ctx.addIssue({ code: "custom", path: ["url"], message: schemeFix(target.protocol) });
+    }
+    if (target.http && !target.http.keepAlive && target.http.pipelining > 1) {
+      ctx.addIssue({ code: "custom", path: ["http", "pipelining"], message: "pipelining needs a kept-alive connection: set pipelining: 1 with keepAlive: false, or keepAlive: true" });
     }
     const io = target.socketio;
     if (io && io.version === 2 && SOCKETIO_V2_RESERVED_EVENTS.has(io.event)) {

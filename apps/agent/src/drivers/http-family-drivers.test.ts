@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { HTTP_PATHS, startHttpTargetServer, type HttpTargetServer } from "@volley/targets";
+import { HTTP_PATHS, startHelloHttp, startHttpTargetServer, type HttpTargetServer } from "@volley/targets";
 import type { Driver } from "./driver";
 import { closeByUs, closed, collect, connectError, driverTestKit, EVERY_BYTE, freePort, roundTrip } from "./driver-test-kit";
 import { httpDriver } from "./http-driver";
@@ -74,10 +74,25 @@ describe("HTTP-family drivers against the HTTP reference target", () => {
 
   it("plain http: GET without a body and a fixed body both count the 2xx as the reply", async () => {
     const server = await kit.serve(startHttpTargetServer());
-    for (const http of [{ method: "GET" as const, pipelining: 1 }, { method: "POST" as const, body: '{"hello":1}', pipelining: 1 }]) {
+    for (const http of [{ method: "GET" as const, pipelining: 1, keepAlive: true }, { method: "POST" as const, body: '{"hello":1}', pipelining: 1, keepAlive: true }]) {
       const conn = await kit.connect(httpDriver, { url: `${server.url}${HTTP_PATHS.echo}?delay=5`, http });
       const got = await roundTrip(conn, EVERY_BYTE);
       expect(Buffer.compare(got as Buffer, EVERY_BYTE)).toBe(0);
+    }
+  });
+
+  it("plain http: keep-alive reuses the connect's socket; keepAlive: false opens one TCP connection per request (the server's count)", async () => {
+    for (const keepAlive of [true, false]) {
+      const app = await startHelloHttp();
+      try {
+        const conn = await kit.connect(httpDriver, { url: `${app.url}/hello`, http: { method: "GET", pipelining: 1, keepAlive } });
+        for (let i = 0; i < 5; i++) await roundTrip(conn, Buffer.alloc(40, i));
+        expect(app.stats().requests).toBe(5);
+        expect(app.stats().connections).toBe(keepAlive ? 1 : 5);
+        await closeByUs(conn);
+      } finally {
+        await app.close();
+      }
     }
   });
 });
