@@ -20,3 +20,4 @@ export * from "./run-junit";
 export * from "./targets-api";
 export * from "./agent-load";
 export * from "./address-range";
+export * from "./metrics-export";

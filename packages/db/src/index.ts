@@ -18,3 +18,4 @@ export type { ApiTokenScope, OrgQuotas, OrgRole } from "./schema";
 export * from "./repos/target-hosts-repo";
 export * from "./repos/run-queue-repo";
 export * from "./secret-box";
+export * from "./repos/metrics-exports-repo";
