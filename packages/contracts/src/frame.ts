@@ -96,6 +96,10 @@ export const healthSchema = z.object({
   saturated: z.boolean(),
 });
 export type Health = z.infer<typeof healthSchema>;
+/** Per error class, an agent's shard sends at most this many distinct sample texts, and a run summary keeps as many. */
+export const ERROR_SAMPLES_PER_CLASS = 5;
+/** An error sample's text is cut to this many characters. */
+export const ERROR_SAMPLE_CHARS = 300;
 
 export const intervalFrameSchema = z.object({
   runId: z.string().min(1),
@@ -125,10 +129,13 @@ export const intervalFrameSchema = z.object({
    */
   start: z.object({ plannedAt: z.number(), startedAt: z.number() }).optional(),
   /**
-   * Flows: a few incoming messages that matched nothing, as text (cut to 500 characters), so the
-   * user sees what the server actually sends; at most flow.samples per event per shard.
+   * A few messages as text, so the user sees what the server actually said. Flows (`kind` absent
+   * or `unmatched`): incoming messages that matched nothing, cut to 500 characters, at most
+   * flow.samples per event per shard. Errors (`kind: "error"`, `event` = the error class as in
+   * `errors.<class>`): what the error said (close code and reason, HTTP status, the server's text),
+   * at most ERROR_SAMPLES_PER_CLASS distinct ones per class per shard.
    */
-  samples: z.array(z.object({ event: z.string().max(200), data: z.string().max(600) })).max(100).optional(),
+  samples: z.array(z.object({ event: z.string().max(200), data: z.string().max(600), kind: z.enum(["unmatched", "error"]).optional() })).max(100).optional(),
   /** connections.stages: the stage (0-based) the interval starts in. */
   stage: z.number().int().nonnegative().optional(),
   /** sweep: the step whose hold the interval belongs to (gap and ramp intervals have none). */

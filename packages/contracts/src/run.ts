@@ -196,6 +196,12 @@ export const runSummarySchema = z.object({
   /** Every timed kind side by side (absent in summaries from before). */
   timings: timingsSchema.optional(),
   /** Storm: the canary connection's pings, counted apart from `messages` (absent for other scenarios). */
+  /**
+   * Per error class (the keys of `errors`), a few distinct texts of what the errors said: close
+   * codes and reasons, HTTP statuses, the server's own words; the first ones in interval order, at
+   * most ERROR_SAMPLES_PER_CLASS each. Absent when no error was sampled (and in summaries from before).
+   */
+  errorSamples: z.record(z.string(), z.array(z.string())).optional(),
   canary: canarySummarySchema.optional(),
   /** Sweeps: one record per step, in order (absent without a sweep). */
   steps: z.array(sweepStepSchema).optional(),

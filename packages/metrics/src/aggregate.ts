@@ -1,5 +1,6 @@
 import {
   CONNECT_HISTOGRAMS,
+  CLOSED_LOOP_NOTE,
   COUNTERS,
   ERROR_PREFIX,
   GAUGES,
@@ -9,6 +10,7 @@ import {
   type RunSummary,
 } from "@volley/contracts";
 import { addEncoded, createHistogram, type Histogram } from "./histogram";
+import { summarizeErrorSamples } from "./error-samples";
 import { summarizeFlow } from "./flow-summary";
 import { IntervalMerger } from "./interval-merger";
 import { latencySummary } from "./summary";
@@ -96,6 +98,7 @@ export function summarizeFrames(frames: readonly FrameLike[]): Omit<RunSummary, 
   const connect = latencySummary(connectH);
   const roundTrip = latencySummary(hs.get(HISTOGRAMS.messageLatency));
   const delivery = latencySummary(hs.get(HISTOGRAMS.deliveryLatency));
+  const errorSamples = summarizeErrorSamples(frames);
 
   const hasDeliveries = frames.some((f) => COUNTERS.deliveriesExpected in f.counters || COUNTERS.deliveriesReceived in f.counters);
   const expected = sum(frames, COUNTERS.deliveriesExpected);

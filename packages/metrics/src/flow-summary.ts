@@ -13,6 +13,9 @@ const EVENT_PREFIX = "events.";
 const UNMATCHED_PREFIX = "unmatched.";
 const KIND_PREFIX = `${HISTOGRAMS.messageLatency}.`;
 
+/** Frames carry error samples in the same list (kind "error"); a flow's are the unmatched ones (kind absent in older frames). */
+const isUnmatched = (s: NonNullable<IntervalFrame["samples"]>[number]) => s.kind !== "error";
+
 /** The parts of a frame the flow section reads (stored rows carry null for no samples). */
 export type FlowFrameLike = Pick<IntervalFrame, "index" | "warmup" | "counters" | "histograms"> & { samples?: IntervalFrame["samples"] | null };
 
@@ -64,7 +67,7 @@ export function summarizeFlow(frames: readonly FlowFrameLike[]): FlowSummary | u
       else continue;
       seen = true;
     }
-    if (f.samples?.length) seen = true;
+    if (f.samples?.some(isUnmatched)) seen = true;
   }
   if (!seen) return undefined;
 
@@ -92,12 +95,13 @@ export function summarizeFlow(frames: readonly FlowFrameLike[]): FlowSummary | u
  * Grouped by event, in the order events first appeared.
  */
 function firstSamples(frames: readonly FlowFrameLike[]): FlowSummary["samples"] {
-  const withSamples = frames.filter((f) => f.samples?.length);
+  const withSamples = frames.filter((f) => f.samples?.some(isUnmatched));
   if (withSamples.length === 0) return [];
   const ordered = [...withSamples].sort((a, b) => a.index - b.index);
   const byEvent = new Map<string, string[]>();
   for (const f of ordered) {
     for (const s of f.samples!) {
+      if (!isUnmatched(s)) continue;
       let list = byEvent.get(s.event);
       if (!list) byEvent.set(s.event, (list = []));
       if (list.length < FLOW_SAMPLES_PER_EVENT) list.push(s.data);

@@ -3,6 +3,7 @@ export * from "./summary";
 export * from "./interval-recorder";
 export * from "./aggregate";
 export * from "./flow-summary";
+export * from "./error-samples";
 export * from "./interval-merger";
 export * from "./thresholds";
 export * from "./summarize-run";

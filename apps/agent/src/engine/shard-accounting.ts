@@ -1,5 +1,5 @@
 import { randomInt } from "node:crypto";
-import { COUNTERS, ERROR_PREFIX, HISTOGRAMS, type TemplateContext } from "@volley/contracts";
+import { COUNTERS, ERROR_PREFIX, ERROR_SAMPLE_CHARS, ERROR_SAMPLES_PER_CLASS, HISTOGRAMS, type IntervalFrame, type TemplateContext } from "@volley/contracts";
 import type { IntervalRecorder } from "@volley/metrics";
 import { DELIVERY, DeliveryTracker } from "./delivery-tracker";
 import { decodeMessage, decodeShardTag, encodeMessage, type DecodedMessage } from "./message-codec";
@@ -38,8 +38,10 @@ export class ShardAccounting {
   private readonly eventCounter = new Map<string | undefined, string>();
   private readonly samplesTaken = new Map<string, number>();
   private sampleLimit = 0;
-  /** Unmatched messages kept to show what the server actually sends; the frames take them. */
-  readonly samples: { event: string; data: string }[] = [];
+  /** Unmatched messages and error texts kept to show what the server actually sent; the frames take them. */
+  readonly samples: NonNullable<IntervalFrame["samples"]> = [];
+  /** Per error class, the distinct texts sampled so far (at most ERROR_SAMPLES_PER_CLASS). */
+  private readonly errorTexts = new Map<string, string[]>();
 
   constructor(
     private readonly recorder: IntervalRecorder,
@@ -135,7 +137,7 @@ export class ShardAccounting {
   received(id: number, data: Buffer | string, nowUs: number): void {
     this.first(id, nowUs);
     const msg = decodeMessage(data);
-    this.settle(id, msg, msg !== null && this.deliveries !== undefined && decodeShardTag(data as Buffer) !== this.shardTag, nowUs);
+    this.settle(id, msg, msg !== null && this.deliveries !== undefined && decodeShardTag(data as Buffer) !== this.shardTag, nowUs, data);
   }
 
   /** Flows: a message of `event` arrived on connection `id`; matched to what it answers, or counted unmatched. */
@@ -145,7 +147,7 @@ export class ShardAccounting {
     if (counter === undefined) this.eventCounter.set(event, (counter = EVENT_PREFIX + (event ?? "message")));
     this.recorder.increment(counter);
     const match = this.flow!.match(id, event, data);
-    if (match) return this.settle(id, match, match.remote, nowUs);
+    if (match) return this.settle(id, match, match.remote, nowUs, data);
     const stamp = this.flow!.pushStamp(event, data);
     if (stamp !== undefined) return this.push(stamp);
     this.recorder.increment(COUNTERS.unmatched);
@@ -168,6 +170,22 @@ export class ShardAccounting {
 
   /** Flows: the acknowledgement of message `seq` of connection `id` (its reply). */
   acked(id: number, seq: number, nowUs: number): void {
+  /**
+   * An error of `errorClass`, counted as `errors.<class>`; `text` says what it was (close code and
+   * reason, HTTP status, the server's words) and is kept while the class has fewer than
+   * ERROR_SAMPLES_PER_CLASS distinct ones, so a shard sends a few per class in its whole run.
+   */
+  error(errorClass: string, text: string): void {
+    this.recorder.increment(ERROR_PREFIX + errorClass);
+    let seen = this.errorTexts.get(errorClass);
+    if (!seen) this.errorTexts.set(errorClass, (seen = []));
+    if (seen.length >= ERROR_SAMPLES_PER_CLASS) return;
+    const data = text.length > ERROR_SAMPLE_CHARS ? `${text.slice(0, ERROR_SAMPLE_CHARS)}…` : text;
+    if (seen.includes(data)) return;
+    seen.push(data);
+    this.samples.push({ event: errorClass, data, kind: "error" });
+  }
+
     this.first(id, nowUs);
     this.settle(id, { connId: id, seq, remote: false }, false, nowUs);
   }
@@ -181,14 +199,15 @@ export class ShardAccounting {
     }
   }
 
-  private settle(id: number, msg: Pick<DecodedMessage, "connId" | "seq"> | FlowMatch | null, remote: boolean, nowUs: number): void {
+  /** `raw`: what arrived, quoted in the error sample when it answers nothing this shard sent. */
+  private settle(id: number, msg: Pick<DecodedMessage, "connId" | "seq"> | FlowMatch | null, remote: boolean, nowUs: number, raw?: unknown): void {
     if (msg && this.deliveries) {
       if (remote) return this.remoteDelivery();
-      if (msg.connId !== id) return this.delivery(id, msg, nowUs);
+      if (msg.connId !== id) return this.delivery(id, msg, nowUs, raw);
       // The server's copy to its own sender, which this scenario does not time (groups, broadcast without echo).
       if (!this.roles.echo) return;
     }
-    if (id === this.canaryId) return this.canaryReply(id, msg, nowUs);
+    if (id === this.canaryId) return this.canaryReply(id, msg, nowUs, raw);
     const intended = msg && msg.connId === id ? this.tracker.resolve(id, msg.seq) : REPLY.unknown;
     if (intended >= 0) {
       const newest = this.newestReply[id] ?? -1;
@@ -203,7 +222,7 @@ export class ShardAccounting {
       this.recorder.increment(COUNTERS.duplicated);
       this.totals.duplicated++;
     } else if (intended === REPLY.unknown) {
-      this.recorder.increment(ERROR_PREFIX + "protocol");
+      this.error("protocol", unknownReplyText(raw));
     }
     // REPLY.late: already counted lost at its deadline; counting it again would double-count.
   }
@@ -249,7 +268,7 @@ export class ShardAccounting {
     if (this.canaryTracker) this.canaryLost(this.canaryTracker.abandonAll());
   }
 
-  private delivery(receiver: number, msg: Pick<DecodedMessage, "connId" | "seq">, nowUs: number): void {
+  private delivery(receiver: number, msg: Pick<DecodedMessage, "connId" | "seq">, nowUs: number, raw?: unknown): void {
     const out = this.deliveryOut;
     const intended = this.deliveries!.deliver(receiver, msg.connId, msg.seq, out);
     if (intended === DELIVERY.preJoin) {
@@ -274,7 +293,7 @@ export class ShardAccounting {
     } else if (intended === DELIVERY.duplicate) {
       this.recorder.increment(COUNTERS.deliveriesDuplicated);
     } else if (intended === DELIVERY.unknown) {
-      this.recorder.increment(ERROR_PREFIX + "protocol");
+      this.error("protocol", unknownReplyText(raw));
     }
   }
 
@@ -286,14 +305,14 @@ export class ShardAccounting {
     this.totals.deliveries!.remote++;
   }
 
-  private canaryReply(id: number, msg: Pick<DecodedMessage, "connId" | "seq"> | null, nowUs: number): void {
+  private canaryReply(id: number, msg: Pick<DecodedMessage, "connId" | "seq"> | null, nowUs: number, raw?: unknown): void {
     const intended = msg && msg.connId === id ? this.canaryTracker!.resolve(id, msg.seq) : REPLY.unknown;
     if (intended >= 0) {
       this.recorder.recordMicros(HISTOGRAMS.canaryLatency, nowUs - intended);
       this.recorder.increment(COUNTERS.canaryReceived);
       this.totals.canary!.received++;
     } else if (intended === REPLY.unknown) {
-      this.recorder.increment(ERROR_PREFIX + "protocol");
+      this.error("protocol", unknownReplyText(raw));
     }
   }
 
@@ -314,4 +333,11 @@ export class ShardAccounting {
     this.recorder.increment(COUNTERS.canaryLost, n);
     this.totals.canary!.lost += n;
   }
+}
+
+/** A message that answers nothing sent: Volley's own binary frames are not text, anything else is quoted. */
+function unknownReplyText(raw: unknown): string {
+  if (raw === undefined) return "a message that answers nothing sent";
+  if (Buffer.isBuffer(raw)) return `a message that answers nothing sent (${raw.length} bytes)`;
+  return `a message that answers nothing sent: ${sampleText(raw, 200)}`;
 }

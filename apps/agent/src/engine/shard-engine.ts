@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { COUNTERS, ERROR_PREFIX, HISTOGRAMS, durationMs, planTiming, type Plan, type PlanTiming } from "@volley/contracts";
+import { COUNTERS, HISTOGRAMS, durationMs, planTiming, type Plan, type PlanTiming } from "@volley/contracts";
 import { IntervalRecorder } from "@volley/metrics";
 import { publicOnlyLookup } from "@volley/contracts/public-lookup";
 import { connectOptionsFor } from "../drivers/connect-options";
@@ -11,6 +11,7 @@ import { createArrival } from "./arrival";
 import { systemClock, type Clock } from "./clock";
 import { ConnectFailures } from "./connect-failures";
 import { scenarioRoles, type ScenarioRoles } from "./scenario-roles";
+import { closeText, connectErrorText } from "./error-text";
 import { SendSchedule } from "./send-schedule";
 import { SendTurn, SHED_LAG_US, type SlotSink } from "./send-turn";
 import { sourceAddressFor } from "./source-addresses";
@@ -351,6 +352,10 @@ export class ShardEngine {
       // not send longer than planned, and one slow to connect still sends its whole window.
       const until = now + this.durationUs;
       if (until > this.endUs) this.endUs = this.schedule.endUs = until;
+    // A message the server refused with the connection left open (HTTP 503, a STOMP ERROR): counted by class now, lost at its timeout.
+    conn.onError?.((errorClass, detail) => {
+      if (!this.finished) this.accounting.error(errorClass, detail);
+    });
       if (this.schedule.open(id, now, undefined, until)) this.addExpected(now, until);
     } else {
       // Aggregate: one window of `duration` from the first open; the shard still attempts every
@@ -389,7 +394,7 @@ export class ShardEngine {
     this.inFlight--;
     if (this.finished) return;
     this.recorder.increment(COUNTERS.connectionsFailed);
-    this.recorder.increment(ERROR_PREFIX + this.failures.record(err));
+    this.accounting.error(this.failures.record(err), connectErrorText(err));
     this.totals.failed++;
 
     const allFailed = this.totals.failed === this.planned || this.totals.failed >= FAIL_FAST_ATTEMPTS;
@@ -447,7 +452,7 @@ export class ShardEngine {
     this.totals.closed++;
     if (info.byServer) {
       this.recorder.increment(COUNTERS.connectionsDropped);
-      this.recorder.increment(ERROR_PREFIX + (info.errorClass ?? "closed"));
+      this.accounting.error(info.errorClass ?? "closed", closeText(info));
     }
     this.schedule.close(id);
     this.sweep?.close(id);

@@ -10,8 +10,8 @@ const LATE_US = SATURATION.sendLagMs * 1000;
 
 /** What a frame needs of its shard at the instant it is cut. */
 export interface FrameState {
-  /** Flows: unmatched samples taken since the last frame (the frame takes and empties the list). */
-  samples?: { event: string; data: string }[];
+  /** Unmatched (flows) and error samples taken since the last frame (the frame takes and empties the list). */
+  samples?: NonNullable<EngineFrame["samples"]>;
   /** Connections counted active now (the gauge). */
   active: number;
   /** The run's end, µs monotonic: the last intended send is before it (Infinity while a sweep has not fixed it). */

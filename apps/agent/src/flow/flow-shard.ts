@@ -84,8 +84,8 @@ export class FlowShard {
         this.afterReply(id);
       },
       (err: unknown) => {
-        const { errorClass } = err instanceof HttpStatusError ? { errorClass: "protocol" } : classifyHttpError(err);
-        this.recorder.increment(`errors.${errorClass}`);
+        const { errorClass, detail } = err instanceof HttpStatusError ? { errorClass: "protocol", detail: err.message } : classifyHttpError(err);
+        this.accounting.error(errorClass, detail);
       },
     );
   }

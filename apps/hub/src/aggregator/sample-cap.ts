@@ -1,7 +1,7 @@
 import type { IntervalFrame } from "@volley/contracts";
 import { FLOW_SAMPLES_PER_EVENT } from "@volley/metrics";
 
-/** Per run and event, this many unmatched-message samples are worth showing (the summary shows no more); the rest are not stored. */
+/** Per run and event (or error class), this many samples are worth showing (the summary shows no more); the rest are not stored. */
 export const SAMPLES_PER_EVENT = FLOW_SAMPLES_PER_EVENT;
 /** A run whose server sends more distinct unmatched events than this keeps samples of the first ones only. */
 const EVENTS_PER_RUN = 200;
@@ -30,10 +30,12 @@ export class SampleCap {
       if (!f.samples?.length) return f;
       const kept: Sample[] = [];
       for (const s of f.samples) {
-        const n = counts.get(s.event);
+        // Error samples (per class) and a flow's unmatched ones (per event) have budgets of their own.
+        const key = s.kind === "error" ? `error:${s.event}` : s.event;
+        const n = counts.get(key);
         if (n === undefined && counts.size >= EVENTS_PER_RUN) continue;
         if ((n ?? 0) >= SAMPLES_PER_EVENT) continue;
-        counts.set(s.event, (n ?? 0) + 1);
+        counts.set(key, (n ?? 0) + 1);
         kept.push(s);
       }
       return { ...f, samples: kept };

@@ -42,7 +42,7 @@ describe("jsonrpc ws", () => {
     const t = (await next()) as { result: number };
     expect(t.result).toBeGreaterThanOrEqual(before - 1);
     expect(t.result).toBeLessThanOrEqual(Date.now() + 1);
-    expect(app.stats()).toEqual({ requests: 3, notifications: 0, responses: 3, errors: 0 });
+    expect(app.stats()).toEqual({ requests: 3, notifications: 0, responses: 3, errors: 0, refused: 0, rateLimited: 0 });
   });
 
   it("answers errors per the spec and never answers a notification", async () => {
@@ -65,7 +65,7 @@ describe("jsonrpc ws", () => {
     send({ jsonrpc: "2.0", id: 9, method: "echo", params: ["after"] });
     expect(await next()).toEqual({ jsonrpc: "2.0", id: 9, result: ["after"] });
     expect(frames).toEqual([]);
-    expect(app.stats()).toEqual({ requests: 4, notifications: 2, responses: 7, errors: 6 });
+    expect(app.stats()).toEqual({ requests: 4, notifications: 2, responses: 7, errors: 6, refused: 0, rateLimited: 0 });
   });
 
   it("answers a batch with an array of the non-notification responses", async () => {
@@ -80,14 +80,14 @@ describe("jsonrpc ws", () => {
     send({ jsonrpc: "2.0", id: 3, method: "echo" });
     expect(await next()).toEqual({ jsonrpc: "2.0", id: 3, result: null });
     const served = await (await fetch(`${app.httpUrl}/stats`)).json();
-    expect(served).toEqual({ requests: 3, notifications: 2, responses: 4, errors: 2 });
+    expect(served).toEqual({ requests: 3, notifications: 2, responses: 4, errors: 2, refused: 0, rateLimited: 0 });
   });
 
   it("counts a bounded pipeline of requests exactly", async () => {
     const { app, next, send } = await open();
     for (let i = 0; i < 200; i++) send({ jsonrpc: "2.0", id: i, method: "add", params: [i, 1] });
     for (let i = 0; i < 200; i++) expect(await next()).toEqual({ jsonrpc: "2.0", id: i, result: i + 1 });
-    expect(app.stats()).toEqual({ requests: 200, notifications: 0, responses: 200, errors: 0 });
+    expect(app.stats()).toEqual({ requests: 200, notifications: 0, responses: 200, errors: 0, refused: 0, rateLimited: 0 });
   });
 
   it("refuses upgrades off /rpc", async () => {
@@ -98,5 +98,36 @@ describe("jsonrpc ws", () => {
       ws.on("error", () => resolve(-1));
     });
     expect(status).toBe(400);
+  });
+});
+
+describe("jsonrpc ws limits", () => {
+  it("refuses connections past maxConnections with HTTP 503 and closes a client calling too fast with 1008", async () => {
+    const app = await startJsonRpcWs({ maxConnections: 1, maxCallsPerSecond: 3 });
+    apps.push(app);
+    const first = new WebSocket(app.url);
+    sockets.push(first);
+    await new Promise((resolve, reject) => (first.once("open", resolve), first.once("error", reject)));
+    const second = new WebSocket(app.url);
+    second.on("error", () => undefined); // the refusal ends it as an error too
+    const refusal = await new Promise<{ status: number; body: string }>((resolve) => {
+      second.on("unexpected-response", (_req, res) => {
+        let body = "";
+        res.on("data", (c: Buffer) => (body += c.toString()));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+    });
+    expect(refusal).toEqual({ status: 503, body: JSON.stringify({ error: "too many connections: this server takes 1" }) });
+
+    const closed = new Promise<{ code: number; reason: string }>((resolve) => first.once("close", (code, reason) => resolve({ code, reason: reason.toString() })));
+    // Ten calls in one go: the fourth within the same second closes the connection.
+    for (let i = 0; i < 10; i++) first.send(JSON.stringify({ jsonrpc: "2.0", id: i, method: "time" }));
+    expect(await closed).toEqual({ code: 1008, reason: "rate limit: more than 3 calls in a second" });
+    const stats = app.stats();
+    expect(stats.refused).toBe(1);
+    expect(stats.rateLimited).toBe(1);
+    // Unless the second turned over mid-burst, exactly three calls were answered.
+    expect(stats.requests).toBeGreaterThanOrEqual(3);
+    expect(stats.requests).toBeLessThanOrEqual(6);
   });
 });

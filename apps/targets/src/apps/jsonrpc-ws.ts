@@ -14,6 +14,18 @@ export interface JsonRpcStats {
   responses: number;
   /** Of those responses, the ones carrying an `error`. */
   errors: number;
+  /** Upgrades answered HTTP 503 because `maxConnections` were open. */
+  refused: number;
+  /** Connections closed 1008 for calling faster than `maxCallsPerSecond`. */
+  rateLimited: number;
+}
+
+/** The limits a production JSON-RPC gateway puts on its clients; absent, none. */
+export interface JsonRpcWsOptions extends TestAppOptions {
+  /** Upgrades beyond this many open connections are answered HTTP 503 with a JSON `{ error }`. */
+  maxConnections?: number;
+  /** A connection sending more frames than this within one wall-clock second is closed 1008 (policy violation), unanswered. */
+  maxCallsPerSecond?: number;
 }
 
 type Id = string | number | null;
@@ -51,17 +63,32 @@ const methods: Record<string, (params: unknown) => unknown> = {
  * Errors per the spec: -32700 parse error (id null), -32600 invalid request, -32601 method not
  * found, -32602 invalid params. A call without `id` is a notification and gets no response; an
  * array is a batch answered by an array of the responses (none at all when every element was a
- * notification; an empty array is one -32600).
+ * notification; an empty array is one -32600). Limits as a gateway has them (JsonRpcWsOptions): too
+ * many connections are refused HTTP 503, a client calling too fast is closed 1008.
  */
-export async function startJsonRpcWs(options: TestAppOptions = {}): Promise<TestApp<JsonRpcStats>> {
-  const { port = 0, host = "127.0.0.1" } = options;
-  const counters: JsonRpcStats = { requests: 0, notifications: 0, responses: 0, errors: 0 };
+export async function startJsonRpcWs(options: JsonRpcWsOptions = {}): Promise<TestApp<JsonRpcStats>> {
+  const { port = 0, host = "127.0.0.1", maxConnections = Infinity, maxCallsPerSecond = Infinity } = options;
+  const counters: JsonRpcStats = { requests: 0, notifications: 0, responses: 0, errors: 0, refused: 0, rateLimited: 0 };
+  /** Accepted upgrades not yet closed (clients.size lags behind upgrades still completing). */
+  let open = 0;
   const stats = () => ({ ...counters });
 
   const http = createServer((req, res) => {
     if (!serveStats(req, res, stats)) sendJson(res, 404, { error: `no route ${req.method} ${req.url}: connect a WebSocket to ${JSONRPC_PATH}, or GET /stats` });
   });
-  const wss = new WebSocketServer({ server: http, path: JSONRPC_PATH, perMessageDeflate: false });
+  const wss = new WebSocketServer({
+    server: http,
+    path: JSONRPC_PATH,
+    perMessageDeflate: false,
+    verifyClient: (_info, done) => {
+      if (open < maxConnections) {
+        open++;
+        return done(true);
+      }
+      counters.refused++;
+      done(false, 503, JSON.stringify({ error: `too many connections: this server takes ${maxConnections}` }), { "content-type": "application/json" });
+    },
+  });
 
   const fail = (id: Id, code: number, message: string): Response => ({ jsonrpc: "2.0", id, error: { code, message } });
 
@@ -105,7 +132,19 @@ export async function startJsonRpcWs(options: TestAppOptions = {}): Promise<Test
 
   wss.on("connection", (ws) => {
     ws.on("error", () => undefined);
+    ws.on("close", () => open--);
+    let second = 0;
+    let calls = 0;
     ws.on("message", (data: RawData) => {
+      const now = Math.floor(Date.now() / 1000);
+      if (now !== second) [second, calls] = [now, 0];
+      if (++calls > maxCallsPerSecond) {
+        if (calls === maxCallsPerSecond + 1) {
+          counters.rateLimited++;
+          ws.close(1008, `rate limit: more than ${maxCallsPerSecond} calls in a second`);
+        }
+        return;
+      }
       const reply = handle(String(data));
       if (reply === undefined) return;
       for (const r of Array.isArray(reply) ? reply : [reply]) {
