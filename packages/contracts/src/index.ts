@@ -4,6 +4,7 @@ export * from "./threshold-metrics";
 export * from "./errors";
 export * from "./run";
 export * from "./frame";
+export * from "./error-counters";
 export * from "./jobs";
 export * from "./agent-protocol";
 export * from "./agents-api";

@@ -2,9 +2,9 @@ import {
   CONNECT_HISTOGRAMS,
   CLOSED_LOOP_NOTE,
   COUNTERS,
-  ERROR_PREFIX,
   GAUGES,
   HISTOGRAMS,
+  errorsByClass,
   type IntervalFrame,
   type IntervalPoint,
   type RunSummary,
@@ -34,12 +34,6 @@ function addInto(target: Map<string, Histogram>, histograms: Record<string, stri
     }
     addEncoded(h, b64);
   }
-}
-
-function errorTotal(counters: Record<string, number>): number {
-  let n = 0;
-  for (const [k, v] of Object.entries(counters)) if (k.startsWith(ERROR_PREFIX)) n += v;
-  return n;
 }
 
 /** One timeline point per interval index, every shard's frame for that second merged exactly. */
@@ -78,9 +72,7 @@ export function summarizeFrames(frames: readonly FrameLike[]): Omit<RunSummary, 
     return list.reduce((n, f) => n + (f.counters[name] ?? 0), 0);
   };
   const errors: Record<string, number> = {};
-  for (const f of frames)
-    for (const [k, v] of Object.entries(f.counters))
-      if (k.startsWith(ERROR_PREFIX)) errors[k.slice(ERROR_PREFIX.length)] = (errors[k.slice(ERROR_PREFIX.length)] ?? 0) + v;
+  for (const f of frames) errorsByClass(f.counters, errors);
 
   // Rates divide by measured time, not interval count: the last interval of a shard is partial.
   // Send rates divide by sending time only (activeMs): the drain after the last send is not sending.

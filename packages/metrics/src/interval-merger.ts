@@ -1,15 +1,9 @@
-import { COUNTERS, ERROR_PREFIX, HISTOGRAMS, type IntervalPoint } from "@volley/contracts";
+import { COUNTERS, HISTOGRAMS, errorCount, type IntervalPoint } from "@volley/contracts";
 import { addEncoded, createHistogram, type Histogram } from "./histogram";
 import type { FrameLike } from "./aggregate";
 
 const ms = (us: number) => Math.round(us) / 1000;
 const POINT_HISTOGRAMS = [HISTOGRAMS.messageLatency, HISTOGRAMS.deliveryLatency] as const;
-
-function errorTotal(counters: Record<string, number>): number {
-  let n = 0;
-  for (const [k, v] of Object.entries(counters)) if (k.startsWith(ERROR_PREFIX)) n += v;
-  return n;
-}
 
 /**
  * One interval (one second) of a run, every shard's frame for it merged exactly, built up frame by
@@ -60,7 +54,7 @@ export class IntervalMerger {
     this.connectFailed += c[COUNTERS.connectionsFailed] ?? 0;
     this.delivered += c[COUNTERS.deliveriesReceived] ?? 0;
     this.deliveryLost += c[COUNTERS.deliveriesLost] ?? 0;
-    this.errors += errorTotal(c);
+    this.errors += errorCount(c);
     // The worst shard is what matters: one saturated agent skews the merged percentiles.
     this.health.cpu = Math.max(this.health.cpu, f.health.cpu);
     this.health.eventLoopMs = Math.max(this.health.eventLoopMs, f.health.eventLoopDelayMs.max);

@@ -1,4 +1,4 @@
-import { COUNTERS, ERROR_PREFIX, HISTOGRAMS, type AgentBreakdown, type RunAnalysis, type SpectrumPoint } from "@volley/contracts";
+import { COUNTERS, HISTOGRAMS, errorCount, type AgentBreakdown, type RunAnalysis, type SpectrumPoint } from "@volley/contracts";
 import type { FrameLike } from "./aggregate";
 import { addEncoded, createHistogram, type Histogram } from "./histogram";
 import { latencySummary } from "./summary";
@@ -29,12 +29,6 @@ export function percentileSpectrum(h: Histogram | undefined): SpectrumPoint[] {
   points.push({ percentile: 100, ms: Math.round(h.getValueAtPercentile(100)) / 1000, count: total });
   return points;
 }
-
-const errorCount = (counters: Record<string, number>) => {
-  let n = 0;
-  for (const [k, v] of Object.entries(counters)) if (k.startsWith(ERROR_PREFIX)) n += v;
-  return n;
-};
 
 function add(target: Map<string, Histogram>, name: string, b64: string | undefined) {
   if (!b64) return;

@@ -1,4 +1,4 @@
-import { COUNTERS, ERROR_PREFIX, HISTOGRAMS, durationMs, type Capacity, type Plan, type SweepStep } from "@volley/contracts";
+import { COUNTERS, HISTOGRAMS, durationMs, errorCount, type Capacity, type Plan, type SweepStep } from "@volley/contracts";
 import type { FrameLike } from "./aggregate";
 import { addEncoded, createHistogram, type Histogram } from "./histogram";
 import { describeStopWhen, stopReason } from "./stop-condition";
@@ -14,8 +14,7 @@ export function mainLatencyMetric(scenario: Plan["scenario"]): string {
 }
 
 const sum = (frames: readonly FrameLike[], name: string) => frames.reduce((n, f) => n + (f.counters[name] ?? 0), 0);
-const errorsOf = (frames: readonly FrameLike[]) =>
-  frames.reduce((n, f) => n + Object.entries(f.counters).reduce((m, [k, v]) => m + (k.startsWith(ERROR_PREFIX) ? v : 0), 0), 0);
+const errorsOf = (frames: readonly FrameLike[]) => frames.reduce((n, f) => n + errorCount(f.counters), 0);
 const round = (n: number) => Math.round(n * 100) / 100;
 
 function merge(frames: readonly FrameLike[], name: string): Histogram | undefined {

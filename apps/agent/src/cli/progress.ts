@@ -1,4 +1,4 @@
-import { COUNTERS, ERROR_PREFIX, HISTOGRAMS } from "@volley/contracts";
+import { COUNTERS, HISTOGRAMS, errorCount } from "@volley/contracts";
 import { decodeHistogram } from "@volley/metrics";
 import type { EngineFrame } from "../engine/types";
 
@@ -21,7 +21,7 @@ export class Progress {
 
   frame(f: EngineFrame): void {
     const c = f.counters;
-    for (const [k, v] of Object.entries(c)) if (k.startsWith(ERROR_PREFIX)) this.errors += v;
+    this.errors += errorCount(c);
     // The final partial interval is often a sliver (the wait for last replies); the summary has its counts.
     if (f.durationMs < 200) return;
     const seconds = f.durationMs / 1000;
