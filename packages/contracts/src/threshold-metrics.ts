@@ -5,8 +5,16 @@
  * so a name that validates is a name that is measured.
  */
 
-export const THRESHOLD_OPS = ["<=", ">=", "<", ">", "=="] as const;
-export type ThresholdOp = (typeof THRESHOLD_OPS)[number];
+/** Each comparison a threshold may make, as the test of a measured value against the limit: the parser and the evaluator both read this table. */
+export const THRESHOLD_OP_TESTS = {
+  "<=": (value: number, limit: number) => value <= limit,
+  ">=": (value: number, limit: number) => value >= limit,
+  "<": (value: number, limit: number) => value < limit,
+  ">": (value: number, limit: number) => value > limit,
+  "==": (value: number, limit: number) => value === limit,
+} as const;
+export type ThresholdOp = keyof typeof THRESHOLD_OP_TESTS;
+export const THRESHOLD_OPS = Object.keys(THRESHOLD_OP_TESTS) as readonly ThresholdOp[];
 
 export const THRESHOLD_STATS = ["p50", "p90", "p95", "p99", "max", "mean", "min"] as const;
 export type ThresholdStat = (typeof THRESHOLD_STATS)[number];
@@ -68,7 +76,9 @@ export type ParsedThreshold =
   | { ok: true; metric: string; op: ThresholdOp; limit: number; unit: MetricUnit }
   | { ok: false; message: string };
 
-const EXPR = /^\s*([a-z][a-z0-9_.]*)\s*(<=|>=|<|>|==)\s*(\d+(?:\.\d+)?)\s*(ms|s|%)?\s*$/;
+// Longer operators first, so "<=" is never read as "<" followed by garbage.
+const OPS_ALTERNATION = [...THRESHOLD_OPS].sort((a, b) => b.length - a.length).join("|");
+const EXPR = new RegExp(`^\\s*([a-z][a-z0-9_.]*)\\s*(${OPS_ALTERNATION})\\s*(\\d+(?:\\.\\d+)?)\\s*(ms|s|%)?\\s*$`);
 
 /** Parses "metric op value[unit]"; the limit is in the metric's own unit (seconds become ms). */
 export function parseThreshold(expression: string): ParsedThreshold {

@@ -1,6 +1,7 @@
 import {
   COUNT_METRICS,
   parseThreshold,
+  THRESHOLD_OP_TESTS,
   THRESHOLD_STATS,
   thresholdExpression,
   type LatencySummary,
@@ -13,14 +14,6 @@ import {
 
 export type ThresholdResult = RunSummary["thresholds"][number];
 type Measured = Omit<RunSummary, "thresholds">;
-
-const OPS = {
-  "<": (a: number, b: number) => a < b,
-  "<=": (a: number, b: number) => a <= b,
-  ">": (a: number, b: number) => a > b,
-  ">=": (a: number, b: number) => a >= b,
-  "==": (a: number, b: number) => a === b,
-} as const;
 
 const pct = (part: number, whole: number) => (whole ? (100 * part) / whole : null);
 
@@ -87,7 +80,7 @@ export function evaluateThresholds(thresholds: ReadonlyArray<string | Threshold 
     const { metric: name, op, limit } = parsed;
     const metric = metrics[name]!;
     if (metric.value === null) return { kind: "threshold", expression, ok: false, actual: null, message: `${name} was not measured` };
-    const ok = OPS[op](metric.value, limit);
+    const ok = THRESHOLD_OP_TESTS[op](metric.value, limit);
     const shown = `${round(metric.value)}${metric.unit}`;
     return {
       kind: "threshold",
