@@ -1,4 +1,4 @@
-import { apiErrorSchema, createRunResponseSchema, runSchema, type Plan, type Run } from "@volley/contracts";
+import { receivedApiErrorSchema, createRunResponseSchema, runSchema, type Plan, type Run } from "@volley/contracts";
 import type { z } from "zod";
 import type { CliEnv } from "./env";
 
@@ -81,7 +81,7 @@ export class VolleyApi {
       data = undefined;
     }
     if (!res.ok) {
-      const apiError = apiErrorSchema.safeParse(data);
+      const apiError = receivedApiErrorSchema.safeParse(data);
       if (apiError.success) {
         const { code, message } = apiError.data.error;
         // The server's fix speaks of HTTP headers; a CLI user sets a variable.

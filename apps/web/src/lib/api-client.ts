@@ -1,4 +1,4 @@
-import { apiErrorSchema, type FieldIssue } from "@volley/contracts";
+import { receivedApiErrorSchema, type FieldIssue } from "@volley/contracts";
 
 /** An API error response, as the browser sees it. */
 export class ApiRequestError extends Error {
@@ -28,7 +28,7 @@ export async function apiFetch<T>(path: string, init?: RequestInit): Promise<T> 
     /* not JSON: handled below */
   }
   if (!res.ok) {
-    const parsed = apiErrorSchema.safeParse(data);
+    const parsed = receivedApiErrorSchema.safeParse(data);
     if (parsed.success) throw new ApiRequestError(res.status, parsed.data.error.code, parsed.data.error.message, parsed.data.error.issues);
     throw new ApiRequestError(res.status, "http", `the server answered ${res.status} ${res.statusText}`);
   }

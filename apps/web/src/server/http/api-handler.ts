@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { describeIssues, fieldIssues, type ApiError as ApiErrorBody, type FieldIssue } from "@volley/contracts";
+import { describeIssues, fieldIssues, type ApiError as ApiErrorBody, type ApiErrorCode, type ApiErrorStatus, type FieldIssue } from "@volley/contracts";
 import type { Logger } from "pino";
 import type { z } from "zod";
 import { maxBodyBytes, MisconfiguredError } from "@/env";
@@ -41,7 +41,7 @@ export function json(data: unknown, status = 200, headers: Record<string, string
   return Response.json(data, { status, headers: { "cache-control": "no-store", ...headers } });
 }
 
-export function errorResponse(status: number, code: string, message: string, issues?: FieldIssue[], requestId?: string, headers: Record<string, string> = {}): Response {
+export function errorResponse<C extends ApiErrorCode>(status: ApiErrorStatus<C>, code: C, message: string, issues?: FieldIssue[], requestId?: string, headers: Record<string, string> = {}): Response {
   const body: ApiErrorBody = { error: { code, message, ...(issues ? { issues } : {}) } };
   return json(body, status, { ...headers, ...(requestId ? { "x-request-id": requestId } : {}) });
 }

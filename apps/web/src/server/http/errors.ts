@@ -1,11 +1,14 @@
-import type { FieldIssue } from "@volley/contracts";
+import type { ApiErrorCode, ApiErrorStatus, FieldIssue } from "@volley/contracts";
 import { databaseUrl, MisconfiguredError, redisUrl } from "@/env";
 
-/** An error with an HTTP status and one of the API's error codes; its message is safe to show. */
-export class ApiError extends Error {
+/**
+ * An error with one of the API's error codes (API_ERROR_CODES in contracts) and that code's HTTP
+ * status (the type refuses any other); its message is safe to show.
+ */
+export class ApiError<C extends ApiErrorCode = ApiErrorCode> extends Error {
   constructor(
-    readonly status: number,
-    readonly code: string,
+    readonly status: ApiErrorStatus<C>,
+    readonly code: C,
     message: string,
     readonly issues?: FieldIssue[],
     /** Extra response headers (Retry-After on 429). */

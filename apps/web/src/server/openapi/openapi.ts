@@ -1,6 +1,9 @@
 import { extendZodWithOpenApi, OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from "@asteasolutions/zod-to-openapi";
 import {
+  API_ERROR_CODES,
+  FINAL_RUN_STATUSES,
   agentListItemSchema,
+  agentStatusSchema,
   agentTokenSchema,
   apiErrorSchema,
   apiTokenSchema,
@@ -28,6 +31,10 @@ import {
   addTargetHostBodySchema,
   auditEventSchema,
   targetHostSchema,
+  type AgentStatus,
+  type ApiErrorCode,
+  type ApiErrorStatus,
+  type RunStatus,
 } from "@volley/contracts";
 import { z } from "zod";
 import type { AbortResponse, RunListItem } from "@/lib/types";
@@ -112,18 +119,30 @@ export const API_ROUTES = [
   { method: "get", path: "/api/v1/openapi.json" },
 ] as const;
 
-export type Status = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500 | 503;
-const ERROR_DESCRIPTIONS: Record<Status, string> = {
-  400: "Invalid request: `invalid_json`, `invalid_body` (with `issues` naming every bad field) or `invalid_query`.",
-  401: "`unauthenticated`: no credentials, or the API token is unknown or revoked. Send `Authorization: Bearer <token>`.",
-  403: "`forbidden`: the API token lacks the scope (`read` or `run`), or the signed-in member's role is too low.",
-  404: "`not_found`: it does not exist in your organization.",
-  413: "`payload_too_large`: the body is larger than the server's limit (`VOLLEY_MAX_BODY_BYTES`, 1 MiB by default); the message names it.",
-  429: "`rate_limited`: too many requests for this credential; `Retry-After` says when to try again.",
-  409: "`conflict`: the current state forbids it (the run has already ended; the agent is busy or connected). The message says what to do.",
-  500: "`misconfigured` (a server variable is missing or wrong; the message says how to fix it) or `internal`.",
-  503: "`unavailable`: PostgreSQL or Redis is unreachable.",
+export type Status = ApiErrorStatus;
+
+/** Per status, every code that comes with it and what it means (contracts' API_ERROR_CODES). */
+export function errorStatusDescription(status: Status): string {
+  const codes = (Object.entries(API_ERROR_CODES) as [ApiErrorCode, { status: number; description: string }][]).filter(([, e]) => e.status === status);
+  return codes.map(([code, e]) => `\`${code}\`: ${e.description}.`).join(" ");
+}
+
+// Record<…> over the contracts' enums: a status added there fails the typecheck until it is described here.
+const RUN_STATUS_MEANINGS: Record<RunStatus, string> = {
+  queued: "waiting for a hub and agents",
+  running: "agents are sending load",
+  passed: "every threshold held",
+  failed: "a threshold failed",
+  errored: "the run could not complete (the reason says why)",
+  aborted: "stopped by a user or its deadline",
+  degraded: "an agent was lost under `agents.onLoss: degrade`; the others finished, so the results are from less load than planned",
 };
+const AGENT_STATUS_MEANINGS: Record<AgentStatus, string> = {
+  online: "connected and idle",
+  busy: "running a shard",
+  offline: "not connected",
+};
+const meanings = <S extends string>(values: readonly S[], text: Record<S, string>) => values.map((v) => `\`${v}\` (${text[v]})`).join(", ");
 
 function build() {
   const registry = new OpenAPIRegistry();
@@ -177,7 +196,7 @@ function build() {
   const jsonBody = (schema: z.ZodType, description: string) => ({ description, content: { "application/json": { schema } } });
   // Every route but the document itself needs credentials, so 401, 403 and 429 are always possible.
   const errors = (...statuses: Status[]) =>
-    Object.fromEntries([401, 403, 429, ...statuses].map((s) => [s, jsonBody(ApiError, ERROR_DESCRIPTIONS[s as Status])]));
+    Object.fromEntries([401, 403, 429, ...statuses].map((s) => [s, jsonBody(ApiError, errorStatusDescription(s as Status))]));
   const idParams = z.object({ id: z.string().describe("The run id returned by POST /api/v1/runs.") });
   const planParams = z.object({ id: z.string().describe("The plan id returned by POST /api/v1/plans.") });
   const noContent = (description: string) => ({ description });
@@ -191,7 +210,7 @@ function build() {
       summary: "Queue a run of a plan",
       description: "Validates the plan and queues the run for a hub to execute. `Location` points at the new run.",
       request: { body: { required: true, content: { "application/json": { schema: CreateRunBody } } } },
-      responses: { 201: jsonBody(CreateRunResponse, "The run is queued."), ...errors(400, 500, 503) },
+      responses: { 201: jsonBody(CreateRunResponse, "The run is queued."), ...errors(400, 409, 500, 503) },
     },
     {
       method: "get",
@@ -204,7 +223,7 @@ function build() {
           limit: z.number().int().min(1).max(500).default(50).optional().describe("How many runs, 1–500 (default 50)."),
           cursor: z.string().optional().describe("The `next` of the previous page: this page starts after it."),
           offset: z.number().int().min(0).default(0).optional().describe("How many to skip (default 0); not with cursor."),
-          status: z.string().optional().describe("Only runs with this status."),
+          status: runStatusSchema.optional().describe("Only runs with this status."),
           planId: z.string().optional().describe("Only runs of this saved plan."),
         }),
       },
@@ -216,7 +235,7 @@ function build() {
       operationId: "getRun",
       tags: ["runs"],
       summary: "Get a run with its summary",
-      description: "While the run is running the summary is computed live; poll until `status` is final (passed, failed, errored, aborted).",
+      description: `While the run is running the summary is computed live; poll until \`status\` is final. Statuses: ${meanings(runStatusSchema.options, RUN_STATUS_MEANINGS)}; final: ${FINAL_RUN_STATUSES.join(", ")}.`,
       request: { params: idParams },
       responses: { 200: jsonBody(Run, "The run."), ...errors(404, 500, 503) },
     },
@@ -387,7 +406,7 @@ function build() {
       tags: ["agents"],
       summary: "List the organization's agents with status and capacity",
       description:
-        "`status` is `online` (idle), `busy` (running a shard) or `offline`. Hubs record a heartbeat every 5 s; an agent not heard from for 30 s is `offline` whatever its hub last wrote (the hub may have died).",
+        `\`status\` is one of ${meanings(agentStatusSchema.options, AGENT_STATUS_MEANINGS)}. Hubs record a heartbeat every 5 s; an agent not heard from for 30 s is \`offline\` whatever its hub last wrote (the hub may have died).`,
       responses: { 200: jsonBody(z.object({ agents: z.array(AgentListItem) }), "The agents, by name."), ...errors(500, 503) },
     },
     {
@@ -454,7 +473,7 @@ function build() {
     },
   ];
   // Every body is read through the size limit (body-limit.ts).
-  for (const p of paths) registry.registerPath(p.request?.body ? { ...p, responses: { ...p.responses, 413: jsonBody(ApiError, ERROR_DESCRIPTIONS[413]) } } : p);
+  for (const p of paths) registry.registerPath(p.request?.body ? { ...p, responses: { ...p.responses, 413: jsonBody(ApiError, errorStatusDescription(413)) } } : p);
 
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: "3.1.0",

@@ -1,0 +1,66 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { agentStatusSchema, API_ERROR_CODES, FINAL_RUN_STATUSES, runStatusSchema } from "@volley/contracts";
+import { describe, expect, it } from "vitest";
+import { openApiDocument } from "./openapi";
+
+type Response = { description: string; content?: Record<string, { schema: unknown }> };
+type Operation = { description?: string; parameters?: { name: string; schema: { enum?: string[] } }[]; responses: Record<string, Response> };
+
+const doc = openApiDocument();
+const operations = Object.values(doc.paths ?? {}).flatMap((methods) => Object.values(methods as Record<string, Operation>));
+const operation = (path: string, method: string) => (doc.paths?.[path] as Record<string, Operation>)[method]!;
+
+/** Every (status, code) the web source throws or answers with as a literal: `new ApiError(403, "target_refused", …)`. */
+function emittedCodes(): { status: number; code: string; file: string }[] {
+  const src = join(import.meta.dirname, "..", "..");
+  const found: { status: number; code: string; file: string }[] = [];
+  for (const entry of readdirSync(src, { recursive: true, encoding: "utf8" })) {
+    if (!/\.tsx?$/.test(entry) || entry.endsWith(".test.ts")) continue;
+    const text = readFileSync(join(src, entry), "utf8");
+    for (const m of text.matchAll(/(?:new ApiError|errorResponse)\(\s*(\d{3}),\s*"([a-z_]+)"/g)) found.push({ status: Number(m[1]), code: m[2]!, file: entry });
+  }
+  return found;
+}
+
+describe("OpenAPI error codes", () => {
+  it("lists every code in the ApiError schema's closed enum", () => {
+    const schema = doc.components?.schemas?.ApiError as { properties: { error: { properties: { code: { enum: string[] } } } } };
+    expect(schema.properties.error.properties.code.enum.sort()).toEqual(Object.keys(API_ERROR_CODES).sort());
+  });
+
+  it("documents every code the server throws, under the status it is thrown with", () => {
+    const emitted = emittedCodes();
+    // The scan itself must see the ones that were once undocumented.
+    expect(emitted.map((e) => e.code)).toEqual(expect.arrayContaining(["target_refused", "target_unverified", "quota_exceeded", "not_found"]));
+    for (const { status, code, file } of emitted) {
+      const descriptions = operations.map((op) => op.responses[String(status)]?.description ?? "");
+      expect(
+        descriptions.some((d) => d.includes(`\`${code}\``)),
+        `${file}: ${status} ${code} is in no ${status} response's description`,
+      ).toBe(true);
+    }
+  });
+
+  it("names the refusals of POST /api/v1/runs under 403 and 409", () => {
+    const create = operation("/api/v1/runs", "post");
+    for (const code of ["forbidden", "target_refused", "target_unverified", "quota_exceeded"]) expect(create.responses["403"]?.description).toContain(`\`${code}\``);
+    expect(create.responses["409"]?.description).toContain("`not_enough_agents`");
+  });
+});
+
+describe("OpenAPI status descriptions", () => {
+  it("describe every run status, and name every final one", () => {
+    const get = operation("/api/v1/runs/{id}", "get");
+    for (const status of runStatusSchema.options) expect(get.description).toContain(`\`${status}\``);
+    expect(get.description).toContain(`final: ${FINAL_RUN_STATUSES.join(", ")}`);
+    expect(FINAL_RUN_STATUSES).toContain("degraded");
+    const filter = operation("/api/v1/runs", "get").parameters?.find((p) => p.name === "status");
+    expect(filter?.schema.enum).toEqual(runStatusSchema.options);
+  });
+
+  it("describe every agent status", () => {
+    const list = operation("/api/v1/agents", "get");
+    for (const status of agentStatusSchema.options) expect(list.description).toContain(`\`${status}\``);
+  });
+});
