@@ -23,12 +23,14 @@ export const putMetricsExportBodySchema = z.strictObject({
   authorization: z.string().min(1).max(4096, "keep the Authorization header under 4096 characters").nullable().optional(),
   /** Labels added to every series (e.g. `{ env: "staging" }`); names as Prometheus allows. */
   labels: z
-    .record(
-      z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]{0,63}$/, "label names start with a letter or _ and hold letters, digits and _ (at most 64)"),
-      z.string().max(200, "keep label values under 200 characters"),
-    )
+    .record(z.string(), z.string().max(200, "keep label values under 200 characters"))
     .refine((l) => Object.keys(l).length <= 10, "at most 10 extra labels")
-    .refine((l) => !Object.keys(l).some((k) => k.startsWith("__") || RESERVED_LABELS.includes(k)), "run_id, run_name, plan_id, org, quantile and names starting with __ are set by Volley")
+    .superRefine((l, ctx) => {
+      for (const k of Object.keys(l)) {
+        if (k.startsWith("__") || RESERVED_LABELS.includes(k)) ctx.addIssue({ code: "custom", message: `"${k}" is set by Volley (run_id, run_name, plan_id, org, quantile, job, instance and names starting with __): pick another name` });
+        else if (!/^[a-zA-Z_][a-zA-Z0-9_]{0,63}$/.test(k)) ctx.addIssue({ code: "custom", message: `"${k}" is no Prometheus label name: use letters, digits and _ (at most 64), not starting with a digit` });
+      }
+    })
     .default({}),
   enabled: z.boolean().default(true),
 });

@@ -1,8 +1,9 @@
+import { readFileSync } from "node:fs";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createDb, createTestDatabase, DEFAULT_ORG_ID, getMetricsExport, insertRun, parseSecretKeys, putMetricsExport, type Db } from "@volley/db";
 import { IntervalMerger } from "@volley/metrics";
-import type { IntervalPoint } from "@volley/contracts";
+import { RUN_SERIES_NAMES, type IntervalPoint } from "@volley/contracts";
 import { testFrame, testPlan } from "../test-support/fixtures";
 import { prometheusMissing, startPrometheus, type PrometheusReceiver } from "../test-support/prometheus-receiver";
 import { RunMetricsExporter } from "./run-metrics-exporter";
@@ -90,5 +91,29 @@ describe.skipIf(prometheusMissing)("run metrics to a real Prometheus remote-writ
     await exporter.finished(run.id);
     expect(await getMetricsExport(db, DEFAULT_ORG_ID)).toMatchObject({ lastStatus: 0, lastError: expect.stringMatching(/refused: .*loopback/i) });
     expect(await prom.query(`volley_run_messages_sent_per_second{run_id="${run.id}"}[5m]`)).toEqual([]);
+  }, 60_000);
+
+  it("infra/grafana/volley-run.json: every panel's query answers with the pushed run's data, and every exported series is drawn", async () => {
+    const { db } = handle;
+    await putMetricsExport(db, DEFAULT_ORG_ID, { kind: "prometheus-remote-write", url: prom.writeUrl, labels: {}, enabled: true }, KEYS);
+    const run = await insertRun(db, { plan: testPlan({ name: "dashboard" }) });
+    const exporter = new RunMetricsExporter({ db, log, secretsKeys: KEYS, publicOnly: false, configTtlMs: 0 });
+    exporter.points(run.id, runPoints(run.id, 5, Math.floor(Date.now() / 1000) * 1000 - 20_000));
+    await exporter.finished(run.id);
+    const dashboard = JSON.parse(readFileSync(new URL("../../../../infra/grafana/volley-run.json", import.meta.url), "utf8")) as {
+      panels: { title: string; targets: { expr: string }[] }[];
+      templating: { list: { name: string; query: unknown }[] };
+    };
+    const drawn = new Set<string>();
+    for (const panel of dashboard.panels) {
+      for (const t of panel.targets) {
+        for (const m of t.expr.matchAll(/volley_run_[a-z_]+/g)) drawn.add(m[0]);
+        const result = await prom.query(t.expr.replaceAll("$run_id", run.id).replaceAll("$__range", "5m"));
+        expect(result.length, `${panel.title}: ${t.expr}`).toBeGreaterThan(0);
+      }
+    }
+    expect([...drawn].sort()).toEqual([...RUN_SERIES_NAMES].sort());
+    const runVar = dashboard.templating.list.find((v) => v.name === "run_id");
+    expect(JSON.stringify(runVar?.query)).toContain("label_values(volley_run_connections, run_id)");
   }, 60_000);
 });
