@@ -6,6 +6,7 @@ import { usePathname } from "next/navigation";
 const TABS = [
   { href: "/settings/tokens", label: "API tokens" },
   { href: "/settings/members", label: "Members" },
+  { href: "/settings/metrics-export", label: "Metrics export" },
 ] as const;
 
 /** The settings pages' sub-navigation, shown above each of them by settings/layout.tsx. */
