@@ -1,12 +1,18 @@
 /**
  * Entry point. No arguments (or `daemon`) keeps the hub daemon exactly as before — npm start and the
  * e2e tests start it that way; anything else is the standalone CLI (`run plan.yaml`, `--help`).
- * Each mode is imported lazily so the CLI never reads the hub's environment and vice versa.
+ * Each mode is imported lazily so the CLI never reads the hub's environment and vice versa; an
+ * engine worker thread of the packed agent (one bundled file) starts here as well.
  */
-export {}; // a module, so top-level await is allowed
+import { isMainThread, workerData } from "node:worker_threads";
+import { ENGINE_WORKER } from "./workers/worker-messages";
 
 const args = process.argv.slice(2);
-if (args.length === 0 || (args.length === 1 && args[0] === "daemon")) {
+if (!isMainThread && (workerData as Record<string, unknown> | null)?.[ENGINE_WORKER]) {
+  // The packed agent is one bundled file, and its engine worker threads start from it too.
+  const { serveEngineWorker } = await import("./workers/engine-worker");
+  serveEngineWorker();
+} else if (args.length === 0 || (args.length === 1 && args[0] === "daemon")) {
   await import("./daemon");
 } else {
   const { runCli } = await import("./cli/main");

@@ -3,6 +3,9 @@ import type { AgentCapacity } from "./agent-protocol";
 import type { Plan } from "./plan";
 import { sweepRates } from "./scenario";
 
+/** How a run's load is split across agents, and an agent's shard across its engine threads. */
+export { planShards, splitProportionally } from "./shard-split";
+
 /**
  * What one agent core can do, in messages per second (sent plus received), and the preflight that
  * holds a plan against the agents of its pool before it runs. The one place this estimate lives.

@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { parseSourceAddresses } from "../engine/source-addresses";
 import { AGENT_VERSION } from "../version";
@@ -28,8 +29,14 @@ export async function runCli(args: readonly string[]): Promise<number> {
       "local addresses to connect from, round-robin, e.g. 127.0.0.2-127.0.0.9 (each gives ~28K more connections to one target)",
       sourceAddressesArg,
     )
+    .option(
+      "--workers <n>",
+      "engine worker threads the plan is split across (default: one per core); 0 runs it on the main thread",
+      workersArg,
+      availableParallelism(),
+    )
     .addHelpText("after", "\nExit codes: 0 passed, 1 thresholds failed, 2 errored or bad input, 130 aborted (Ctrl-C).")
-    .action(async (file: string, opts: { json?: boolean; out?: string; frames?: string; sourceAddresses?: string[] }) => {
+    .action(async (file: string, opts: { json?: boolean; out?: string; frames?: string; sourceAddresses?: string[]; workers: number }) => {
       const controller = new AbortController();
       let interrupts = 0;
       const onSigint = () => {
@@ -69,4 +76,10 @@ function sourceAddressesArg(value: string): string[] {
   const parsed = parseSourceAddresses(value);
   if (!parsed.ok) throw new InvalidArgumentError(parsed.error);
   return parsed.addresses;
+}
+
+function workersArg(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || n > 1024) throw new InvalidArgumentError("give a whole number of threads from 0 to 1024, e.g. 4 (0 runs the engine on the main thread)");
+  return n;
 }

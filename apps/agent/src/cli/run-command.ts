@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import { parsePlanDocument } from "@volley/contracts";
 import { summarizeRun } from "@volley/metrics";
 import { runShard } from "../engine/run-shard";
+import { EngineWorkers } from "../workers/engine-workers";
 import { shardPreflight } from "../engine/shard-preflight";
 import type { EngineFrame } from "../engine/types";
 import { Progress, type ProgressSink } from "./progress";
@@ -22,6 +23,8 @@ export interface RunCommandOptions {
   frames?: string;
   /** Local addresses to bind, round-robin per connection (already expanded). */
   sourceAddresses?: readonly string[];
+  /** Engine worker threads to split the plan across, as the daemon does (AGENT_WORKERS); 0 or absent: the main thread. */
+  workers?: number;
 }
 
 export interface RunCommandIo {
@@ -81,9 +84,13 @@ export async function runCommand(file: string, options: RunCommandOptions, io: R
 
   const frames: EngineFrame[] = [];
   const progress = new Progress(io.stderr);
+  // Threads load the engine before the clock starts: their start-up is not the run's CPU or time.
+  const engines = options.workers ? new EngineWorkers(options.workers) : undefined;
+  await engines?.warm().catch(() => {}); // a thread that cannot start fails the run below, with its reason
   const cpuBefore = process.cpuUsage();
   const startedMs = performance.now();
-  const outcome = await runShard(plan, {
+  const engine = engines ? engines.run.bind(engines) : runShard;
+  const outcome = await engine(plan, {
     startAt: Date.now() + START_DELAY_MS,
     signal: io.signal,
     sourceAddresses: options.sourceAddresses,
@@ -93,6 +100,7 @@ export async function runCommand(file: string, options: RunCommandOptions, io: R
     },
   });
   progress.done();
+  void engines?.close();
   // CPU of the run alone (not process start-up or TypeScript loading): what the benchmarks compare.
   const cpu = process.cpuUsage(cpuBefore);
   const cpuSeconds = (cpu.user + cpu.system) / 1e6;

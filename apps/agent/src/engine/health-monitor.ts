@@ -1,10 +1,12 @@
 import type { Health } from "@volley/contracts";
+import { threadCpuClock } from "./thread-cpu";
 
 const RESOLUTION_MS = 10;
 
 /**
  * When the agent itself, not the target, is the bottleneck. Any one of these flags an interval:
- * - CPU over 90 % of one core: JavaScript runs on one thread, so this is the ceiling.
+ * - CPU over 90 % of one core: JavaScript runs on one thread, so this is the ceiling (in an engine
+ *   worker thread, that thread's own CPU: see thread-cpu.ts).
  * - Event-loop delay p50 over 20 ms or max over 250 ms: timers (and so sends) fire late and
  *   replies wait to be read, which inflates the latency we report.
  * - Send lag over 10 ms, sustained: more than 10 % of the interval's sends were that late. The
@@ -42,7 +44,9 @@ export class HealthMonitor {
   private lags: number[] = [];
   private readonly ticker: NodeJS.Timeout;
   private lastTick = performance.now();
-  private lastCpu = process.cpuUsage();
+  /** This thread's CPU µs: the process's on the main thread, the worker's own in an engine worker. */
+  private readonly cpuUs = threadCpuClock();
+  private lastCpu = this.cpuUs();
   private lastAt = performance.now();
   private lastRss = 0;
 
@@ -59,12 +63,12 @@ export class HealthMonitor {
 
   sample(sendLag: SendLagSample = { maxMs: 0, lateShare: 0 }): Health {
     const now = performance.now();
-    const cpu = process.cpuUsage(this.lastCpu);
+    const cpuNow = this.cpuUs();
     const elapsedMs = Math.max(1, now - this.lastAt);
-    this.lastCpu = process.cpuUsage();
+    const cpuPercent = ((cpuNow - this.lastCpu) / 1000 / elapsedMs) * 100;
+    this.lastCpu = cpuNow;
     this.lastAt = now;
 
-    const cpuPercent = ((cpu.user + cpu.system) / 1000 / elapsedMs) * 100;
     // A block still in progress shows as the time since the last tick.
     const lags = [...this.lags, Math.max(0, now - this.lastTick - RESOLUTION_MS)].sort((a, b) => a - b);
     this.lags = [];

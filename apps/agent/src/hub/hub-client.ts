@@ -12,6 +12,7 @@ import {
 } from "@volley/contracts";
 import { systemClock } from "../engine/clock";
 import { HealthMonitor } from "../engine/health-monitor";
+import { EngineWorkers } from "../workers/engine-workers";
 import { estimateClockOffset, type ClockEstimate } from "./clock-sync";
 import { ReliableOutbox } from "./reliable-outbox";
 import { ShardSlot } from "./shard-slot";
@@ -28,6 +29,12 @@ export interface HubClientOptions {
   ackTimeoutMs?: number;
   reconnectDelayMs?: number;
   reconnectDelayMaxMs?: number;
+  /**
+   * Engine worker threads a shard is split across (AGENT_WORKERS); 0 or absent runs it on this
+   * thread, beside the hub link. With workers, this thread keeps only the link, heartbeats and
+   * control messages, so a saturated engine cannot delay them.
+   */
+  workers?: number;
 }
 
 type AckFn = (ack: Ack) => void;
@@ -42,6 +49,7 @@ export class HubClient {
   private readonly outbox: ReliableOutbox;
   private readonly slot: ShardSlot;
   private readonly health = new HealthMonitor();
+  private readonly engines: EngineWorkers | undefined;
   private readonly log: Logger;
   private offset: ClockEstimate | undefined;
   private syncing: Promise<void> | undefined;
@@ -75,6 +83,7 @@ export class HubClient {
       randomizationFactor: 0.5,
     });
     this.outbox = new ReliableOutbox(this.socket, this.log, { ackTimeoutMs: opts.ackTimeoutMs ?? 5000 });
+    const engines = (this.engines = opts.workers ? new EngineWorkers(opts.workers) : undefined);
     this.slot = new ShardSlot({
       outbox: this.outbox,
       log: this.log,
@@ -83,6 +92,7 @@ export class HubClient {
       agentId: () => this.agentId,
       sourceAddresses: opts.hello.capacity.sourceAddresses,
       publicOnly: () => this.targetPolicy.mode === "hosted",
+      ...(engines ? { engine: (plan, runOpts) => engines.run(plan, runOpts) } : {}),
     });
     this.wire();
   }
@@ -101,6 +111,8 @@ export class HubClient {
   }
 
   start(): void {
+    // Threads load the engine now, not when the first shard's start instant is already near.
+    this.engines?.warm().catch((err: Error) => this.log.error({ err: err.message }, "engine worker threads did not start; shards will try again"));
     this.socket.connect();
     const beat = this.opts.heartbeatMs ?? 5000;
     this.heartbeatTimer = setInterval(() => this.heartbeat(), beat);
@@ -123,6 +135,7 @@ export class HubClient {
     }
     this.outbox.close();
     this.health.stop();
+    await this.engines?.close();
     this.socket.disconnect();
   }
 

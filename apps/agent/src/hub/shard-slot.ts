@@ -10,13 +10,14 @@ import {
   type Ack,
   type HeldShard,
   type IntervalFrame,
+  type Plan,
   type ShardEnd,
   type ShardJob,
 } from "@volley/contracts";
 import { runShard } from "../engine/run-shard";
 import { shardPreflight, type AgentLimits } from "../engine/shard-preflight";
 import type { Clock } from "../engine/clock";
-import type { EngineFrame, ShardOutcome } from "../engine/types";
+import type { EngineFrame, RunShardOptions, ShardOutcome } from "../engine/types";
 import type { ReliableOutbox } from "./reliable-outbox";
 
 /** A start instant this far in the past is not honoured (the run would open with a burst to catch up). */
@@ -46,6 +47,8 @@ export interface ShardSlotDeps {
   sourceAddresses?: readonly string[];
   /** Hosted hub (welcome.targetPolicy): shards refuse non-public target addresses. */
   publicOnly?: () => boolean;
+  /** Runs a shard: the agent's engine worker threads (EngineWorkers.run), or runShard on this thread when absent. */
+  engine?: (plan: Plan, opts: RunShardOptions) => Promise<ShardOutcome>;
 }
 
 const fail = (error: string): Ack => ({ ok: false, error });
@@ -162,7 +165,8 @@ export class ShardSlot {
     log.info({ shardId: job.shardId, inMs: Math.round(startAt - clock.hubNowMs()) }, `shard ${job.shardId} starting`);
     let ended: Pick<ShardOutcome, "status" | "error">;
     try {
-      const outcome = await runShard(job.plan, { startAt, clock, onFrame, onStart, signal, shard: job.shardId, sourceAddresses: this.deps.sourceAddresses, publicOnly: this.deps.publicOnly?.() ?? false });
+      const engine = this.deps.engine ?? runShard;
+      const outcome = await engine(job.plan, { startAt, clock, onFrame, onStart, signal, shard: job.shardId, sourceAddresses: this.deps.sourceAddresses, publicOnly: this.deps.publicOnly?.() ?? false });
       log.info({ shardId: job.shardId, error: outcome.error, sweepStopped: outcome.sweepStopped, totals: outcome.totals }, `shard ${job.shardId} ${outcome.status}`);
       ended = outcome;
     } catch (err) {

@@ -1,0 +1,27 @@
+import type { Plan } from "@volley/contracts";
+import type { EngineFrame, ShardOutcome } from "../engine/types";
+
+/** Marks the agent's own engine workers in workerData (the packed agent's one file is also their entry). */
+export const ENGINE_WORKER = "volleyEngineWorker";
+
+/** Main thread → worker. */
+export type ToWorker =
+  | {
+      type: "run";
+      plan: Plan;
+      /** Hub-clock epoch ms of the start instant. */
+      startAt: number;
+      /** Hub clock − this machine's wall clock at the run's start, ms (the worker's clock uses it). */
+      offsetMs: number;
+      shard: string;
+      sourceAddresses: string[];
+      publicOnly: boolean;
+    }
+  | { type: "abort"; reason: string };
+
+/** Worker → main thread. */
+export type FromWorker =
+  | { type: "ready" }
+  | { type: "start"; startedAt: number }
+  | { type: "frame"; frame: EngineFrame }
+  | { type: "end"; outcome: ShardOutcome };
