@@ -20,6 +20,7 @@ import { ShardQueues } from "./shards/shard-queues";
 import { ShardRunner } from "./shards/shard-runner";
 import { errorMessage, settlesWithin } from "./util/wait";
 import { WebhookDispatcher } from "./webhooks/webhook-dispatcher";
+import type { AgentStatus } from "@volley/contracts";
 import type { ResolveAll } from "@volley/contracts/public-lookup";
 import { WebhookWorker } from "./webhooks/webhook-worker";
 
@@ -126,7 +127,7 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
   const webhookQueue = openQueue(QUEUE_NAMES.webhooks, connections.bull);
   const webhooks = new WebhookDispatcher({ db, queue: webhookQueue, log, retryDelayMs: config.webhookRetryDelayMs });
   const coordinator = new RunCoordinator(redis, connections.subscriber, log, config.shardHoldTtlMs);
-  const setStatus = (agentId: string, status: "online" | "busy" | "offline") =>
+  const setStatus = (agentId: string, status: AgentStatus) =>
     void setAgentStatus(db, agentId, status).catch((err) => log.warn({ agentId, err: errorMessage(err) }, "could not update agent status"));
   const registry = new AgentRegistry({ graceMs: timing.agentGraceMs, log, onStatus: setStatus });
   registry.on("heartbeat", (s: { agentId: string; busy: boolean }) => setStatus(s.agentId, s.busy ? "busy" : "online"));

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { healthSchema, intervalFrameSchema } from "./frame";
 import { shardJobSchema } from "./jobs";
 import { poolNameSchema } from "./plan";
+import { shardEndStatusSchema } from "./shard-lifecycle";
 
 /**
  * The agent gateway: a Socket.IO namespace on the hub. Agents connect out; every message below is
@@ -84,7 +85,7 @@ export const frameMessageSchema = intervalFrameSchema;
 export const shardEndSchema = z.object({
   runId: z.string(),
   shardId: z.string(),
-  status: z.enum(["completed", "errored", "aborted"]),
+  status: shardEndStatusSchema,
   error: z.string().optional(),
   frames: z.number().int().nonnegative(),
 });

@@ -5,6 +5,8 @@ export * from "./errors";
 export * from "./run";
 export * from "./frame";
 export * from "./error-counters";
+export * from "./shard-lifecycle";
+export * from "./run-lifecycle";
 export * from "./jobs";
 export * from "./agent-protocol";
 export * from "./agents-api";

@@ -14,7 +14,7 @@ import {
   uniqueIndex,
 } from "drizzle-orm/pg-core";
 import { sql } from "drizzle-orm";
-import type { AgentCapacity, Health, IntervalFrame, IntervalPoint, Plan, RunAnalysis, RunStatus, RunSummary, WebhookEvent, WebhookFormat } from "@volley/contracts";
+import type { AgentCapacity, AgentStatus, Health, IntervalFrame, IntervalPoint, Plan, RunAnalysis, RunStatus, RunSummary, ShardStatus, WebhookEvent, WebhookFormat } from "@volley/contracts";
 
 const createdAt = () => timestamp("created_at", { withTimezone: true }).notNull().defaultNow();
 
@@ -293,7 +293,7 @@ export const agents = pgTable(
     capacity: jsonb("capacity").$type<AgentCapacity>().notNull(),
     /** The join token this agent enrolled with; revoking the token disconnects the agent. */
     tokenId: text("token_id").references(() => agentTokens.id, { onDelete: "set null" }),
-    status: text("status").$type<"online" | "busy" | "offline">().notNull(),
+    status: text("status").$type<AgentStatus>().notNull(),
     connectedAt: timestamp("connected_at", { withTimezone: true }),
     lastSeenAt: timestamp("last_seen_at", { withTimezone: true }),
     createdAt: createdAt(),
@@ -431,7 +431,8 @@ export const planSchedules = pgTable(
   (t) => [uniqueIndex("plan_schedules_plan_idx").on(t.planId), index("plan_schedules_org_idx").on(t.orgId)],
 );
 
-export type ShardStatus = "pending" | "assigned" | "running" | "completed" | "errored" | "aborted";
+/** The shard lifecycle is contracts' (shard-lifecycle.ts). */
+export type { ShardStatus };
 
 export const shards = pgTable(
   "shards",

@@ -1,8 +1,9 @@
-import type { IntervalFrame } from "@volley/contracts";
+import type { IntervalFrame, ShardEndStatus } from "@volley/contracts";
 import type { Driver } from "../drivers/driver";
 import type { Clock } from "./clock";
 
-export type ShardStatus = "completed" | "errored" | "aborted";
+/** How a shard ended (contracts shard-lifecycle). */
+export type ShardStatus = ShardEndStatus;
 
 /** A frame as the engine makes it; whoever ships it adds the run, shard, agent and sequence ids. */
 export type EngineFrame = Omit<IntervalFrame, "runId" | "shardId" | "agentId" | "seq">;

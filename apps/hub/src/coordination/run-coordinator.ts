@@ -1,6 +1,6 @@
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
-import { abortRequestSchema, REDIS_KEYS } from "@volley/contracts";
+import { abortRequestSchema, REDIS_KEYS, type ShardEndStatus } from "@volley/contracts";
 import { deferred, errorMessage, sleep } from "../util/wait";
 
 /**
@@ -24,7 +24,7 @@ export interface ArmedShard {
 }
 
 export interface EndedShard {
-  status: "completed" | "errored" | "aborted";
+  status: ShardEndStatus;
   error: string | null;
   /** Frames the agent reported sending; null when the agent was lost before saying. */
   frames: number | null;

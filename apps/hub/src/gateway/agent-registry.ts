@@ -1,10 +1,9 @@
 import { EventEmitter } from "node:events";
 import type { Socket } from "socket.io";
 import type { Logger } from "pino";
-import { AGENT_EVENTS, type AgentHello, type Heartbeat, type ShardEnd } from "@volley/contracts";
+import { AGENT_EVENTS, type AgentHello, type AgentStatus, type Heartbeat, type ShardEnd } from "@volley/contracts";
 import { deferred, seconds, type Deferred } from "../util/wait";
 
-export type AgentStatus = "online" | "busy" | "offline";
 
 /** One shard held by one agent; settles when the agent ends it or is declared lost. */
 export interface ShardLease {

@@ -37,7 +37,9 @@ async function leftBehind(name: string, opts: { started: boolean; assignTo?: "se
   const run = await insertRun(h.db.db, { plan });
   const [shard] = await insertShards(h.db.db, run.id, [plan]);
   await markRunRunning(h.db.db, run.id);
-  await updateShard(h.db.db, shard!.id, { status: "running", agentId: opts.assignTo === "other" ? other.agentId : first.agentId, startedAt: new Date() });
+  // Through the shard lifecycle as the runner moves it: taken by an agent, then started.
+  await updateShard(h.db.db, shard!.id, { status: "assigned", agentId: opts.assignTo === "other" ? other.agentId : first.agentId });
+  await updateShard(h.db.db, shard!.id, { status: "running", startedAt: new Date() });
   if (opts.started) await coordinator.publishStart(run.id, Date.now() - 1000);
   const held: HeldShard = { runId: run.id, shardId: shard!.id, state: "running" };
   const reconnect = () => h.connect({ name, instanceId, pool: name, shard: held });

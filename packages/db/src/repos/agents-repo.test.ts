@@ -164,7 +164,8 @@ describe("removeAgent", () => {
     const busy = await upsertAgent(h.db, hello("rm-busy"), { orgId: "org_b" });
     const run = await insertRun(h.db, { plan, orgId: "org_b" });
     const [shard] = await insertShards(h.db, run.id, [plan]);
-    await updateShard(h.db, shard!.id, { agentId: busy.id, status: "running" });
+    await updateShard(h.db, shard!.id, { agentId: busy.id, status: "assigned" });
+    await updateShard(h.db, shard!.id, { status: "running" });
     // Even offline by its row (its hub lost it), a running shard keeps the row: the run still reports it.
     await setAgentStatus(h.db, busy.id, "offline");
     expect(await removeAgent(h.db, "org_b", busy.id)).toEqual({ status: "busy", runId: run.id });

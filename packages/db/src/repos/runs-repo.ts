@@ -1,5 +1,5 @@
 import { and, desc, eq, getTableColumns, inArray, notInArray, sql } from "drizzle-orm";
-import { FINAL_RUN_STATUSES, type Plan, type RunStatus, type RunSummary } from "@volley/contracts";
+import { canMoveRun, FINAL_RUN_STATUSES, runStatusesBefore, type Plan, type RunStatus, type RunSummary } from "@volley/contracts";
 import type { Db } from "../client";
 import { newId } from "../ids";
 import { DEFAULT_ORG_ID, runs } from "../schema";
@@ -76,17 +76,17 @@ export async function listRunPage(
   return { rows: rows.slice(0, opts.limit), more: rows.length > opts.limit };
 }
 
-/** queued → running; returns false if the run is no longer queued (aborted meanwhile, or taken by another hub). */
+/** queued → running (contracts RUN_LIFECYCLE); returns false if the run is no longer queued (aborted meanwhile, or taken by another hub). */
 export async function markRunRunning(db: Db, id: string): Promise<boolean> {
   const rows = await db
     .update(runs)
     .set({ status: "running", startedAt: new Date() })
-    .where(and(eq(runs.id, id), eq(runs.status, "queued")))
+    .where(and(eq(runs.id, id), inArray(runs.status, runStatusesBefore("running"))))
     .returning({ id: runs.id });
   return rows.length === 1;
 }
 
-/** Moves a run to a final status once; later calls (a second hub, a late abort) change nothing. */
+/** Moves a run to a final status once, from a status RUN_LIFECYCLE allows; later calls (a second hub, a late abort) change nothing. */
 export async function finishRun(
   db: Db,
   id: string,
@@ -102,7 +102,7 @@ export async function finishRun(
       startLateMs: result.startLateMs ?? null,
       endedAt: new Date(),
     })
-    .where(and(eq(runs.id, id), notInArray(runs.status, [...FINAL_RUN_STATUSES])))
+    .where(and(eq(runs.id, id), inArray(runs.status, runStatusesBefore(result.status)), notInArray(runs.status, [...FINAL_RUN_STATUSES])))
     .returning({ id: runs.id });
   return rows.length === 1;
 }
@@ -118,6 +118,8 @@ export async function restateRun(
   from: RunStatus,
   result: { status: RunStatus; reason: string | null; summary: RunSummary },
 ): Promise<boolean> {
+  // The same status (a new summary), or a move RUN_LIFECYCLE allows between final statuses (passed ↔ failed).
+  if (result.status !== from && !canMoveRun(from, result.status)) return false;
   const rows = await db
     .update(runs)
     .set({ status: result.status, reason: result.reason, summary: result.summary })

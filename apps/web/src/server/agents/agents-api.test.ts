@@ -141,7 +141,8 @@ describe("DELETE /api/v1/agents/{id}", () => {
     const busy = await upsertAgent(env.h.db, hello("rm-busy", "rm-busy-1"));
     const run = await insertRun(env.h.db, { plan });
     const [shard] = await insertShards(env.h.db, run.id, [plan]);
-    await updateShard(env.h.db, shard!.id, { agentId: busy.id, status: "running" });
+    await updateShard(env.h.db, shard!.id, { agentId: busy.id, status: "assigned" });
+    await updateShard(env.h.db, shard!.id, { status: "running" });
     await setAgentStatus(env.h.db, busy.id, "busy");
     const refused = await remove(busy.id);
     expect(refused.status).toBe(409);

@@ -1,0 +1,37 @@
+import { runStatusSchema, type RunStatus } from "./run";
+
+/**
+ * The run lifecycle, the one table of it: for each status, the statuses a run may move to and who
+ * moves it there. A run ends once (the first final status written stays); the only moves between
+ * final statuses are a restatement's, when frames stored after finalization change a verdict the
+ * thresholds decided. packages/db refuses any other move (markRunRunning, finishRun, restateRun).
+ */
+export const RUN_LIFECYCLE = {
+  queued: {
+    running: "hub run worker: the run left its pool's line with its agents",
+    aborted: "web: the user aborted it while queued; hub: the abort listener found it still queued",
+    errored: "web: it could not be queued; hub: refused while waiting for agents (pool too small, agents.maxWait) or its job failed",
+  },
+  running: {
+    passed: "hub finalization: every threshold and sanity check held",
+    failed: "hub finalization: a threshold or sanity check broke (or an abortOnFail threshold stopped it)",
+    errored: "hub finalization: a shard errored, an agent was lost (agents.onLoss: error), arming timed out, or the job failed",
+    aborted: "hub finalization: the user aborted it",
+    degraded: "hub finalization: an agent was lost under agents.onLoss: degrade",
+  },
+  passed: { failed: "hub restatement: frames stored after finalization break a threshold" },
+  failed: { passed: "hub restatement: frames stored after finalization make every threshold hold" },
+  errored: {},
+  aborted: {},
+  degraded: {},
+} as const satisfies Record<RunStatus, Partial<Record<RunStatus, string>>>;
+
+/** Whether a run may move from `from` to `to`. */
+export function canMoveRun(from: RunStatus, to: RunStatus): boolean {
+  return to in RUN_LIFECYCLE[from];
+}
+
+/** The statuses a run may enter `to` from. */
+export function runStatusesBefore(to: RunStatus): RunStatus[] {
+  return runStatusSchema.options.filter((from) => canMoveRun(from, to));
+}
