@@ -1,4 +1,4 @@
-import { durationMs, type IntervalPoint, type Run } from "@volley/contracts";
+import { stageSpans, type IntervalPoint, type Run } from "@volley/contracts";
 import type { ChartRegion } from "../components/timeline-chart";
 
 /**
@@ -17,13 +17,5 @@ export function stepRegions(run: Run, intervals: IntervalPoint[]): ChartRegion[]
       return { from, to: from + Math.max(s.seconds, 0.5), label: `${+s.plannedRate.toPrecision(4)}${unit}`, failed: s.failed || s.aborted };
     });
   }
-  const stages = run.plan.connections.stages;
-  if (!stages || stages.length === 0) return [];
-  let at = -0.5;
-  return stages.map((s, n) => {
-    const len = durationMs(s.duration) / 1000;
-    const r = { from: at, to: at + len, label: `stage ${n + 1} → ${s.target}` };
-    at += len;
-    return r;
-  });
+  return stageSpans(run.plan.connections.stages ?? []).map((s, n) => ({ from: s.startMs / 1000 - 0.5, to: s.endMs / 1000 - 0.5, label: `stage ${n + 1} → ${s.target}` }));
 }

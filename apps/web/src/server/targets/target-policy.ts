@@ -1,5 +1,5 @@
 import { lookup } from "node:dns/promises";
-import { addressMatches, flowAbsoluteUrls, isIpAddress, isLoopbackAddress, isPublicAddress, literalHost, nonPublicReason, durationMs, sweepRates, type Plan } from "@volley/contracts";
+import { addressMatches, flowAbsoluteUrls, isIpAddress, isLoopbackAddress, isPublicAddress, literalHost, nonPublicReason, peakSendRate, planTiming, type Plan } from "@volley/contracts";
 import { hostedQuotas, targetAllowlist, volleyMode } from "@/env";
 import { ApiError } from "../http/errors";
 
@@ -59,16 +59,9 @@ export function assertAllowlisted(host: string, addresses: string[], allowlist: 
   );
 }
 
-/** The most messages per second a plan asks for, all connections together, and how long it runs. */
+/** The most messages per second a plan asks for, all connections together, and how long it runs (its planned sending, contracts planTiming). */
 export function planLoad(plan: Plan): { connections: number; messagesPerSecond: number; durationSeconds: number } {
-  const { message } = plan.scenario;
-  const peakRate = plan.sweep ? Math.max(message.rate, ...sweepRates(plan.sweep, message.rate)) : message.rate;
-  const total = message.per === "connection" ? peakRate * plan.connections.count : peakRate;
-  const stages = plan.connections.stages;
-  const ms = stages
-    ? stages.reduce((n, s) => n + durationMs(s.duration), 0)
-    : (1000 * plan.connections.count) / plan.connections.rate + durationMs(plan.scenario.duration);
-  return { connections: plan.connections.count, messagesPerSecond: total, durationSeconds: Math.ceil(ms / 1000) };
+  return { connections: plan.connections.count, messagesPerSecond: peakSendRate(plan), durationSeconds: Math.ceil(planTiming(plan).sendEndMs / 1000) };
 }
 
 /**
