@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { HealthMonitor } from "./health-monitor";
+import { HealthMonitor, saturationCauses } from "./health-monitor";
 
 describe("health monitor", () => {
   it("reports CPU, memory and send lag, and flags a busy loop", async () => {
@@ -37,5 +37,17 @@ describe("health monitor", () => {
       rss.mockRestore();
       m.stop();
     }
+  });
+
+  it("says which limits an interval broke, in words", () => {
+    const calm = { cpu: 40, eventLoopDelayMs: { p50: 1, max: 30 } };
+    expect(saturationCauses(calm, { lateShare: 0.05 })).toEqual([]);
+    expect(saturationCauses({ cpu: 97.44, eventLoopDelayMs: { p50: 25, max: 412 } }, { lateShare: 0.14, shed: 3 })).toEqual([
+      "CPU 97.4% > 90%",
+      "event-loop delay p50 25 ms > 20 ms",
+      "event-loop delay max 412 ms > 250 ms",
+      "14% of sends > 10 ms late",
+      "3 slots shed unsent",
+    ]);
   });
 });

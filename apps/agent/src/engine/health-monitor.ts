@@ -75,12 +75,7 @@ export class HealthMonitor {
     const p50 = lags[Math.floor((lags.length - 1) / 2)] ?? 0;
     const max = lags[lags.length - 1] ?? 0;
 
-    const saturated =
-      cpuPercent > SATURATION.cpuPercent ||
-      p50 > SATURATION.eventLoopP50Ms ||
-      max > SATURATION.eventLoopMaxMs ||
-      sendLag.lateShare > SATURATION.lateSendShare ||
-      (sendLag.shed ?? 0) > 0;
+    const saturated = saturationCauses({ cpu: cpuPercent, eventLoopDelayMs: { p50, max } }, sendLag).length > 0;
 
     return {
       cpu: round(cpuPercent),
@@ -109,3 +104,19 @@ export class HealthMonitor {
 }
 
 const round = (n: number) => Math.round(n * 100) / 100;
+const r1 = (n: number) => Math.round(n * 10) / 10;
+
+/**
+ * Which of SATURATION's limits an interval broke, in words ("CPU 97% > 90%", "12 slots shed
+ * unsent"): why the agent, not the target, was the bottleneck. Empty when none did: the one
+ * definition of a saturated interval (HealthMonitor flags with it, a sweep step says why with it).
+ */
+export function saturationCauses(health: Pick<Health, "cpu" | "eventLoopDelayMs">, sendLag: Pick<SendLagSample, "lateShare" | "shed">): string[] {
+  const causes: string[] = [];
+  if (health.cpu > SATURATION.cpuPercent) causes.push(`CPU ${r1(health.cpu)}% > ${SATURATION.cpuPercent}%`);
+  if (health.eventLoopDelayMs.p50 > SATURATION.eventLoopP50Ms) causes.push(`event-loop delay p50 ${r1(health.eventLoopDelayMs.p50)} ms > ${SATURATION.eventLoopP50Ms} ms`);
+  if (health.eventLoopDelayMs.max > SATURATION.eventLoopMaxMs) causes.push(`event-loop delay max ${r1(health.eventLoopDelayMs.max)} ms > ${SATURATION.eventLoopMaxMs} ms`);
+  if (sendLag.lateShare > SATURATION.lateSendShare) causes.push(`${Math.round(sendLag.lateShare * 100)}% of sends > ${SATURATION.sendLagMs} ms late`);
+  if ((sendLag.shed ?? 0) > 0) causes.push(`${sendLag.shed} slot${sendLag.shed === 1 ? "" : "s"} shed unsent`);
+  return causes;
+}
