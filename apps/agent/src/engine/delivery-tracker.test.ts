@@ -31,9 +31,45 @@ describe("delivery tracker", () => {
     expect(t.deliver(2, 0, 1, out())).toBe(DELIVERY.late);
     t.join(3, "r");
     expect(t.sent(1, 0, 120)).toBe(2); // 0 and 3, not 2
-    // A member the server had before the engine did: timed, and flagged as an extra expectation.
+    // Seq 1 was sent before 3 joined: its copy to 3 was never expected, whatever the server did.
     const o = out();
-    expect(t.deliver(3, 0, 1, o)).toBe(110);
+    expect(t.deliver(3, 0, 1, o)).toBe(DELIVERY.lateJoiner);
+    expect(o.extra).toBe(false);
+  });
+
+  it("a copy to a member that joined after the send is a late joiner's, not a duplicate, before or after the expected copies are in", () => {
+    const t = new DeliveryTracker(1000);
+    t.join(0, "r");
+    t.join(1, "r");
+    expect(t.sent(0, 0, 100)).toBe(1);
+    const tick0 = t.lastTick;
+    expect(t.sent(0, 1, 110)).toBe(1);
+    const tick1 = t.lastTick;
+    t.join(2, "r");
+    // Seq 0: member 1's copy is in first, so the message is settled and forgotten.
+    expect(t.deliver(1, 0, 0, out(), tick0)).toBe(100);
+    expect(t.outstanding).toBe(1);
+    expect(t.deliver(2, 0, 0, out(), tick0)).toBe(DELIVERY.lateJoiner);
+    // Seq 1: the late joiner's copy comes while member 1's is still awaited.
+    expect(t.deliver(2, 0, 1, out(), tick1)).toBe(DELIVERY.lateJoiner);
+    expect(t.outstanding).toBe(1);
+    expect(t.deliver(1, 0, 1, out(), tick1)).toBe(110);
+    expect(t.outstanding).toBe(0);
+    // A second copy to a member that was there is still a duplicate; later messages expect member 2.
+    expect(t.deliver(1, 0, 0, out(), tick0)).toBe(DELIVERY.duplicate);
+    expect(t.sent(1, 0, 120)).toBe(2);
+    expect(t.deliver(2, 1, 0, out(), t.lastTick)).toBe(120);
+  });
+
+  it("flows (pre-join copies): a copy to a member Volley counted in after the send is timed as an extra expectation", () => {
+    const t = new DeliveryTracker(1000);
+    t.preJoin = true;
+    t.join(0, "r");
+    t.join(1, "r");
+    t.sent(0, 0, 100);
+    t.join(2, "r");
+    const o = out();
+    expect(t.deliver(2, 0, 0, o)).toBe(100);
     expect(o.extra).toBe(true);
   });
 

@@ -1,5 +1,5 @@
 /** What a delivery turned out to be (besides a timed one, which returns its intended send time). */
-export const DELIVERY = { duplicate: -1, late: -2, unknown: -3, retired: -4, preJoin: -5 } as const;
+export const DELIVERY = { duplicate: -1, late: -2, unknown: -3, retired: -4, preJoin: -5, lateJoiner: -6 } as const;
 
 const WAITING = 0, RECEIVED = 1, LOST = 2;
 const NONE: ReadonlyMap<number, number> = new Map();
@@ -12,7 +12,12 @@ interface Entry {
   /** Receiver → WAITING, RECEIVED or LOST: the room's members (bar the sender) when it was sent. */
   receivers: Map<number, number> | ReadonlyMap<number, number>;
   waiting: number;
+  /** The tracker's tick when it was sent (see DeliveryTracker.lastTick). */
+  tick: number;
 }
+
+/** Whether a member that joined at tick `joined` joined after a message sent at tick `sent` (ticks wrap at 2^32). */
+const joinedAfter = (joined: number | undefined, sent: number) => joined !== undefined && ((joined - sent) | 0) > 0;
 
 /**
  * Broadcast and group deliveries of this shard's own messages, one per (message, receiver). A
@@ -20,6 +25,12 @@ interface Entry {
  * sent, so expected = received + lost holds exactly: a receiver that leaves loses what it still
  * awaited, one that joins later expects only what is sent after. A message whose deliveries are
  * all in is forgotten at once, so memory follows the deliveries in flight, not the timeout.
+ *
+ * A copy that reaches a member which joined after the message was sent (the server had it in
+ * the room by the time it fanned the message out) was never expected: it is a late joiner's copy
+ * (DELIVERY.lateJoiner, `deliveries.late_joiner`), counted apart from deliveries and never a
+ * duplicate, whether it arrives while the message's expected copies are awaited or after they are
+ * all in. Joins and sends share one counter (a tick, carried in the message), so "after" is exact.
  *
  * Entries sit in send order, which is intended-time order, so expiry only looks at the head.
  */
@@ -49,6 +60,12 @@ export class DeliveryTracker {
   private queue: Entry[] = [];
   private head = 0;
   private waitingTotal = 0;
+  /** Counts joins and sends, so a copy's send can be placed before or after a member's join. */
+  private ticks = 0;
+  /** Per member, the tick of its join. */
+  private readonly joinTick: number[] = [];
+  /** The tick of the last message registered by sent(): the message carries it (message-codec). */
+  lastTick = 0;
 
   constructor(private readonly timeoutUs: number) {}
 
@@ -70,6 +87,7 @@ export class DeliveryTracker {
     }
     members.add(id);
     this.roomOf[id] = room;
+    this.joinTick[id] = this.ticks = (this.ticks + 1) >>> 0;
   }
 
   /** Deliveries `id` awaits. */
@@ -118,6 +136,7 @@ export class DeliveryTracker {
   /** Registers a message sent into its sender's room; returns how many deliveries it calls for. */
   sent(sender: number, seq: number, intendedUs: number): number {
     this.sentBy[sender] = Math.max(this.sentBy[sender] ?? 0, seq + 1);
+    const tick = (this.lastTick = this.ticks = (this.ticks + 1) >>> 0);
     const room = this.roomOf[sender];
     const members = room === undefined ? undefined : this.rooms.get(room);
     if (!members || members.size <= 1) return 0;
@@ -127,7 +146,7 @@ export class DeliveryTracker {
       receivers.set(m, WAITING);
       this.waitingFor[m] = (this.waitingFor[m] ?? 0) + 1;
     }
-    const entry: Entry = { sender, seq, intendedUs, deadlineUs: intendedUs + this.timeoutUs, receivers, waiting: receivers.size };
+    const entry: Entry = { sender, seq, intendedUs, deadlineUs: intendedUs + this.timeoutUs, receivers, waiting: receivers.size, tick };
     let bySeq = this.pending[sender];
     if (!bySeq) this.pending[sender] = bySeq = new Map();
     bySeq.set(seq, entry);
@@ -138,14 +157,19 @@ export class DeliveryTracker {
 
   /**
    * A delivery of (sender, seq) to `receiver`: its intended send time when it is to be timed, or
-   * one of DELIVERY's codes. `extra` is set when the receiver joined after the send yet got it
-   * (the server saw the join first): it is timed and counts as expected after all.
+   * one of DELIVERY's codes. `sentTick`: the tick the message carries (absent for flows, whose
+   * messages are the application's own). A copy to a member that joined after the send is
+   * DELIVERY.lateJoiner. Flows join rooms in their setup, before Volley counts the member in, so
+   * there such a copy is the server's pre-join delivery: `extra` is set, and it is timed and counts
+   * as expected after all.
    */
-  deliver(receiver: number, sender: number, seq: number, out: { extra: boolean; outOfOrder: boolean }): number {
+  deliver(receiver: number, sender: number, seq: number, out: { extra: boolean; outOfOrder: boolean }, sentTick?: number): number {
     out.extra = out.outOfOrder = false;
     if (!Number.isInteger(seq) || seq < 0 || seq >= (this.sentBy[sender] ?? 0)) return DELIVERY.unknown;
     const entry = this.pending[sender]?.get(seq);
     if (!entry) {
+      // All its expected copies are in (or counted lost): a copy to a member that joined since is not a duplicate.
+      if (!this.preJoin && sentTick !== undefined && joinedAfter(this.joinTick[receiver], sentTick)) return DELIVERY.lateJoiner;
       if (this.lossy[sender]?.has(seq)) return DELIVERY.late;
       return seq < (this.joinedFrom[receiver]?.get(sender) ?? 0) && !this.preJoined(receiver, sender, seq) ? DELIVERY.preJoin : DELIVERY.duplicate;
     }
@@ -154,6 +178,7 @@ export class DeliveryTracker {
     if (state === LOST) return DELIVERY.late;
     if (state === undefined) {
       if (this.retired.has(receiver)) return DELIVERY.retired;
+      if (!this.preJoin && joinedAfter(this.joinTick[receiver], entry.tick)) return DELIVERY.lateJoiner;
       out.extra = true;
     } else {
       entry.waiting--;

@@ -7,7 +7,7 @@
  *   8       8     sequence number per connection (float64: exact integers up to 2^53)
  *   16      8     intended send time, monotonic µs (float64, sub-µs precision)
  *   24      4     shard tag (uint32): tells this shard's messages from other shards' in a shared room
- *   28      4     reserved (zero)
+ *   28      4     send tick (uint32): places the send among room joins (DeliveryTracker); 0 without rooms
  *   32..    -     zero padding up to the plan's message size
  *
  * Big-endian so a packet capture reads naturally. The intended (not actual) send time travels in
@@ -20,15 +20,18 @@ export interface DecodedMessage {
   connId: number;
   seq: number;
   intendedUs: number;
+  /** The delivery tracker's tick at the send (0 when the scenario has no rooms). */
+  tick: number;
 }
 
-export function encodeMessage(connId: number, seq: number, intendedUs: number, bytes: number, shardTag = 0): Buffer {
+export function encodeMessage(connId: number, seq: number, intendedUs: number, bytes: number, shardTag = 0, tick = 0): Buffer {
   const buf = Buffer.alloc(Math.max(bytes, MESSAGE_HEADER_BYTES));
   buf.writeUInt32BE(MAGIC, 0);
   buf.writeUInt32BE(connId >>> 0, 4);
   buf.writeDoubleBE(seq, 8);
   buf.writeDoubleBE(intendedUs, 16);
   buf.writeUInt32BE(shardTag >>> 0, 24);
+  buf.writeUInt32BE(tick >>> 0, 28);
   return buf;
 }
 
@@ -44,5 +47,5 @@ export function decodeShardTag(data: Buffer): number {
 export function decodeMessage(data: Buffer | string): DecodedMessage | null {
   if (typeof data === "string" || data.length < MESSAGE_HEADER_BYTES) return null;
   if (data.readUInt32BE(0) !== MAGIC) return null;
-  return { connId: data.readUInt32BE(4), seq: data.readDoubleBE(8), intendedUs: data.readDoubleBE(16) };
+  return { connId: data.readUInt32BE(4), seq: data.readDoubleBE(8), intendedUs: data.readDoubleBE(16), tick: data.readUInt32BE(28) };
 }
