@@ -147,12 +147,14 @@ export class ShardRunner {
 
   /** The shard's outcome on its row and in the run's coordination state. */
   private async record(job: ShardJob, ended: EndedShard): Promise<EndedShard> {
-    await updateShard(this.opts.db, job.shardId, {
+    const moved = await updateShard(this.opts.db, job.shardId, {
       status: ended.status,
       error: ended.error,
       ...(ended.frames !== null ? { frames: ended.frames } : {}),
       endedAt: new Date(),
     });
+    // The shard lifecycle keeps the first end written (say, the orphan watch's on another replica).
+    if (!moved) this.opts.log.info({ runId: job.runId, shardId: job.shardId, status: ended.status }, "shard row already ended; its first end stays");
     await this.opts.coordinator.markEnded(job.runId, job.shardId, ended);
     this.opts.log.info({ runId: job.runId, shardId: job.shardId, status: ended.status, frames: ended.frames, error: ended.error }, "shard ended");
     return ended;
