@@ -1,9 +1,10 @@
 import { readFileSync, rmSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createRunBodySchema, runSchema, thresholdExpression, type Run } from "@volley/contracts";
+import { createRunBodySchema, planSchema, runSchema, thresholdExpression, type Run } from "@volley/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "./cli";
+import { waitBudgetMs } from "./run-command";
 import { bufferIo, makeRun, planYaml, runBin, summary, tempDir, writeFile } from "./test-support";
 
 /**
@@ -182,5 +183,18 @@ describe("volley run --wait against a Volley server", () => {
     const r = await runBin(["run", plan("fails"), "--wait", "--json"], { VOLLEY_URL: base });
     expect(r.code, r.stderr).toBe(1);
     expect(runSchema.parse(JSON.parse(r.stdout)).status).toBe("failed");
+  });
+});
+
+describe("--wait's default budget", () => {
+  it("is the plan's own length plus an hour, so a two-hour soak is not aborted at the hour", () => {
+    const soak = planSchema.parse({
+      name: "soak",
+      target: { url: "ws://127.0.0.1:9001/echo", connectTimeout: "10s" },
+      connections: { count: 100, stages: [{ duration: "10m", target: 100 }, { duration: "110m", target: 100 }] },
+      scenario: { kind: "echo", message: { rate: 1, timeout: "10s" }, duration: "2h" },
+    });
+    expect(waitBudgetMs(soak, undefined)).toBe(120 * 60_000 + 10_000 + 10_000 + 60 * 60_000);
+    expect(waitBudgetMs(soak, "30m")).toBe(30 * 60_000);
   });
 });

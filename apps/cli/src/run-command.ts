@@ -1,5 +1,5 @@
 import { writeFile } from "node:fs/promises";
-import { durationMs, durationSchema, FINAL_RUN_STATUSES, type Run } from "@volley/contracts";
+import { durationMs, durationSchema, FINAL_RUN_STATUSES, planTiming, type Plan, type Run } from "@volley/contracts";
 import { ApiRequestError, UnreachableError, VolleyApi } from "./api-client";
 import { readEnv } from "./env";
 import { formatDuration, formatRunSummary, progressLine } from "./format";
@@ -14,6 +14,7 @@ export interface RunOptions {
   timeout?: string;
 }
 
+/** Without --timeout, --wait gives a run the plan's own length (contracts planTiming) plus this for the queue and finalization. */
 export const DEFAULT_TIMEOUT = "1h";
 /** Polls that may fail in a row (web restarting, a 503 while Redis fails over) before we give up. */
 const MAX_POLL_FAILURES = 30;
@@ -45,6 +46,11 @@ function parseTimeout(value: string): number {
   return durationMs(parsed.data);
 }
 
+/** How long --wait follows a run: --timeout when given, else the plan's own length (ramp, stages, sweep, drain) plus DEFAULT_TIMEOUT. */
+export function waitBudgetMs(plan: Plan, timeout: string | undefined): number {
+  return timeout !== undefined ? parseTimeout(timeout) : planTiming(plan).endByMs + parseTimeout(DEFAULT_TIMEOUT);
+}
+
 /**
  * `volley run plan.yaml [--wait] [--junit out.xml] [--json] [--timeout 30m]`: validates the plan
  * locally, queues it through the REST API and, with --wait, follows it to its end. The exit code
@@ -52,12 +58,13 @@ function parseTimeout(value: string): number {
  */
 export async function runCommand(file: string, opts: RunOptions, io: CliIo): Promise<ExitCode> {
   if (opts.junit && !opts.wait) throw new UsageError("--junit needs --wait: the report is written when the run has ended");
-  const timeoutMs = parseTimeout(opts.timeout ?? DEFAULT_TIMEOUT);
+  if (opts.timeout !== undefined) parseTimeout(opts.timeout); // a bad --timeout is refused before anything is read or queued
   const result = await readPlanFile(file);
   if (!result.ok) {
     io.stderr(formatIssues(file, result.issues));
     return EXIT.error;
   }
+  const timeoutMs = waitBudgetMs(result.plan, opts.timeout);
   const api = new VolleyApi(readEnv(io.env));
   // With --json stdout carries only JSON, so everything meant for people goes to stderr.
   const say = opts.json ? io.stderr : io.stdout;
