@@ -1,7 +1,12 @@
 import { describe, expect, inject, it } from "vitest";
 import "@volley/devstack/vitest-context";
-import { COUNTERS, flowRows, planSchema, REDIS_KEYS, runEventSchema, type RunEvent, type ShardJob } from "@volley/contracts";
-import { listFrames, listShards } from "@volley/db";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Server } from "socket.io";
+import { createAdapter } from "@socket.io/redis-adapter";
+import { io as connectLive } from "socket.io-client";
+import { COUNTERS, flowRows, LIVE_FEED, planSchema, REDIS_KEYS, type LivePoints, type RunEvent, type ShardJob } from "@volley/contracts";
+import { getRunMeter, listFrames, listRunPoints, listShards } from "@volley/db";
 import { IntervalRecorder } from "@volley/metrics";
 import { createRedis } from "@volley/queue";
 import { pino } from "pino";
@@ -18,13 +23,21 @@ const idsOf = (a: ScriptedAgent, job: ShardJob) => ({ runId: job.runId, shardId:
 describe("hub run orchestration", () => {
   it("runs a plan end to end: assign → armed → start → frames → end → passed, with the summary from the frames", async () => {
     const a = await h.connect({ name: "agent-pass", pool: "pass" });
-    const events: RunEvent[] = [];
-    const sub = createRedis(inject("redisUrl"));
-    await sub.psubscribe("volley:run:*:events");
-    sub.on("pmessage", (_p: string, _c: string, text: string) => events.push(runEventSchema.parse(JSON.parse(text))));
+    // What a browser sees: web's /live namespace (a Socket.IO server on the hub's Redis, as web runs it) and a subscriber.
+    const [pub, sub] = [createRedis(h.redisUrl), createRedis(h.redisUrl)];
+    const http = createServer();
+    const live = new Server(http, { adapter: createAdapter(pub, sub) });
+    live.of(LIVE_FEED.namespace).on("connection", (s) => s.on(LIVE_FEED.events.subscribe, (m: { runId: string }, ack: () => void) => void Promise.resolve(s.join(LIVE_FEED.room(m.runId))).then(ack)));
+    await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
+    const browser = connectLive(`http://127.0.0.1:${(http.address() as AddressInfo).port}${LIVE_FEED.namespace}`, { transports: ["websocket"] });
+    const statuses: RunEvent[] = [];
+    const points: LivePoints[] = [];
+    browser.on(LIVE_FEED.events.status, (e: RunEvent) => statuses.push(e));
+    browser.on(LIVE_FEED.events.points, (p: LivePoints) => points.push(p));
 
     const plan = testPlan({ agents: { pool: "pass" }, thresholds: ["latency.p95 < 200ms", "errors.rate < 1%"], sanity: { maxLossPercent: 5 } });
     const runId = await h.startRun(plan);
+    await browser.emitWithAck(LIVE_FEED.events.subscribe, { runId });
     const job = await a.until((r) => r.assign.find((j) => j.runId === runId), 5000, "shard.assign");
     expect(job).toMatchObject({ runId, index: 0, count: 1 });
     expect(job.plan.connections.count).toBe(10);
@@ -48,10 +61,16 @@ describe("hub run orchestration", () => {
     expect(await listFrames(h.db.db, runId)).toHaveLength(3);
     const [shard] = await listShards(h.db.db, runId);
     expect(shard).toMatchObject({ status: "completed", agentId: a.agentId, frames: 3 });
-    await new Promise((r) => setTimeout(r, 100));
-    const statuses = events.filter((e) => e.runId === runId && e.type === "status").map((e) => (e.type === "status" ? e.status : ""));
-    expect(statuses).toEqual(["running", "passed"]);
-    expect(events.some((e) => e.runId === runId && e.type === "intervals")).toBe(true);
+    // The run's meter wrote the merged timeline and the final summary; the browser got its points and the end.
+    expect((await listRunPoints(h.db.db, runId)).map((p) => [p.index, p.sent])).toEqual([[0, 3], [1, 2], [2, 4]]);
+    expect((await getRunMeter(h.db.db, runId))?.summary).toEqual(run.summary);
+    await new Promise((r) => setTimeout(r, 200));
+    // "running" may go out before the browser subscribed; the end never does.
+    expect(statuses.filter((e) => e.runId === runId && e.type === "status").map((e) => (e.type === "status" ? e.status : "")).filter((s) => s !== "running")).toEqual(["passed"]);
+    expect(new Map(points.flatMap((p) => p.points.map((pt) => [pt.index, pt.sent]))).get(2)).toBe(4);
+    browser.close();
+    await new Promise((r) => live.close(r));
+    pub.disconnect();
     sub.disconnect();
   });
 

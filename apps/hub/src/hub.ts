@@ -12,6 +12,7 @@ import { AgentRegistry, type AgentSession } from "./gateway/agent-registry";
 import { LiveFeed } from "./runs/live-feed";
 import { RunEvents } from "./runs/run-events";
 import { RunWorker } from "./runs/run-worker";
+import type { RunMeter } from "./runs/run-meter";
 import { restateLateFrames } from "./runs/run-restatement";
 import { AgentLine } from "./runs/agent-line";
 import { PoolDispatcher } from "./shards/pool-dispatcher";
@@ -123,7 +124,9 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
   const staleAgents = await markStaleAgentsOffline(db);
   if (staleAgents > 0) log.info({ agents: staleAgents }, "marked agents not heard from lately offline");
 
-  const events = new RunEvents(redis, log, new LiveFeed({ db, redis, log }));
+  const events = new RunEvents(new LiveFeed({ redis }));
+  // The meters of the runs this hub supervises: its aggregator nudges one when it stored frames of that run.
+  const meters = new Map<string, RunMeter>();
   const webhookQueue = openQueue(QUEUE_NAMES.webhooks, connections.bull);
   const webhooks = new WebhookDispatcher({ db, queue: webhookQueue, log, retryDelayMs: config.webhookRetryDelayMs });
   const coordinator = new RunCoordinator(redis, connections.subscriber, log, config.shardHoldTtlMs);
@@ -183,7 +186,7 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
     },
   });
   // Runs waiting in a pool's line hold a slot each (they only poll), so the default leaves room for a long line.
-  const runWorker = new RunWorker({ db, redis, coordinator, events, queues, log, timing, webhooks, line, connection: connections.bull, concurrency: config.runConcurrency ?? 100 });
+  const runWorker = new RunWorker({ db, redis, coordinator, events, queues, log, timing, webhooks, line, meters, connection: connections.bull, concurrency: config.runConcurrency ?? 100 });
   const webhookWorker = new WebhookWorker({
     db,
     connection: connections.bull,
@@ -199,7 +202,7 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
     reader: connections.reader,
     consumer: hubId,
     log,
-    onStored: (runId, n) => void events.intervals(runId, n),
+    onStored: (runId) => meters.get(runId)?.nudge(),
     beforeRetire: (runId) => restateLateFrames({ db, redis, events, log }, runId),
   });
 

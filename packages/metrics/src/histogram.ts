@@ -89,17 +89,22 @@ const V2_HEADER_BYTES = 40;
  * decoded histogram's max is its top bucket's highest equivalent value, its min the lowest
  * non-zero bucket's value); an encoding of any other configuration takes the decoding path.
  */
-export function addEncoded(target: Histogram, base64: string): void {
-  const t = target as unknown as CountsAccess & { unitMagnitude: number; highestTrackableValue: number; lowestDiscernibleValue: number; valueFromIndex(i: number): number; highestEquivalentValue(v: number): number };
+export function addEncoded(target: Histogram | readonly Histogram[], base64: string): void {
+  const targets: readonly Histogram[] = Array.isArray(target) ? target : [target as Histogram];
+  if (targets.length === 0) return;
+  type Access = CountsAccess & { unitMagnitude: number; highestTrackableValue: number; lowestDiscernibleValue: number; valueFromIndex(i: number): number; highestEquivalentValue(v: number): number };
   const raw = Buffer.from(base64, "base64");
   const envelope = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
-  const sameLayout =
-    raw.byteLength >= 8 &&
-    (envelope.getInt32(0) & ~0xf0) === V2_COMPRESSED_COOKIE &&
-    t.unitMagnitude === 0 &&
-    t.lowestDiscernibleValue === HISTOGRAM_CONFIG.lowestDiscernibleValue &&
-    t.highestTrackableValue === HISTOGRAM_CONFIG.highestTrackableValue &&
-    target.numberOfSignificantValueDigits === HISTOGRAM_CONFIG.numberOfSignificantValueDigits;
+  const configured = (h: Histogram) => {
+    const t = h as unknown as Access;
+    return (
+      t.unitMagnitude === 0 &&
+      t.lowestDiscernibleValue === HISTOGRAM_CONFIG.lowestDiscernibleValue &&
+      t.highestTrackableValue === HISTOGRAM_CONFIG.highestTrackableValue &&
+      h.numberOfSignificantValueDigits === HISTOGRAM_CONFIG.numberOfSignificantValueDigits
+    );
+  };
+  const sameLayout = raw.byteLength >= 8 && (envelope.getInt32(0) & ~0xf0) === V2_COMPRESSED_COOKIE && targets.every(configured);
   const payload = sameLayout ? inflateSync(raw.subarray(8, 8 + envelope.getInt32(4))) : null;
   const header = payload ? new DataView(payload.buffer, payload.byteOffset, payload.byteLength) : null;
   if (
@@ -110,11 +115,16 @@ export function addEncoded(target: Histogram, base64: string): void {
     Number(header.getBigInt64(16)) !== HISTOGRAM_CONFIG.lowestDiscernibleValue ||
     Number(header.getBigInt64(24)) !== HISTOGRAM_CONFIG.highestTrackableValue
   ) {
-    addHistogram(target, decodeHistogram(base64));
+    const decoded = decodeHistogram(base64);
+    for (const h of targets) addHistogram(h, decoded);
     return;
   }
+  // Decoded once, added to every target (the hub's run meter adds one frame's histogram to several merges).
+  const first = targets[0] as unknown as Access;
   const cursor = { bytes: payload, at: V2_HEADER_BYTES };
   const end = V2_HEADER_BYTES + header.getInt32(4);
+  const indexes: number[] = [];
+  const counts: number[] = [];
   let index = 0;
   let added = 0;
   let maxIndex = -1;
@@ -126,8 +136,9 @@ export function addEncoded(target: Histogram, base64: string): void {
       continue;
     }
     if (count > 0) {
-      if (index >= t.countsArrayLength) throw new Error(`encoded histogram has a count at index ${index}, past the configured range`);
-      t.addToCountAtIndex(index, count);
+      if (index >= first.countsArrayLength) throw new Error(`encoded histogram has a count at index ${index}, past the configured range`);
+      indexes.push(index);
+      counts.push(count);
       added += count;
       maxIndex = index;
       if (minNonZeroIndex === -1 && index !== 0) minNonZeroIndex = index;
@@ -135,9 +146,15 @@ export function addEncoded(target: Histogram, base64: string): void {
     index++;
   }
   if (added === 0) return;
-  t.setTotalCount(target.totalCount + added);
-  t.updatedMaxValue(Math.max(target.maxValue, t.highestEquivalentValue(t.valueFromIndex(maxIndex))));
-  t.updateMinNonZeroValue(Math.min(target.minNonZeroValue, minNonZeroIndex >= 0 ? t.valueFromIndex(minNonZeroIndex) : Number.MAX_VALUE));
+  const max = first.highestEquivalentValue(first.valueFromIndex(maxIndex));
+  const min = minNonZeroIndex >= 0 ? first.valueFromIndex(minNonZeroIndex) : Number.MAX_VALUE;
+  for (const h of targets) {
+    const t = h as unknown as Access;
+    for (let i = 0; i < indexes.length; i++) t.addToCountAtIndex(indexes[i]!, counts[i]!);
+    t.setTotalCount(h.totalCount + added);
+    t.updatedMaxValue(Math.max(h.maxValue, max));
+    t.updateMinNonZeroValue(Math.min(h.minNonZeroValue, min));
+  }
 }
 
 /**

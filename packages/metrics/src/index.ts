@@ -11,3 +11,4 @@ export * from "./run-analysis";
 export * from "./stop-condition";
 export * from "./sweep-steps";
 export * from "./sanity-checks";
+export * from "./run-tally";

@@ -1,5 +1,5 @@
 import { COUNTERS, HISTOGRAMS, errorCount, type IntervalPoint } from "@volley/contracts";
-import { addEncoded, createHistogram, type Histogram } from "./histogram";
+import { addEncoded, createHistogram, encodeHistogram, type Histogram } from "./histogram";
 import type { FrameLike } from "./aggregate";
 
 const ms = (us: number) => Math.round(us) / 1000;
@@ -62,6 +62,18 @@ export class IntervalMerger {
     this.agents.add(f.agentId ?? "");
     this.stage ??= f.stage ?? undefined;
     this.step ??= f.step?.index;
+  }
+
+  /** Frames merged so far. */
+  get frameCount(): number {
+    return this.frames;
+  }
+
+  /** The merged histograms the point is read from, encoded (stored beside the point, so seconds can be merged further exactly). */
+  histograms(): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const [name, h] of this.hs) if (h.totalCount > 0) out[name] = encodeHistogram(h);
+    return out;
   }
 
   point(): IntervalPoint {

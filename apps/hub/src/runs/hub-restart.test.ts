@@ -3,7 +3,8 @@ import "@volley/devstack/vitest-context";
 import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { COUNTERS, FINAL_RUN_STATUSES, REDIS_KEYS, intervalFrameSchema, planSchema } from "@volley/contracts";
-import { createDb, createTestDatabase, getRunOfAnyOrg, insertRun, listFrames, listShards, type DbHandle } from "@volley/db";
+import { createDb, createTestDatabase, getRunMeter, getRunOfAnyOrg, insertRun, listFrames, listRunPoints, listShards, type DbHandle } from "@volley/db";
+import { mergeTimeline, summarizeRun } from "@volley/metrics";
 import { freePort, startApp, type ManagedProcess } from "@volley/devstack";
 import { createRedis, enqueue, QUEUE_NAMES, runJob } from "@volley/queue";
 import { redisDbUrl, TEST_AGENT_TOKEN } from "../test-support/hub-harness";
@@ -130,6 +131,13 @@ describe("the hub process killed mid-run and started again", () => {
     expect(frames.reduce((n, f) => n + (f.counters[COUNTERS.received] ?? 0), 0)).toBe(totals.received);
     // The summary was taken after the agent had finished: the run waited for the adopted shard's end.
     expect(final.summary?.messages.sent).toBe(totals.sent);
+    // hub-2 took the run over and rebuilt its meter from the stored frames: the final summary, the
+    // merged timeline and the meter's row are what a from-scratch merge of every raw frame gives.
+    expect(output.some((l) => l.startsWith("[hub-2]") && /resuming a run whose hub stopped/.test(l)), tail()).toBe(true);
+    const { start: _start, ...measured } = final.summary!;
+    expect(measured).toEqual(summarizeRun(frames, plan.thresholds, plan));
+    expect(await listRunPoints(dbh.db, run.id)).toEqual(mergeTimeline(frames));
+    expect((await getRunMeter(dbh.db, run.id))?.summary).toEqual(final.summary);
     console.info(
       `hub restart: agent back ${((reconnectedAt - killedAt) / 1000).toFixed(1)} s after the kill, run completed ${((endedAt - killedAt) / 1000).toFixed(1)} s after it; ` +
         `${ackedBeforeKill.size} frames acked before the kill, ${frames.length} stored in all, ${totals.sent} messages sent`,

@@ -1,29 +1,19 @@
-import type { Redis } from "ioredis";
-import type { Logger } from "pino";
-import { REDIS_KEYS, type RunEvent, type RunStatus } from "@volley/contracts";
-import { errorMessage } from "../util/wait";
+import type { IntervalPoint, RunStatus } from "@volley/contracts";
+import type { LiveFeed } from "./live-feed";
 
-/** Publishes run updates for the live feed. Best effort: a lost event never fails a run. */
+/**
+ * What browsers are told of a run, through the live feed: status changes, and the merged points
+ * the run's meter just folded frames into. Best effort: a lost event never fails a run (pages
+ * re-read the API).
+ */
 export class RunEvents {
-  constructor(
-    private readonly redis: Redis,
-    private readonly log: Logger,
-    private readonly liveFeed?: { publish(event: RunEvent): void },
-  ) {}
+  constructor(private readonly liveFeed?: Pick<LiveFeed, "status" | "points">) {}
 
-  private publish(event: RunEvent): Promise<void> {
-    this.liveFeed?.publish(event);
-    return this.redis.publish(REDIS_KEYS.runEvents(event.runId), JSON.stringify(event)).then(
-      () => undefined,
-      (err) => this.log.warn({ runId: event.runId, err: errorMessage(err) }, "could not publish run event"),
-    );
+  async status(runId: string, status: RunStatus, reason: string | null = null): Promise<void> {
+    this.liveFeed?.status({ type: "status", runId, status, reason, at: Date.now() });
   }
 
-  status(runId: string, status: RunStatus, reason: string | null = null): Promise<void> {
-    return this.publish({ type: "status", runId, status, reason, at: Date.now() });
-  }
-
-  intervals(runId: string, stored: number): Promise<void> {
-    return this.publish({ type: "intervals", runId, stored, at: Date.now() });
-  }
+  readonly points = (runId: string, points: IntervalPoint[]): void => {
+    this.liveFeed?.points(runId, points);
+  };
 }

@@ -8,7 +8,6 @@ import {
   getRunOfAnyOrg,
   insertShards,
   listAgents,
-  listFrames,
   listShards,
   markRunRunning,
   updateShard,
@@ -16,7 +15,6 @@ import {
   type RunRow,
   type ShardRow,
 } from "@volley/db";
-import { summarizeRun } from "@volley/metrics";
 import { enqueue, shardJob } from "@volley/queue";
 import { streamBacklog } from "../aggregator/stream-backlog";
 import type { RunCoordinator, RunState } from "../coordination/run-coordinator";
@@ -30,6 +28,7 @@ import type { Admission, AgentLine, Reservation } from "./agent-line";
 import { planShards } from "./shard-planner";
 import { watchOrphanedShards } from "./orphan-watch";
 import { abortOnFailThresholds, ThresholdWatch } from "./threshold-watch";
+import { RunMeter } from "./run-meter";
 
 export interface RunTiming {
   /** Every shard must be armed within this, or the run errors. */
@@ -44,6 +43,8 @@ export interface RunTiming {
   abortEndTimeoutMs: number;
   /** How often a running run's abortOnFail thresholds are judged on the frames stored so far. */
   thresholdCheckMs: number;
+  /** How often the run's meter reads frames stored by any replica (this hub's own stores nudge it sooner); default 1 s. */
+  meterPollMs?: number;
   /** How long an agent may be gone before it counts as lost (also: a shard no live hub holds). */
   agentGraceMs: number;
   /** How often a started run looks for shards no live hub holds (their hub died). */
@@ -64,6 +65,8 @@ export interface RunExecutionDeps {
   webhooks: { runFinished(runId: string): Promise<void> };
   /** The pools' waiting lines; without it (older callers) a run takes the agents idle when it starts. */
   line?: AgentLine;
+  /** The meters of the runs this hub supervises, by run id: the aggregator nudges a run's meter when it stored frames of it. */
+  meters?: Map<string, RunMeter>;
 }
 
 /** The longest a run may take from start to its last shard.end, from the plan (stages and sweeps included). */
@@ -88,6 +91,10 @@ export class RunExecution {
   private started = false;
   /** Set when an abortOnFail threshold broke mid-run: the reason, and the verdict is `failed`. */
   private thresholdStop: string | null = null;
+  /** The run's one meter (runs/run-meter.ts): live points, running summary, threshold checks and the final summary read it. */
+  private meter: RunMeter | null = null;
+  private following: Promise<void> | null = null;
+  private readonly stopFollowing = new AbortController();
   /** The agents the pool's line gave this run (waitForAgents), held until it is finalized. */
   private admitted: { selection: Extract<AgentSelection, { ok: true }>; reservation: Reservation } | null = null;
 
@@ -141,6 +148,8 @@ export class RunExecution {
         this.plan = run.plan;
         this.orgId = run.orgId;
         this.shards = await listShards(db, runId);
+        // Taking the run over: the meter is rebuilt from every frame stored so far.
+        this.useMeter(await RunMeter.replay(this.meterOptions()));
         const state = await coordinator.getState(runId);
         this.started = state.startAt !== null;
         if (state.startAt !== null && !state.abort && !state.cancel) {
@@ -156,6 +165,7 @@ export class RunExecution {
     }
     this.plan = run.plan;
     this.orgId = run.orgId;
+    this.useMeter(new RunMeter(this.meterOptions()));
     await events.status(runId, "running");
     log.info({ runId, name: run.name }, "run started");
 
@@ -197,9 +207,20 @@ export class RunExecution {
     return this.supervise(run.plan, startAt);
   }
 
+  private meterOptions() {
+    const { db, log } = this.deps;
+    return { db, log, runId: this.runId, plan: this.plan, onPoints: this.deps.events.points };
+  }
+
+  private useMeter(meter: RunMeter): void {
+    this.meter = meter;
+    this.deps.meters?.set(this.runId, meter);
+  }
+
   /** From the start instant on: wait for every shard to end (or a loss, abort or threshold breach), then finalize. */
   private async supervise(plan: Plan, startAt: number): Promise<void> {
     const { coordinator, log } = this.deps;
+    this.following ??= this.meter?.follow(this.stopFollowing.signal, this.deps.timing.meterPollMs) ?? null;
     const runId = this.runId;
     const endBudgetMs = runLengthMs(plan) + this.deps.timing.endSlackMs;
     const endWithinMs = Math.max(0, startAt + endBudgetMs - Date.now());
@@ -285,8 +306,8 @@ export class RunExecution {
   private async watchThresholds(plan: Plan, startAt: number, stop: AbortController): Promise<string | null> {
     const watched = abortOnFailThresholds(plan);
     if (watched.length === 0) return null;
-    const { db, log, timing } = this.deps;
-    const watch = new ThresholdWatch(db, this.runId, watched, startAt);
+    const { log, timing } = this.deps;
+    const watch = new ThresholdWatch(this.meter!, watched, startAt);
     const reason = await watch.watch(timing.thresholdCheckMs, stop.signal, (err) => log.warn({ runId: this.runId, err: errorMessage(err) }, "could not check abortOnFail thresholds"));
     if (reason) stop.abort();
     return reason;
@@ -347,8 +368,13 @@ export class RunExecution {
     // Every shard has ended or been stood down: the next run in the line may have the agents.
     await this.releaseAgents();
     const state = await coordinator.getState(runId);
-    const frames = await listFrames(db, runId);
-    const measured = this.started || frames.length > 0 ? summarizeRun(frames, this.plan?.thresholds ?? [], this.plan ?? undefined) : null;
+    // The meter's last read: frames stored since its last poll, and any its cursor passed over.
+    this.stopFollowing.abort();
+    await this.following;
+    const meter = this.meter ?? new RunMeter(this.meterOptions());
+    await meter.poll();
+    await meter.reconcile();
+    const measured = this.started || meter.frames > 0 ? meter.summary(true) : null;
     const start = startReport(this.shards, state.started);
     const summary = measured && start ? { ...measured, start } : measured;
     const thresholds = summary?.thresholds ?? [];
@@ -361,15 +387,18 @@ export class RunExecution {
       thresholdStop: this.thresholdStop,
     });
     // The agents' own start reports; runs whose agents did not report fall back to the frames' interval starts.
-    const startSkew = start && start.skewMs !== null ? start.skewMs : startSkewMs(frames);
+    const firstIntervals = [...meter.tally.firstIntervalStarts()].map(([shardId, startedAt]) => ({ shardId, index: 0, startedAt }));
+    const startSkew = start && start.skewMs !== null ? start.skewMs : startSkewMs(firstIntervals);
     const changed = await finishRun(db, runId, { ...outcome, summary, startSkewMs: startSkew, startLateMs: start?.maxLateMs ?? null });
+    if (changed) await meter.saveFinal(summary);
+    this.deps.meters?.delete(runId);
     if (changed) {
       await events.status(runId, outcome.status, outcome.reason);
       await this.deps.webhooks.runFinished(runId);
     }
     // A status the thresholds decided may change with frames stored after this; one an abort, error or lost agent decided may not.
     const byThresholds = outcome.status === "passed" || (outcome.status === "failed" && !this.thresholdStop);
-    await coordinator.markFinalized(runId, outcome.status, changed ? { frames: frames.length, byThresholds } : undefined);
-    log.info({ runId, status: outcome.status, reason: outcome.reason, frames: frames.length }, "run finished");
+    await coordinator.markFinalized(runId, outcome.status, changed ? { frames: meter.frames, byThresholds } : undefined);
+    log.info({ runId, status: outcome.status, reason: outcome.reason, frames: meter.frames }, "run finished");
   }
 }

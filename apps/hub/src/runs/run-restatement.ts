@@ -1,11 +1,11 @@
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { FINAL_RUN_STATUSES } from "@volley/contracts";
-import { countFramesByShard, getRunOfAnyOrg, listFrames, restateRun, type Db } from "@volley/db";
-import { summarizeRun } from "@volley/metrics";
+import { countFramesByShard, getRunOfAnyOrg, restateRun, type Db } from "@volley/db";
 import { JUDGED_FIELD, runStateKey, type JudgedRun } from "../coordination/run-coordinator";
 import type { RunEvents } from "./run-events";
 import { decideOutcome } from "./run-outcome";
+import { RunMeter } from "./run-meter";
 
 export interface RestatementDeps {
   db: Db;
@@ -32,13 +32,16 @@ export async function restateLateFrames(deps: RestatementDeps, runId: string): P
   const run = await getRunOfAnyOrg(db, runId);
   if (!run || !FINAL_RUN_STATUSES.includes(run.status)) return false;
 
-  const frames = await listFrames(db, runId);
-  const measured = summarizeRun(frames, run.plan.thresholds, run.plan);
+  // Recomputed from the raw frames: the run's meter (merged points, summary, analysis) is rebuilt and rewritten.
+  const meter = await RunMeter.replay({ db, runId, plan: run.plan, log });
+  const measured = meter.summary(true)!;
   const summary = run.summary?.start ? { ...measured, start: run.summary.start } : measured;
+  const frames = { length: meter.frames };
   const verdict = judged.byThresholds ? decideOutcome({ abort: null, runError: null, shards: [], thresholds: summary.thresholds }) : { status: run.status, reason: run.reason };
   const restated = await restateRun(db, runId, run.status, { status: verdict.status, reason: verdict.reason, summary });
   await redis.hset(runStateKey(runId), JUDGED_FIELD, JSON.stringify({ ...judged, frames: frames.length } satisfies JudgedRun));
   if (!restated) return false;
+  await meter.saveFinal(summary);
   if (verdict.status !== run.status || verdict.reason !== run.reason) await events.status(runId, verdict.status, verdict.reason);
   log.warn(
     { runId, judgedOn: judged.frames, frames: frames.length, status: verdict.status, was: run.status },

@@ -1,27 +1,21 @@
 import { durationMs, type Plan } from "@volley/contracts";
-import { listFramesAfter, type Db, type IntervalRow } from "@volley/db";
-import { evaluateThresholds, summarizeFrames } from "@volley/metrics";
+import { evaluateThresholds } from "@volley/metrics";
 import { sleep } from "../util/wait";
+import type { RunMeter } from "./run-meter";
 
 /** A plan's abortOnFail thresholds, each with how long after the start its checks may begin. */
 export function abortOnFailThresholds(plan: Plan): Array<{ expression: string; delayMs: number }> {
   return plan.thresholds.flatMap((t) => (typeof t !== "string" && t.abortOnFail ? [{ expression: t.expression, delayMs: t.delay === undefined ? 0 : durationMs(t.delay) }] : []));
 }
 
-const PAGE = 5000;
-
 /**
- * Judges a running run's abortOnFail thresholds on the merged summary of every frame stored so
- * far (exactly what the final verdict will merge, so an early stop never contradicts it). It keeps
- * the frames it has read and fetches only newer rows each check.
+ * Judges a running run's abortOnFail thresholds on the run meter's merged state of every frame
+ * stored so far (the state the final verdict is read from, so an early stop never contradicts it).
+ * It reads nothing itself: the meter folded each frame once.
  */
 export class ThresholdWatch {
-  private readonly frames: IntervalRow[] = [];
-  private lastId = 0;
-
   constructor(
-    private readonly db: Db,
-    private readonly runId: string,
+    private readonly meter: RunMeter,
     private readonly watched: ReadonlyArray<{ expression: string; delayMs: number }>,
     /** The run's start instant (epoch ms, hub clock): delays count from here. */
     private readonly startAt: number,
@@ -31,17 +25,11 @@ export class ThresholdWatch {
   async check(now = Date.now()): Promise<string | null> {
     const due = this.watched.filter((t) => now >= this.startAt + t.delayMs);
     if (due.length === 0) return null;
-    for (;;) {
-      const rows = await listFramesAfter(this.db, this.runId, this.lastId, PAGE);
-      for (const r of rows) this.frames.push(r);
-      if (rows.length > 0) this.lastId = rows.at(-1)!.id;
-      if (rows.length < PAGE) break;
-    }
+    await this.meter.poll();
     // Warm-up measures a server still settling in; a verdict on it alone would be unfair.
-    if (!this.frames.some((f) => !f.warmup)) return null;
-    const summary = summarizeFrames(this.frames);
+    if (this.meter.tally.measured === 0) return null;
     // A metric not measured yet (null) is no breach: the final verdict still judges it.
-    const broken = evaluateThresholds(due.map((t) => t.expression), summary).filter((r) => !r.ok && r.actual !== null);
+    const broken = evaluateThresholds(due.map((t) => t.expression), this.meter.tally.measuredSummary()).filter((r) => !r.ok && r.actual !== null);
     if (broken.length === 0) return null;
     return `${broken.map((r) => `threshold "${r.expression}" broke (${r.message})`).join("; ")}; the run was stopped early (abortOnFail)`;
   }

@@ -68,3 +68,6 @@ export async function listFramesAtIndexes(db: Db, runId: string, indexes: number
     .where(and(eq(runIntervals.runId, runId), inArray(runIntervals.index, indexes), lte(runIntervals.id, upToId)))
     .orderBy(asc(runIntervals.id));
 }
+
+// The run meter's merged rows live beside the raw frames they are made of.
+export * from "./run-meter-repo";

@@ -1,0 +1,37 @@
+import { FINAL_RUN_STATUSES, type IntervalPoint, type RunAnalysis, type RunSummary } from "@volley/contracts";
+import { getRunMeter, listFrames, listRunPoints, type Db, type RunRow } from "@volley/db";
+import { analyzeFrames, mergeTimeline, summarizeRun } from "@volley/metrics";
+
+/**
+ * A run's measurements as the readers show them, from the merged rows the hub's run meter writes
+ * (run_meters, run_points): no reader merges raw frames again. Runs stored before the meter existed
+ * (no run_meters row) are merged from their raw frames, as they always were.
+ */
+
+/** Final: the run row's summary. Running: the meter's live summary (sanity checks off until it ends). Null before the first frame. */
+export async function runSummaryOf(db: Db, row: RunRow): Promise<RunSummary | null> {
+  const final = FINAL_RUN_STATUSES.includes(row.status);
+  if (final && row.summary) return row.summary;
+  if (!final && row.status !== "running") return null;
+  const meter = await getRunMeter(db, row.id);
+  if (meter) return meter.summary;
+  // Before the meter: merged from the stored frames (the sanity checks judge only a whole run).
+  const frames = await listFrames(db, row.id);
+  if (frames.length === 0) return null;
+  return summarizeRun(frames, row.plan.thresholds, final ? row.plan : { ...row.plan, sanity: false });
+}
+
+/** One point per second, every agent's frame merged. */
+export async function runTimelineOf(db: Db, runId: string): Promise<IntervalPoint[]> {
+  const points = await listRunPoints(db, runId);
+  if (points.length > 0 || (await getRunMeter(db, runId))) return points;
+  return mergeTimeline(await listFrames(db, runId));
+}
+
+/** Percentile spectra and the per-agent breakdown. */
+export async function runAnalysisOf(db: Db, runId: string): Promise<RunAnalysis> {
+  const meter = await getRunMeter(db, runId);
+  if (meter?.analysis) return meter.analysis;
+  if (meter) return { spectra: {}, agents: [] }; // metered, no frame yet
+  return analyzeFrames(await listFrames(db, runId));
+}
