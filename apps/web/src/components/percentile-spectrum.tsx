@@ -5,6 +5,7 @@ import { useEffect, useMemo, useRef, useState } from "react";
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import { fmtMs } from "../lib/format";
+import { fitAxis } from "./timeline-chart";
 
 const KINDS: { metric: string; label: string; color: string }[] = [
   { metric: HISTOGRAMS.messageLatency, label: "round trip", color: "#2563eb" },
@@ -19,6 +20,14 @@ const fmtPercentile = (x: number) => {
   const p = 100 * (1 - 1 / x);
   return p <= 0 ? "0%" : `${p >= 99 ? p.toPrecision(Math.max(3, Math.ceil(-Math.log10(1 - p / 100)) + 1)).replace(/0+$/, "").replace(/\.$/, "") : Math.round(p)}%`;
 };
+
+/** x = 1, 10, 100 … (0 %, 90 %, 99 % …) within [min, max], and x = 2 (50 %) when there is room. */
+export function decades(min: number, max: number): number[] {
+  const out: number[] = [];
+  for (let x = 1; x <= max * 1.0001; x *= 10) if (x >= min / 1.0001) out.push(x);
+  if (max >= 10 && 2 >= min) out.splice(1, 0, 2);
+  return out;
+}
 
 /**
  * The percentile spectrum of every timed kind in the run (merged histograms): how latency grows
@@ -54,8 +63,9 @@ export function PercentileSpectrum({ spectra }: { spectra: Record<string, Spectr
         height: 260,
         scales: { x: { time: false, distr: 3, log: 10 }, y: logY ? { distr: 3, log: 10 } : { range: (_u, _min, max) => [0, max > 0 ? max * 1.08 : 1] } },
         axes: [
-          { ...axis, values: (_u, vals) => vals.map((v) => (v == null ? "" : fmtPercentile(v))), label: "percentile", labelSize: 18, size: 36 },
-          { ...axis, label: "ms", size: 56, labelSize: 18 },
+          // Decades only (0, 90, 99, 99.9 … %): log splits at 2, 3, 4… crowded their labels into each other.
+          { ...axis, splits: (_u, _i, min, max) => decades(min, max), values: (_u, vals) => vals.map((v) => (v == null ? "" : fmtPercentile(v))), label: "percentile", labelSize: 20, size: 36 },
+          { ...axis, label: "ms", size: fitAxis, labelSize: 20, labelGap: 2 },
         ],
         series: [
           { label: "percentile", value: (_u, v) => (v == null ? "—" : fmtPercentile(v)) },

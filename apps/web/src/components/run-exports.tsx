@@ -14,7 +14,10 @@ function download(name: string, type: string, text: string) {
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
-/** Downloads of what is on screen: the run with its summary as JSON, the timeline as CSV. */
+/**
+ * Downloads of the run: its summary as JSON and the timeline as CSV (what is on screen), JUnit XML
+ * for CI, and a self-contained HTML report that opens offline; Print gives the page's print view.
+ */
 export function RunExports({ run, intervals }: { run: Run; intervals: IntervalPoint[] }) {
   return (
     <div className="exports" data-testid="run-exports">
@@ -24,6 +27,15 @@ export function RunExports({ run, intervals }: { run: Run; intervals: IntervalPo
       </button>
       <button type="button" className="button small" disabled={intervals.length === 0} onClick={() => download(`${run.id}-intervals.csv`, "text/csv", intervalsCsv(intervals))}>
         Intervals (CSV)
+      </button>
+      <a className="button small" href={`/api/v1/runs/${run.id}/junit`} download>
+        JUnit (XML)
+      </a>
+      <a className="button small" href={`/api/v1/runs/${run.id}/report.html`} download data-testid="report-download">
+        Report (HTML)
+      </a>
+      <button type="button" className="button small" onClick={() => window.print()} title="The page as it prints: charts and tables, no navigation or buttons">
+        Print
       </button>
     </div>
   );

@@ -9,7 +9,9 @@ import { durationBetween, fmtDateTime, fmtDuration, fmtInt, fmtMs, fmtMsgRate, f
 import type { AbortResponse } from "../lib/types";
 import { useLiveRun, type LiveMode } from "../lib/use-live-run";
 import { RunAnalysisPanels } from "./run-analysis-panels";
+import { describeConnections } from "../lib/plan-describe";
 import { RunCharts } from "./run-charts";
+import { RunHeadline } from "./run-headline";
 import { RunExports } from "./run-exports";
 import { StatusBadge } from "./status-badge";
 import { SweepPanel } from "./sweep-panel";
@@ -72,11 +74,7 @@ export function RunView({ initialRun, initialIntervals }: { initialRun: Run; ini
             <span>
               <span className="mono">{plan.target.url}</span> ({plan.target.protocol})
             </span>
-            <span>
-              {plan.connections.stages
-                ? `up to ${fmtInt(plan.connections.count)} connections in ${plan.connections.stages.length} stage${plan.connections.stages.length === 1 ? "" : "s"}`
-                : `${fmtInt(plan.connections.count)} connections at ${fmtInt(plan.connections.rate)}/s`}
-            </span>
+            <span data-testid="plan-connections">{describeConnections(plan)}</span>
             <span>
               {plan.scenario.kind}, {fmtMsgRate(plan.scenario.message.rate)} {plan.scenario.message.per === "connection" ? "per connection" : "total"} for{" "}
               {fmtDuration(durationMs(plan.scenario.duration))}
@@ -133,6 +131,8 @@ export function RunView({ initialRun, initialIntervals }: { initialRun: Run; ini
           Live updates paused — {pollError}. Retrying every second.
         </div>
       )}
+
+      <RunHeadline run={run} intervals={intervals} />
 
       <RunCharts run={run} intervals={intervals} />
 

@@ -29,6 +29,28 @@ function Row({ label, value, hint, tone }: { label: string; value: string; hint?
   );
 }
 
+/** An error class with its count, and below it the few distinct things its errors said (close codes, HTTP statuses, the server's text). */
+function ErrorRows({ cls, count, samples }: { cls: string; count: number; samples: string[] }) {
+  return (
+    <>
+      <Row label={errorLabel(cls)} hint={`errors.${cls}`} value={fmtInt(count)} tone="bad" />
+      {samples.length > 0 && (
+        <tr className="error-samples" data-testid={`error-samples-${cls}`}>
+          <td colSpan={2}>
+            <ul title="What these errors said: the first distinct ones the agents reported">
+              {samples.map((t) => (
+                <li key={t} className="mono">
+                  {t}
+                </li>
+              ))}
+            </ul>
+          </td>
+        </tr>
+      )}
+    </>
+  );
+}
+
 /** The run summary as compact tables; live while the run runs, the stored summary once it ended. */
 export function SummaryTables({ run }: { run: Run }) {
   const s = run.summary;
@@ -113,7 +135,7 @@ export function SummaryTables({ run }: { run: Run }) {
                   </td>
                 </tr>
               ) : (
-                errors.map(([cls, n]) => <Row key={cls} label={errorLabel(cls)} hint={`errors.${cls}`} value={fmtInt(n)} tone="bad" />)
+                errors.map(([cls, n]) => <ErrorRows key={cls} cls={cls} count={n} samples={s.errorSamples?.[cls] ?? []} />)
               )}
             </tbody>
           </table>

@@ -1,7 +1,7 @@
 "use client";
 
 import type { Run } from "@volley/contracts";
-import { fmtMs, fmtRate } from "../lib/format";
+import { fmtMs, fmtMsgRate, fmtRate, fmtRateValue } from "../lib/format";
 import { stepLatency } from "../lib/sweep-curves";
 import { SweepChart } from "./sweep-chart";
 
@@ -23,10 +23,11 @@ export function SweepPanel({ run }: { run: Run }) {
             <>
               <strong>
                 {capacity.lowerBound ? "≥ " : ""}
-                {fmtRate(capacity.rate)} {unit}
+                {fmtMsgRate(capacity.rate)}
+                {steps[0]!.per === "connection" ? " per connection" : ""}
               </strong>{" "}
-              ({capacity.sendRate === null ? "—" : `${fmtRate(capacity.sendRate)} sent/s`}
-              {capacity.deliveryRate ? `, ${fmtRate(capacity.deliveryRate)} deliveries/s` : ""})
+              ({capacity.sendRate === null ? "—" : `${fmtRate(capacity.sendRate)} sent`}
+              {capacity.deliveryRate ? `, ${fmtRate(capacity.deliveryRate)} delivered` : ""})
               {capacity.lowerBound ? <span className="muted"> — never broke: the server holds at least this; add steps to find where it breaks</span> : null}
             </>
           )}
@@ -61,10 +62,10 @@ export function SweepPanel({ run }: { run: Run }) {
               return (
                 <tr key={s.index} className={s.failed ? "step-failed" : undefined}>
                   <td className="num">{s.index + 1}</td>
-                  <td className="num">{fmtRate(s.plannedRate)}</td>
-                  <td className="num">{fmtRate(s.sendRate)}</td>
-                  <td className="num">{fmtRate(s.receiveRate)}</td>
-                  <td className="num">{s.deliveryRate ? fmtRate(s.deliveryRate) : "—"}</td>
+                  <td className="num">{fmtRateValue(s.plannedRate)}</td>
+                  <td className="num">{fmtRateValue(s.sendRate)}</td>
+                  <td className="num">{fmtRateValue(s.receiveRate)}</td>
+                  <td className="num">{s.deliveryRate ? fmtRateValue(s.deliveryRate) : "—"}</td>
                   <td className="num">{fmtMs(l.p50)}</td>
                   <td className="num">{fmtMs(l.p95)}</td>
                   <td className="num">{fmtMs(l.p99)}</td>

@@ -18,6 +18,16 @@ export interface ChartSeries {
   /** Draw across seconds without a value (a sweep's gaps send nothing by design); off, a gap shows as a gap. */
   spanGaps?: boolean;
   format: (v: number | null) => string;
+  /** The legend's value when the cursor is off the chart: the run's own figure ("12.3 ms", "1,200/s avg"). */
+  runValue?: string | null;
+}
+
+/** A plan threshold drawn across a chart as a dashed line at `value` (in the axis' unit). */
+export interface ChartThreshold {
+  value: number;
+  label: string;
+  ok?: boolean;
+  axis?: "left" | "right";
 }
 
 export interface TimelineChartProps {
@@ -33,6 +43,8 @@ export interface TimelineChartProps {
   regions?: ChartRegion[];
   /** Fills between two series (by label), e.g. the p50–p95 band. */
   bands?: { upper: string; lower: string; fill: string }[];
+  /** Plan thresholds on this chart's figures. */
+  thresholds?: ChartThreshold[];
   /** Charts with the same key share the cursor. */
   syncKey?: string;
   height?: number;
@@ -99,13 +111,62 @@ function intervalMarks(get: () => { x: number[]; warmup: boolean[]; saturated: b
   };
 }
 
-function buildOptions(props: TimelineChartProps, width: number, marks: uPlot.Plugin): uPlot.Options {
+/** Plan thresholds as dashed lines with their expression, over the series (red when failed). */
+function thresholdLines(get: () => ChartThreshold[] | undefined): uPlot.Plugin {
+  return {
+    hooks: {
+      draw: [
+        (u) => {
+          const list = get() ?? [];
+          if (list.length === 0) return;
+          const { ctx } = u;
+          const { left, top, width, height } = u.bbox;
+          ctx.save();
+          ctx.beginPath();
+          ctx.rect(left, top, width, height);
+          ctx.clip();
+          for (const t of list) {
+            const y = Math.round(u.valToPos(t.value, t.axis === "right" ? "y2" : "y", true)) + 0.5;
+            if (y < top || y > top + height) continue;
+            ctx.strokeStyle = t.ok === false ? "#dc2626" : "#6b7280";
+            ctx.fillStyle = ctx.strokeStyle;
+            ctx.lineWidth = uPlot.pxRatio;
+            ctx.setLineDash([5 * uPlot.pxRatio, 3 * uPlot.pxRatio]);
+            ctx.beginPath();
+            ctx.moveTo(left, y);
+            ctx.lineTo(left + width, y);
+            ctx.stroke();
+            ctx.setLineDash([]);
+            ctx.font = `${10 * uPlot.pxRatio}px system-ui, sans-serif`;
+            ctx.textAlign = "right";
+            ctx.fillText(t.label, left + width - 4 * uPlot.pxRatio, y - 3 * uPlot.pxRatio);
+          }
+          ctx.restore();
+        },
+      ],
+    },
+  };
+}
+
+/**
+ * An axis as wide as its longest tick label: a fixed width let long values ("12,000") run under
+ * the axis title. Stable after the first cycle so uPlot's layout converges.
+ */
+export const fitAxis: uPlot.Axis.Size = (u, values, axisIdx, cycleNum) => {
+  const axis = u.axes[axisIdx]! as uPlot.Axis & { _size?: number };
+  if (cycleNum > 1 && axis._size) return axis._size;
+  const longest = (values ?? []).reduce((a, v) => (v != null && String(v).length > a.length ? String(v) : a), "");
+  u.ctx.font = Array.isArray(axis.font) ? (axis.font[0] as string) : (axis.font ?? AXIS.font);
+  return Math.ceil(16 + u.ctx.measureText(longest).width / uPlot.pxRatio);
+};
+
+function buildOptions(props: TimelineChartProps, width: number, plugins: uPlot.Plugin[], runValues: () => (string | null | undefined)[]): uPlot.Options {
   const hasRight = props.series.some((s) => s.axis === "right");
   const axes: uPlot.Axis[] = [
     { ...AXIS, values: (_u, vals) => vals.map((v) => `${v}s`), size: 36 },
-    { ...AXIS, scale: "y", label: props.yLabel, size: 56, labelSize: 18 },
+    { ...AXIS, scale: "y", label: props.yLabel, size: fitAxis, labelSize: 20, labelGap: 2 },
   ];
-  if (hasRight) axes.push({ ...AXIS, scale: "y2", side: 1, label: props.y2Label ?? "", size: 56, labelSize: 18, grid: { show: false } });
+  if (hasRight) axes.push({ ...AXIS, scale: "y2", side: 1, label: props.y2Label ?? "", size: fitAxis, labelSize: 20, labelGap: 2, grid: { show: false } });
   return {
     width,
     height: props.height ?? 240,
@@ -117,8 +178,9 @@ function buildOptions(props: TimelineChartProps, width: number, marks: uPlot.Plu
     },
     axes,
     series: [
-      { label: "second", value: (_u, v) => (v === null ? "—" : `${v}s`) },
-      ...props.series.map<uPlot.Series>((s) => ({
+      // Off the chart, the legend shows the whole run's figures (runValue), not dashes.
+      { label: "second", value: (_u, v) => (v === null ? "whole run" : `${v}s`) },
+      ...props.series.map<uPlot.Series>((s, i) => ({
         label: s.label,
         stroke: s.color,
         width: s.width ?? 1.75,
@@ -129,7 +191,7 @@ function buildOptions(props: TimelineChartProps, width: number, marks: uPlot.Plu
         spanGaps: s.spanGaps ?? false,
         // Points where a value stands alone (between gaps) or there are too few to draw a line.
         points: { show: (u: uPlot) => (u.data[0]?.length ?? 0) < 3 || s.spanGaps === true },
-        value: (_u: uPlot, v: number | null) => s.format(v),
+        value: (_u: uPlot, v: number | null, _si: number, idx: number | null) => (idx === null ? (runValues()[i] ?? s.format(v)) : s.format(v)),
       })),
     ],
     bands: (props.bands ?? []).flatMap((b) => {
@@ -139,7 +201,7 @@ function buildOptions(props: TimelineChartProps, width: number, marks: uPlot.Plu
     }),
     legend: { live: true },
     cursor: { drag: { x: true, y: false }, points: { size: 6 }, ...(props.syncKey ? { sync: { key: props.syncKey } } : {}) },
-    plugins: [marks],
+    plugins,
   };
 }
 
@@ -157,12 +219,13 @@ export function TimelineChart(props: TimelineChartProps) {
   const latest = useRef(props);
   latest.current = props;
   const shape = props.series.map((s) => `${s.label}:${s.axis ?? "left"}`).join("|") + `|${props.height ?? 240}|${(props.bands ?? []).length}|${props.syncKey ?? ""}`;
+  const runValues = props.series.map((s) => s.runValue ?? "").join("|");
 
   useEffect(() => {
     const el = ref.current;
     if (!el) return;
-    const marks = intervalMarks(() => latest.current);
-    const u = new uPlot(buildOptions(latest.current, Math.max(200, el.clientWidth), marks), toData(latest.current), el);
+    const plugins = [intervalMarks(() => latest.current), thresholdLines(() => latest.current.thresholds)];
+    const u = new uPlot(buildOptions(latest.current, Math.max(200, el.clientWidth), plugins, () => latest.current.series.map((s) => s.runValue)), toData(latest.current), el);
     plot.current = u;
     const ro = new ResizeObserver(() => {
       const w = Math.max(200, el.clientWidth);
@@ -181,7 +244,12 @@ export function TimelineChart(props: TimelineChartProps) {
   }, [props.x, props.series]);
   useEffect(() => {
     plot.current?.redraw(false, false);
-  }, [props.regions, props.warmup, props.saturated]);
+  }, [props.regions, props.warmup, props.saturated, props.thresholds]);
+  useEffect(() => {
+    // New run figures while the cursor is off the chart: refresh the legend that shows them.
+    const u = plot.current;
+    if (u && u.cursor.idx == null) u.setLegend({ idx: null as unknown as number });
+  }, [runValues]);
 
   return <div ref={ref} className="chart" />;
 }

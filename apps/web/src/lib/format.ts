@@ -22,9 +22,18 @@ export function fmtMs(v: number | null | undefined): string {
   return s === DASH ? s : `${s} ms`;
 }
 
+/** A rate's number alone, for columns whose header names the unit: "5,500", "12.5", "0.05" (never "0" for a rate above zero). */
+export function fmtRateValue(v: number | null | undefined): string {
+  if (v === null || v === undefined || !Number.isFinite(v)) return DASH;
+  if (v >= 100) return intFmt.format(Math.round(v));
+  if (v >= 1 || v === 0) return (Math.round(v * 10) / 10).toString();
+  return Number(v.toPrecision(2)).toString();
+}
+
+/** "5,500/s", "12.5/s", "0.05/s". */
 export function fmtRate(v: number | null | undefined): string {
-  if (v === null || v === undefined) return DASH;
-  return `${v < 100 ? (Math.round(v * 10) / 10).toString() : intFmt.format(Math.round(v))}/s`;
+  const s = fmtRateValue(v);
+  return s === DASH ? s : `${s}/s`;
 }
 
 /** A planned message rate: "1,700 msg/s", "2.5 msg/s", and below one a second "1 msg every 3 s" (never "0 msg/s"). */

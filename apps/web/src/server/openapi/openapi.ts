@@ -94,6 +94,7 @@ export const API_ROUTES = [
   { method: "post", path: "/api/v1/runs/{id}/abort" },
   { method: "post", path: "/api/v1/plans/validate" },
   { method: "post", path: "/api/v1/plans/import" },
+  { method: "get", path: "/api/v1/runs/{id}/report.html" },
   { method: "post", path: "/api/v1/plans" },
   { method: "get", path: "/api/v1/plans" },
   { method: "get", path: "/api/v1/plans/{id}" },
@@ -276,6 +277,17 @@ function build() {
       summary: "Get the merged timeline as CSV, one row per second",
       request: { params: idParams },
       responses: { 200: { description: "CSV with a header row.", content: { "text/csv": { schema: z.string() } } }, ...errors(404, 500, 503) },
+    },
+    {
+      method: "get",
+      path: "/api/v1/runs/{id}/report.html",
+      operationId: "getRunReport",
+      tags: ["runs"],
+      summary: "Get the run as a self-contained HTML report",
+      description:
+        "One HTML document that opens offline and prints as shown: headline figures, the timelines as inline SVG with the plan's thresholds drawn, the summary with error samples, thresholds, sweep steps, per-agent breakdown and the plan. Nothing is fetched (no script, stylesheet or font). Sent as a download; `inline=1` shows it in the browser instead.",
+      request: { params: idParams, query: z.object({ inline: z.enum(["1"]).optional().describe("1: show in the browser (content-disposition inline) instead of downloading") }) },
+      responses: { 200: { description: "The report.", content: { "text/html": { schema: z.string() } } }, ...errors(404, 500, 503) },
     },
     {
       method: "post",

@@ -1,0 +1,88 @@
+import { describe, expect, it } from "vitest";
+import { HISTOGRAMS, planSchema, type Run } from "@volley/contracts";
+import { IntervalRecorder, mergeTimeline, summarizeRun, type FrameLike } from "@volley/metrics";
+import { headlineCards } from "./headline-cards";
+import { runReportHtml } from "./run-report";
+import { svgChart } from "./svg-chart";
+
+const health = { cpu: 20, eventLoopDelayMs: { p50: 1, max: 2 }, rssMb: 50, sendLagMaxMs: 0, saturated: false };
+
+/** A run of `seconds` one-second frames: 100 sent and answered in ~`ms` each, one close per second with its sample. */
+function run(opts: { name?: string; thresholds?: string[]; seconds?: number; ms?: number; sweep?: boolean } = {}): { run: Run; intervals: ReturnType<typeof mergeTimeline> } {
+  const plan = planSchema.parse({
+    name: opts.name ?? "report",
+    target: { url: "ws://127.0.0.1:9001/echo", protocol: "ws" },
+    connections: { count: 10, rate: 10 },
+    scenario: { kind: "echo", message: { rate: 10 }, duration: "5s" },
+    thresholds: opts.thresholds ?? [],
+  });
+  const frames: FrameLike[] = Array.from({ length: opts.seconds ?? 5 }, (_, i) => {
+    const r = new IntervalRecorder();
+    r.increment("messages.sent", 100);
+    r.increment("messages.received", 99);
+    r.increment("messages.lost", 1);
+    r.increment("connections.opened", i === 0 ? 10 : 0);
+    r.increment("connections.active", 10);
+    r.increment("errors.closed", 1);
+    for (let n = 0; n < 99; n++) r.recordMicros(HISTOGRAMS.messageLatency, (opts.ms ?? 50) * 1000 + n * 100);
+    return { index: i, startedAt: 1_000_000 + i * 1000, durationMs: 1000, warmup: false, ...r.take(), health, samples: [{ kind: "error" as const, event: "closed", data: "close 1011 (internal error): <b>overloaded</b>" }] };
+  });
+  const summary = summarizeRun(frames, plan.thresholds, plan);
+  const r: Run = { id: "run_x", status: summary.thresholds.every((t) => t.ok) ? "passed" : "failed", reason: null, name: plan.name, plan, createdAt: "2026-11-25T03:00:00Z", startedAt: "2026-11-25T03:00:01Z", endedAt: "2026-11-25T03:00:07Z", summary };
+  return { run: r, intervals: mergeTimeline(frames) };
+}
+
+describe("headline cards", () => {
+  it("give the run's figures and put each plan threshold on its card, judged", () => {
+    const { run: r, intervals } = run({ thresholds: ["latency.p95 < 20ms", "errors.rate < 5%", "messages.loss_rate < 0.5%", "throughput.sent > 50"] });
+    const cards = Object.fromEntries(headlineCards(r, intervals).map((c) => [c.key, c]));
+    expect(cards.rate!.value).toBe("100/s");
+    expect(cards.rate!.detail).toContain("peak 100/s sent");
+    expect(cards.connections!.value).toBe("10");
+    expect(cards.p95!.thresholds).toEqual([{ expression: "latency.p95 < 20ms", limit: 20, ok: false }]);
+    expect(cards.p95!.tone).toBe("bad");
+    expect(cards.errors!.thresholds[0]).toMatchObject({ limit: 5, ok: true });
+    // 5 errors of 500 sent + 10 opened.
+    expect(cards.errors!.value).toBe("0.98%");
+    expect(cards.loss!.value).toBe("1.00%");
+    expect(cards.loss!.thresholds[0]).toMatchObject({ limit: 0.5, ok: false });
+    expect(cards.rate!.thresholds[0]).toMatchObject({ limit: 50, ok: true });
+    // The running error rate ends at the run's own figure.
+    expect(cards.errors!.series!.at(-1)).toBeCloseTo(100 * (5 / 510), 6);
+    expect(cards.capacity).toBeUndefined();
+  });
+
+  it("shows a capacity that never broke as a lower bound", () => {
+    const { run: r, intervals } = run();
+    r.summary!.capacity = { slo: "p95 <= 200ms", rate: 20, per: "aggregate", sendRate: 19.8, deliveryRate: null, step: 2, lowerBound: true };
+    const capacity = headlineCards(r, intervals).find((c) => c.key === "capacity")!;
+    expect(capacity.value).toBe("≥ 20 msg/s");
+    expect(capacity.detail).toContain("never broke");
+  });
+});
+
+describe("svgChart", () => {
+  it("breaks the line at missing values, draws thresholds and escapes every label", () => {
+    const svg = svgChart({ width: 100, height: 50, title: "a <b>", series: [{ label: "x", values: [1, 2, null, 4], color: "#000" }], thresholds: [{ value: 3, label: 'p95 < "3"', ok: false }], axes: true });
+    expect(svg.match(/M/g)).toHaveLength(2);
+    expect(svg).toContain('data-threshold="p95 &lt; &quot;3&quot;"');
+    expect(svg).toContain("a &lt;b&gt;");
+    expect(svg).not.toContain("<b>");
+  });
+});
+
+describe("runReportHtml", () => {
+  it("is one document with nothing to fetch: charts as inline SVG, cards, errors with their samples, thresholds, the plan", () => {
+    const { run: r, intervals } = run({ name: "<script>alert(1)</script>", thresholds: ["latency.p95 < 20ms"] });
+    const html = runReportHtml(r, intervals);
+    expect(html.startsWith("<!doctype html>")).toBe(true);
+    expect(html).not.toMatch(/<script|<link|<img|src=|@import|url\(/i);
+    expect(html).toContain("&lt;script&gt;alert(1)&lt;/script&gt;");
+    expect((html.match(/<svg/g) ?? []).length).toBeGreaterThanOrEqual(5);
+    expect(html).toContain('data-threshold="latency.p95 &lt; 20ms"');
+    expect(html).toContain("close 1011 (internal error): &lt;b&gt;overloaded&lt;/b&gt;");
+    expect(html).toContain("@media print");
+    expect(html).toContain("10 connections opened at 10/s");
+    expect(html).toContain('data-status="failed"');
+  });
+});

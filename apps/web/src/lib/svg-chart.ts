@@ -1,0 +1,99 @@
+/** Text for HTML and SVG: the five characters that could end an attribute or open a tag. */
+export function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+}
+
+export interface SvgSeries {
+  label: string;
+  values: (number | null)[];
+  color: string;
+  dash?: string;
+}
+
+export interface SvgThreshold {
+  value: number;
+  label: string;
+  /** Failed thresholds are drawn red, passed ones grey. */
+  ok?: boolean;
+}
+
+export interface SvgChartOptions {
+  width: number;
+  height: number;
+  /** x of each value (seconds since the start); default 0, 1, 2… */
+  x?: number[];
+  series: SvgSeries[];
+  thresholds?: SvgThreshold[];
+  /** Axes with tick labels and a legend (the report); off, a bare sparkline (the cards). */
+  axes?: boolean;
+  /** y tick label (axes only). */
+  format?: (v: number) => string;
+  /** Accessible name. */
+  title: string;
+}
+
+const num = (v: number) => (Math.round(v * 10) / 10).toString();
+
+/** A round step giving about `n` ticks up to `max`: 1, 2 or 5 × 10^k. */
+function tickStep(max: number, n: number): number {
+  const raw = max / n;
+  const p = 10 ** Math.floor(Math.log10(raw));
+  return [1, 2, 5, 10].map((m) => m * p).find((s) => s >= raw) ?? raw;
+}
+
+/**
+ * A line chart as one self-contained SVG string: lines broken where a value is missing, each
+ * threshold a dashed horizontal line with its expression, y from 0. No script and no fonts to
+ * fetch, so it renders the same in the page, in a saved report opened offline, and on paper.
+ */
+export function svgChart(o: SvgChartOptions): string {
+  const { width: w, height: h } = o;
+  const xs = o.x ?? o.series[0]?.values.map((_, i) => i) ?? [];
+  const pad = o.axes ? { l: 56, r: 12, t: 10, b: 24 } : { l: 1, r: 1, t: 4, b: 2 };
+  const values = o.series.flatMap((s) => s.values).filter((v): v is number => v !== null && Number.isFinite(v));
+  const top = Math.max(0, ...values, ...(o.thresholds ?? []).map((t) => t.value)) * 1.1 || 1;
+  const x0 = xs[0] ?? 0;
+  const x1 = xs.at(-1) ?? 1;
+  const px = (x: number) => pad.l + ((x - x0) / (x1 - x0 || 1)) * (w - pad.l - pad.r);
+  const py = (y: number) => h - pad.b - (y / top) * (h - pad.t - pad.b);
+  const parts: string[] = [`<title>${escapeHtml(o.title)}</title>`];
+
+  if (o.axes) {
+    const fmt = o.format ?? num;
+    const step = tickStep(top, 4);
+    for (let y = 0; y <= top; y += step) {
+      parts.push(`<line x1="${pad.l}" x2="${w - pad.r}" y1="${num(py(y))}" y2="${num(py(y))}" stroke="#eceef2"/>`);
+      parts.push(`<text x="${pad.l - 6}" y="${num(py(y) + 4)}" text-anchor="end" font-size="11" fill="#4b5563">${escapeHtml(fmt(y))}</text>`);
+    }
+    const xstep = tickStep(Math.max(1, x1 - x0), 8);
+    for (let x = Math.ceil(x0 / xstep) * xstep; x <= x1; x += xstep) {
+      parts.push(`<text x="${num(px(x))}" y="${h - 6}" text-anchor="middle" font-size="11" fill="#4b5563">${escapeHtml(`${num(x)}s`)}</text>`);
+    }
+    parts.push(`<line x1="${pad.l}" x2="${w - pad.r}" y1="${h - pad.b}" y2="${h - pad.b}" stroke="#9ca3af"/>`);
+  }
+
+  for (const s of o.series) {
+    let d = "";
+    let pen = false;
+    s.values.forEach((v, i) => {
+      if (v === null || !Number.isFinite(v)) {
+        pen = false;
+        return;
+      }
+      d += `${pen ? "L" : "M"}${num(px(xs[i] ?? i))} ${num(py(v))}`;
+      pen = true;
+    });
+    // A lone value between gaps would be an invisible zero-length path: draw it as a dot.
+    const dots = s.values.map((v, i) => (v !== null && (s.values[i - 1] ?? null) === null && (s.values[i + 1] ?? null) === null ? `<circle cx="${num(px(xs[i] ?? i))}" cy="${num(py(v))}" r="1.8" fill="${s.color}"/>` : "")).join("");
+    parts.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="1.6"${s.dash ? ` stroke-dasharray="${s.dash}"` : ""} stroke-linejoin="round"/>${dots}`);
+  }
+
+  for (const t of o.thresholds ?? []) {
+    const y = num(py(t.value));
+    const color = t.ok === false ? "#dc2626" : "#6b7280";
+    parts.push(`<line x1="${pad.l}" x2="${w - pad.r}" y1="${y}" y2="${y}" stroke="${color}" stroke-width="1" stroke-dasharray="5 3" data-threshold="${escapeHtml(t.label)}"/>`);
+    if (o.axes) parts.push(`<text x="${w - pad.r - 4}" y="${num(py(t.value) - 4)}" text-anchor="end" font-size="11" fill="${color}">${escapeHtml(t.label)}</text>`);
+  }
+
+  return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${w} ${h}" width="${w}" height="${h}" role="img" aria-label="${escapeHtml(o.title)}" font-family="system-ui, sans-serif">${parts.join("")}</svg>`;
+}
