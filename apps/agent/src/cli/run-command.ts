@@ -75,6 +75,10 @@ export async function runCommand(file: string, options: RunCommandOptions, io: R
       return EXIT.errored;
     }
   }
+  // Threads load the engine before the run starts (and before the "running" line, which benches
+  // take as the start): their start-up is not the run's CPU, time or memory.
+  const engines = options.workers ? new EngineWorkers(options.workers) : undefined;
+  await engines?.warm().catch(() => {}); // a thread that cannot start fails the run below, with its reason
   if (plan.agents.count !== 1) err(`note: agents.count is ${JSON.stringify(plan.agents.count)}; standalone runs the whole plan on this machine`);
   const { connections: c, scenario: sc, sweep } = plan;
   const population = c.stages ? `${c.stages.length} stages up to ${c.count} connections` : `${c.count} connections`;
@@ -84,9 +88,6 @@ export async function runCommand(file: string, options: RunCommandOptions, io: R
 
   const frames: EngineFrame[] = [];
   const progress = new Progress(io.stderr);
-  // Threads load the engine before the clock starts: their start-up is not the run's CPU or time.
-  const engines = options.workers ? new EngineWorkers(options.workers) : undefined;
-  await engines?.warm().catch(() => {}); // a thread that cannot start fails the run below, with its reason
   const cpuBefore = process.cpuUsage();
   const startedMs = performance.now();
   const engine = engines ? engines.run.bind(engines) : runShard;
