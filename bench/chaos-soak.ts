@@ -78,6 +78,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const clock = () => new Date().toISOString().slice(11, 19);
 const say = (line: string) => process.stderr.write(`${clock()} ${line}\n`);
 
+// biome-ignore lint/suspicious/noExplicitAny: the soak reads whichever field of whichever endpoint's answer it checks.
 type Reply = { status: number; body: any } | { status: 0; error: string };
 async function http(method: string, url: string, opts: { token?: string; cookie?: string; body?: unknown; timeoutMs?: number } = {}): Promise<Reply & { headers?: Headers }> {
   const headers: Record<string, string> = { origin: WEB };
@@ -255,7 +256,7 @@ async function soak(stack: ChaosStack, token: string) {
   if (stackDied) violations.push({ kind: "stack stopped", detail: stackDied });
 
   // No agent wedged: a fresh run passes within a bound.
-  let fresh: { id: string | null; status: string; seconds: number } = { id: null, status: "not started", seconds: 0 };
+  const fresh: { id: string | null; status: string; seconds: number } = { id: null, status: "not started", seconds: 0 };
   if (!stackDied) {
     const t = Date.now();
     while (Date.now() - t < 180_000) {

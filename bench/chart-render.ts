@@ -87,9 +87,10 @@ async function once(run: number) {
     await page.addInitScript(() => {
       const w = window as unknown as { __longest: number };
       w.__longest = 0;
+      // "longtask" is Chromium's (Long Tasks API); @types/node's PerformanceObserver types lack it.
       new PerformanceObserver((l) => {
         for (const e of l.getEntries()) w.__longest = Math.max(w.__longest, e.duration);
-      }).observe({ type: "longtask", buffered: true });
+      }).observe({ type: "longtask" as import("node:perf_hooks").EntryType, buffered: true });
     });
     const start = performance.now();
     await page.goto(`${base}/runs/${runId}`);
@@ -126,7 +127,7 @@ async function once(run: number) {
   }
 }
 
-const results = [];
+const results: Awaited<ReturnType<typeof once>>[] = [];
 for (let r = 1; r <= RUNS; r++) results.push(await once(r));
 const median = (k: keyof (typeof results)[number]) => [...results.map((r) => Number(r[k]))].sort((a, b) => a - b)[Math.floor(results.length / 2)];
 process.stdout.write(`${JSON.stringify({ median: { loadMs: median("loadMs"), longestLoadTaskMs: median("longestLoadTaskMs"), hoverMsPerStep: median("hoverMsPerStep"), zoomMs: median("zoomMs"), longestInteractionTaskMs: median("longestInteractionTaskMs") }, results }, null, 2)}\n`);

@@ -17,7 +17,7 @@ const { conns: CONNS, rate: RATE, seconds: SECONDS } = ECHO_CPU_LOAD;
 const BASELINE = "baseline socket.io-client";
 
 const target = await startTarget();
-let rows;
+let rows: Awaited<ReturnType<typeof runEchoCpu>>;
 try {
   rows = await runEchoCpu({
     runs: RUNS,

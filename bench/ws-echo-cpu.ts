@@ -39,7 +39,7 @@ ${flow ? `flow:
       reply: { match: { path: "$.id", equals: "{{ msg.id }}" } }
 ` : ""}`;
 const baselineArgs = (mode: string) => ["bench/baseline/ws-echo-client.ts", target.url, String(CONNS), String(RATE), String(SECONDS), mode];
-let rows;
+let rows: Awaited<ReturnType<typeof runEchoCpu>>;
 try {
   rows = await runEchoCpu({
     runs: RUNS,

@@ -33,7 +33,7 @@ export class HoldStats {
   private maxUs = 0;
 
   record(holdUs: number): void {
-    const us = holdUs > 0 ? holdUs : 0;
+    const us = Math.max(holdUs, 0);
     this.count++;
     this.sumUs += us;
     if (us > this.maxUs) this.maxUs = us;

@@ -94,7 +94,7 @@ export class StompParser {
 /** One frame on the wire, with content-length whenever there is a body. */
 export function serializeFrame(command: string, headers: Record<string, string>, body: Buffer = Buffer.alloc(0)): Buffer {
   const raw = RAW_HEADER_COMMANDS.has(command);
-  let head = command + "\n";
+  let head = `${command}\n`;
   for (const [k, v] of Object.entries(headers)) head += `${raw ? k : escapeHeader(k)}:${raw ? v : escapeHeader(v)}\n`;
   if (body.length > 0 && !("content-length" in headers)) head += `content-length:${body.length}\n`;
   head += "\n";

@@ -15,7 +15,9 @@ export function flowAbsoluteUrls(plan: Pick<Plan, "target" | "flow">): { field: 
   plan.flow?.setup.forEach((step, i) => {
     if ("request" in step) add(`plan.flow.setup.${i}.request.url`, step.request.url);
   });
-  plan.flow?.messages?.forEach((m, i) => add(`plan.flow.messages.${i}.request.url`, m.request?.url));
+  plan.flow?.messages?.forEach((m, i) => {
+    add(`plan.flow.messages.${i}.request.url`, m.request?.url);
+  });
   add("plan.target.polling.poll.url", plan.target.polling?.poll?.url);
   return out;
 }

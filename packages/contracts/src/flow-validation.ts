@@ -140,7 +140,9 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
     }
   });
 
-  flow.messages?.forEach((m, i) => checkMessage(m, ["messages", i]));
+  flow.messages?.forEach((m, i) => {
+    checkMessage(m, ["messages", i]);
+  });
   if (protocol === "socketcluster") checkSocketclusterFlow(flow, issue);
   if (protocol === "stomp") checkStompFlow(flow, issue);
   flow.push?.forEach((p, i) => {

@@ -13,6 +13,7 @@ function runElapsedMs(run: Run, now: number): number {
 }
 
 // XML 1.0 forbids most control characters even when escaped; a server's error text may contain them.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching those control characters is the point.
 const INVALID_XML_CHARS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g;
 
 /** Escapes text for an XML attribute value or element content. */

@@ -21,7 +21,7 @@ export function percentileSpectrum(h: Histogram | undefined): SpectrumPoint[] {
   // Beyond the percentile that one sample represents there is nothing left to resolve.
   const last = 100 * (1 - 1 / total);
   for (let k = 0; ; k++) {
-    const p = 100 * (1 - Math.pow(0.5, k / TICKS_PER_HALF));
+    const p = 100 * (1 - 0.5 ** (k / TICKS_PER_HALF));
     if (p > last || k > 40 * TICKS_PER_HALF) break;
     at(p);
   }

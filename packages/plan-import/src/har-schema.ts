@@ -15,7 +15,6 @@ export const wsMessageSchema = z.object({
   opcode: z.number(),
   data: z.string(),
 });
-export type HarWsMessage = z.output<typeof wsMessageSchema>;
 
 export const harEntrySchema = z.object({
   startedDateTime: z.string().optional(),
@@ -59,12 +58,6 @@ export function parseHar(input: unknown): HarEntry[] {
     throw new PlanImportError(`not a HAR: ${issue.path.join(".")}: ${issue.message}`);
   }
   return result.data.log.entries;
-}
-
-/** A header's value, by case-insensitive name. */
-export function header(headers: readonly { name: string; value: string }[] | undefined, name: string): string | undefined {
-  const lower = name.toLowerCase();
-  return headers?.find((h) => h.name.toLowerCase() === lower)?.value;
 }
 
 /** A response body as text (base64 decoded), or undefined. */

@@ -42,7 +42,7 @@ export function importArtillery(yamlText: string, options: ArtilleryImportOption
     throw new PlanImportError(`flow[${loopAt}].loop must be a list of steps, like loop: [{ emit: … }, { think: 1 }] with count: 10`);
   }
   let loopSteps = loopValue as Step[];
-  let iterations = loopAt === -1 ? 1 : loopCount(flow[loopAt]!);
+  const iterations = loopAt === -1 ? 1 : loopCount(flow[loopAt]!);
   if (loopAt === -1) {
     // No loop: the last emit/send is what the user does repeatedly; what precedes it is setup.
     const last = before.map((s, i) => ({ s, i })).filter(({ s }) => "emit" in s || "send" in s).pop();

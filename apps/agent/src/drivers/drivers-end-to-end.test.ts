@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, it } from "vitest";
 import { HTTP_PATHS, startHttpTargetServer, startSocketclusterEchoServer, startSocketioEchoServer, startSocketioV2EchoServer, startStompEchoServer, type EchoServer } from "@volley/targets";
 import { echoRun } from "../engine/engine-test-kit";
 

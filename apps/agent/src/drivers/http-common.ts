@@ -1,4 +1,4 @@
-import { buildConnector, Pool, type Dispatcher } from "undici";
+import { buildConnector, Pool } from "undici";
 import type { ErrorClass } from "./connect-error";
 import type { ConnectOptions } from "./driver";
 import { classifyWsError } from "./ws-driver";
@@ -63,11 +63,6 @@ export function withHeaders(opts: ConnectOptions, own: Record<string, string>): 
 /** Path and query of `url` as undici's request() takes it. */
 export function pathOf(url: URL): string {
   return `${url.pathname}${url.search}`;
-}
-
-/** Reads a response body as text, draining it so the socket is reused. */
-export async function bodyText(res: Dispatcher.ResponseData): Promise<string> {
-  return res.body.text();
 }
 
 export { withRoom } from "./room-url";

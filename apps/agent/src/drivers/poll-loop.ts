@@ -1,7 +1,7 @@
 import type { Pool } from "undici";
 import { ConnectError, type ErrorClass } from "./connect-error";
 import { ConnectionBase } from "./connection-base";
-import type { ConnectOptions, Connection, PollSource } from "./driver";
+import type { ConnectOptions, Connection, PollOut, PollSource } from "./driver";
 import { classifyHttpError, connectionPool, pathOf, redirectDetail, withHeaders } from "./http-common";
 
 type EventCb = (event: string | undefined, data: unknown) => void;
@@ -45,7 +45,7 @@ class PollLoopConnection extends ConnectionBase {
   private readonly poll = (): void => {
     this.timer = undefined;
     if (this.closingByUs) return;
-    let out;
+    let out: PollOut;
     try {
       out = this.source.next();
     } catch (err) {

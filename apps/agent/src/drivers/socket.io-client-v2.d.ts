@@ -5,7 +5,9 @@
 declare module "socket.io-client-v2" {
   export interface SocketV2 {
     readonly connected: boolean;
+    // biome-ignore lint/suspicious/noExplicitAny: a listener takes its event's own argument types, which any[] admits and unknown[] does not.
     on(event: string, listener: (...args: any[]) => void): this;
+    // biome-ignore lint/suspicious/noExplicitAny: a listener takes its event's own argument types, which any[] admits and unknown[] does not.
     once(event: string, listener: (...args: any[]) => void): this;
     /** Reserved names (connect, disconnect, error…) stay local; any other event goes to the server. */
     emit(event: string, ...args: unknown[]): this;

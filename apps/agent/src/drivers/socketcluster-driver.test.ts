@@ -55,7 +55,9 @@ describe("socketcluster driver", () => {
     const members = await Promise.all([1, 2, 3].map(() => kit.connect(socketclusterDriver, { url: server.url, room: "lobby" })));
     const outsider = await kit.connect(socketclusterDriver, { url: server.url, room: "other" });
     const seen: string[] = [];
-    members.forEach((conn, i) => conn.onMessage((d) => seen.push(`${i}:${(d as Buffer)[0]}`)));
+    members.forEach((conn, i) => {
+      conn.onMessage((d) => seen.push(`${i}:${(d as Buffer)[0]}`));
+    });
     outsider.onMessage(() => seen.push("outsider"));
     // Sent at once after connect: the subscription is already confirmed.
     members[0]!.send(Buffer.alloc(40, 9));

@@ -9,7 +9,9 @@ import { classifyWsError } from "./ws-driver";
 /** The client socket as the driver uses it: socket.io-client 4 (v3 and v4 servers) and 2 both fit. */
 export interface IoSocket {
   readonly connected: boolean;
+  // biome-ignore lint/suspicious/noExplicitAny: a listener takes its event's own argument types, which any[] admits and unknown[] does not.
   on(event: string, listener: (...args: any[]) => void): unknown;
+  // biome-ignore lint/suspicious/noExplicitAny: a listener takes its event's own argument types, which any[] admits and unknown[] does not.
   once(event: string, listener: (...args: any[]) => void): unknown;
   emit(event: string, ...args: unknown[]): unknown;
   removeAllListeners(): unknown;

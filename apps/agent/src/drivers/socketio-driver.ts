@@ -5,8 +5,6 @@ import type { ConnectOptions, Connection, Driver, OutMessage } from "./driver";
 import { noRedirectAgent, type NoRedirectAgent } from "./no-redirect-agent";
 import { openIoSocket, type IoSocket } from "./socketio-client";
 
-export { classifySocketioError } from "./socketio-client";
-
 /** The event a connection emits, with the room name and an ack, to join a room (broadcast and group scenarios). */
 export const SOCKETIO_JOIN_EVENT = "join";
 

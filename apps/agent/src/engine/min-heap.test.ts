@@ -5,7 +5,9 @@ describe("min heap", () => {
   it("pops ids in key order", () => {
     const h = new MinHeap();
     const keys = Array.from({ length: 500 }, (_, i) => (i * 7919) % 1000);
-    keys.forEach((k, id) => h.push(id, k));
+    keys.forEach((k, id) => {
+      h.push(id, k);
+    });
     const out: number[] = [];
     while (h.size) {
       out.push(h.peekKey());

@@ -51,7 +51,7 @@ export class ConnectionSetup {
   private readonly poll: ReturnType<typeof compilePoll>;
 
   constructor(
-    private readonly plan: Plan,
+    plan: Plan,
     private readonly driver: Driver,
     private readonly recorder: IntervalRecorder,
     dispatcher: Agent,

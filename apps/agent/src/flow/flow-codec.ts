@@ -82,7 +82,7 @@ export class FlowCodec {
 
   /** The sent message an incoming one answers, or UNMATCHED. */
   match(id: number, event: string | undefined, data: unknown): FlowMatch | null {
-    let parsed: unknown = undefined;
+    let parsed: unknown;
     for (const kind of this.replyKinds) {
       const m = kind.reply as CompiledMatch;
       if (m.event !== undefined && m.event !== event) continue;
@@ -120,7 +120,7 @@ export class FlowCodec {
    * when no push rule knows it.
    */
   pushStamp(event: string | undefined, data: unknown): number | undefined {
-    let parsed: unknown = undefined;
+    let parsed: unknown;
     for (const p of this.program.push) {
       if (p.event !== undefined && p.event !== event) continue;
       parsed ??= asJson(data);

@@ -28,7 +28,7 @@ export class FlowShard {
     plan: Plan,
     program: FlowProgram,
     driver: Driver,
-    private readonly recorder: IntervalRecorder,
+    recorder: IntervalRecorder,
     private readonly accounting: ShardAccounting,
     private readonly monoUs: () => number,
     lookup: LookupFunction | undefined,

@@ -7,7 +7,7 @@ import { create } from "socketcluster-client";
 import { runFlow as run } from "./flow-test-kit";
 import { total } from "../engine/engine-test-kit";
 
-const closers: (() => Promise<unknown> | void)[] = [];
+const closers: (() => unknown)[] = [];
 afterEach(async () => {
   for (const c of closers.splice(0)) await c();
 });

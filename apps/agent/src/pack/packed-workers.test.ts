@@ -9,7 +9,9 @@ import { startWsEchoServer } from "@volley/targets";
 import { packAgent } from "./agent-package";
 
 const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 const AGENT_DIR = fileURLToPath(new URL("../..", import.meta.url));
 

@@ -117,7 +117,7 @@ export class EngineWorkers {
         resolve(combine(outcomes as ShardOutcome[], merge.emitted, failure, aborted));
       };
 
-      shares.forEach((share, w) => {
+      shares.forEach((_share, w) => {
         const { worker } = threads[w]!;
         const onMessage = (m: FromWorker) => {
           if (m.type === "frame") {
@@ -138,9 +138,9 @@ export class EngineWorkers {
         });
       });
       opts.signal?.addEventListener("abort", onAbort, { once: true });
-      shares.forEach((share, w) =>
-        post(w, { type: "run", plan: share.plan, startAt, offsetMs, shard: share.shard, sourceAddresses: share.sourceAddresses, publicOnly: opts.publicOnly ?? false }),
-      );
+      shares.forEach((share, w) => {
+        post(w, { type: "run", plan: share.plan, startAt, offsetMs, shard: share.shard, sourceAddresses: share.sourceAddresses, publicOnly: opts.publicOnly ?? false });
+      });
     });
   }
 

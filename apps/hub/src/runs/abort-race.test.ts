@@ -69,7 +69,8 @@ describe("aborts racing the shard assignment", () => {
     }
     const finals = [];
     for (const id of ids) finals.push(await h.waitForFinal(id, 120_000));
-    const counts = finals.reduce<Record<string, number>>((m, r) => ({ ...m, [r.status]: (m[r.status] ?? 0) + 1 }), {});
+    const counts: Record<string, number> = {};
+    for (const r of finals) counts[r.status] = (counts[r.status] ?? 0) + 1;
     console.info(`abort race: ${JSON.stringify(counts)}`);
 
     // Free again: listed online (not busy), and it takes a new shard and runs it to a pass.

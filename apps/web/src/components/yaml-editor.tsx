@@ -49,6 +49,7 @@ export function YamlEditor({ value, onChange, onSubmit, label, invalid }: Props)
   const latest = useRef({ onChange, onSubmit });
   latest.current = { onChange, onSubmit };
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: created once (label included); `value` changes from outside are applied below.
   useEffect(() => {
     const v = new EditorView({
       parent: host.current!,
@@ -75,8 +76,6 @@ export function YamlEditor({ value, onChange, onSubmit, label, invalid }: Props)
     });
     view.current = v;
     return () => v.destroy();
-    // Created once; `value` changes from outside are applied below.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
 
   useEffect(() => {

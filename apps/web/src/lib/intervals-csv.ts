@@ -26,5 +26,5 @@ const COLUMNS: [string, (p: IntervalPoint) => string | number | boolean | null][
 export function intervalsCsv(points: readonly IntervalPoint[]): string {
   const rows = [COLUMNS.map(([name]) => name).join(",")];
   for (const p of points) rows.push(COLUMNS.map(([, get]) => { const v = get(p); return v === null ? "" : String(v); }).join(","));
-  return rows.join("\r\n") + "\r\n";
+  return `${rows.join("\r\n")}\r\n`;
 }

@@ -5,6 +5,7 @@
  */
 export function safeNextPath(value: unknown): string {
   if (typeof value !== "string" || !value.startsWith("/") || value.startsWith("//") || value.startsWith("/\\")) return "/";
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
   if (/[\u0000-\u001f]/.test(value)) return "/";
   return value;
 }

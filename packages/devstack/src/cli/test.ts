@@ -1,6 +1,7 @@
 /**
  * `npm test`: one set of throwaway PostgreSQL and Redis servers (or VOLLEY_TEST_DATABASE_URL /
- * VOLLEY_TEST_REDIS_URL), then typecheck and every workspace's tests through Turborepo.
+ * VOLLEY_TEST_REDIS_URL), then through Turborepo: Biome's lint and knip over the whole repository
+ * (root tasks), every workspace's typecheck (bench/ included) and every workspace's tests.
  */
 import { spawn } from "node:child_process";
 import path from "node:path";
@@ -11,7 +12,7 @@ async function main() {
   const services = await startTestServices();
   console.log(`[test] PostgreSQL ${services.databaseServerUrl.replace(/:[^:@/]*@/, ":***@")}, Redis ${services.redisUrl}`);
   const turbo = path.join(repoRoot, "node_modules/turbo/bin/turbo");
-  const child = spawn(process.execPath, [turbo, "run", "typecheck", "test", "--concurrency=1", ...process.argv.slice(2)], {
+  const child = spawn(process.execPath, [turbo, "run", "lint", "knip", "typecheck", "test", "--concurrency=1", ...process.argv.slice(2)], {
     stdio: "inherit",
     cwd: repoRoot,
     env: { ...process.env, VOLLEY_TEST_DATABASE_URL: services.databaseServerUrl, VOLLEY_TEST_REDIS_URL: services.redisUrl },

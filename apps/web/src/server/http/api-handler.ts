@@ -90,7 +90,7 @@ export function apiHandler<S extends z.ZodType | undefined = undefined, Q extend
         // No stored id holds such text, and PostgreSQL would fail the lookup with a 500 rather than find nothing.
         if (findUnstorableText(value)) throw new ApiError(404, "not_found", `${name} ${JSON.stringify(value)} does not exist (ids never hold NUL characters or unpaired surrogates)`);
       }
-      let query: unknown = undefined;
+      let query: unknown;
       if (opts.query) {
         const parsed = opts.query.safeParse(Object.fromEntries(new URL(req.url).searchParams));
         if (!parsed.success) {
@@ -99,7 +99,7 @@ export function apiHandler<S extends z.ZodType | undefined = undefined, Q extend
         }
         query = parsed.data;
       }
-      let body: unknown = undefined;
+      let body: unknown;
       if (opts.body) {
         const parsed = opts.body.safeParse(await readJson(req));
         if (!parsed.success) throw invalidBody(fieldIssues(parsed.error));

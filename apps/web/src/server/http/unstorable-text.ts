@@ -5,6 +5,7 @@
  * naming the field. Iterative, so a deeply nested body cannot overflow the stack.
  */
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is one of the characters PostgreSQL cannot store.
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 interface Node {

@@ -9,7 +9,7 @@ type Operation = { description?: string; parameters?: { name: string; schema: { 
 
 const doc = openApiDocument();
 const operations = Object.values(doc.paths ?? {}).flatMap((methods) => Object.values(methods as Record<string, Operation>));
-const operation = (path: string, method: string) => (doc.paths?.[path] as Record<string, Operation>)[method]!;
+const operation = (path: string, method: string) => (doc.paths as Record<string, Record<string, Operation>>)[path]![method]!;
 
 /** Every (status, code) the web source throws or answers with as a literal: `new ApiError(403, "target_refused", …)`. */
 function emittedCodes(): { status: number; code: string; file: string }[] {

@@ -1,4 +1,4 @@
-import { parsePlanDocument, validatePlan } from "@volley/contracts";
+import { parsePlanDocument, validatePlan, type PlanParseResult } from "@volley/contracts";
 import { z } from "zod";
 import { apiHandler, invalidBody, json, readJson } from "@/server/http/api-handler";
 import { preflightWarnings } from "@/server/runs/preflight";
@@ -16,7 +16,7 @@ export const POST = apiHandler({
     const body = await readJson(req);
     // A plan never has a `yaml` field (the schema is strict), so its presence selects the YAML form.
     const isYaml = typeof body === "object" && body !== null && !Array.isArray(body) && "yaml" in body;
-    let result;
+    let result: PlanParseResult;
     if (isYaml) {
       const parsed = yamlBodySchema.safeParse(body);
       if (!parsed.success) throw invalidBody(parsed.error.issues.map((i) => ({ path: i.path.join(".") || "(root)", message: i.message })));
