@@ -1,7 +1,8 @@
-import { availableParallelism, homedir, hostname } from "node:os";
+import { homedir, hostname } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { loadEnv } from "./env";
+import { defaultWorkers } from "./workers/default-workers";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -25,7 +26,7 @@ describe("agent env", () => {
       AGENT_POOL: "default",
       AGENT_MAX_CONNECTIONS: 50_000,
       AGENT_SOURCE_ADDRESSES: [],
-      AGENT_WORKERS: availableParallelism(),
+      AGENT_WORKERS: defaultWorkers(),
       LOG_LEVEL: "info",
       AGENT_STATE_DIR: path.join(homedir(), ".volley", "agent"),
     });

@@ -1,8 +1,9 @@
-import { availableParallelism, homedir, hostname } from "node:os";
+import { homedir, hostname } from "node:os";
 import path from "node:path";
 import { z } from "zod";
 import { loadEnvOrExit, logLevelSchema } from "@volley/contracts";
 import { parseSourceAddresses } from "./engine/source-addresses";
+import { defaultWorkers } from "./workers/default-workers";
 
 const envSchema = z.object({
   HUB_URL: z
@@ -32,14 +33,14 @@ const envSchema = z.object({
       return z.NEVER;
     })
     .default([]),
-  // Engine worker threads a shard is split across: one per core uses the whole machine; 0 runs the
+  // Engine worker threads a shard is split across: one per core (affinity, cgroup quota) uses the machine; 0 runs the
   // engine on the main thread beside the hub link, as agents before worker threads did.
   AGENT_WORKERS: z.coerce
     .number({ error: "set it to a whole number of engine threads, e.g. 4 (0: run on the main thread)" })
     .int("set it to a whole number of engine threads, e.g. 4 (0: run on the main thread)")
     .min(0, "set it to 0 or more engine threads, e.g. 4")
     .max(1024, "set it to at most 1024 engine threads; one per core is the useful most")
-    .default(availableParallelism()),
+    .default(defaultWorkers()),
   LOG_LEVEL: logLevelSchema,
   // Where the agent keeps its identity across restarts (one row per agent on the Agents page).
   AGENT_STATE_DIR: z.string().optional(),

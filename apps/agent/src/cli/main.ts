@@ -1,7 +1,7 @@
-import { availableParallelism } from "node:os";
 import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { parseSourceAddresses } from "../engine/source-addresses";
 import { AGENT_VERSION } from "../version";
+import { defaultWorkers } from "../workers/default-workers";
 import { EXIT, runCommand } from "./run-command";
 
 /**
@@ -31,9 +31,9 @@ export async function runCli(args: readonly string[]): Promise<number> {
     )
     .option(
       "--workers <n>",
-      "engine worker threads the plan is split across (default: one per core); 0 runs it on the main thread",
+      "engine worker threads the plan is split across (default: one per core this process may use); 0 runs it on the main thread",
       workersArg,
-      availableParallelism(),
+      defaultWorkers(),
     )
     .addHelpText("after", "\nExit codes: 0 passed, 1 thresholds failed, 2 errored or bad input, 130 aborted (Ctrl-C).")
     .action(async (file: string, opts: { json?: boolean; out?: string; frames?: string; sourceAddresses?: string[]; workers: number }) => {
