@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { HTTP_PATHS, startHelloHttp, startHttpTargetServer, type HttpTargetServer } from "@volley/targets";
 import type { Driver } from "./driver";
@@ -93,6 +95,35 @@ describe("HTTP-family drivers against the HTTP reference target", () => {
       } finally {
         await app.close();
       }
+    }
+  });
+
+  it("plain http, kept alive: chunked bodies, bodyless statuses and HEAD are each read to their end on one socket", async () => {
+    let sockets = 0;
+    const server = createServer((req, res) => {
+      const kind = new URL(req.url!, "http://x").searchParams.get("kind");
+      req.resume();
+      req.on("end", () => {
+        if (kind === "204") return void res.writeHead(204).end();
+        res.writeHead(200, { "content-type": "text/plain" }); // no length: chunked
+        res.write("a".repeat(3000));
+        setTimeout(() => res.end("b".repeat(70_000)), 2);
+      });
+    });
+    server.on("connection", () => sockets++);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    try {
+      for (const [kind, method] of [["chunked", "GET"], ["204", "POST"], ["chunked", "HEAD"]] as const) {
+        sockets = 0;
+        const conn = await kit.connect(httpDriver, { url: `${base}?kind=${kind}`, http: { method, pipelining: 1, keepAlive: true } });
+        for (let i = 0; i < 4; i++) expect((await roundTrip(conn, Buffer.alloc(40, i))) as Buffer).toEqual(Buffer.alloc(40, i));
+        expect(sockets).toBe(1);
+        await closeByUs(conn);
+      }
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
     }
   });
 });
