@@ -1,6 +1,6 @@
 import type { Server as HttpServer } from "node:http";
 import { createAdapter } from "@socket.io/redis-adapter";
-import { LIVE_FEED, liveSubscribeSchema } from "@volley/contracts";
+import { LIVE_FEED, liveSubscribeSchema, type ApiErrorCode } from "@volley/contracts";
 import { getRun } from "@volley/db";
 import { createRedis } from "@volley/queue";
 import type { Redis } from "ioredis";
@@ -16,7 +16,7 @@ export interface LiveFeedServer {
 }
 
 /** What a `subscribe` is answered with (Socket.IO ack). */
-export type SubscribeReply = { ok: true } | { ok: false; error: { code: string; message: string } };
+export type SubscribeReply = { ok: true } | { ok: false; error: { code: ApiErrorCode; message: string } };
 
 /**
  * The browsers' live feed: Socket.IO namespace /live on web's own HTTP server. The hub emits run
