@@ -26,6 +26,7 @@ const hello = buildAgentHello({
   maxConnections: env.AGENT_MAX_CONNECTIONS,
   sourceAddresses: env.AGENT_SOURCE_ADDRESSES,
   agentKey: identity?.agentKey,
+  workers: env.AGENT_WORKERS,
 });
 const client = new HubClient({
   hubUrl: env.HUB_URL,

@@ -12,6 +12,11 @@ export interface HelloInput {
   sourceAddresses?: string[];
   /** The persisted id (agent-identity.ts); absent, the hub adds a row per process. */
   agentKey?: string;
+  /**
+   * Engine threads (AGENT_WORKERS; 0 = the main thread): the cores the agent's load can use, which
+   * is what the hub's saturation estimate counts. Absent: every core.
+   */
+  workers?: number;
 }
 
 /** One per process: the instance id lets the hub tell a reconnect of this process from a new agent. */
@@ -28,7 +33,7 @@ export function buildAgentHello(input: HelloInput): AgentHello {
     pool: input.pool,
     labels: input.labels ?? {},
     capacity: {
-      cores: availableParallelism(),
+      cores: input.workers === undefined ? availableParallelism() : Math.min(availableParallelism(), Math.max(1, input.workers)),
       memoryMb: Math.floor(totalmem() / 1_048_576),
       maxConnections: input.maxConnections,
       sourceAddresses: input.sourceAddresses ?? [],
