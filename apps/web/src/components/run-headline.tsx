@@ -20,7 +20,7 @@ export const RunHeadline = memo(function RunHeadline({ run, intervals }: { run: 
   return (
     <section className="headline-cards" data-testid="headline-cards" aria-label="Headline figures">
       {cards.map((c) => (
-        <div key={c.key} className={`headline-card${c.tone ? ` ${c.tone}` : ""}`} data-card={c.key}>
+        <div key={c.key} className={`headline-card${c.tone ? ` tone-${c.tone}` : ""}`} data-card={c.key}>
           <div className="headline-label">{c.label}</div>
           <div className="headline-value" data-testid={`card-${c.key}`}>
             {c.value}

@@ -21,8 +21,8 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:16px;margin:0 0 8px}
 section{background:#fff;border:1px solid var(--border);border-radius:6px;padding:14px 16px;margin:14px 0;break-inside:avoid}
 .cards{display:grid;grid-template-columns:repeat(4,1fr);gap:10px;margin:14px 0}
 .card{background:#fff;border:1px solid var(--border);border-top:3px solid #c9ced6;border-radius:6px;padding:8px 10px;break-inside:avoid}
-.card.bad{border-top-color:var(--bad)}.card.good{border-top-color:var(--good)}
-.card .label{font-size:12px;color:var(--muted)}.card .value{font-size:20px;font-weight:600}.card.bad .value{color:var(--bad)}
+.card.tone-bad{border-top-color:var(--bad)}.card.tone-good{border-top-color:var(--good)}
+.card .label{font-size:12px;color:var(--muted)}.card .value{font-size:20px;font-weight:600}.card.tone-bad .value{color:var(--bad)}
 .card .detail{font-size:11.5px;color:var(--muted)}.card svg{display:block;width:100%;height:40px;margin-top:4px}
 .chart svg{display:block;width:100%;height:auto}
 .legend{display:flex;flex-wrap:wrap;gap:2px 14px;font-size:12px;color:var(--muted);margin-top:4px}
@@ -30,7 +30,7 @@ section{background:#fff;border:1px solid var(--border);border-radius:6px;padding
 table{border-collapse:collapse;width:100%;font-size:13px}
 th,td{text-align:left;padding:4px 8px;border-bottom:1px solid #eceef2;vertical-align:top}
 th{font-weight:600;color:var(--muted)}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
-.grid2{display:grid;grid-template-columns:1fr 1fr;gap:14px}
+.grid2{display:grid;grid-template-columns:1fr 1fr;gap:14px;align-items:start}
 ul.samples{margin:2px 0 0;padding-left:16px;color:var(--muted);font-size:12px}ul.samples li{overflow-wrap:anywhere}
 pre{white-space:pre-wrap;font-size:12px;background:#f5f6f8;padding:10px;border-radius:6px}
 footer{color:var(--muted);font-size:12px;margin-top:20px}
@@ -66,7 +66,7 @@ export function runReportHtml(run: Run, intervals: IntervalPoint[], agents: Agen
         ? svgChart({ width: 200, height: 40, x, title: `${c.label} per second`, series: [{ label: c.label, values: c.series, color: "#2563eb" }], thresholds: c.thresholds.map((t) => ({ value: t.limit, label: t.expression, ok: t.ok })) })
         : "";
       const ts = c.thresholds.map((t) => `<div class="detail ${t.ok === false ? "bad" : t.ok ? "good" : ""}">${t.ok === false ? "✗" : t.ok ? "✓" : "–"} <span class="mono">${e(t.expression)}</span></div>`).join("");
-      return `<div class="card ${c.tone ?? ""}" data-card="${c.key}"><div class="label">${e(c.label)}</div><div class="value">${e(c.value)}</div>${c.detail ? `<div class="detail">${e(c.detail)}</div>` : ""}${spark}${ts}</div>`;
+      return `<div class="card${c.tone ? ` tone-${c.tone}` : ""}" data-card="${c.key}"><div class="label">${e(c.label)}</div><div class="value">${e(c.value)}</div>${c.detail ? `<div class="detail">${e(c.detail)}</div>` : ""}${spark}${ts}</div>`;
     })
     .join("");
 
