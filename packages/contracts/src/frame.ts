@@ -73,6 +73,11 @@ export const COUNTERS = {
    * `unmatched.<event>`; every incoming message is counted per event as `events.<event>`).
    */
   unmatched: "messages.unmatched",
+  /**
+   * Copies that reached a member which joined the room after the message was sent (the server had
+   * it in the room by fan-out time): neither expected nor duplicates, counted apart and not timed.
+   */
+  deliveriesLateJoiner: "deliveries.late_joiner",
   /** Flows: server push messages recognised by flow.push (timed in push.latency). */
   pushReceived: "push.received",
   /** Flows: push stamps ahead of the agent's clock (not timed: the clocks disagree). */
@@ -138,7 +143,7 @@ export const intervalFrameSchema = z.object({
   samples: z.array(z.object({ event: z.string().max(200), data: z.string().max(600), kind: z.enum(["unmatched", "error"]).optional() })).max(100).optional(),
   /** connections.stages: the stage (0-based) the interval starts in. */
   stage: z.number().int().nonnegative().optional(),
-  /** sweep: the step whose hold the interval belongs to (gap and ramp intervals have none). */
+  /** sweep: the step whose hold the interval belongs to (gap, warm-up and ramp intervals have none; warm-up ones are `warmup`). */
   step: z
     .object({
       index: z.number().int().nonnegative(),
@@ -151,3 +156,11 @@ export const intervalFrameSchema = z.object({
     .optional(),
 });
 export type IntervalFrame = z.infer<typeof intervalFrameSchema>;
+      /** sweep.onSaturated: retry: which run of the step this is (absent: the first, 0). */
+      attempt: z.number().int().nonnegative().optional(),
+      /**
+       * Set on the step's last frame when the agent was saturated during its hold: why ("the agent
+       * was saturated in 1 of 3 s: CPU 97% > 90%"). The step measured the load generator, not the
+       * server, so it is not judged against stopWhen.
+       */
+      generatorLimited: z.string().max(500).optional(),

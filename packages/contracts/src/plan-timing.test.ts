@@ -49,6 +49,16 @@ describe("planTiming", () => {
     expect(planTiming(plan({ scenario: { duration: "2s" }, sweep: { step: 1, hold: "3s" } })).sweep).toMatchObject({ rates: [], lengthMs: 0 });
   });
 
+  it("sweep: each step's warm-up comes before its hold and counts toward duration; retries may use every slot", () => {
+    // Slots of 1 s warm-up + 2 s hold every 4 s: three fit in 11 s (the third sends over 8-11 s).
+    const sweep = { step: 1, hold: "2s", gap: "1s", warmup: "1s", steps: 2 };
+    const t = planTiming(plan({ connections: { count: 1, rate: 10 }, scenario: { duration: "11s" }, sweep }));
+    expect(t.sweep).toMatchObject({ warmupMs: 1000, holdMs: 2000, periodMs: 4000, slots: 3, rates: [2, 3], lengthMs: 7000 });
+    const retrying = planTiming(plan({ connections: { count: 1, rate: 10 }, scenario: { duration: "11s" }, sweep: { ...sweep, onSaturated: "retry" } }));
+    expect(retrying.sweep).toMatchObject({ slots: 3, rates: [2, 3], lengthMs: 11_000 });
+    expect(retrying.sendEndMs).toBe(sweepBeginMs(100) + 11_000);
+  });
+
   it("a flow's setup steps count towards how late a connection may open", () => {
     const t = planTiming(
       plan({

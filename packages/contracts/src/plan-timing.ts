@@ -50,13 +50,23 @@ export interface StageSpan {
 }
 
 export interface SweepTiming {
+  /** Each step's warm-up (sent, not judged) before its hold; 0 without sweep.warmup. */
+  warmupMs: number;
   holdMs: number;
   gapMs: number;
-  /** hold + gap: step k holds over [k·periodMs, k·periodMs + holdMs) after stepping begins. */
+  /**
+   * warmup + hold + gap: slot j sends from j·periodMs after stepping begins, warms up for warmupMs,
+   * then holds for holdMs. A slot runs a step, or a step again (sweep.onSaturated: retry).
+   */
   periodMs: number;
-  /** The steps' rates, in message.per units: those the sweep allows whose hold fits in scenario.duration. */
+  /** How many slots fit in scenario.duration (a slot's warm-up and hold whole). */
+  slots: number;
+  /** The steps' rates, in message.per units: those the sweep allows that fit in scenario.duration. */
   rates: number[];
-  /** From the instant stepping begins to the end of the last step's hold (0 without steps). */
+  /**
+   * From the instant stepping begins to the end of the last hold the plan may run (0 without
+   * steps): the last step's, or with onSaturated: retry, the last slot's (retries take slots).
+   */
   lengthMs: number;
 }
 
@@ -108,14 +118,16 @@ export function stageSpans(stages: readonly Stage[]): StageSpan[] {
 
 function sweepTiming(plan: Plan, duration: number): SweepTiming {
   const sweep = plan.sweep!;
+  const warmupMs = durationMs(sweep.warmup ?? 0);
   const holdMs = durationMs(sweep.hold);
   const gapMs = durationMs(sweep.gap);
-  const periodMs = holdMs + gapMs;
-  // Only steps whose whole hold fits in scenario.duration: a step is never cut short by the plan itself.
-  const fit = duration < holdMs ? 0 : Math.floor((duration - holdMs) / periodMs) + 1;
-  const rates = sweepRates(sweep, plan.scenario.message.rate).slice(0, fit);
-  const lengthMs = rates.length === 0 ? 0 : (rates.length - 1) * periodMs + holdMs;
-  return { holdMs, gapMs, periodMs, rates, lengthMs };
+  const periodMs = warmupMs + holdMs + gapMs;
+  // Only slots whose whole warm-up and hold fit in scenario.duration: a step is never cut short by the plan itself.
+  const slots = duration < warmupMs + holdMs ? 0 : Math.floor((duration - warmupMs - holdMs) / periodMs) + 1;
+  const rates = sweepRates(sweep, plan.scenario.message.rate).slice(0, slots);
+  const used = rates.length === 0 ? 0 : sweep.onSaturated === "retry" ? slots : rates.length;
+  const lengthMs = used === 0 ? 0 : (used - 1) * periodMs + warmupMs + holdMs;
+  return { warmupMs, holdMs, gapMs, periodMs, slots, rates, lengthMs };
 }
 
 /**

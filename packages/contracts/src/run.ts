@@ -36,6 +36,11 @@ export const deliverySummarySchema = z.object({
   received: z.number().int(),
   lost: z.number().int(),
   duplicated: z.number().int(),
+  /**
+   * Copies to members that joined after the message was sent (expected counts only the members
+   * present at send time): not deliveries, not duplicates. Absent in summaries from before.
+   */
+  lateJoiner: z.number().int().optional(),
   outOfOrder: z.number().int(),
   /** Of received, those from senders on other shards (offset-corrected latency, see `offsetErrorMs`). */
   remote: z.number().int(),
@@ -82,6 +87,19 @@ export const sweepStepSchema = z.object({
   aborted: z.boolean(),
   /** Why it failed: the limits it broke, like "p95 312ms > 200ms". */
   reason: z.string().nullable(),
+  /**
+   * The load generator, not the server, limited this step: an agent was saturated during its
+   * judged hold (CPU, event loop, late or shed sends), so its figures are the agent's. It does not
+   * decide the capacity either way; the sweep stopped or retried it (sweep.onSaturated). Absent in
+   * summaries from before.
+   */
+  generatorLimited: z.boolean().optional(),
+  /** Why, in the agent's words ("the agent was saturated in 1 of 3 s: CPU 97% > 90%"); null when not limited. */
+  generatorReason: z.string().nullable().optional(),
+  /** How many times the step ran (sweep.onSaturated: retry); the figures are the last run's. Absent: once. */
+  attempts: z.number().int().optional(),
+  /** Why the run before the last was set aside (its generatorReason). */
+  retryReason: z.string().nullable().optional(),
 });
 export type SweepStep = z.infer<typeof sweepStepSchema>;
 
@@ -97,15 +115,23 @@ export const capacitySchema = z.object({
   deliveryRate: z.number().nullable(),
   step: z.number().int().nullable(),
   /**
-   * No step broke the SLO (the sweep ran out of steps, reached `until` or its time): the server's
-   * capacity is at least `rate`, not `rate` itself — shown as "≥". Absent in summaries made before.
+   * No step broke the SLO on the server's account (the sweep ran out of steps, reached `until` or
+   * its time, or ended at a step the agent limited): the server's capacity is at least `rate`, not
+   * `rate` itself — shown as "≥". Absent in summaries made before.
    */
   lowerBound: z.boolean().optional(),
   /**
-   * The step that broke the SLO had the agent saturated: the agent, not the server, may have been
-   * the bottleneck, so the break may not be the server's; add agents and rerun. Absent or false otherwise.
+   * The search ended at a step the load generator limited (generatorLimited): the agent, not the
+   * server, was the bottleneck there, so `rate` is a lower bound (null when that was the first step);
+   * add agents and rerun. Absent or false otherwise.
    */
   agentSaturated: z.boolean().optional(),
+  /**
+   * Why the search ended, in a line: the step that broke the SLO and how, the step the load
+   * generator limited and why (then `lowerBound` and `agentSaturated` are set: that step does not
+   * decide the capacity), or null when no step broke it. Absent in summaries from before.
+   */
+  endedBy: z.string().nullable().optional(),
 });
 export type Capacity = z.infer<typeof capacitySchema>;
 

@@ -161,10 +161,13 @@ export const stopWhenSchema = z
 export type StopWhen = z.output<typeof stopWhenSchema>;
 
 /**
- * Steps the message rate: step k sends at from + k × step (in message.per units) for `hold`, then
- * pauses for `gap`; the sweep ends after `steps` steps, past `until`, at the first step that breaks
- * `stopWhen`, or when `scenario.duration` of stepping is over. Every step is reported
- * (summary.steps); with `stopWhen` the highest rate that held is summary.capacity.
+ * Steps the message rate: step k sends at from + k × step (in message.per units) for `warmup`
+ * (not judged) and then `hold` (judged), then pauses for `gap`; the sweep ends after `steps` steps,
+ * past `until`, at the first step that breaks `stopWhen`, or when `scenario.duration` of stepping is
+ * over. A step in which the agent flagged itself saturated was limited by the load generator, not
+ * the server: it is marked (summary.steps[].generatorLimited, with why), never decides the capacity,
+ * and stops the sweep or runs again (`onSaturated`). Every step is reported (summary.steps); with
+ * `stopWhen` the highest rate that held is summary.capacity.
  */
 export const sweepSchema = z
   .strictObject({
@@ -195,6 +198,28 @@ export function sweepRates(sweep: Sweep, messageRate: number): number[] {
     const rate = round6(from + k * sweep.step);
     if (sweep.until !== undefined && rate > sweep.until + 1e-9) break;
     rates.push(rate);
+    /**
+     * Each step first sends at its rate for this long before its hold, and that time is left out
+     * of the step's figures and judgement: connections, pools, caches and the JIT warm up at the new
+     * rate, so a step is not judged from a cold start. Counts toward scenario.duration like the hold.
+     * Absent: none.
+     */
+    warmup: wholeSeconds("warmup")
+      .optional()
+      .describe("Per step: send at the step's rate for this long before its hold, left out of the step's figures and judgement (no cold start). Whole seconds, like 2s; absent: none."),
+    /**
+     * A step in which the agent was saturated (its own CPU, event loop or send lag: see
+     * summary.intervals.saturated) measured the load generator, not the server. `stop` (default):
+     * the sweep ends there, the capacity a lower bound. `retry`: the step runs again at the same rate
+     * in the next slot (retried steps take slots, so later steps may no longer fit in
+     * scenario.duration), up to `retries` times; still saturated, the sweep ends as with `stop`.
+     */
+    onSaturated: z
+      .enum(["stop", "retry"])
+      .optional()
+      .describe("A step where the agent was saturated measured the load generator, not the server: stop the sweep there (default; capacity is then a lower bound) or retry the step at the same rate (up to `retries` times)."),
+    /** With onSaturated: retry, how many times a step may run again (default 1). */
+    retries: z.number().int().min(1).max(5).optional().describe("With onSaturated: retry, how many times a step may run again (default 1)."),
   }
   return rates;
 }

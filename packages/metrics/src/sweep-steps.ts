@@ -41,6 +41,15 @@ export function summarizeSteps(frames: readonly FrameLike[], ctx?: SweepContext)
     if (list) list.push(f);
     else byStep.set(f.step.index, [f]);
   }
+  // A retried step (sweep.onSaturated: retry) is measured by its last run; the run before says why it was retried.
+  const retried = new Map<number, { attempts: number; reason: string | null }>();
+  for (const [index, all] of byStep) {
+    const last = Math.max(...all.map((f) => f.step!.attempt ?? 0));
+    if (last === 0) continue;
+    const before = all.filter((f) => (f.step!.attempt ?? 0) === last - 1);
+    retried.set(index, { attempts: last + 1, reason: before.find((f) => f.step!.generatorLimited)?.step!.generatorLimited ?? null });
+    byStep.set(index, all.filter((f) => (f.step!.attempt ?? 0) === last));
+  }
   const holdSeconds = ctx?.sweep ? durationMs(ctx.sweep.hold) / 1000 : undefined;
   const main = ctx ? mainLatencyMetric(ctx.scenario) : HISTOGRAMS.messageLatency;
   return [...byStep.entries()]
@@ -75,6 +84,10 @@ export function summarizeSteps(frames: readonly FrameLike[], ctx?: SweepContext)
         disconnects,
       });
       const shardFailed = list.some((f) => f.step!.failed);
+      // Agents that mark the step say why; a saturated frame from an older agent still limits it.
+      const saturated = list.some((f) => f.health.saturated);
+      const limitedBy = list.find((f) => f.step!.generatorLimited)?.step!.generatorLimited ?? (saturated ? "an agent reported itself saturated during the hold" : null);
+      const retry = retried.get(index);
       return {
         index,
         plannedRate: round(plannedRate),
@@ -91,25 +104,44 @@ export function summarizeSteps(frames: readonly FrameLike[], ctx?: SweepContext)
         deliveryRate: seconds > 0 ? round(delivered / seconds) : 0,
         latency: latencySummary(latency),
         delivery: latencySummary(delivery),
-        saturated: list.some((f) => f.health.saturated),
+        saturated,
         failed: merged !== null || shardFailed,
         aborted: holdSeconds !== undefined ? seconds < holdSeconds - 0.001 : list.some((f) => f.durationMs < 1000),
         reason: merged ?? (shardFailed ? "an agent's own measurements broke the stop condition" : null),
+        generatorLimited: limitedBy !== null,
+        generatorReason: limitedBy,
+        ...(retry ? { attempts: retry.attempts, retryReason: retry.reason } : {}),
       };
     });
 }
 
-/** The highest planned rate that held, counting steps in order up to the first that failed or was cut short. */
+/**
+ * The highest planned rate that held, counting steps in order up to the first that failed, was cut
+ * short, or was limited by the load generator. A step the generator limited decides nothing: the
+ * search ends there with the rate before it as a lower bound.
+ */
 export function capacityOf(steps: readonly SweepStep[], ctx: SweepContext | undefined): Capacity | undefined {
   const stopWhen = ctx?.sweep?.stopWhen;
   if (!stopWhen || steps.length === 0) return undefined;
   let best: SweepStep | undefined;
   let broke: SweepStep | undefined;
+  let limited: SweepStep | undefined;
   for (const s of steps) {
+    if (s.generatorLimited) {
+      limited = s;
+      break;
+    }
     if (s.failed) broke = s;
     if (s.failed || s.aborted) break;
     best = s;
   }
+  // Named by rate: the CLIs number steps from 0, the run page from 1.
+  const label = (s: SweepStep) => `the step at ${s.plannedRate}/s per ${s.per}`;
+  const endedBy = limited
+    ? `${label(limited)} was limited by the load generator, not the server (${limited.generatorReason ?? "an agent was saturated"})`
+    : broke
+      ? `${label(broke)} broke it: ${broke.reason ?? "limit broken"}`
+      : null;
   return {
     slo: describeStopWhen(stopWhen),
     rate: best?.plannedRate ?? null,
@@ -117,8 +149,9 @@ export function capacityOf(steps: readonly SweepStep[], ctx: SweepContext | unde
     sendRate: best?.sendRate ?? null,
     deliveryRate: best?.deliveryRate ?? null,
     step: best?.index ?? null,
-    // Never broken: the last rate that held is a floor of the capacity, not the capacity.
+    // Never broken on the server's account: the last rate that held is a floor of the capacity, not the capacity.
     lowerBound: broke === undefined && best !== undefined,
-    agentSaturated: broke?.saturated ?? false,
+    agentSaturated: limited !== undefined,
+    endedBy,
   };
 }
