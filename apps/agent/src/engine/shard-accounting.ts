@@ -101,7 +101,7 @@ export class ShardAccounting {
     const seq = this.seqs[id]!;
     this.seqs[id] = seq + 1;
     this.register(id, seq, intendedUs, true);
-    return encodeMessage(id, seq, intendedUs, this.bytes, this.shardTag);
+    return encodeMessage(id, seq, intendedUs, this.bytes, this.shardTag, this.deliveries?.lastTick);
   }
 
   /**
@@ -268,9 +268,9 @@ export class ShardAccounting {
     if (this.canaryTracker) this.canaryLost(this.canaryTracker.abandonAll());
   }
 
-  private delivery(receiver: number, msg: Pick<DecodedMessage, "connId" | "seq">, nowUs: number, raw?: unknown): void {
+  private delivery(receiver: number, msg: Pick<DecodedMessage, "connId" | "seq"> & { tick?: number }, nowUs: number, raw?: unknown): void {
     const out = this.deliveryOut;
-    const intended = this.deliveries!.deliver(receiver, msg.connId, msg.seq, out);
+    const intended = this.deliveries!.deliver(receiver, msg.connId, msg.seq, out, msg.tick);
     if (intended === DELIVERY.preJoin) {
       // The server had the receiver in the room before Volley counted it in (a flow joins during its
       // setup) and the message's other deliveries were all in: a delivery made, counted, not timed.
@@ -304,6 +304,9 @@ export class ShardAccounting {
     this.totals.deliveries!.received++;
     this.totals.deliveries!.remote++;
   }
+    } else if (intended === DELIVERY.lateJoiner) {
+      // Sent before the receiver joined: the server's fan-out was right, but it was never expected.
+      this.recorder.increment(COUNTERS.deliveriesLateJoiner);
 
   private canaryReply(id: number, msg: Pick<DecodedMessage, "connId" | "seq"> | null, nowUs: number, raw?: unknown): void {
     const intended = msg && msg.connId === id ? this.canaryTracker!.resolve(id, msg.seq) : REPLY.unknown;

@@ -187,7 +187,8 @@ export class ShardEngine {
     // A hold's slots go out before its last interval closes, so a late wake-up still counts them in the hold.
     if (this.sweep) {
       if (!this.sweep.begun && this.attempts >= this.count && this.inFlight === 0) this.sweep.begin(this.t0, now);
-      this.sweep.due(now, this.sink);
+      // Only slots of the closing interval: a hold's first slot, due on the boundary, belongs to the hold, not its warm-up.
+      this.sweep.due(Math.min(now, this.frames.nextUs - 0.001), this.sink);
     }
     while (now >= this.frames.nextUs) {
       this.emitFrame();

@@ -1,6 +1,6 @@
 import { COUNTERS, HISTOGRAMS } from "@volley/contracts";
 import { encodeHistogram, type Histogram, type IntervalRecorder } from "@volley/metrics";
-import { HealthMonitor, SATURATION } from "./health-monitor";
+import { HealthMonitor, SATURATION, saturationCauses } from "./health-monitor";
 import type { StagePopulation } from "./stage-population";
 import type { SweepStepper } from "./sweep-stepper";
 import type { EngineFrame, RunShardOptions } from "./types";
@@ -97,10 +97,12 @@ export class ShardFrames {
     const histograms: Record<string, string> = {};
     const body = { counters: cut.counters, histograms };
     if (!deferred) for (const [k, h] of cut.histograms) histograms[k] = this.encode(h);
-    const step = this.sweep?.stepOf(fromUs, body, partialEndUs !== undefined);
     const stage = this.stages && this.startUs < state.endUs ? this.stages.plan.stageAt(fromUs) : undefined;
     const lateShare = this.intervalSends > 0 ? this.lateSends / this.intervalSends : 0;
-    const health = this.health.sample({ maxMs: this.lagMaxUs / 1000, lateShare, shed: this.intervalShed });
+    const sendLag = { maxMs: this.lagMaxUs / 1000, lateShare, shed: this.intervalShed };
+    const health = this.health.sample(sendLag);
+    // A sweep step is judged knowing whether the agent itself was the bottleneck, and why.
+    const step = this.sweep?.stepOf(fromUs, body, partialEndUs !== undefined, { saturated: health.saturated, causes: health.saturated ? saturationCauses(health, sendLag) : [] });
     this.lagMaxUs = this.intervalSends = this.lateSends = this.intervalShed = 0;
     const durationMs = partialEndUs === undefined ? 1000 : Math.max(0.001, (toUs - fromUs) / 1000);
     // A sweep sends only in its steps' holds; any other run from the start instant to its end.
@@ -111,7 +113,7 @@ export class ShardFrames {
       startedAt: this.opts.startAt + index * 1000,
       durationMs,
       activeMs: Math.min(durationMs, activeUs / 1000),
-      warmup: index * 1000 < this.warmupMs,
+      warmup: index * 1000 < this.warmupMs || (this.sweep?.warmingUp(fromUs) ?? false),
       counters: cut.counters,
       histograms,
       health,

@@ -17,14 +17,14 @@ describe("sweep plan", () => {
   it("plans only the steps whose whole hold fits in scenario.duration, from message.rate by default", () => {
     // Holds at 0-3, 4-7, 8-11 s: a fourth would end at 15 s, past 13 s.
     const q = plan({ step: 5, hold: "3s", gap: "1s" }, "13s");
-    expect(new SweepPlan(q.sweep!, q).rates).toEqual([5, 10, 15]);
+    expect(new SweepPlan(q).rates).toEqual([5, 10, 15]);
     const p = plan({ from: 1, step: 2, until: 6, hold: "2s", gap: "1s" });
-    expect(new SweepPlan(p.sweep!, p).rates).toEqual([1, 3, 5]);
+    expect(new SweepPlan(p).rates).toEqual([1, 3, 5]);
   });
 
   it("begins on the next whole second and places holds and gaps from there", () => {
     const p = plan({ step: 1, steps: 3, hold: "2s", gap: "1s" });
-    const sw = new SweepPlan(p.sweep!, p);
+    const sw = new SweepPlan(p);
     expect(sw.stepAt(0)).toBe(-1);
     sw.begin(0.3 * S);
     expect([sw.holdStart(0), sw.holdEnd(0), sw.holdStart(1), sw.holdStart(2)]).toEqual([1 * S, 3 * S, 4 * S, 7 * S]);

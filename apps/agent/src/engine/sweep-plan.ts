@@ -1,50 +1,76 @@
-import { COUNTERS, ERROR_PREFIX, durationMs, sweepRates, type Plan, type Sweep } from "@volley/contracts";
+import { COUNTERS, ERROR_PREFIX, planTiming, sweepBeginMs, type Plan } from "@volley/contracts";
 import { addEncoded, createHistogram, mainLatencyMetric, recordMicros, stopReason, type Histogram } from "@volley/metrics";
 
 const S = 1_000_000;
 
 /**
- * The steps of a sweep in time, in µs from the shard's start instant (whole numbers, so interval
+ * The slots of a sweep in time, in µs from the shard's start instant (whole numbers, so interval
  * boundaries compare exactly). Stepping begins on an interval boundary once every connection has
- * opened (or failed); step k holds from begin + k·(hold + gap) for `hold`. Only steps whose whole
- * hold fits in scenario.duration are planned, so a step is never cut short by the plan itself.
+ * opened (or failed); slot j sends from begin + j·(warmup + hold + gap): first `warmup` at its rate,
+ * left out of the step's judgement (a cold agent, pool or JIT says nothing about the server), then
+ * `hold`, which is judged. A slot runs a planned step, or a step again (sweep.onSaturated: retry).
+ * Only slots whose whole warm-up and hold fit in scenario.duration are planned, so a step is never
+ * cut short by the plan itself.
  */
 export class SweepPlan {
+  /** The planned steps' rates (those that fit, were none retried). */
   readonly rates: number[];
+  /** How many slots fit in scenario.duration. */
+  readonly slots: number;
   readonly holdUs: number;
+  readonly warmupUs: number;
   private readonly periodUs: number;
   private beginUs = -1;
 
-  constructor(sweep: Sweep, plan: Plan) {
-    this.holdUs = durationMs(sweep.hold) * 1000;
-    this.periodUs = this.holdUs + durationMs(sweep.gap) * 1000;
-    const durationUs = durationMs(plan.scenario.duration) * 1000;
-    const fit = durationUs < this.holdUs ? 0 : Math.floor((durationUs - this.holdUs) / this.periodUs) + 1;
-    this.rates = sweepRates(sweep, plan.scenario.message.rate).slice(0, fit);
+  constructor(plan: Plan) {
+    const t = planTiming(plan).sweep!;
+    this.warmupUs = t.warmupMs * 1000;
+    this.holdUs = t.holdMs * 1000;
+    this.periodUs = t.periodMs * 1000;
+    this.slots = t.slots;
+    this.rates = t.rates;
   }
 
   get begun(): boolean {
     return this.beginUs >= 0;
   }
 
-  /** Fixes the first step's start: the first interval boundary (whole seconds) at or after `nowUs`. */
+  /** Fixes the first slot's start: the first interval boundary (whole seconds) at or after `nowUs`. */
   begin(nowUs: number): void {
-    this.beginUs = Math.max(0, Math.ceil(nowUs / S)) * S;
+    this.beginUs = sweepBeginMs(nowUs / 1000) * 1000;
   }
 
-  holdStart(k: number): number {
-    return this.beginUs + k * this.periodUs;
+  /** When slot j starts sending (its warm-up, if any). */
+  sendStart(j: number): number {
+    return this.beginUs + j * this.periodUs;
   }
 
-  holdEnd(k: number): number {
-    return this.holdStart(k) + this.holdUs;
+  /** When slot j's judged hold starts. */
+  holdStart(j: number): number {
+    return this.sendStart(j) + this.warmupUs;
   }
 
-  /** The step whose hold contains `tUs`, or -1 (ramp, gaps, after the last step, or not begun). */
+  holdEnd(j: number): number {
+    return this.holdStart(j) + this.holdUs;
+  }
+
+  /** The slot whose hold contains `tUs`, or -1 (ramp, warm-ups, gaps, after the last slot, or not begun). */
   stepAt(tUs: number): number {
+    const j = this.slotAt(tUs);
+    return j >= 0 && tUs >= this.holdStart(j) ? j : -1;
+  }
+
+  /** The slot whose warm-up or hold contains `tUs`, or -1. */
+  slotAt(tUs: number): number {
     if (this.beginUs < 0 || tUs < this.beginUs) return -1;
-    const k = Math.floor((tUs - this.beginUs) / this.periodUs);
-    return k < this.rates.length && tUs < this.holdEnd(k) ? k : -1;
+    const j = Math.floor((tUs - this.beginUs) / this.periodUs);
+    return j < this.slots && tUs < this.holdEnd(j) ? j : -1;
+  }
+
+  /** Whether `tUs` is in a slot's warm-up. */
+  warmingUp(tUs: number): boolean {
+    const j = this.slotAt(tUs);
+    return j >= 0 && tUs < this.holdStart(j);
   }
 }
 
@@ -63,6 +89,10 @@ export class StepJudge {
   private deliveriesLost = 0;
   private errors = 0;
   private disconnects = 0;
+  /** Judged intervals in which the agent flagged itself saturated, and why (first seen first). */
+  private saturatedIntervals = 0;
+  private intervals = 0;
+  private readonly causes = new Set<string>();
 
   constructor(private readonly plan: Plan) {
     this.metric = mainLatencyMetric(plan.scenario);
@@ -73,8 +103,13 @@ export class StepJudge {
     return this.metric !== "delivery.latency";
   }
 
-  /** A frame of the step's hold. */
-  add(body: { counters: Record<string, number>; histograms: Record<string, string> }): void {
+  /** A frame of the step's hold, with the agent's own saturation verdict on it and its causes. */
+  add(body: { counters: Record<string, number>; histograms: Record<string, string> }, saturation?: { saturated: boolean; causes: readonly string[] }): void {
+    this.intervals++;
+    if (saturation?.saturated) {
+      this.saturatedIntervals++;
+      for (const cause of saturation.causes) this.causes.add(cause);
+    }
     const c = body.counters;
     this.sent += c[COUNTERS.sent] ?? 0;
     this.lost += c[COUNTERS.lost] ?? 0;
@@ -84,6 +119,17 @@ export class StepJudge {
     for (const [k, v] of Object.entries(c)) if (k.startsWith(ERROR_PREFIX)) this.errors += v;
     const encoded = body.histograms[this.metric];
     if (encoded) addEncoded((this.latency ??= createHistogram(64)), encoded);
+  }
+
+  /**
+   * Why the load generator, not the server, limited this step (the agent flagged itself saturated
+   * in a judged interval: its sends went late or were shed, its latency includes its own delay), or
+   * null. Such a step cannot decide the server's capacity either way.
+   */
+  generatorLimit(): string | null {
+    if (this.saturatedIntervals === 0) return null;
+    const why = this.causes.size > 0 ? [...this.causes].slice(0, 4).join(", ") : "it reported itself saturated";
+    return `the agent was saturated in ${this.saturatedIntervals} of ${this.intervals} s: ${why}`;
   }
 
   /** Why the step broke stopWhen, or null. `awaitedAgesUs` are the ages of messages still awaited. */
