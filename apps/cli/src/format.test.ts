@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { COUNTERS, type Run } from "@volley/contracts";
+import { COUNTERS, HISTOGRAMS, planSchema, type Run } from "@volley/contracts";
 import { IntervalRecorder, summarizeRun } from "@volley/metrics";
 import { formatRunSummary } from "./format";
 
@@ -23,5 +23,42 @@ describe("the run summary the CLI prints", () => {
     expect(text).toMatch(/setup +login: 1 done · 1 failed · p95 1\d\d/);
     expect(text).toContain("events     message 5 · presence 2 (2 unmatched)");
     expect(text).toContain('unmatched  presence: {"user":"ann"}');
+  });
+
+  it("marks a sweep step the agent limited, says why, and gives the capacity as a lower bound", () => {
+    const plan = planSchema.parse({
+      name: "sweep",
+      target: { url: "ws://127.0.0.1:9/echo" },
+      connections: { count: 2 },
+      scenario: { kind: "echo", message: { rate: 1 }, duration: "20s" },
+      sweep: { from: 20, step: 20, steps: 3, hold: "1s", gap: "1s", stopWhen: { p99: "10s" } },
+    });
+    const frame = (index: number, step: number, limited?: string) => {
+      const r = new IntervalRecorder();
+      r.increment(COUNTERS.sent, 20 * (step + 1));
+      r.increment(COUNTERS.received, 20 * (step + 1));
+      r.recordMicros(HISTOGRAMS.messageLatency, 2000);
+      const saturated = limited !== undefined;
+      return { index, startedAt: index * 1000, durationMs: 1000, warmup: false, ...r.take(), health: { ...health, saturated }, step: { index: step, rate: 20 * (step + 1), per: "aggregate" as const, ...(limited ? { generatorLimited: limited } : {}) } };
+    };
+    const why = "the agent was saturated in 1 of 1 s: event-loop delay max 412 ms > 250 ms";
+    const summary = summarizeRun([frame(1, 0), frame(3, 1, why)], [], plan);
+    const run = { id: "run_2", name: "sweep", status: "passed", reason: null, summary, createdAt: new Date(0).toISOString(), startedAt: new Date(0).toISOString(), endedAt: new Date(1000).toISOString() } as unknown as Run;
+    const text = formatRunSummary(run, "http://localhost:3000/runs/run_2");
+    expect(text).toContain("capacity   p99 <= 10000ms: ≥ 20/s per aggregate (step 0, 20 sent/s)\n");
+    expect(text).toContain(`warning    the step at 40/s per aggregate was limited by the load generator, not the server (${why}); that step decides nothing`);
+    expect(text).toContain(`step 1     agent-limited, not judged: ${why}`);
+  });
+
+  it("shows deliveries with copies to late joiners apart from duplicates", () => {
+    const r = new IntervalRecorder();
+    r.increment(COUNTERS.sent, 10);
+    r.increment(COUNTERS.deliveriesExpected, 20);
+    r.increment(COUNTERS.deliveriesReceived, 20);
+    r.increment(COUNTERS.deliveriesLateJoiner, 3);
+    const summary = summarizeRun([{ index: 0, startedAt: 0, durationMs: 1000, warmup: false, ...r.take(), health }], []);
+    expect(summary.deliveries).toMatchObject({ expected: 20, received: 20, duplicated: 0, lateJoiner: 3 });
+    const run = { id: "run_3", name: "room", status: "passed", reason: null, summary, createdAt: new Date(0).toISOString(), startedAt: new Date(0).toISOString(), endedAt: new Date(1000).toISOString() } as unknown as Run;
+    expect(formatRunSummary(run, "http://x/runs/run_3")).toContain("deliveries due 20 · received 20 · lost 0 · duplicated 0 · to late joiners 3 (sent before they joined; not due)");
   });
 });

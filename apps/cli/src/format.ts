@@ -50,6 +50,11 @@ function summaryLines(s: RunSummary): string[] {
   const errors = Object.entries(s.errors).filter(([, n]) => n > 0);
   const lines = [
     `  messages   sent ${count(m.sent)} · received ${count(m.received)} · lost ${count(m.lost)} · duplicated ${count(m.duplicated)} · out of order ${count(m.outOfOrder)}`,
+    ...(s.deliveries
+      ? [
+          `  deliveries due ${count(s.deliveries.expected)} · received ${count(s.deliveries.received)} · lost ${count(s.deliveries.lost)} · duplicated ${count(s.deliveries.duplicated)}${s.deliveries.lateJoiner ? ` · to late joiners ${count(s.deliveries.lateJoiner)} (sent before they joined; not due)` : ""}`,
+        ]
+      : []),
     `  rate       ${m.sendRate.toFixed(1)} sent/s · ${m.receiveRate.toFixed(1)} received/s`,
     `  latency    p50 ${ms(s.latency.p50)} · p95 ${ms(s.latency.p95)} · p99 ${ms(s.latency.p99)} · max ${ms(s.latency.max)}`,
     `  send lag   p95 ${ms(s.sendLag.p95)} · max ${ms(s.sendLag.max)}`,
@@ -64,9 +69,15 @@ function summaryLines(s: RunSummary): string[] {
   }
   const c = s.capacity;
   if (c) {
-    const rate = c.rate === null ? "none — the first step already broke it" : `${c.lowerBound ? "≥ " : ""}${c.rate}/s per ${c.per} (step ${c.step}${c.sendRate === null ? "" : `, ${c.sendRate} sent/s`})${c.lowerBound ? ", never broke: add steps to find where it breaks" : ""}`;
+    const none = c.agentSaturated ? "unknown — the agent was the bottleneck from the first step" : "none — the first step already broke it";
+    const rate = c.rate === null ? none : `${c.lowerBound ? "≥ " : ""}${c.rate}/s per ${c.per} (step ${c.step}${c.sendRate === null ? "" : `, ${c.sendRate} sent/s`})${c.lowerBound && !c.agentSaturated ? ", never broke: add steps to find where it breaks" : ""}`;
     lines.push(`  capacity   ${c.slo}: ${rate}`);
-    if (c.agentSaturated) lines.push("  warning    the agent was saturated in the step that broke the SLO: the limit may be the agent's; add agents and rerun");
+    if (c.agentSaturated) lines.push(`  warning    ${c.endedBy ?? "the search ended at a step the agent limited"}; that step decides nothing, so the capacity is a lower bound: add agents and rerun`);
+    else if (c.endedBy) lines.push(`  ended      ${c.endedBy}`);
+  }
+  for (const st of s.steps ?? []) {
+    if (st.generatorLimited) lines.push(`  step ${st.index}     agent-limited, not judged: ${st.generatorReason ?? "the agent was saturated"}`);
+    if ((st.attempts ?? 1) > 1) lines.push(`  step ${st.index}     run ${st.attempts}x, retried: ${st.retryReason ?? "the agent was saturated"}`);
   }
   if (s.intervals.saturated > 0) lines.push(`  warning    the agent was saturated in ${s.intervals.saturated} of ${s.intervals.measured} intervals: latency includes its own delay`);
   if (s.messages.shed) lines.push(`  warning    the agent shed ${count(s.messages.shed)} planned messages unsent: it was too far behind to send them`);

@@ -10,7 +10,14 @@ const latencyRow = (name: string, l: LatencySummary) => [name, String(l.count), 
 function stepsTable(s: RunSummary): string {
   const steps = new Table({ head: ["step", "rate", "sent/s", "received/s", "lost", "p50", "p95", "p99", "max", "result"], style: PLAIN });
   for (const st of s.steps!) {
-    const result = st.failed ? `FAIL ${st.reason ?? ""}`.trim() : st.aborted ? "cut short" : "ok";
+    const result = st.generatorLimited
+      ? `AGENT-LIMITED, not judged: ${st.generatorReason ?? "the agent was saturated"}`
+      : st.failed
+        ? `FAIL ${st.reason ?? ""}`.trim()
+        : st.aborted
+          ? "cut short"
+          : "ok";
+    const retried = (st.attempts ?? 1) > 1 ? ` (run ${st.attempts}x; retried: ${st.retryReason ?? "agent saturated"})` : "";
     const l = st.latency.count > 0 ? st.latency : st.delivery;
     steps.push([
       String(st.index),
@@ -22,15 +29,17 @@ function stepsTable(s: RunSummary): string {
       fmt(l.p95),
       fmt(l.p99),
       fmt(l.max),
-      `${result}${st.saturated ? " (agent saturated)" : ""}`,
+      `${result}${st.saturated && !st.generatorLimited ? " (agent saturated)" : ""}${retried}`,
     ]);
   }
   let text = steps.toString();
   const c = s.capacity;
   if (c) {
-    const rate = c.rate === null ? "none — the first step already failed" : `${c.lowerBound ? "≥ " : ""}${c.rate}/s per ${c.per} (step ${c.step}, sent ${c.sendRate}/s)${c.lowerBound ? ", never broke" : ""}`;
+    const none = c.agentSaturated ? "unknown — the agent was the bottleneck from the first step" : "none — the first step already failed";
+    const rate = c.rate === null ? none : `${c.lowerBound ? "≥ " : ""}${c.rate}/s per ${c.per} (step ${c.step}, sent ${c.sendRate}/s)${c.lowerBound && !c.agentSaturated ? ", never broke" : ""}`;
     text += `\ncapacity (${c.slo}): ${rate}`;
-    if (c.agentSaturated) text += "\nwarning: the agent was saturated in the step that broke the SLO: the limit may be the agent's; add agents and rerun";
+    if (c.agentSaturated) text += `\nwarning: ${c.endedBy ?? "the search ended at a step the agent limited"}; that step decides nothing, so the capacity is a lower bound: add agents and rerun`;
+    else if (c.endedBy) text += `\nended: ${c.endedBy}`;
   }
   return text;
 }
@@ -55,6 +64,8 @@ export function summaryTable(s: RunSummary): string {
       ? [
           ["deliveries due / received / lost", `${s.deliveries.expected} / ${s.deliveries.received} / ${s.deliveries.lost}`],
           ["delivery ratio", s.deliveries.ratio === null ? "-" : `${s.deliveries.ratio}%`],
+          ["deliveries duplicated", String(s.deliveries.duplicated)],
+          ...(s.deliveries.lateJoiner ? [["copies to late joiners (sent before they joined; not due)", String(s.deliveries.lateJoiner)]] : []),
         ]
       : []),
     ...(s.messages.shed ? [["shed by the agent (too far behind to send)", String(s.messages.shed)]] : []),

@@ -105,6 +105,10 @@ export function SummaryTables({ run }: { run: Run }) {
               {d && <Row label="Delivered" value={fmtInt(d.received)} />}
               {d && <Row label="Deliveries lost" value={fmtInt(d.lost)} tone={d.lost > 0 ? "bad" : undefined} hint="Not delivered within the message timeout" />}
               {d && <Row label="Delivery ratio" value={fmtPercent(d.ratio, 2)} tone={d.ratio !== null && d.ratio < 99 ? "bad" : undefined} />}
+              {d && d.duplicated > 0 && <Row label="Duplicate deliveries" value={fmtInt(d.duplicated)} tone="bad" hint="deliveries.duplicated: a second copy of a message to a member that already had it" />}
+              {d && (d.lateJoiner ?? 0) > 0 && (
+                <Row label="Copies to late joiners" value={fmtInt(d.lateJoiner!)} hint="deliveries.late_joiner: copies of messages sent before the member joined the room; not due, so neither delivered nor duplicates" />
+              )}
               <Row label="Send rate" value={fmtRate(m.sendRate)} hint="Over measured (non-warm-up) seconds" />
               {!deliveryOnly && <Row label="Receive rate" value={fmtRate(m.receiveRate)} />}
               {d && <Row label="Delivery rate" value={fmtRate(d.rate)} />}

@@ -5,56 +5,59 @@ import { useEffect, useMemo, useRef, useState } from "react";
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import { fmtMs, fmtRate } from "../lib/format";
-import { sweepCurves, type Curve, type CurvePercentile, type CurveX } from "../lib/sweep-curves";
+import { defaultPercentile, referenceLines, sweepCurves, type Curve, type CurvePercentile, type CurveX, type ReferenceLine } from "../lib/sweep-curves";
 
-const REFERENCE_MS = 200;
-
-/** All curves on one x grid (the union of their x values); each curve is null where it has no step. */
-function aligned(curves: Curve[]): { data: uPlot.AlignedData; xs: number[] } {
+/** All curves on one x grid (the union of their x values); each curve is null where it has no step. Then one column per reference line. */
+function aligned(curves: Curve[], lines: ReferenceLine[]): { data: uPlot.AlignedData; xs: number[] } {
   const xs = [...new Set(curves.flatMap((c) => c.points.map((p) => p.x)))].sort((a, b) => a - b);
   const at = new Map(xs.map((x, i) => [x, i]));
   const cols: (number | null)[][] = [];
   for (const c of curves) {
     const line = xs.map(() => null as number | null);
     const hollow = xs.map(() => null as number | null);
-    const knee = xs.map(() => null as number | null);
+    const marker = xs.map(() => null as number | null);
     c.points.forEach((p, i) => {
       const k = at.get(p.x)!;
       if (p.y === null) return;
       line[k] = p.y;
       if (p.hollow) hollow[k] = p.y;
-      if (c.knee === i) knee[k] = p.y;
+      if (c.capacity === i || c.knee === i) marker[k] = p.y;
     });
-    cols.push(line, hollow, knee);
+    cols.push(line, hollow, marker);
   }
-  cols.push(xs.map(() => REFERENCE_MS));
+  for (const l of lines) cols.push(xs.map(() => l.ms));
   return { data: [xs, ...cols] as uPlot.AlignedData, xs };
 }
 
 /**
  * Latency vs messages per second, one line per run × concurrency, from the sweep's steps: x
- * deliveries/s (or sent/s), y the chosen percentile on a linear or log scale, a 200 ms reference
- * line, the knee ringed, failed steps drawn hollow; the cursor's legend shows every line's value.
+ * deliveries/s (or sent/s), y the chosen percentile (first the one the stop rule judges) on a linear
+ * or log scale, the stop rule's own limit on that percentile as a dashed line, one ringed point per
+ * curve — the capacity step when the run has a stop rule (the headline's number), else the knee —
+ * and failed, cut-short or generator-limited steps drawn hollow; the cursor's legend shows every line's value.
  */
 export function SweepChart({ runs }: { runs: Run[] }) {
   // Deliveries/s when the scenario fans out (broadcast, groups), else sent/s: echo has no deliveries.
   const [x, setX] = useState<CurveX>(() => (runs.some((r) => r.summary?.steps?.some((s) => s.deliveryRate > 0)) ? "delivery" : "sent"));
-  const [percentile, setPercentile] = useState<CurvePercentile>("p95");
+  const [percentile, setPercentile] = useState<CurvePercentile>(() => defaultPercentile(runs));
   const [log, setLog] = useState(false);
   const ref = useRef<HTMLDivElement>(null);
   const curves = useMemo(() => sweepCurves(runs, x, percentile), [runs, x, percentile]);
+  const lines = useMemo(() => referenceLines(runs, percentile), [runs, percentile]);
 
   useEffect(() => {
     const el = ref.current;
     if (!el || curves.length === 0) return;
-    const { data } = aligned(curves);
+    const { data } = aligned(curves, lines);
     const series: uPlot.Series[] = [{ label: x === "delivery" ? "deliveries/s" : x === "sent" ? "sent/s" : "received/s", value: (_u, v) => (v == null ? "—" : fmtRate(v)) }];
     for (const c of curves) {
       series.push({ label: c.label, stroke: c.color, width: 2, spanGaps: true, points: { show: true, size: 6, fill: c.color }, value: (_u, v) => (v == null ? "—" : fmtMs(v)) });
-      series.push({ label: `${c.label} failed`, stroke: c.color, width: 0, points: { show: true, size: 9, fill: "#fff", stroke: c.color, width: 2 }, paths: () => null, value: (_u, v) => (v == null ? "" : "failed") });
-      series.push({ label: `${c.label} knee`, stroke: "#111827", width: 0, points: { show: true, size: 14, fill: "rgba(0,0,0,0)", stroke: "#111827", width: 1.5 }, paths: () => null, value: (_u, v) => (v == null ? "" : "knee") });
+      series.push({ label: `${c.label} failed / cut short / agent-limited`, stroke: c.color, width: 0, points: { show: true, size: 9, fill: "#fff", stroke: c.color, width: 2 }, paths: () => null, value: (_u, v) => (v == null ? "" : "not held") });
+      // One marked point per curve: the capacity when there is a stop rule, the knee (shape only) without one.
+      const marker = c.capacity !== null ? "capacity (stop rule)" : "knee (no stop rule)";
+      series.push({ label: `${c.label} ${marker}`, stroke: "#111827", width: 0, points: { show: true, size: 14, fill: "rgba(0,0,0,0)", stroke: "#111827", width: 1.5 }, paths: () => null, value: (_u, v) => (v == null ? "" : marker) });
     }
-    series.push({ label: `${REFERENCE_MS} ms`, stroke: "#9ca3af", dash: [6, 4], width: 1, points: { show: false }, value: () => "" });
+    for (const l of lines) series.push({ label: l.label, stroke: "#9ca3af", dash: [6, 4], width: 1, points: { show: false }, value: () => "" });
     const u = new uPlot(
       {
         width: Math.max(300, el.clientWidth),
@@ -77,7 +80,7 @@ export function SweepChart({ runs }: { runs: Run[] }) {
       ro.disconnect();
       u.destroy();
     };
-  }, [curves, log, percentile, x]);
+  }, [curves, lines, log, percentile, x]);
 
   if (curves.length === 0) {
     return <p className="small muted">None of these runs is a sweep or capacity search: a latency-vs-rate curve needs steps (a plan with <code>sweep</code>).</p>;
@@ -105,6 +108,11 @@ export function SweepChart({ runs }: { runs: Run[] }) {
           <input type="checkbox" checked={log} onChange={(e) => setLog(e.target.checked)} /> log scale
         </label>
       </div>
+      {lines.length === 0 && runs.some((r) => r.plan.sweep?.stopWhen) ? (
+        <p className="small muted" data-testid="sweep-no-rule-line">
+          No stop-rule limit on {percentile}: the line is drawn for the percentile the rule judges.
+        </p>
+      ) : null}
       <div ref={ref} className="chart" />
     </div>
   );

@@ -16,9 +16,9 @@ export function SweepPanel({ run }: { run: Run }) {
       <h2 className="panel-title">Latency vs messages per second</h2>
       {capacity && (
         <p className="capacity" data-testid="capacity">
-          Capacity at <strong>{capacity.slo}</strong>:{" "}
+          Capacity at <strong>{capacity.slo}</strong> (the highest step that met this stop rule, ringed on the curve):{" "}
           {capacity.rate === null ? (
-            <strong>none — the first step already broke it</strong>
+            <strong>{capacity.agentSaturated ? "unknown — the agent was the bottleneck from the first step" : "none — the first step already broke it"}</strong>
           ) : (
             <>
               <strong>
@@ -28,13 +28,18 @@ export function SweepPanel({ run }: { run: Run }) {
               </strong>{" "}
               ({capacity.sendRate === null ? "—" : `${fmtRate(capacity.sendRate)} sent`}
               {capacity.deliveryRate ? `, ${fmtRate(capacity.deliveryRate)} delivered` : ""})
-              {capacity.lowerBound ? <span className="muted"> — never broke: the server holds at least this; add steps to find where it breaks</span> : null}
+              {capacity.lowerBound && !capacity.agentSaturated ? <span className="muted"> — never broke: the server holds at least this; add steps to find where it breaks</span> : null}
             </>
           )}
           {capacity.agentSaturated ? (
             <span className="capacity-warn" data-testid="capacity-agent-saturated">
               {" "}
-              The agent was saturated in the step that broke it: the limit may be the agent&apos;s, not the server&apos;s. Add agents and rerun.
+              Ended: {capacity.endedBy ?? "at a step the load generator limited, not the server"}. That step decides nothing, so this is a lower bound: add agents and rerun.
+            </span>
+          ) : capacity.endedBy ? (
+            <span className="muted" data-testid="capacity-ended-by">
+              {" "}
+              Ended: {capacity.endedBy}.
             </span>
           ) : null}
         </p>
@@ -60,7 +65,7 @@ export function SweepPanel({ run }: { run: Run }) {
             {steps.map((s) => {
               const l = stepLatency(s);
               return (
-                <tr key={s.index} className={s.failed ? "step-failed" : undefined}>
+                <tr key={s.index} className={s.failed ? "step-failed" : s.generatorLimited ? "step-limited" : undefined}>
                   <td className="num">{s.index + 1}</td>
                   <td className="num">{fmtRateValue(s.plannedRate)}</td>
                   <td className="num">{fmtRateValue(s.sendRate)}</td>
@@ -70,7 +75,18 @@ export function SweepPanel({ run }: { run: Run }) {
                   <td className="num">{fmtMs(l.p95)}</td>
                   <td className="num">{fmtMs(l.p99)}</td>
                   <td className="num">{s.lost}</td>
-                  <td>{s.failed ? `stopped: ${s.reason ?? "limit broken"}` : s.aborted ? "cut short" : s.saturated ? "held (agent saturated)" : "held"}</td>
+                  <td>
+                    {s.generatorLimited
+                      ? `agent-limited, not judged: ${s.generatorReason ?? "the agent was saturated"}`
+                      : s.failed
+                        ? `stopped: ${s.reason ?? "limit broken"}`
+                        : s.aborted
+                          ? "cut short"
+                          : s.saturated
+                            ? "held (agent saturated)"
+                            : "held"}
+                    {(s.attempts ?? 1) > 1 ? <span className="muted"> · run {s.attempts} times; retried because {s.retryReason ?? "the agent was saturated"}</span> : null}
+                  </td>
                 </tr>
               );
             })}

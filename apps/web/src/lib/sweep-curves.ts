@@ -1,4 +1,4 @@
-import type { LatencySummary, Run, SweepStep } from "@volley/contracts";
+import { durationMs, type LatencySummary, type Run, type SweepStep } from "@volley/contracts";
 
 export type CurveX = "delivery" | "sent" | "received";
 export type CurvePercentile = "p50" | "p90" | "p95" | "p99" | "max";
@@ -6,7 +6,7 @@ export type CurvePercentile = "p50" | "p90" | "p95" | "p99" | "max";
 export interface CurvePoint {
   x: number;
   y: number | null;
-  /** Failed or aborted steps are drawn hollow, never dropped. */
+  /** Failed, cut-short and generator-limited steps are drawn hollow, never dropped. */
   hollow: boolean;
   saturated: boolean;
   step: SweepStep;
@@ -17,8 +17,50 @@ export interface Curve {
   label: string;
   color: string;
   points: CurvePoint[];
-  /** Index into points of the knee (where latency turns up), or null. */
+  /**
+   * Index into points of the run's capacity step (summary.capacity: the highest step that met the
+   * stop rule, the same number the headline shows), or null. With a stop rule this is the curve's
+   * one marked point: the knee is not drawn beside it, so two "limits" cannot disagree.
+   */
+  capacity: number | null;
+  /** Without a stop rule only: index into points of the knee (where latency turns up, from the curve's shape), or null. */
   knee: number | null;
+}
+
+/** A stop rule's latency limit, drawn as a horizontal line when its percentile is the one shown. */
+export interface ReferenceLine {
+  ms: number;
+  label: string;
+}
+
+const RULE_PERCENTILES = ["p95", "p99", "p50", "max"] as const;
+const stopWhenOf = (run: Run) => run.plan.sweep?.stopWhen;
+
+/**
+ * The percentile the curve shows first: the one the (first) run's stop rule judges, so the line it
+ * is judged against is on the chart; p95 without a rule. A rule with several (max: 5s, p95: 200ms)
+ * shows its p95, else p99, p50, max.
+ */
+export function defaultPercentile(runs: Run[]): CurvePercentile {
+  for (const run of runs) {
+    const rule = stopWhenOf(run);
+    const p = rule && RULE_PERCENTILES.find((k) => rule[k] !== undefined);
+    if (p) return p;
+  }
+  return "p95";
+}
+
+/** The stop rules' own limits on `percentile` (one line per distinct limit), none when no rule limits it. */
+export function referenceLines(runs: Run[], percentile: CurvePercentile): ReferenceLine[] {
+  const lines = new Map<number, ReferenceLine>();
+  if (percentile === "p90") return [];
+  for (const run of runs) {
+    const limit = stopWhenOf(run)?.[percentile];
+    if (limit === undefined) continue;
+    const ms = durationMs(limit);
+    lines.set(ms, { ms, label: `stop rule: ${percentile} ≤ ${ms} ms` });
+  }
+  return [...lines.values()].sort((a, b) => a.ms - b.ms);
 }
 
 export const CURVE_COLORS = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#d97706", "#0891b2", "#be123c", "#4d7c0f", "#6b7280", "#c026d3"];
@@ -78,8 +120,20 @@ export function sweepCurves(runs: Run[], x: CurveX, percentile: CurvePercentile)
     const steps = run.summary?.steps ?? [];
     if (steps.length === 0) return [];
     const points = steps
-      .map((s) => ({ x: xOf(s, x), y: stepLatency(s)[percentile], hollow: s.failed || s.aborted, saturated: s.saturated, step: s }))
+      .map((s) => ({ x: xOf(s, x), y: stepLatency(s)[percentile], hollow: s.failed || s.aborted || !!s.generatorLimited, saturated: s.saturated, step: s }))
       .sort((a, b) => a.x - b.x);
-    return [{ key: run.id, label: `${run.name} · C=${run.plan.connections.count}`, color: CURVE_COLORS[n % CURVE_COLORS.length]!, points, knee: findKnee(points) }];
+    const capacityStep = run.summary?.capacity?.step ?? null;
+    const capacity = capacityStep === null ? -1 : points.findIndex((p) => p.step.index === capacityStep);
+    const ruled = stopWhenOf(run) !== undefined;
+    return [
+      {
+        key: run.id,
+        label: `${run.name} · C=${run.plan.connections.count}`,
+        color: CURVE_COLORS[n % CURVE_COLORS.length]!,
+        points,
+        capacity: capacity >= 0 ? capacity : null,
+        knee: ruled ? null : findKnee(points),
+      },
+    ];
   });
 }
