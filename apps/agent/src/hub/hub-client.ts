@@ -111,9 +111,16 @@ export class HubClient {
   }
 
   start(): void {
-    // Threads load the engine now, not when the first shard's start instant is already near.
-    this.engines?.warm().catch((err: Error) => this.log.error({ err: err.message }, "engine worker threads did not start; shards will try again"));
-    this.socket.connect();
+    // The engine threads load first, so the hub never hands this agent a shard whose start instant
+    // passes while they are still loading code (seconds from TypeScript sources); a thread that
+    // cannot start is retried by the first shard, which errors naming why if it fails again.
+    const connect = () => void (this.stopped || this.socket.connect());
+    if (this.engines) {
+      this.engines
+        .warm()
+        .catch((err: Error) => this.log.error({ err: err.message }, "engine worker threads did not start; shards will try again"))
+        .finally(connect);
+    } else connect();
     const beat = this.opts.heartbeatMs ?? 5000;
     this.heartbeatTimer = setInterval(() => this.heartbeat(), beat);
     this.syncTimer = setInterval(() => void this.syncClock(), this.opts.clockSyncMs ?? 30_000);
