@@ -66,6 +66,11 @@ export const COUNTERS = {
   deliveriesReceived: "deliveries.received",
   deliveriesLost: "deliveries.lost",
   deliveriesDuplicated: "deliveries.duplicated",
+  /**
+   * Copies that reached a member which joined the room after the message was sent (the server had
+   * it in the room by fan-out time): neither expected nor duplicates, counted apart and not timed.
+   */
+  deliveriesLateJoiner: "deliveries.late_joiner",
   deliveriesOutOfOrder: "deliveries.out_of_order",
   deliveriesRemote: "deliveries.remote",
   /**
@@ -73,11 +78,6 @@ export const COUNTERS = {
    * `unmatched.<event>`; every incoming message is counted per event as `events.<event>`).
    */
   unmatched: "messages.unmatched",
-  /**
-   * Copies that reached a member which joined the room after the message was sent (the server had
-   * it in the room by fan-out time): neither expected nor duplicates, counted apart and not timed.
-   */
-  deliveriesLateJoiner: "deliveries.late_joiner",
   /** Flows: server push messages recognised by flow.push (timed in push.latency). */
   pushReceived: "push.received",
   /** Flows: push stamps ahead of the agent's clock (not timed: the clocks disagree). */
@@ -89,6 +89,10 @@ export const COUNTERS = {
 export const GAUGES: readonly string[] = [COUNTERS.connectionsActive];
 /** Error counters are named `errors.<class>`: refused, timeout, handshake, protocol, closed, other. */
 export const ERROR_PREFIX = "errors.";
+/** Per error class, an agent's shard sends at most this many distinct sample texts, and a run summary keeps as many. */
+export const ERROR_SAMPLES_PER_CLASS = 5;
+/** An error sample's text is cut to this many characters. */
+export const ERROR_SAMPLE_CHARS = 300;
 
 export const healthSchema = z.object({
   /** Process CPU over the interval, percent of one core. */
@@ -101,10 +105,6 @@ export const healthSchema = z.object({
   saturated: z.boolean(),
 });
 export type Health = z.infer<typeof healthSchema>;
-/** Per error class, an agent's shard sends at most this many distinct sample texts, and a run summary keeps as many. */
-export const ERROR_SAMPLES_PER_CLASS = 5;
-/** An error sample's text is cut to this many characters. */
-export const ERROR_SAMPLE_CHARS = 300;
 
 export const intervalFrameSchema = z.object({
   runId: z.string().min(1),
@@ -152,10 +152,6 @@ export const intervalFrameSchema = z.object({
       per: z.enum(["connection", "aggregate"]),
       /** The shard stopped the sweep in this step (its stop condition broke). */
       failed: z.boolean().optional(),
-    })
-    .optional(),
-});
-export type IntervalFrame = z.infer<typeof intervalFrameSchema>;
       /** sweep.onSaturated: retry: which run of the step this is (absent: the first, 0). */
       attempt: z.number().int().nonnegative().optional(),
       /**
@@ -164,3 +160,7 @@ export type IntervalFrame = z.infer<typeof intervalFrameSchema>;
        * server, so it is not judged against stopWhen.
        */
       generatorLimited: z.string().max(500).optional(),
+    })
+    .optional(),
+});
+export type IntervalFrame = z.infer<typeof intervalFrameSchema>;

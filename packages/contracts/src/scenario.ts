@@ -180,24 +180,6 @@ export const sweepSchema = z
     steps: z.number().int().min(1).max(1000).default(20),
     hold: wholeSeconds("hold").default("3s"),
     gap: wholeSeconds("gap").default("1s"),
-    stopWhen: stopWhenSchema.optional(),
-  })
-  .superRefine((s, ctx) => {
-    if (durationMs(s.hold) < 1000) ctx.addIssue({ code: "custom", path: ["hold"], message: "must be at least 1s" });
-    if (s.until !== undefined && s.from !== undefined && s.until < s.from) {
-      ctx.addIssue({ code: "custom", path: ["until"], message: `must be at least from (${s.from})` });
-    }
-  });
-export type Sweep = z.output<typeof sweepSchema>;
-
-/** The rate of each step a sweep may run, in message.per units. */
-export function sweepRates(sweep: Sweep, messageRate: number): number[] {
-  const from = sweep.from ?? messageRate;
-  const rates: number[] = [];
-  for (let k = 0; k < sweep.steps; k++) {
-    const rate = round6(from + k * sweep.step);
-    if (sweep.until !== undefined && rate > sweep.until + 1e-9) break;
-    rates.push(rate);
     /**
      * Each step first sends at its rate for this long before its hold, and that time is left out
      * of the step's figures and judgement: connections, pools, caches and the JIT warm up at the new
@@ -220,6 +202,24 @@ export function sweepRates(sweep: Sweep, messageRate: number): number[] {
       .describe("A step where the agent was saturated measured the load generator, not the server: stop the sweep there (default; capacity is then a lower bound) or retry the step at the same rate (up to `retries` times)."),
     /** With onSaturated: retry, how many times a step may run again (default 1). */
     retries: z.number().int().min(1).max(5).optional().describe("With onSaturated: retry, how many times a step may run again (default 1)."),
+    stopWhen: stopWhenSchema.optional(),
+  })
+  .superRefine((s, ctx) => {
+    if (durationMs(s.hold) < 1000) ctx.addIssue({ code: "custom", path: ["hold"], message: "must be at least 1s" });
+    if (s.until !== undefined && s.from !== undefined && s.until < s.from) {
+      ctx.addIssue({ code: "custom", path: ["until"], message: `must be at least from (${s.from})` });
+    }
+  });
+export type Sweep = z.output<typeof sweepSchema>;
+
+/** The rate of each step a sweep may run, in message.per units. */
+export function sweepRates(sweep: Sweep, messageRate: number): number[] {
+  const from = sweep.from ?? messageRate;
+  const rates: number[] = [];
+  for (let k = 0; k < sweep.steps; k++) {
+    const rate = round6(from + k * sweep.step);
+    if (sweep.until !== undefined && rate > sweep.until + 1e-9) break;
+    rates.push(rate);
   }
   return rates;
 }

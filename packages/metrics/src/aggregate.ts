@@ -90,7 +90,6 @@ export function summarizeFrames(frames: readonly FrameLike[]): Omit<RunSummary, 
   const connect = latencySummary(connectH);
   const roundTrip = latencySummary(hs.get(HISTOGRAMS.messageLatency));
   const delivery = latencySummary(hs.get(HISTOGRAMS.deliveryLatency));
-  const errorSamples = summarizeErrorSamples(frames);
 
   const hasDeliveries = frames.some((f) => COUNTERS.deliveriesExpected in f.counters || COUNTERS.deliveriesReceived in f.counters);
   const expected = sum(frames, COUNTERS.deliveriesExpected);
@@ -99,6 +98,7 @@ export function summarizeFrames(frames: readonly FrameLike[]): Omit<RunSummary, 
   const canary = latencySummary(hs.get(HISTOGRAMS.canaryLatency));
   const hasCanary = frames.some((f) => COUNTERS.canarySent in f.counters);
   const flow = summarizeFlow(frames);
+  const errorSamples = summarizeErrorSamples(frames);
   return {
     messages: {
       sent,
@@ -118,6 +118,7 @@ export function summarizeFrames(frames: readonly FrameLike[]): Omit<RunSummary, 
       latency: connect,
     },
     errors,
+    ...(errorSamples ? { errorSamples } : {}),
     ...(hasDeliveries
       ? {
           deliveries: {
@@ -125,8 +126,8 @@ export function summarizeFrames(frames: readonly FrameLike[]): Omit<RunSummary, 
             received: delivered,
             lost: sum(frames, COUNTERS.deliveriesLost),
             duplicated: sum(frames, COUNTERS.deliveriesDuplicated),
-            outOfOrder: sum(frames, COUNTERS.deliveriesOutOfOrder),
             lateJoiner: sum(frames, COUNTERS.deliveriesLateJoiner),
+            outOfOrder: sum(frames, COUNTERS.deliveriesOutOfOrder),
             remote,
             ratio: expected > 0 ? round((100 * (delivered - remote)) / expected) : null,
             rate: activeSeconds ? round(sum(measured, COUNTERS.deliveriesReceived) / activeSeconds) : 0,

@@ -160,16 +160,6 @@ export class ShardAccounting {
     }
   }
 
-  /** Server push with the server's send stamp: timed on the wall clock (both clocks' offset included). */
-  private push(stampUs: number): void {
-    this.recorder.increment(COUNTERS.pushReceived);
-    const latencyUs = Date.now() * 1000 - stampUs;
-    if (latencyUs < 0) this.recorder.increment(COUNTERS.pushClockAhead);
-    else this.recorder.recordMicros(HISTOGRAMS.pushLatency, latencyUs);
-  }
-
-  /** Flows: the acknowledgement of message `seq` of connection `id` (its reply). */
-  acked(id: number, seq: number, nowUs: number): void {
   /**
    * An error of `errorClass`, counted as `errors.<class>`; `text` says what it was (close code and
    * reason, HTTP status, the server's words) and is kept while the class has fewer than
@@ -186,6 +176,16 @@ export class ShardAccounting {
     this.samples.push({ event: errorClass, data, kind: "error" });
   }
 
+  /** Server push with the server's send stamp: timed on the wall clock (both clocks' offset included). */
+  private push(stampUs: number): void {
+    this.recorder.increment(COUNTERS.pushReceived);
+    const latencyUs = Date.now() * 1000 - stampUs;
+    if (latencyUs < 0) this.recorder.increment(COUNTERS.pushClockAhead);
+    else this.recorder.recordMicros(HISTOGRAMS.pushLatency, latencyUs);
+  }
+
+  /** Flows: the acknowledgement of message `seq` of connection `id` (its reply). */
+  acked(id: number, seq: number, nowUs: number): void {
     this.first(id, nowUs);
     this.settle(id, { connId: id, seq, remote: false }, false, nowUs);
   }
@@ -292,6 +292,9 @@ export class ShardAccounting {
       this.totals.deliveries!.received++;
     } else if (intended === DELIVERY.duplicate) {
       this.recorder.increment(COUNTERS.deliveriesDuplicated);
+    } else if (intended === DELIVERY.lateJoiner) {
+      // Sent before the receiver joined: the server's fan-out was right, but it was never expected.
+      this.recorder.increment(COUNTERS.deliveriesLateJoiner);
     } else if (intended === DELIVERY.unknown) {
       this.error("protocol", unknownReplyText(raw));
     }
@@ -304,9 +307,6 @@ export class ShardAccounting {
     this.totals.deliveries!.received++;
     this.totals.deliveries!.remote++;
   }
-    } else if (intended === DELIVERY.lateJoiner) {
-      // Sent before the receiver joined: the server's fan-out was right, but it was never expected.
-      this.recorder.increment(COUNTERS.deliveriesLateJoiner);
 
   private canaryReply(id: number, msg: Pick<DecodedMessage, "connId" | "seq"> | null, nowUs: number, raw?: unknown): void {
     const intended = msg && msg.connId === id ? this.canaryTracker!.resolve(id, msg.seq) : REPLY.unknown;
