@@ -1,4 +1,4 @@
-import { COUNTERS, ERROR_PREFIX, planTiming, sweepBeginMs, type Plan } from "@volley/contracts";
+import { COUNTERS, errorCount, planTiming, sweepBeginMs, type Plan } from "@volley/contracts";
 import { addEncoded, createHistogram, mainLatencyMetric, recordMicros, stopReason, type Histogram } from "@volley/metrics";
 
 const S = 1_000_000;
@@ -116,7 +116,7 @@ export class StepJudge {
     this.deliveriesExpected += c[COUNTERS.deliveriesExpected] ?? 0;
     this.deliveriesLost += c[COUNTERS.deliveriesLost] ?? 0;
     this.disconnects += c[COUNTERS.connectionsDropped] ?? 0;
-    for (const [k, v] of Object.entries(c)) if (k.startsWith(ERROR_PREFIX)) this.errors += v;
+    this.errors += errorCount(c);
     const encoded = body.histograms[this.metric];
     if (encoded) addEncoded((this.latency ??= createHistogram(64)), encoded);
   }
