@@ -68,6 +68,17 @@ describe("splitting a shard across worker threads", () => {
     expect(bound).toEqual(oneThread);
   });
 
+  it("keeps a broadcast in one worker, and splits groups in whole groups so none straddles two workers", () => {
+    const broadcast = planSchema.parse({ name: "b", target: { url: "ws://127.0.0.1:9/broadcast" }, connections: { count: 40, rate: 100 }, scenario: { kind: "broadcast", message: { rate: 1 }, duration: "5s" } });
+    expect(splitAcrossWorkers(broadcast, 4, "s")).toHaveLength(1);
+    const groups = (count: number) => planSchema.parse({ name: "g", target: { url: "ws://127.0.0.1:9/group" }, connections: { count, rate: 100 }, scenario: { kind: "groups", size: 5, message: { rate: 1 }, duration: "5s" } });
+    expect(splitAcrossWorkers(groups(22), 2, "s").map((s) => [s.base, s.plan.connections.count])).toEqual([[0, 15], [15, 7]]);
+    expect(splitAcrossWorkers(groups(40), 3, "s").map((s) => s.plan.connections.count)).toEqual([15, 15, 10]);
+    expect(splitAcrossWorkers(groups(8), 4, "s").map((s) => s.plan.connections.count)).toEqual([5, 3]);
+    const rates = splitAcrossWorkers(planSchema.parse({ ...groups(22), scenario: { kind: "groups", size: 5, message: { rate: 22, per: "aggregate" }, duration: "5s" } }), 2, "s");
+    expect(rates.map((s) => s.plan.scenario.message.rate)).toEqual([15, 7]);
+  });
+
   it("keeps a sweep, and a plan with fewer connections than workers, in as many workers as it can use", () => {
     const sweep = planSchema.parse({
       name: "sweep",
