@@ -117,8 +117,6 @@ export const REDIS_KEYS = {
   frames: (runId: string) => `volley:run:${runId}:frames`,
   /** Set of run ids whose frame streams the aggregator reads. */
   activeRuns: "volley:runs:active",
-  /** Pub/sub channel the hub publishes run updates to (status changes, new intervals). */
-  runEvents: (runId: string) => `volley:run:${runId}:events`,
   /** Pub/sub channel web publishes abort requests on (abortRequestSchema as JSON). */
   abort: "volley:abort",
 } as const;
