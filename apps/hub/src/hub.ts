@@ -24,6 +24,7 @@ import { WebhookDispatcher } from "./webhooks/webhook-dispatcher";
 import type { AgentStatus } from "@volley/contracts";
 import type { ResolveAll } from "@volley/contracts/public-lookup";
 import { WebhookWorker } from "./webhooks/webhook-worker";
+import { startScheduleWorker } from "./schedules/schedule-worker";
 
 export interface HubConfig {
   databaseUrl: string;
@@ -221,6 +222,8 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
 
   runWorker.start();
   webhookWorker.start();
+  // Plans' cron schedules (BullMQ job schedulers web upserts): each firing becomes a queued run.
+  const scheduleWorker = startScheduleWorker({ db, connection: connections.bull, log });
   aggregator.start();
   await new Promise<void>((resolve, reject) => {
     httpServer.once("error", reject);
@@ -249,6 +252,7 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
     // Runs have ended, so their deliveries are queued; one in flight gets its receiver's timeout, the rest wait in Redis for any hub.
     if (!(await settlesWithin(webhookWorker.close(), (config.webhookTimeoutMs ?? 5000) + 1000))) await settlesWithin(webhookWorker.close(true), 2000);
     await settlesWithin(webhookQueue.close(), 2000);
+    if (!(await settlesWithin(scheduleWorker.close(), 3000))) await settlesWithin(scheduleWorker.close(true), 2000);
     // 2. Everything read from the streams is stored and acked before the connections go.
     await settlesWithin(aggregator.stop(), 5000);
     await settlesWithin(new Promise<void>((resolve) => io.close(() => resolve())), 3000);

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { planSchema } from "./plan";
-import { runStatusSchema } from "./run";
+import { runFilterFields } from "./run-meta";
 
 /** Bodies and answers of the REST API beyond runs (tokens, plans); the OpenAPI document is generated from these. */
 
@@ -40,6 +40,10 @@ export const planRecordSchema = z.object({
   plan: planSchema,
   createdAt: z.string(),
   updatedAt: z.string(),
+  tags: z.array(z.string()),
+  notes: z.string(),
+  /** The run this plan's later runs are compared with (PUT /api/v1/plans/{id}/baseline); null when none is set. */
+  baselineRunId: z.string().nullable(),
 });
 export type PlanRecord = z.infer<typeof planRecordSchema>;
 
@@ -102,14 +106,14 @@ const cursorOrOffset = (q: { offset: number; cursor?: string }, ctx: z.Refinemen
   if (q.cursor !== undefined && q.offset !== 0) ctx.addIssue({ code: "custom", path: ["offset"], message: "send cursor (the previous page's next) or offset, not both" });
 };
 
-/** GET /api/v1/runs query. */
+/** GET /api/v1/runs query: paging, and the filters of run-meta.ts (status, plan, search, tag, dates). */
 export const listRunsQuerySchema = z
   .strictObject({
     ...pageFields,
-    status: runStatusSchema.optional(),
-    planId: z.string().min(1).optional(),
+    ...runFilterFields,
   })
   .superRefine(cursorOrOffset);
+export type ListRunsQuery = z.infer<typeof listRunsQuerySchema>;
 
 /** GET /api/v1/plans query. */
 export const listPlansQuerySchema = z.strictObject(pageFields).superRefine(cursorOrOffset);

@@ -24,3 +24,5 @@ export * from "./targets-api";
 export * from "./agent-load";
 export * from "./address-range";
 export * from "./metrics-export";
+export * from "./run-meta";
+export * from "./schedules";

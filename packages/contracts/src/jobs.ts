@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { planSchema } from "./plan";
-import { runFinishedPayloadSchema } from "./webhooks";
+import { runFinishedPayloadSchema, webhookTestPayloadSchema } from "./webhooks";
 
 /** Queue job payloads. Job definitions (queue, name, attempts, backoff) live in @volley/queue. */
 export const runJobSchema = z.object({ runId: z.string().min(1) });
@@ -25,6 +25,6 @@ export type ShardJob = z.infer<typeof shardJobSchema>;
 /** One delivery of one event to one webhook. The body is fixed here so every retry sends the same bytes; the secret is read at delivery. */
 export const webhookJobSchema = z.object({
   webhookId: z.string().min(1),
-  payload: runFinishedPayloadSchema,
+  payload: z.discriminatedUnion("event", [runFinishedPayloadSchema, webhookTestPayloadSchema]),
 });
 export type WebhookJob = z.infer<typeof webhookJobSchema>;

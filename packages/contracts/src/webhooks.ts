@@ -24,6 +24,7 @@ export const createWebhookBodySchema = z.strictObject({
     .url({ protocol: /^https?$/, error: "give the receiver's address as an http:// or https:// URL, like https://ci.example.com/volley" })
     .max(2000, "keep the URL under 2000 characters"),
   events: z.array(webhookEventSchema).min(1, 'pick at least one event: "run.finished"').default(["run.finished"]),
+  format: webhookFormatSchema.default("generic"),
 });
 export type CreateWebhookBody = z.infer<typeof createWebhookBodySchema>;
 
@@ -31,6 +32,7 @@ export const webhookSchema = z.object({
   id: z.string(),
   url: z.string(),
   events: z.array(webhookEventSchema),
+  format: webhookFormatSchema,
   createdAt: z.string(),
   /** When it was deleted; deleted webhooks never fire. */
   disabledAt: z.string().nullable(),
@@ -55,3 +57,39 @@ export const runFinishedPayloadSchema = z.object({
   }),
 });
 export type RunFinishedPayload = z.infer<typeof runFinishedPayloadSchema>;
+
+/** The body of a test delivery (POST /api/v1/webhooks/{id}/test), sent as event `webhook.test`. */
+export const webhookTestPayloadSchema = z.object({
+  event: z.literal("webhook.test"),
+  webhook: z.object({ id: z.string() }),
+  message: z.string(),
+});
+export type WebhookTestPayload = z.infer<typeof webhookTestPayloadSchema>;
+
+/** One attempt to deliver to a webhook, and what its receiver answered. */
+export const webhookDeliverySchema = z.object({
+  id: z.number().int(),
+  /** Sent as x-volley-delivery; the same across the retries of one event. */
+  deliveryId: z.string(),
+  event: z.string(),
+  runId: z.string().nullable(),
+  attempt: z.number().int(),
+  test: z.boolean(),
+  /** The receiver's HTTP status; null when none came (refused, timed out, unreachable). */
+  status: z.number().int().nullable(),
+  ok: z.boolean(),
+  error: z.string().nullable(),
+  /** The first 500 characters of the receiver's answer. */
+  responseExcerpt: z.string().nullable(),
+  durationMs: z.number(),
+  at: z.string(),
+});
+export type WebhookDelivery = z.infer<typeof webhookDeliverySchema>;
+
+/** POST /api/v1/webhooks/{id}/test → the attempt, once the hub has made it (202 with only its id when it has not within a few seconds). */
+export const webhookTestResponseSchema = z.object({ deliveryId: z.string(), delivery: webhookDeliverySchema.nullable() });
+
+/** GET /api/v1/webhooks/{id}/deliveries query. */
+export const listDeliveriesQuerySchema = z.strictObject({
+  limit: z.coerce.number("must be a whole number from 1 to 100").int("must be a whole number from 1 to 100").min(1, "must be a whole number from 1 to 100").max(100, "must be a whole number from 1 to 100").default(20),
+});

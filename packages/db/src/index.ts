@@ -18,4 +18,8 @@ export type { ApiTokenScope, OrgQuotas, OrgRole } from "./schema";
 export * from "./repos/target-hosts-repo";
 export * from "./repos/run-queue-repo";
 export * from "./secret-box";
+export * from "./repos/run-meta-repo";
+export * from "./repos/run-shares-repo";
+export * from "./repos/plan-schedules-repo";
+export * from "./repos/webhook-deliveries-repo";
 export * from "./repos/metrics-exports-repo";

@@ -1,4 +1,4 @@
-import { runJobSchema, shardJobSchema, webhookJobSchema } from "@volley/contracts";
+import { runJobSchema, scheduledRunJobSchema, shardJobSchema, webhookJobSchema } from "@volley/contracts";
 import { defineJob } from "./job-definition";
 
 /** Every queue Volley uses. BullMQ queue names may not contain ':'. */
@@ -6,6 +6,7 @@ export const QUEUE_NAMES = {
   runs: "volley-runs",
   shards: (pool: string) => `volley-shards-${pool}`,
   webhooks: "volley-webhooks",
+  schedules: "volley-schedules",
 } as const;
 
 /**
@@ -41,4 +42,15 @@ export const webhookJob = defineJob({
     removeOnComplete: { age: 86_400, count: 1000 },
     removeOnFail: { age: 7 * 86_400 },
   },
+});
+
+/**
+ * One firing of a plan's schedule, emitted by its BullMQ job scheduler; a hub starts the plan's
+ * latest version as a run. Not retried: a firing that failed is recorded on the schedule (its
+ * lastError) and the next firing comes anyway, where a retry could start the run late or twice.
+ */
+export const scheduledRunJob = defineJob({
+  name: "plan.scheduled-run",
+  schema: scheduledRunJobSchema,
+  options: { attempts: 1, removeOnComplete: { age: 86_400, count: 1000 }, removeOnFail: { age: 7 * 86_400 } },
 });

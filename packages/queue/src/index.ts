@@ -1,3 +1,4 @@
 export * from "./redis";
 export * from "./job-definition";
 export * from "./catalog";
+export * from "./plan-schedulers";

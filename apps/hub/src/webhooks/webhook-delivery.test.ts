@@ -39,7 +39,7 @@ function rebinding(...answers: string[][]): ResolveAll & { asked: number } {
 describe("postWebhook", () => {
   it("self-hosted: delivers to a receiver on loopback", async () => {
     hits.length = 0;
-    expect(await post(`http://127.0.0.1:${port}/hook`)).toBe(200);
+    expect(await post(`http://127.0.0.1:${port}/hook`)).toEqual({ status: 200, excerpt: "ok" });
     expect(hits).toEqual([`POST 127.0.0.1:${port}/hook`]);
   });
 

@@ -11,12 +11,29 @@ export function webhookSignature(secret: string, body: string): string {
 
 export class WebhookDeliveryError extends Error {
   override name = "WebhookDeliveryError";
+  constructor(
+    message: string,
+    /** The receiver's answer when it gave one (a non-2xx status), for the delivery log. */
+    readonly answer: WebhookAnswer | null = null,
+  ) {
+    super(message);
+  }
 }
+
+/** What a receiver answered: its status and the start of its body. */
+export interface WebhookAnswer {
+  status: number;
+  excerpt: string;
+}
+
+/** How much of a receiver's answer is kept for the delivery log. */
+export const RESPONSE_EXCERPT_CHARS = 500;
 
 export interface WebhookPost {
   url: string;
   secret: string;
-  event: WebhookEvent;
+  /** x-volley-event: a subscribed event, or `webhook.test` for a test delivery. */
+  event: WebhookEvent | "webhook.test";
   deliveryId: string;
   body: string;
   timeoutMs: number;
@@ -34,15 +51,15 @@ export interface WebhookPost {
  * status, a refused address, a network error or no answer within `timeoutMs`. Redirects are not
  * followed: a signed body must reach the address the org registered.
  */
-export async function postWebhook(input: WebhookPost): Promise<number> {
+export async function postWebhook(input: WebhookPost): Promise<WebhookAnswer> {
   const url = new URL(input.url);
   const host = url.hostname.replace(/^\[|\]$/g, "");
   // An address literal never goes through lookup, so it is checked here.
   if (input.publicOnly && isIpAddress(host) && !isPublicAddress(host)) throw new WebhookDeliveryError(`POST ${input.url} refused: ${nonPublicReason(host, host)}`);
   const send = url.protocol === "https:" ? httpsRequest : httpRequest;
-  let status: number;
+  let answer: WebhookAnswer;
   try {
-    status = await new Promise<number>((resolve, reject) => {
+    answer = await new Promise<WebhookAnswer>((resolve, reject) => {
       const req = send(
         url,
         {
@@ -59,9 +76,15 @@ export async function postWebhook(input: WebhookPost): Promise<number> {
           },
         },
         (res) => {
-          // The receiver's body is not ours to keep; drain it so the connection is released.
-          res.resume();
-          resolve(res.statusCode ?? 0);
+          // The start of the answer is kept for the delivery log; the rest is drained so the connection is released.
+          const chunks: Buffer[] = [];
+          let kept = 0;
+          res.on("data", (c: Buffer) => {
+            if (kept < RESPONSE_EXCERPT_CHARS * 4) chunks.push(c);
+            kept += c.length;
+          });
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, excerpt: Buffer.concat(chunks).toString("utf8").slice(0, RESPONSE_EXCERPT_CHARS) }));
+          res.on("error", reject);
         },
       );
       req.on("error", reject);
@@ -72,6 +95,6 @@ export async function postWebhook(input: WebhookPost): Promise<number> {
     const why = timedOut ? `no answer within ${input.timeoutMs / 1000} s` : err instanceof Error ? err.message : String(err);
     throw new WebhookDeliveryError(`POST ${input.url} failed: ${why}`);
   }
-  if (status < 200 || status >= 300) throw new WebhookDeliveryError(`POST ${input.url} answered ${status}; a receiver must answer 2xx`);
-  return status;
+  if (answer.status < 200 || answer.status >= 300) throw new WebhookDeliveryError(`POST ${input.url} answered ${answer.status}; a receiver must answer 2xx`, answer);
+  return answer;
 }

@@ -1,11 +1,12 @@
 import { Worker, type Job } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
-import { getActiveWebhook, type Db, type SecretKeys } from "@volley/db";
+import { getActiveWebhook, recordWebhookDelivery, type Db, type SecretKeys } from "@volley/db";
 import { QUEUE_NAMES, webhookJob } from "@volley/queue";
 import { errorMessage } from "../util/wait";
 import type { ResolveAll } from "@volley/contracts/public-lookup";
-import { postWebhook } from "./webhook-delivery";
+import { webhookBody } from "./webhook-body";
+import { postWebhook, WebhookDeliveryError, type WebhookAnswer } from "./webhook-delivery";
 
 /**
  * The BullMQ worker of the webhooks queue (handler of `webhookJob`): signs and POSTs each
@@ -39,17 +40,42 @@ export class WebhookWorker {
     const hook = await getActiveWebhook(this.deps.db, webhookId, this.deps.secretsKeys ?? null);
     // Deleted since the run ended: the org asked for no more deliveries.
     if (!hook) return void this.deps.log.info({ deliveryId: job.id, webhookId }, "webhook deleted; delivery dropped");
-    const status = await postWebhook({
-      url: hook.url,
-      secret: hook.secret,
-      event: payload.event,
-      deliveryId: String(job.id),
-      body: JSON.stringify(payload),
-      timeoutMs: this.deps.timeoutMs ?? 5000,
-      publicOnly: this.deps.publicOnly,
-      resolveAll: this.deps.resolveAll,
-    });
-    this.deps.log.info({ deliveryId: job.id, webhookId, status, attempt: job.attemptsMade + 1 }, "webhook delivered");
+    const started = performance.now();
+    const attempt = job.attemptsMade + 1;
+    let answer: WebhookAnswer | null = null;
+    let error: string | null = null;
+    try {
+      answer = await postWebhook({
+        url: hook.url,
+        secret: hook.secret,
+        event: payload.event,
+        deliveryId: String(job.id),
+        body: webhookBody(hook.format, payload),
+        timeoutMs: this.deps.timeoutMs ?? 5000,
+        publicOnly: this.deps.publicOnly,
+        resolveAll: this.deps.resolveAll,
+      });
+    } catch (err) {
+      answer = err instanceof WebhookDeliveryError ? err.answer : null;
+      error = errorMessage(err);
+      throw err;
+    } finally {
+      // The log the webhooks page shows; a failure to write it must not turn a delivery into a retry.
+      await recordWebhookDelivery(this.deps.db, {
+        webhookId,
+        deliveryId: String(job.id),
+        event: payload.event,
+        runId: payload.event === "run.finished" ? payload.run.id : null,
+        attempt,
+        test: payload.event === "webhook.test",
+        status: answer?.status ?? null,
+        ok: error === null,
+        error,
+        responseExcerpt: answer?.excerpt ?? null,
+        durationMs: performance.now() - started,
+      }).catch((err: unknown) => this.deps.log.warn({ deliveryId: job.id, err: errorMessage(err) }, "could not record the webhook delivery"));
+    }
+    this.deps.log.info({ deliveryId: job.id, webhookId, status: answer.status, attempt }, "webhook delivered");
   }
 
   /** Stops taking deliveries; resolves when those in flight have ended (at once with force). */

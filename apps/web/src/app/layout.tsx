@@ -4,6 +4,7 @@ import type { ReactNode } from "react";
 import { NavLinks } from "../components/nav-links";
 import "./globals.css";
 import "./dashboard.css";
+import "./compare.css";
 
 export const metadata: Metadata = {
   title: { default: "Volley", template: "%s · Volley" },

@@ -6,6 +6,7 @@ import { usePathname } from "next/navigation";
 const TABS = [
   { href: "/settings/tokens", label: "API tokens" },
   { href: "/settings/members", label: "Members" },
+  { href: "/settings/webhooks", label: "Webhooks" },
   { href: "/settings/metrics-export", label: "Metrics export" },
 ] as const;
 

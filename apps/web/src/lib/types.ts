@@ -16,6 +16,11 @@ export interface RunListItem {
    * received and the percentiles count: round trips, or deliveries for runs without round trips.
    */
   summary: { measure: "round trip" | "delivery"; sent: number; received: number; lost: number; p50: number | null; p95: number | null; p99: number | null } | null;
+  /** The saved plan it ran (null: an inline plan). */
+  planId: string | null;
+  tags: string[];
+  /** It is its plan's baseline. */
+  baseline: boolean;
 }
 
 /** `POST /api/v1/runs/{id}/abort` → 202. */

@@ -1,4 +1,4 @@
-import { and, desc, eq, getTableColumns, inArray, notInArray, sql } from "drizzle-orm";
+import { and, arrayContains, desc, eq, getTableColumns, gte, ilike, inArray, lt, notInArray, or, sql } from "drizzle-orm";
 import { canMoveRun, FINAL_RUN_STATUSES, runStatusesBefore, type Plan, type RunStatus, type RunSummary } from "@volley/contracts";
 import type { Db } from "../client";
 import { newId } from "../ids";
@@ -6,10 +6,10 @@ import { DEFAULT_ORG_ID, runs } from "../schema";
 
 export type RunRow = typeof runs.$inferSelect;
 
-export async function insertRun(db: Db, input: { plan: Plan; orgId?: string; planId?: string | null }): Promise<RunRow> {
+export async function insertRun(db: Db, input: { plan: Plan; orgId?: string; planId?: string | null; scheduleId?: string | null }): Promise<RunRow> {
   const [row] = await db
     .insert(runs)
-    .values({ id: newId("run"), orgId: input.orgId ?? DEFAULT_ORG_ID, planId: input.planId ?? null, name: input.plan.name, plan: input.plan, status: "queued" })
+    .values({ id: newId("run"), orgId: input.orgId ?? DEFAULT_ORG_ID, planId: input.planId ?? null, scheduleId: input.scheduleId ?? null, name: input.plan.name, plan: input.plan, status: "queued" })
     .returning();
   return row!;
 }
@@ -44,6 +44,29 @@ export async function listRuns(
     .offset(opts.offset ?? 0);
 }
 
+/** Run-list filters, combined with AND: status, saved plan, text in the name or id, a tag, a creation window [from, to). */
+export interface RunFilter {
+  status?: RunStatus;
+  planId?: string;
+  q?: string;
+  tag?: string;
+  from?: Date;
+  to?: Date;
+}
+
+function runFilter(f: RunFilter) {
+  // ILIKE wildcards in the search text match themselves.
+  const like = f.q ? `%${f.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
+  return [
+    f.status ? eq(runs.status, f.status) : undefined,
+    f.planId ? eq(runs.planId, f.planId) : undefined,
+    like ? or(ilike(runs.name, like), ilike(runs.id, like)) : undefined,
+    f.tag ? arrayContains(runs.tags, [f.tag]) : undefined,
+    f.from ? gte(runs.createdAt, f.from) : undefined,
+    f.to ? lt(runs.createdAt, f.to) : undefined,
+  ];
+}
+
 /** A run row without its plan document (lists show names, statuses and summaries, never the plan). */
 export type RunHead = Omit<RunRow, "plan">;
 const { plan: _plan, ...headColumns } = getTableColumns(runs);
@@ -55,7 +78,7 @@ const { plan: _plan, ...headColumns } = getTableColumns(runs);
  */
 export async function listRunPage(
   db: Db,
-  opts: { orgId: string; limit: number; offset?: number; after?: string; status?: RunStatus; planId?: string },
+  opts: { orgId: string; limit: number; offset?: number; after?: string } & RunFilter,
 ): Promise<{ rows: RunHead[]; more: boolean } | null> {
   if (opts.after !== undefined && !(await getRun(db, opts.after, opts.orgId))) return null;
   const rows = await db
@@ -64,8 +87,7 @@ export async function listRunPage(
     .where(
       and(
         eq(runs.orgId, opts.orgId),
-        opts.status ? eq(runs.status, opts.status) : undefined,
-        opts.planId ? eq(runs.planId, opts.planId) : undefined,
+        ...runFilter(opts),
         // Compared inside PostgreSQL: timestamps keep microseconds there that a JS Date would drop.
         opts.after !== undefined ? sql`(${runs.createdAt}, ${runs.id}) < (select r.created_at, r.id from runs r where r.id = ${opts.after})` : undefined,
       ),

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { and, desc, eq, isNull } from "drizzle-orm";
-import type { WebhookEvent } from "@volley/contracts";
+import type { WebhookEvent, WebhookFormat } from "@volley/contracts";
 import type { Db } from "../client";
 import { newId } from "../ids";
 import { webhooks } from "../schema";
@@ -18,7 +18,7 @@ export const WEBHOOK_SECRET_PREFIX = "whsec_";
  */
 export async function createWebhook(
   db: Db,
-  input: { orgId: string; url: string; events: WebhookEvent[]; createdBy?: string | null },
+  input: { orgId: string; url: string; events: WebhookEvent[]; format?: WebhookFormat; createdBy?: string | null },
   keys: SecretKeys | null,
 ): Promise<WebhookRow> {
   const secret = `${WEBHOOK_SECRET_PREFIX}${randomBytes(24).toString("base64url")}`;
@@ -30,6 +30,7 @@ export async function createWebhook(
       url: input.url,
       secret: keys ? sealSecret(secret, keys) : secret,
       events: [...new Set(input.events)],
+      format: input.format ?? "generic",
       createdBy: input.createdBy ?? null,
     })
     .returning();
@@ -75,4 +76,13 @@ export async function disableWebhook(db: Db, orgId: string, id: string): Promise
     .where(and(eq(webhooks.id, id), eq(webhooks.orgId, orgId), isNull(webhooks.disabledAt)))
     .returning({ id: webhooks.id });
   return rows.length === 1;
+}
+
+/** A webhook of this org (live or deleted), secret as stored; null when the org has none by that id. */
+export async function getOrgWebhook(db: Db, orgId: string, id: string): Promise<WebhookRow | null> {
+  const [row] = await db
+    .select()
+    .from(webhooks)
+    .where(and(eq(webhooks.id, id), eq(webhooks.orgId, orgId)));
+  return row ?? null;
 }

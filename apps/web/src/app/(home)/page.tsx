@@ -5,19 +5,46 @@ import { RunsTable } from "../../components/runs-table";
 import type { RunListItem } from "../../lib/types";
 import { describeLoadError } from "@/server/http/page-errors";
 import { pageSession } from "@/server/http/page-session";
-import { loadRunList } from "@/server/runs/runs";
+import { loadRunPage } from "@/server/runs/runs";
+import { loadPlanList } from "@/server/plans/plans";
+import { describeIssues, fieldIssues, listRunsQuerySchema } from "@volley/contracts";
+import { filterParams, filtersFrom, type RunFilterValues } from "../../lib/run-filter-values";
+import { RunsListFilters } from "../../components/runs-list-filters";
 
-export default async function RunsPage() {
+const filterParamsObject = (f: RunFilterValues) => Object.fromEntries(filterParams(f));
+
+const PAGE_SIZE = 50;
+
+export default async function RunsPage({ searchParams }: { searchParams: Promise<Record<string, string | undefined>> }) {
   const auth = await pageSession();
   const h = await headers(); // rendered per request: the list comes from the database
   const origin = `${h.get("x-forwarded-proto") ?? "http"}://${h.get("x-forwarded-host") ?? h.get("host") ?? "localhost:3000"}`;
+  const params = await searchParams;
+  const filters = filtersFrom(params);
+  const filtered = Object.values(filters).some(Boolean);
   let runs: RunListItem[] | null = null;
+  let next: string | null = null;
+  let plans: { id: string; name: string }[] = [];
   let problem: ReturnType<typeof describeLoadError> | null = null;
-  try {
-    runs = await loadRunList(50, auth.orgId);
-  } catch (err) {
-    problem = describeLoadError(err, "runs");
+  // The same validation as GET /api/v1/runs: a bad filter is named, not ignored.
+  const query = listRunsQuerySchema.safeParse({ ...filterParamsObject(filters), limit: String(PAGE_SIZE), ...(params.cursor ? { cursor: params.cursor } : {}) });
+  if (!query.success) problem = { title: "Those filters are not valid", message: describeIssues(fieldIssues(query.error)), status: 400 };
+  else {
+    try {
+      [{ runs, next }, plans] = await Promise.all([
+        loadRunPage(auth.orgId, query.data),
+        loadPlanList(auth.orgId, { limit: 200, offset: 0 }).then((ps) => ps.map((p) => ({ id: p.id, name: p.name }))),
+      ]);
+    } catch (err) {
+      problem = describeLoadError(err, "runs");
+    }
   }
+  const pageHref = (cursor: string | null) => {
+    const p = filterParams(filters);
+    if (cursor) p.set("cursor", cursor);
+    const qs = p.toString();
+    return qs ? `/?${qs}` : "/";
+  };
 
   return (
     <>
@@ -30,8 +57,13 @@ export default async function RunsPage() {
           New run
         </Link>
       </div>
+      <RunsListFilters value={filters} plans={plans} />
       {problem ? (
         <ErrorPanel title={problem.title} message={problem.message} />
+      ) : runs && runs.length === 0 && (filtered || params.cursor) ? (
+        <div className="panel empty">
+          <p>No runs match these filters.</p>
+        </div>
       ) : runs && runs.length === 0 ? (
         <div className="panel empty">
           <h2 className="panel-title">No runs yet</h2>
@@ -50,7 +82,17 @@ export default async function RunsPage() {
        "scenario": {"kind": "echo", "message": {"rate": 5}, "duration": "10s"}}}'`}</pre>
         </div>
       ) : (
-        <RunsTable runs={runs ?? []} />
+        <>
+          <RunsTable runs={runs ?? []} />
+          <nav className="pager small" aria-label="Pages">
+            {params.cursor && <Link href={pageHref(null)}>← Newest</Link>}
+            {next && (
+              <Link href={pageHref(next)} data-testid="next-page">
+                Older runs →
+              </Link>
+            )}
+          </nav>
+        </>
       )}
     </>
   );

@@ -85,3 +85,14 @@ export function authorize(auth: AuthContext, permission: Permission): void {
     throw new ApiError(403, "forbidden", `your role in this org (${actor.role}) cannot do this (${permission}); it needs ${need.role} or above`);
   }
 }
+
+/** Whether the caller may do this (authorize without the throw), for pages that show or hide controls. */
+export function may(auth: AuthContext, permission: Permission): boolean {
+  try {
+    authorize(auth, permission);
+    return true;
+  } catch (err) {
+    if (err instanceof ApiError) return false;
+    throw err;
+  }
+}

@@ -23,7 +23,7 @@ import {
   planVersionSchema,
   importPlanBodySchema,
   importPlanResponseSchema,
-  runSchema,
+  runWithMetaSchema,
   runStatusSchema,
   runSummarySchema,
   runAnalysisSchema,
@@ -40,6 +40,7 @@ import { z } from "zod";
 import type { AbortResponse, RunListItem } from "@/lib/types";
 import { targetPaths } from "./openapi-targets";
 import { RUN_FINISHED_PAYLOAD, webhookPaths } from "./openapi-webhooks";
+import { comparePaths, COMPARE_ROUTES } from "./openapi-compare";
 
 /**
  * The OpenAPI 3.1 document of /api/v1, generated from the same zod schemas the routes validate with,
@@ -74,6 +75,9 @@ const runListItemSchema = z.object({
       p99: z.number().nullable(),
     })
     .nullable(),
+  planId: z.string().nullable().openapi({ description: "The saved plan it ran (null: an inline plan)" }),
+  tags: z.array(z.string()),
+  baseline: z.boolean().openapi({ description: "It is its plan's baseline (PUT /api/v1/plans/{id}/baseline)" }),
 }) satisfies z.ZodType<RunListItem>;
 
 const abortResponseSchema = z.object({
@@ -118,6 +122,7 @@ export const API_ROUTES = [
   { method: "delete", path: "/api/v1/targets/{id}" },
   { method: "get", path: "/api/v1/audit" },
   { method: "get", path: "/api/v1/openapi.json" },
+  ...COMPARE_ROUTES,
 ] as const;
 
 export type Status = ApiErrorStatus;
@@ -153,7 +158,7 @@ function build() {
   const ApiError = named("ApiError", apiErrorSchema);
   const RunSummary = named("RunSummary", runSummarySchema);
   // Re-point the nested fields at the named components so the document references them, not copies.
-  const Run = named("Run", runSchema.extend({ plan: Plan, summary: RunSummary.nullable() }));
+  const Run = named("Run", runWithMetaSchema.extend({ plan: Plan, summary: RunSummary.nullable() }));
   const IntervalPoint = named("IntervalPoint", intervalPointSchema);
   const RunListItem = named("RunListItem", runListItemSchema);
   const NextCursor = z.string().nullable().describe("Pass it as `cursor` to get the next page; null on the last page.");
@@ -226,6 +231,10 @@ function build() {
           offset: z.number().int().min(0).default(0).optional().describe("How many to skip (default 0); not with cursor."),
           status: runStatusSchema.optional().describe("Only runs with this status."),
           planId: z.string().optional().describe("Only runs of this saved plan."),
+          q: z.string().max(100).optional().describe("Only runs whose name or id contains this text (case-insensitive)."),
+          tag: z.string().max(40).optional().describe("Only runs with this tag (PATCH /api/v1/runs/{id} sets tags)."),
+          from: z.string().optional().describe("Only runs created at or after this date (2026-11-25, the start of that day UTC) or time (2026-11-25T14:00:00Z)."),
+          to: z.string().optional().describe("Only runs created before this time; a date (2026-11-25) includes that whole day (UTC)."),
         }),
       },
       responses: { 200: jsonBody(z.object({ runs: z.array(RunListItem), next: NextCursor }), "The runs."), ...errors(400, 500, 503) },
@@ -465,6 +474,7 @@ function build() {
       responses: { 204: noContent("Revoked."), ...errors(404, 500, 503) },
     },
     ...webhookPaths({ Webhook, CreateWebhookBody, CreateWebhookResponse, jsonBody, errors, noContent, sessionOnly }),
+    ...comparePaths({ named, Run, PlanRecord, jsonBody, errors, noContent, sessionOnly }),
     ...targetPaths({
       TargetHost: named("TargetHost", targetHostSchema),
       AddTargetHostBody: named("AddTargetHostBody", addTargetHostBodySchema),

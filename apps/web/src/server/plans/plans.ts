@@ -7,7 +7,17 @@ import { getDb } from "../http/services";
 /** Saved plans of an org; every save is a new version (plan_versions), read back by GET /plans/{id}/versions. */
 
 export function toPlanRecord(row: PlanRow): PlanRecord {
-  return { id: row.id, name: row.name, version: row.version, plan: row.document, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() };
+  return {
+    id: row.id,
+    name: row.name,
+    version: row.version,
+    plan: row.document,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+    tags: row.tags,
+    notes: row.notes,
+    baselineRunId: row.baselineRunId,
+  };
 }
 
 const actorId = (auth: AuthContext) => (auth.actor.kind === "user" ? auth.actor.userId : auth.actor.kind === "token" ? auth.actor.tokenId : null);

@@ -7,8 +7,9 @@ import {
   type PreflightWarning,
   type Run,
   type RunSummary,
+  type RunWithMeta,
 } from "@volley/contracts";
-import { finishRun, getRun, insertRun, listFrames, listRunPage, queuePlaces, DEFAULT_ORG_ID, type Db, type RunRow } from "@volley/db";
+import { finishRun, getPlan, getRun, insertRun, listBaselineRunIds, listFrames, listRunPage, queuePlaces, DEFAULT_ORG_ID, type Db, type RunFilter, type RunRow } from "@volley/db";
 import { mergeTimeline, summarizeRun } from "@volley/metrics";
 import { enqueue, runJob } from "@volley/queue";
 import type { AuthContext } from "../auth/auth";
@@ -35,7 +36,7 @@ async function summaryFromFrames(db: Db, row: RunRow): Promise<RunSummary | null
   return summarizeRun(frames, row.plan.thresholds, isFinal(row.status) ? row.plan : { ...row.plan, sanity: false });
 }
 
-function toRun(row: RunRow, summary: RunSummary | null): Run {
+function toRun(row: RunRow, summary: RunSummary | null, baseline = false): RunWithMeta {
   return {
     id: row.id,
     status: row.status,
@@ -46,6 +47,11 @@ function toRun(row: RunRow, summary: RunSummary | null): Run {
     startedAt: iso(row.startedAt),
     endedAt: iso(row.endedAt),
     summary,
+    planId: row.planId,
+    tags: row.tags,
+    notes: row.notes,
+    baseline,
+    scheduleId: row.scheduleId,
   };
 }
 
@@ -75,14 +81,15 @@ export async function createRun(plan: Plan, orgId = DEFAULT_ORG_ID, planId: stri
  * One run. A finished run returns its stored summary; a running one gets a summary computed live
  * from the frames stored so far (null before the first frame).
  */
-export async function loadRun(id: string, orgId = DEFAULT_ORG_ID): Promise<Run> {
+export async function loadRun(id: string, orgId = DEFAULT_ORG_ID): Promise<RunWithMeta> {
   const db = getDb();
   const row = await getRun(db, id, orgId);
   if (!row) throw notFound(`run ${id}`);
   let summary: RunSummary | null = null;
   if (row.status === "running") summary = await summaryFromFrames(db, row);
   else if (isFinal(row.status)) summary = row.summary ?? (await summaryFromFrames(db, row));
-  const run = toRun(row, summary);
+  const plan = row.planId ? await getPlan(db, row.planId, orgId) : null;
+  const run = toRun(row, summary, plan?.baselineRunId === row.id);
   // Waiting for agents: its place in the pool's line (first come first served, as the hub admits runs).
   if (row.status === "queued") run.queue = (await queuePlaces(db, orgId)).get(row.id) ?? null;
   return run;
@@ -98,12 +105,16 @@ export async function loadRunList(limit = 50, orgId = DEFAULT_ORG_ID): Promise<R
  */
 export async function loadRunPage(
   orgId: string,
-  q: { limit: number; offset: number; cursor?: string; status?: Run["status"]; planId?: string },
+  q: { limit: number; offset: number; cursor?: string } & RunFilter,
 ): Promise<{ runs: RunListItem[]; next: string | null }> {
-  const page = await listRunPage(getDb(), { orgId, limit: q.limit, offset: q.offset, after: q.cursor, status: q.status, planId: q.planId });
+  const { limit, offset, cursor, ...filter } = q;
+  const page = await listRunPage(getDb(), { orgId, limit, offset, after: cursor, ...filter });
   if (!page) throw unknownCursor("run", q.cursor!);
   const rows = page.rows;
-  const places = rows.some((r) => r.status === "queued") ? await queuePlaces(getDb(), orgId) : new Map();
+  const [places, baselines] = await Promise.all([
+    rows.some((r) => r.status === "queued") ? queuePlaces(getDb(), orgId) : new Map(),
+    rows.some((r) => r.planId !== null) ? listBaselineRunIds(getDb(), orgId) : new Set<string>(),
+  ]);
   const items: RunListItem[] = rows.map((row) => ({
     queue: places.get(row.id) ?? null,
     id: row.id,
@@ -114,6 +125,9 @@ export async function loadRunPage(
     startedAt: iso(row.startedAt),
     endedAt: iso(row.endedAt),
     summary: row.summary ? listSummary(row.summary) : null,
+    planId: row.planId,
+    tags: row.tags,
+    baseline: baselines.has(row.id),
   }));
   return { runs: items, next: page.more && rows.length > 0 ? rows.at(-1)!.id : null };
 }

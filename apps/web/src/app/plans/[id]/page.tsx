@@ -5,16 +5,21 @@ import { cache } from "react";
 import { stringify } from "yaml";
 import { ErrorPanel } from "../../../components/error-panel";
 import { PlanEditor } from "../../../components/plan-editor";
+import { MetaEditor } from "../../../components/meta-editor";
+import { ScheduleEditor } from "../../../components/schedule-editor";
+import { may } from "@/server/auth/auth";
+import { loadSchedule } from "@/server/schedules/schedules";
 import { ApiError } from "@/server/http/errors";
 import { describeLoadError } from "@/server/http/page-errors";
 import { pageSession } from "@/server/http/page-session";
 import { loadPlan, loadPlanVersions } from "@/server/plans/plans";
 
 const load = cache(async (id: string) => {
-  const { orgId } = await pageSession();
+  const auth = await pageSession();
+  const { orgId } = auth;
   try {
-    const [plan, versions] = await Promise.all([loadPlan(orgId, id), loadPlanVersions(orgId, id)]);
-    return { ok: true as const, plan, versions };
+    const [plan, versions, schedule] = await Promise.all([loadPlan(orgId, id), loadPlanVersions(orgId, id), loadSchedule(orgId, id).catch(() => null)]);
+    return { ok: true as const, plan, versions, schedule, canWrite: may(auth, "plans:write") };
   } catch (err) {
     if (err instanceof ApiError && err.status === 404) return { ok: false as const, notFound: true as const };
     return { ok: false as const, notFound: false as const, problem: describeLoadError(err, "this plan") };
@@ -43,11 +48,22 @@ export default async function PlanPage({ params, searchParams }: { params: Promi
           <p className="muted">
             Version {r.plan.version}
             {shown && shown.version !== r.plan.version ? ` — showing version ${shown.version}; saving makes it version ${r.plan.version + 1}` : ""} ·{" "}
-            <Link href={`/?plan=${r.plan.id}`}>Runs of this plan</Link> · <Link href={`/compare?plan=${r.plan.id}`}>Trend</Link>
+            <Link href={`/?plan=${r.plan.id}`}>Runs of this plan</Link> · <Link href={`/plans/${r.plan.id}/trend`}>Trend</Link>
+            {r.plan.baselineRunId && (
+              <>
+                {" "}
+                · <Link href={`/runs/${r.plan.baselineRunId}`}>Baseline run</Link>
+              </>
+            )}
           </p>
         </div>
       </div>
       <PlanEditor key={shown?.version ?? "latest"} initialText={text} saved={{ id: r.plan.id, version: r.plan.version }} />
+      <section className="panel" aria-label="Tags and notes">
+        <h2 className="panel-title">Tags and notes</h2>
+        <MetaEditor endpoint={`/api/v1/plans/${r.plan.id}`} initialTags={r.plan.tags} initialNotes={r.plan.notes} canEdit={r.canWrite} what="plan" />
+      </section>
+      <ScheduleEditor planId={r.plan.id} initial={r.schedule} canEdit={r.canWrite} />
       <section className="panel versions" aria-label="Version history">
         <h2 className="panel-title">Version history</h2>
         <ol reversed className="small">

@@ -3,16 +3,19 @@ import { notFound } from "next/navigation";
 import { cache } from "react";
 import { ErrorPanel } from "../../../components/error-panel";
 import { RunView } from "../../../components/run-view";
+import { RunMetaPanel } from "../../../components/run-meta-panel";
+import { may } from "@/server/auth/auth";
 import { ApiError } from "@/server/http/errors";
 import { describeLoadError } from "@/server/http/page-errors";
 import { pageSession } from "@/server/http/page-session";
 import { loadIntervals, loadRun } from "@/server/runs/runs";
 
 const load = cache(async (id: string) => {
-  const { orgId } = await pageSession();
+  const auth = await pageSession();
+  const { orgId } = auth;
   try {
     const [run, intervals] = await Promise.all([loadRun(id, orgId), loadIntervals(id, orgId)]);
-    return { ok: true as const, run, intervals };
+    return { ok: true as const, run, intervals, canWrite: may(auth, "runs:write") };
   } catch (err) {
     if (err instanceof ApiError && err.status === 404) return { ok: false as const, notFound: true as const };
     return { ok: false as const, notFound: false as const, problem: describeLoadError(err, "this run") };
@@ -30,5 +33,10 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
     if (r.notFound) notFound();
     return <ErrorPanel title={r.problem.title} message={r.problem.message} />;
   }
-  return <RunView key={r.run.id} initialRun={r.run} initialIntervals={r.intervals} />;
+  return (
+    <>
+      <RunView key={r.run.id} initialRun={r.run} initialIntervals={r.intervals} />
+      <RunMetaPanel key={`meta-${r.run.id}`} run={r.run} canWrite={r.canWrite} />
+    </>
+  );
 }

@@ -1,4 +1,5 @@
-import { savePlanBodySchema } from "@volley/contracts";
+import { metaPatchBodySchema, savePlanBodySchema } from "@volley/contracts";
+import { updatePlanMeta } from "@/server/runs/run-meta";
 import { apiHandler, json } from "@/server/http/api-handler";
 import { loadPlan, removePlan, savePlanVersion } from "@/server/plans/plans";
 
@@ -22,4 +23,11 @@ export const DELETE = apiHandler({
     await removePlan(auth.orgId, params.id ?? "");
     return new Response(null, { status: 204, headers: { "cache-control": "no-store" } });
   },
+});
+
+/** PATCH /api/v1/plans/{id} {"tags"?, "notes"?} → the plan: describes it, so no new version is made. */
+export const PATCH = apiHandler({
+  permission: "plans:write",
+  body: metaPatchBodySchema,
+  handler: async ({ params, body, auth }) => json(await updatePlanMeta(auth.orgId, params.id ?? "", body)),
 });

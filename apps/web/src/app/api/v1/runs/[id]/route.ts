@@ -1,3 +1,5 @@
+import { metaPatchBodySchema } from "@volley/contracts";
+import { updateRunMeta } from "@/server/runs/run-meta";
 import { apiHandler, json } from "@/server/http/api-handler";
 import { loadRun } from "@/server/runs/runs";
 
@@ -5,4 +7,11 @@ import { loadRun } from "@/server/runs/runs";
 export const GET = apiHandler({
   permission: "runs:read",
   handler: async ({ params, auth }) => json(await loadRun(params.id ?? "", auth.orgId)),
+});
+
+/** PATCH /api/v1/runs/{id} {"tags"?, "notes"?} → the run: only the fields sent change. */
+export const PATCH = apiHandler({
+  permission: "runs:write",
+  body: metaPatchBodySchema,
+  handler: async ({ params, body, auth }) => json(await updateRunMeta(auth.orgId, params.id ?? "", body)),
 });

@@ -1,0 +1,79 @@
+import { Worker, type Job, type Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import type { Logger } from "pino";
+import { getPlan, getScheduleOfAnyOrg, insertRun, recordAudit, recordScheduleFiring, type Db } from "@volley/db";
+import { enqueue, openQueue, QUEUE_NAMES, removePlanScheduler, runJob, scheduledRunJob } from "@volley/queue";
+import { errorMessage } from "../util/wait";
+
+/**
+ * The BullMQ worker of the schedules queue (handler of `scheduledRunJob`): each firing of a plan's
+ * job scheduler starts the plan's latest version as a run, as `POST /api/v1/runs {"planId"}` would,
+ * and records the run (or why there is none) on the schedule. A schedule deleted or disabled since
+ * the firing was queued starts nothing.
+ */
+export class ScheduleWorker {
+  private readonly worker: Worker;
+
+  constructor(private readonly deps: { db: Db; connection: Redis; runs: Queue; schedules: Queue; log: Logger }) {
+    this.worker = new Worker(QUEUE_NAMES.schedules, (job) => this.fire(job), { connection: deps.connection, concurrency: 4, autorun: false });
+    this.worker.on("error", (err) => deps.log.error({ err: errorMessage(err) }, "schedule worker error"));
+  }
+
+  start(): void {
+    void this.worker.run().catch((err) => this.deps.log.error({ err: errorMessage(err) }, "schedule worker stopped"));
+  }
+
+  private async fire(job: Job): Promise<string | null> {
+    const { db, log } = this.deps;
+    const { scheduleId, planId, orgId } = scheduledRunJob.schema.parse(job.data);
+    const schedule = await getScheduleOfAnyOrg(db, scheduleId);
+    if (!schedule || !schedule.enabled || schedule.planId !== planId || schedule.orgId !== orgId) {
+      // Its job scheduler outlived the row (web removes both; a crash between the two leaves this).
+      await removePlanScheduler(this.deps.schedules, planId);
+      log.info({ scheduleId, planId }, "schedule gone or disabled; its job scheduler removed");
+      return null;
+    }
+    const plan = await getPlan(db, planId, orgId);
+    if (!plan) {
+      await recordScheduleFiring(db, scheduleId, { error: `plan ${planId} no longer exists` });
+      return null;
+    }
+    const run = await insertRun(db, { plan: plan.document, orgId, planId, scheduleId });
+    await recordAudit(db, { orgId, actor: `schedule:${scheduleId}`, action: "run.scheduled", runId: run.id, targetHost: hostOf(plan.document.target.url) });
+    try {
+      await enqueue(this.deps.runs, runJob, { runId: run.id }, { jobId: run.id });
+    } catch (err) {
+      await recordScheduleFiring(db, scheduleId, { error: `run ${run.id} could not be queued: ${errorMessage(err)}` });
+      throw err;
+    }
+    await recordScheduleFiring(db, scheduleId, { runId: run.id });
+    log.info({ scheduleId, planId, runId: run.id }, "scheduled run queued");
+    return run.id;
+  }
+
+  close(force = false): Promise<void> {
+    return this.worker.close(force);
+  }
+}
+
+function hostOf(url: string): string | null {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return null;
+  }
+}
+
+/** The schedule worker with its own queue handles on `connection`, started; close() stops it and them. */
+export function startScheduleWorker(deps: { db: Db; connection: Redis; log: Logger }): { close(force?: boolean): Promise<void> } {
+  const runs = openQueue(QUEUE_NAMES.runs, deps.connection);
+  const schedules = openQueue(QUEUE_NAMES.schedules, deps.connection);
+  const worker = new ScheduleWorker({ ...deps, runs, schedules });
+  worker.start();
+  return {
+    async close(force = false) {
+      await worker.close(force);
+      await Promise.all([runs.close(), schedules.close()]);
+    },
+  };
+}

@@ -1,0 +1,64 @@
+"use client";
+
+import { runStatusSchema } from "@volley/contracts";
+import { useEffect, useState, type FormEvent } from "react";
+import { NO_FILTERS, type RunFilterValues } from "../lib/run-filter-values";
+
+/** Search, plan, status, tag and date filters for a run list; `onApply` gets them when the form is submitted (or a select changes). */
+export function RunFilters({ value, plans, onApply, compact = false }: { value: RunFilterValues; plans: { id: string; name: string }[]; onApply: (f: RunFilterValues) => void; compact?: boolean }) {
+  const [f, setF] = useState(value);
+  useEffect(() => setF(value), [value]);
+  const set = (k: keyof RunFilterValues, apply = false) => (e: { target: { value: string } }) => {
+    const next = { ...f, [k]: e.target.value };
+    setF(next);
+    if (apply) onApply(next);
+  };
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    onApply(f);
+  };
+  const any = Object.values(f).some(Boolean);
+  return (
+    <form className={compact ? "run-filters compact" : "run-filters"} onSubmit={submit} role="search" aria-label="Filter runs">
+      <input type="search" value={f.q} onChange={set("q")} placeholder="Search name or id" aria-label="Search runs by name or id" />
+      <select value={f.planId} onChange={set("planId", true)} aria-label="Plan">
+        <option value="">Any plan</option>
+        {plans.map((p) => (
+          <option key={p.id} value={p.id}>
+            {p.name}
+          </option>
+        ))}
+      </select>
+      <select value={f.status} onChange={set("status", true)} aria-label="Status">
+        <option value="">Any status</option>
+        {runStatusSchema.options.map((s) => (
+          <option key={s} value={s}>
+            {s}
+          </option>
+        ))}
+      </select>
+      <input type="text" value={f.tag} onChange={set("tag")} placeholder="Tag" aria-label="Tag" size={10} />
+      <label className="small muted">
+        from <input type="date" value={f.from} onChange={set("from", true)} aria-label="Created from" />
+      </label>
+      <label className="small muted">
+        to <input type="date" value={f.to} onChange={set("to", true)} aria-label="Created until" />
+      </label>
+      <button type="submit" className="button">
+        Filter
+      </button>
+      {any && (
+        <button
+          type="button"
+          className="button ghost"
+          onClick={() => {
+            setF(NO_FILTERS);
+            onApply(NO_FILTERS);
+          }}
+        >
+          Clear
+        </button>
+      )}
+    </form>
+  );
+}
