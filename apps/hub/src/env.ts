@@ -7,6 +7,22 @@ const required = (example: string, protocols: RegExp) =>
     .string({ error: `not set — set it to a URL like ${example} (npm start sets it for you)` })
     .regex(protocols, `must be a URL like ${example}`);
 
+/** A number of days (at least 1) or "off"; `fallback` when unset. */
+const retentionDays = (name: string, fallback: number | null) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === "") return fallback;
+      if (v === "off") return null;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 1) {
+        ctx.addIssue({ code: "custom", message: `set ${name} to a whole number of days (at least 1), or "off" to keep them forever` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
 const validKey = (v: string) => {
   try {
     parseSecretsKey(v);
@@ -49,6 +65,14 @@ const envSchema = z
       .int("set it to a whole number of pools, e.g. 50")
       .min(1, "set it to at least 1 pool, e.g. 50")
       .default(50),
+    // Bearer token GET /metrics (Prometheus text format, docs/observability.md) requires. Unset: open to
+    // whoever reaches the hub port in self-hosted mode; hosted mode serves /metrics only with it set.
+    HUB_METRICS_TOKEN: z.string().min(16, "use at least 16 characters (openssl rand -hex 16), or unset it").optional(),
+    // Retention of finished runs, in days, or "off" (docs/run-data.md). Raw
+    // per-agent frames go after RUN_FRAMES_RETENTION_DAYS (default 30): the run page and API read the
+    // merged rows, which stay. Whole runs go after RUN_RETENTION_DAYS (default off: kept forever).
+    RUN_FRAMES_RETENTION_DAYS: retentionDays("RUN_FRAMES_RETENTION_DAYS", 30),
+    RUN_RETENTION_DAYS: retentionDays("RUN_RETENTION_DAYS", null),
     LOG_LEVEL: logLevelSchema,
   })
   .refine((e) => e.VOLLEY_MODE !== "hosted" || e.VOLLEY_SECRETS_KEY !== undefined, {

@@ -21,7 +21,9 @@ import { ShardQueues } from "./shards/shard-queues";
 import { ShardRunner } from "./shards/shard-runner";
 import { errorMessage, settlesWithin } from "./util/wait";
 import { WebhookDispatcher } from "./webhooks/webhook-dispatcher";
-import type { AgentStatus } from "@volley/contracts";
+import { HubMetrics } from "./observability/hub-metrics";
+import { RunMetricsExporter } from "./observability/run-metrics-exporter";
+import { FINAL_RUN_STATUSES, type AgentStatus } from "@volley/contracts";
 import type { ResolveAll } from "@volley/contracts/public-lookup";
 import { WebhookWorker } from "./webhooks/webhook-worker";
 import { startScheduleWorker } from "./schedules/schedule-worker";
@@ -73,6 +75,11 @@ export interface HubConfig {
   maxPoolsPerOrg?: number;
   /** A pool's shard worker and its Redis connection are released once the pool has had no agents this long (default 60 s). */
   poolReleaseMs?: number;
+  /**
+   * Bearer token GET /metrics requires (HUB_METRICS_TOKEN). null: open to whoever reaches the port in
+   * self-hosted mode; hosted mode serves /metrics only with a token.
+   */
+  metricsToken?: string | null;
 }
 
 export interface RunningHub {
@@ -125,7 +132,26 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
   const staleAgents = await markStaleAgentsOffline(db);
   if (staleAgents > 0) log.info({ agents: staleAgents }, "marked agents not heard from lately offline");
 
-  const events = new RunEvents(new LiveFeed({ redis }));
+  const liveFeed = new LiveFeed({ redis });
+  // Each settled second of a run also goes to its org's Prometheus remote-write endpoint, if it set one.
+  const exporter = new RunMetricsExporter({
+    db,
+    log,
+    secretsKeys: config.secretsKeys ?? null,
+    publicOnly: config.mode === "hosted",
+    resolveAll: config.webhookResolveAll,
+    onPush: (outcome) => metrics.remoteWrites.inc({ outcome }),
+  });
+  const events = new RunEvents({
+    status: (event) => {
+      liveFeed.status(event);
+      if (FINAL_RUN_STATUSES.includes(event.status)) void exporter.finished(event.runId);
+    },
+    points: (runId, points) => {
+      liveFeed.points(runId, points);
+      exporter.points(runId, points);
+    },
+  });
   // The meters of the runs this hub supervises: its aggregator nudges one when it stored frames of that run.
   const meters = new Map<string, RunMeter>();
   const webhookQueue = openQueue(QUEUE_NAMES.webhooks, connections.bull);
@@ -203,11 +229,19 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
     reader: connections.reader,
     consumer: hubId,
     log,
-    onStored: (runId) => meters.get(runId)?.nudge(),
+    onStored: (runId, stored) => {
+      metrics.framesStored.inc(stored);
+      meters.get(runId)?.nudge();
+    },
     beforeRetire: (runId) => restateLateFrames({ db, redis, events, log }, runId),
   });
 
+  const runsQueue = openQueue(QUEUE_NAMES.runs, connections.bull);
+  const metrics = new HubMetrics({ db, hubId, queues: [runsQueue, webhookQueue], connectedAgents: () => registry.all().length, token: config.metricsToken ?? null });
+  // Hosted: the hub port faces agents on the internet, so the install's counts need a token.
+  const serveMetrics = config.mode !== "hosted" || Boolean(config.metricsToken);
   const httpServer = createServer((req, res) => {
+    if (serveMetrics && metrics.handle(req, res)) return;
     // Socket.IO answers its own path; this is a liveness probe for orchestrators.
     if (req.url === "/healthz") {
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ok: true, hubId }));
@@ -252,6 +286,7 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
     // Runs have ended, so their deliveries are queued; one in flight gets its receiver's timeout, the rest wait in Redis for any hub.
     if (!(await settlesWithin(webhookWorker.close(), (config.webhookTimeoutMs ?? 5000) + 1000))) await settlesWithin(webhookWorker.close(true), 2000);
     await settlesWithin(webhookQueue.close(), 2000);
+    await settlesWithin(runsQueue.close(), 2000);
     if (!(await settlesWithin(scheduleWorker.close(), 3000))) await settlesWithin(scheduleWorker.close(true), 2000);
     // 2. Everything read from the streams is stored and acked before the connections go.
     await settlesWithin(aggregator.stop(), 5000);

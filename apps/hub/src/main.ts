@@ -16,6 +16,8 @@ const hub = await startHub({
   maxPoolsPerOrg: env.HUB_MAX_POOLS_PER_ORG,
   mode: env.VOLLEY_MODE,
   secretsKeys: env.VOLLEY_SECRETS_KEY ? parseSecretKeys(env.VOLLEY_SECRETS_KEY, env.VOLLEY_SECRETS_KEY_OLD) : null,
+  metricsToken: env.HUB_METRICS_TOKEN ?? null,
+  retention: { framesDays: env.RUN_FRAMES_RETENTION_DAYS, runsDays: env.RUN_RETENTION_DAYS },
   log,
 }).catch((err: NodeJS.ErrnoException) => {
   // checkDatabase/checkRedis already say what is wrong and how to fix it, in one line.

@@ -93,6 +93,8 @@ export class RunMetricsExporter {
   private async newState(runId: string): Promise<RunState | null> {
     const run = await getRunOfAnyOrg(this.deps.db, runId);
     if (!run) return null;
+    // A new run reads its org's setting as it is now, so an export saved a moment ago takes this run.
+    await this.config(run.orgId, true);
     return {
       orgId: run.orgId,
       labels: { run_id: run.id, run_name: run.plan.name, plan_id: run.planId ?? "", org: run.orgId },
@@ -102,9 +104,9 @@ export class RunMetricsExporter {
     };
   }
 
-  private async config(orgId: string): Promise<MetricsExportConfig | null> {
+  private async config(orgId: string, fresh = false): Promise<MetricsExportConfig | null> {
     const cached = this.configs.get(orgId);
-    if (cached && Date.now() - cached.at < (this.deps.configTtlMs ?? 30_000)) return cached.config;
+    if (cached && !fresh && Date.now() - cached.at < (this.deps.configTtlMs ?? 30_000)) return cached.config;
     const loaded = await loadMetricsExport(this.deps.db, orgId, this.deps.secretsKeys);
     const config = loaded?.enabled ? loaded : null;
     this.configs.set(orgId, { at: Date.now(), config });

@@ -107,7 +107,7 @@ export function MetricsExportForm({ initial }: { initial: MetricsExport | null }
           {error}
         </p>
       )}
-      {saved && !error && <p className="good" role="status">Saved. The next second of every running run goes there.</p>}
+      {saved && !error && <p className="good" role="status">Saved. Runs that start from now on are pushed there, running ones within 30 s.</p>}
       {current && (
         <p className="muted" data-testid="metrics-export-last-push">
           Last push:{" "}

@@ -41,6 +41,7 @@ import type { AbortResponse, RunListItem } from "@/lib/types";
 import { targetPaths } from "./openapi-targets";
 import { RUN_FINISHED_PAYLOAD, webhookPaths } from "./openapi-webhooks";
 import { comparePaths, COMPARE_ROUTES } from "./openapi-compare";
+import { metricsExportPaths } from "./openapi-metrics-export";
 
 /**
  * The OpenAPI 3.1 document of /api/v1, generated from the same zod schemas the routes validate with,
@@ -475,6 +476,7 @@ function build() {
     },
     ...webhookPaths({ Webhook, CreateWebhookBody, CreateWebhookResponse, jsonBody, errors, noContent, sessionOnly }),
     ...comparePaths({ named, Run, PlanRecord, jsonBody, errors, noContent, sessionOnly }),
+    ...metricsExportPaths({ named, jsonBody, errors, noContent, sessionOnly }),
     ...targetPaths({
       TargetHost: named("TargetHost", targetHostSchema),
       AddTargetHostBody: named("AddTargetHostBody", addTargetHostBodySchema),
