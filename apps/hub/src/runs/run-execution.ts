@@ -385,6 +385,7 @@ export class RunExecution {
       thresholds,
       onLoss: this.plan?.agents.onLoss,
       thresholdStop: this.thresholdStop,
+      capacity: summary?.capacity,
     });
     // The agents' own start reports; runs whose agents did not report fall back to the frames' interval starts.
     const firstIntervals = [...meter.tally.firstIntervalStarts()].map(([shardId, startedAt]) => ({ shardId, index: 0, startedAt }));

@@ -16,6 +16,17 @@ describe("run outcome", () => {
     expect(decideOutcome({ abort: null, runError: null, shards: ok, thresholds: [{ ...failedThreshold, ok: true }] })).toEqual({ status: "passed", reason: null });
   });
 
+  it("a passed capacity search that ended at a step the agent limited says its capacity is a lower bound", () => {
+    const ok = [{ index: 0, count: 1, ended: ended("completed") }];
+    const capacity = { slo: "p95 <= 200ms", rate: 3800, per: "aggregate" as const, sendRate: 3790, deliveryRate: null, step: 18, lowerBound: true, agentSaturated: true, endedBy: "the step at 4000/s per aggregate was limited by the load generator, not the server (the agent was saturated in 2 of 3 s: CPU 97% > 90%)" };
+    expect(decideOutcome({ abort: null, runError: null, shards: ok, thresholds: [], capacity })).toEqual({
+      status: "passed",
+      reason: `capacity at least 3800/s per aggregate, a lower bound: ${capacity.endedBy}; add agents and rerun`,
+    });
+    // A search the server itself ended, or that never broke, passes without a note.
+    expect(decideOutcome({ abort: null, runError: null, shards: ok, thresholds: [], capacity: { ...capacity, agentSaturated: false } })).toEqual({ status: "passed", reason: null });
+  });
+
   it("judges a run an abortOnFail threshold stopped as failed, not errored by the shards it stopped; a user abort still wins", () => {
     const stopped = [{ index: 0, count: 1, ended: ended("aborted", "threshold broke") }];
     const thresholdStop = 'threshold "latency.p95 < 200ms" broke (…); the run was stopped early (abortOnFail)';

@@ -1,4 +1,4 @@
-import type { AgentLossPolicy, RunStatus, RunSummary, StartReport } from "@volley/contracts";
+import type { AgentLossPolicy, Capacity, RunStatus, RunSummary, StartReport } from "@volley/contracts";
 import type { EndedShard, StartedShard } from "../coordination/run-coordinator";
 
 export interface ShardOutcomeInput {
@@ -20,7 +20,8 @@ const shardLabel = (s: ShardOutcomeInput) => `shard ${s.index + 1}/${s.count}`;
  * run early (failed: the shards it stopped are not errors); any shard that errored (or stopped on its
  * own) — except that under onLoss "degrade", shards whose agent was lost while others completed
  * make the run degraded; a failed threshold; passed. Reasons are written for the person reading
- * the run page.
+ * the run page. A passed capacity search that ended at a step the load generator limited says so:
+ * its capacity is only a lower bound (webhooks and the CLI carry the reason).
  */
 export function decideOutcome(input: {
   abort: string | null;
@@ -30,6 +31,8 @@ export function decideOutcome(input: {
   onLoss?: AgentLossPolicy;
   /** Why an abortOnFail threshold stopped the run while it ran. */
   thresholdStop?: string | null;
+  /** The summary's capacity (sweeps with stopWhen). */
+  capacity?: Capacity;
 }): RunOutcome {
   if (input.abort) return { status: "aborted", reason: input.abort };
   if (input.runError) return { status: "errored", reason: input.runError };
@@ -54,6 +57,11 @@ export function decideOutcome(input: {
     return { status: "errored", reason: broken.map((s) => `${shardLabel(s)}: ${why(s)}`).join("; ") };
   }
   if (failed.length > 0) return { status: "failed", reason: failed.map((t) => t.message).join("; ") };
+  const c = input.capacity;
+  if (c?.agentSaturated) {
+    const floor = c.rate === null ? "unknown" : `at least ${c.rate}/s per ${c.per}`;
+    return { status: "passed", reason: `capacity ${floor}, a lower bound: ${c.endedBy ?? "the search ended at a step the load generator limited"}; add agents and rerun` };
+  }
   return { status: "passed", reason: null };
 }
 
