@@ -30,6 +30,13 @@ export const HISTOGRAMS = {
   pushLatency: "push.latency",
   /** The storm scenario's canary connection: its round trips, apart from the crowd's. */
   canaryLatency: "canary.latency",
+  /**
+   * http-rps with `loop: closed`: receive time minus the moment the user was ready to send (its
+   * previous reply plus think time). A response time, not a latency from an intended schedule: a
+   * closed loop sends less when the server slows, so the waits it never made are in no sample
+   * (coordinated omission). Never merged into message.latency.
+   */
+  closedLoopResponseTime: "closed_loop.response_time",
 } as const;
 
 /** Histograms that hold connect times: the neutral name and the one old frames carry. */

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { durationSchema } from "./duration";
 import { targetSchema } from "./target";
 import { parseThreshold } from "./threshold-metrics";
+import { validateHttpLoad } from "./http-load-validation";
 import { connectionsSchema, scenarioSchema, sweepSchema } from "./scenario";
 import { flowSchema } from "./flow";
 import { validateFlow } from "./flow-validation";
@@ -133,6 +134,7 @@ export const planSchema = z.strictObject({
 }).superRefine((plan, ctx) => {
   if (plan.flow) validateFlow(plan.flow, { target: plan.target, scenarioKind: plan.scenario.kind, connections: plan.connections.count }, ctx);
   validateHttpFamily(plan.target, plan.flow, ctx);
+  validateHttpLoad(plan, ctx);
   const bytes = new TextEncoder().encode(JSON.stringify(plan)).length;
   if (bytes > MAX_PLAN_BYTES) ctx.addIssue({ code: "custom", path: [], message: `the plan is ${bytes} bytes as JSON; a plan may be at most ${MAX_PLAN_BYTES} bytes (512 KiB) — shorten its text fields` });
 });

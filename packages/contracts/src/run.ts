@@ -155,6 +155,19 @@ export const canarySummarySchema = z.object({
 });
 export type CanarySummary = z.infer<typeof canarySummarySchema>;
 
+/** What a closed loop's numbers are, said wherever they are shown (summary, CLI, UI, report). */
+export const CLOSED_LOOP_NOTE =
+  "closed-loop response time, not latency from an intended send time: each user waits for its reply before sending again, so a slow server is sent less and the waits it caused are in no sample (coordinated omission)";
+
+/** http-rps with `loop: closed`: N users each waiting for its reply; measured apart from `latency`, which stays empty. */
+export const closedLoopSummarySchema = z.object({
+  /** Each request from the moment its user was ready (its previous reply plus think time) to its reply, ms. */
+  responseTime: latencySummarySchema,
+  /** CLOSED_LOOP_NOTE: read these as response times, never as open-loop latency. */
+  note: z.string(),
+});
+export type ClosedLoopSummary = z.infer<typeof closedLoopSummarySchema>;
+
 /** The measured synchronized start: when each agent actually began vs the one planned instant (hub clock, ms). */
 export const startReportSchema = z.object({
   plannedAt: z.number(),
@@ -217,18 +230,20 @@ export const runSummarySchema = z.object({
     latency: latencySummarySchema,
   }),
   errors: z.record(z.string(), z.number().int()),
-  /** Broadcast and groups; absent for scenarios without deliveries (and in summaries from before). */
-  deliveries: deliverySummarySchema.optional(),
-  /** Every timed kind side by side (absent in summaries from before). */
-  timings: timingsSchema.optional(),
-  /** Storm: the canary connection's pings, counted apart from `messages` (absent for other scenarios). */
   /**
    * Per error class (the keys of `errors`), a few distinct texts of what the errors said: close
    * codes and reasons, HTTP statuses, the server's own words; the first ones in interval order, at
    * most ERROR_SAMPLES_PER_CLASS each. Absent when no error was sampled (and in summaries from before).
    */
   errorSamples: z.record(z.string(), z.array(z.string())).optional(),
+  /** Broadcast and groups; absent for scenarios without deliveries (and in summaries from before). */
+  deliveries: deliverySummarySchema.optional(),
+  /** Every timed kind side by side (absent in summaries from before). */
+  timings: timingsSchema.optional(),
+  /** Storm: the canary connection's pings, counted apart from `messages` (absent for other scenarios). */
   canary: canarySummarySchema.optional(),
+  /** http-rps `loop: closed`: its response times, apart from `latency` (absent for open-loop runs). */
+  closedLoop: closedLoopSummarySchema.optional(),
   /** Sweeps: one record per step, in order (absent without a sweep). */
   steps: z.array(sweepStepSchema).optional(),
   /** Sweeps with stopWhen: the highest rate that met it. */

@@ -123,7 +123,25 @@ export const httpRpsScenarioSchema = z.strictObject({
     per: messageSchema.shape.per.removeDefault().default("aggregate"),
     arrival: messageSchema.shape.arrival.removeDefault().default("poisson"),
   }),
+  /**
+   * open: requests leave at message.rate whether or not earlier ones were answered; latency is
+   * timed from each request's intended send time (`message.latency`), so a slow server shows as
+   * latency, not as fewer requests. closed: every connection is a user that sends its next request
+   * only once its reply is in, plus `thinkTime` (like `ab -c` or Locust users); message.rate then
+   * caps the users' rate (set it high for no cap, like autocannon's -R), and what is timed is each
+   * request's response time (`closed_loop.response_time`), reported apart: a slow server makes a
+   * closed loop send less, so its response times hide the waits it never made (coordinated omission).
+   */
+  loop: z.enum(["open", "closed"]).default("open"),
+  /** Closed loop only: each user's pause between a reply and its next request. */
+  thinkTime: durationSchema.default(0),
+  /**
+   * Send exactly this many requests in total, over every connection and agent (like `ab -n`); the
+   * run ends when the last is answered or timed out. `duration` is then the most the sending may take.
+   */
+  requests: z.number().int().min(1).max(1_000_000_000).optional(),
 });
+export type HttpRpsScenario = z.output<typeof httpRpsScenarioSchema>;
 
 export const scenarioSchema = z.discriminatedUnion("kind", [
   echoScenarioSchema,

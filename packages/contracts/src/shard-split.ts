@@ -63,6 +63,9 @@ export function planShards(plan: Plan, weights: readonly number[] = equalWeights
   const sweepSteps = sweep ? sweepRates(sweep, message.rate).length : 0;
   const sweepFrom = sweep && aggregate && sweep.from !== undefined ? splitRate(sweep.from, connections) : null;
   const sweepStep = sweep && aggregate ? splitRate(sweep.step, connections) : null;
+  // An exact count (http-rps `requests`) splits as the connections do, to the request.
+  const requests = plan.scenario.kind === "http-rps" ? plan.scenario.requests : undefined;
+  const requestShares = requests !== undefined ? splitProportionally(requests, connections) : null;
   const bases = connections.map((_, i) => connections.slice(0, i).reduce((a, b) => a + b, 0));
   const rows = plan.flow?.data ? flowRows(plan.flow.data) : undefined;
   return connections.map((n, i) => ({
@@ -74,7 +77,7 @@ export function planShards(plan: Plan, weights: readonly number[] = equalWeights
       rate: (plan.connections.rate * n) / plan.connections.count,
       ...(plan.connections.stages ? { stages: plan.connections.stages.map((s, k) => ({ ...s, target: stageTargets![k]![i]! })) } : {}),
     },
-    scenario: { ...plan.scenario, message: { ...message, rate: messageRates[i]! } },
+    scenario: { ...plan.scenario, message: { ...message, rate: messageRates[i]! }, ...(requestShares ? { requests: requestShares[i]! } : {}) },
     ...(sweep
       ? {
           sweep: {

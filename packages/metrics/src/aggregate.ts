@@ -1,5 +1,6 @@
 import {
   CONNECT_HISTOGRAMS,
+  CLOSED_LOOP_NOTE,
   COUNTERS,
   GAUGES,
   HISTOGRAMS,
@@ -145,6 +146,7 @@ export function summarizeFrames(frames: readonly FrameLike[]): Omit<RunSummary, 
       ? { canary: { sent: sum(frames, COUNTERS.canarySent), received: sum(frames, COUNTERS.canaryReceived), lost: sum(frames, COUNTERS.canaryLost), latency: canary } }
       : {}),
     ...(flow ? { flow } : {}),
+    ...(hs.has(HISTOGRAMS.closedLoopResponseTime) ? { closedLoop: { responseTime: latencySummary(hs.get(HISTOGRAMS.closedLoopResponseTime)), note: CLOSED_LOOP_NOTE } } : {}),
     intervals: {
       measured: measuredDuration.size,
       warmup: new Set(frames.filter((f) => f.warmup).map((f) => f.index)).size,

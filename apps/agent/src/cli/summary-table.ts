@@ -84,6 +84,8 @@ export function summaryTable(s: RunSummary): string {
   if (s.deliveries) latency.push(latencyRow("delivery", s.deliveries.latency));
   if (s.timings && s.timings.firstMessage.count > 0) latency.push(latencyRow("first message", s.timings.firstMessage));
   if (s.canary) latency.push(latencyRow("canary", s.canary.latency));
+  // A closed loop's response times are not latency: labelled so, and explained under the table.
+  if (s.closedLoop) latency.push(latencyRow("closed-loop response time *", s.closedLoop.responseTime));
   latency.push(latencyRow("send lag", s.sendLag), latencyRow("connect", s.connect.latency));
   const flow = s.flow;
   if (flow) {
@@ -93,6 +95,7 @@ export function summaryTable(s: RunSummary): string {
   }
 
   const parts = [counts.toString(), latency.toString()];
+  if (s.closedLoop) parts.push(`* ${s.closedLoop.note}`);
   if (flow && flow.events.length > 0) parts.push(flowEventsTable(flow));
   if (s.steps && s.steps.length > 0) parts.push(stepsTable(s));
   if (s.thresholds.length > 0) {

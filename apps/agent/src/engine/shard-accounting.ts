@@ -38,6 +38,8 @@ export class ShardAccounting {
   private readonly eventCounter = new Map<string | undefined, string>();
   private readonly samplesTaken = new Map<string, number>();
   private sampleLimit = 0;
+  /** Round trips go to this histogram: a closed loop's are response times, kept apart from latency. */
+  private latencyName: string = HISTOGRAMS.messageLatency;
   /** Unmatched messages and error texts kept to show what the server actually sent; the frames take them. */
   readonly samples: NonNullable<IntervalFrame["samples"]> = [];
   /** Per error class, the distinct texts sampled so far (at most ERROR_SAMPLES_PER_CLASS). */
@@ -68,6 +70,16 @@ export class ShardAccounting {
     if (this.deliveries) this.deliveries.preJoin = true;
     this.sampleLimit = program.flow.samples;
     return this.flow;
+  }
+
+  /** http-rps `loop: closed`: round trips are response times (HISTOGRAMS.closedLoopResponseTime), never message.latency. */
+  closedLoop(): void {
+    this.latencyName = HISTOGRAMS.closedLoopResponseTime;
+  }
+
+  /** True while message `seq` of connection `id` still awaits its reply. */
+  awaits(id: number, seq: number): boolean {
+    return this.tracker.has(id, seq);
   }
 
   /** Flows: connection `id`'s template context (its index, row and captures). */
@@ -213,7 +225,7 @@ export class ShardAccounting {
       const newest = this.newestReply[id] ?? -1;
       if (msg!.seq < newest) this.recorder.increment(COUNTERS.outOfOrder);
       else this.newestReply[id] = msg!.seq;
-      this.recorder.recordMicros(HISTOGRAMS.messageLatency, nowUs - intended);
+      this.recorder.recordMicros(this.latencyName, nowUs - intended);
       const kind = this.flow?.kindName(id, msg!.seq);
       if (kind !== undefined) this.recorder.recordMicros(`${HISTOGRAMS.messageLatency}.${kind}`, nowUs - intended);
       this.recorder.increment(COUNTERS.received);

@@ -9,9 +9,10 @@ import { compileFlow } from "../flow/flow-program";
 import { FlowShard } from "../flow/flow-shard";
 import { createArrival } from "./arrival";
 import { systemClock, type Clock } from "./clock";
+import { ClosedLoop } from "./closed-loop";
 import { ConnectFailures } from "./connect-failures";
-import { scenarioRoles, type ScenarioRoles } from "./scenario-roles";
 import { closeText, connectErrorText } from "./error-text";
+import { scenarioRoles, type ScenarioRoles } from "./scenario-roles";
 import { SendSchedule } from "./send-schedule";
 import { SendTurn, SHED_LAG_US, type SlotSink } from "./send-turn";
 import { sourceAddressFor } from "./source-addresses";
@@ -77,6 +78,10 @@ export class ShardEngine {
   private readonly lookup: { lookup?: ReturnType<typeof publicOnlyLookup> };
   /** plan.flow: setup steps, rendered messages, matched replies (see flow/). */
   private readonly flow: FlowShard | undefined;
+  /** http-rps `loop: closed`: users send on replies, not on the schedule (see closed-loop.ts). */
+  private readonly closed: ClosedLoop | undefined;
+  /** http-rps `requests`: slots this shard may still send or shed; Infinity without an exact count. */
+  private remaining = Infinity;
 
   private t0 = 0;
   private endUs = 0;
@@ -124,6 +129,14 @@ export class ShardEngine {
     if (stages) this.stages = new StagePopulation(stages, this.populationHost, this.canaryId, msg.arrival === "constant", this.intervalUs, durationMs(msg.timeout) * 1000);
     if (plan.sweep) this.sweep = new SweepStepper(plan, this.stepperHost, opts.random);
     this.frames = new ShardFrames(this.recorder, opts, this.warmupMs, this.sweep, this.stages);
+    const s = plan.scenario;
+    if (s.kind === "http-rps" && s.requests !== undefined) this.remaining = s.requests;
+    if (s.kind === "http-rps" && s.loop === "closed") {
+      const minGapUs = msg.per === "connection" ? S / msg.rate : (S * this.count) / msg.rate;
+      const host = { isOpen: this.isOpen, send: this.sendReady, awaits: (id: number, seq: number) => this.accounting.awaits(id, seq), turn: this.turn };
+      this.closed = new ClosedLoop(host, durationMs(s.thinkTime) * 1000, minGapUs, durationMs(msg.timeout) * 1000);
+      this.accounting.closedLoop();
+    }
     const program = compileFlow(plan);
     if (program && this.driver) {
       this.accounting.useFlow(program, opts.random ?? Math.random);
@@ -144,6 +157,9 @@ export class ShardEngine {
     if (this.sweep) this.endUs = Infinity;
     else this.endUs = this.t0 + this.timing.sendEndMs * 1000;
     this.schedule.endUs = this.endUs;
+    // An exact count split finer than this shard (fewer requests than agents or threads) may leave it none.
+    if (this.remaining === 0) this.endUs = this.schedule.endUs = this.t0;
+    if (this.closed) this.closed.endUs = this.endUs;
     this.frames.begin(this.t0);
 
     const done = new Promise<ShardOutcome>((resolve) => (this.resolveRun = resolve));
@@ -209,6 +225,7 @@ export class ShardEngine {
 
     now = this.clock.monoUs();
     this.accounting.expire(now);
+    this.closed?.due(now);
     this.stages?.settle(now);
 
     if (this.drained(now)) return this.finish("completed");
@@ -281,13 +298,14 @@ export class ShardEngine {
       this.accounting.outstanding === 0 &&
       this.inFlight === 0 &&
       this.schedule.nextDue() >= this.endUs &&
-      (this.sweep?.nextDue() ?? Infinity) >= this.endUs
+      (this.sweep?.nextDue() ?? Infinity) >= this.endUs &&
+      (this.closed?.nextReady() ?? Infinity) >= this.endUs
     );
   }
 
   private scheduleNext(now: number): void {
     // Slots due before the end count even after it (drained waits for them), so they always wake the loop.
-    let next = Math.min(this.frames.nextUs, this.accounting.nextDeadline(), this.schedule.nextDue(), this.sweep?.nextDue() ?? Infinity);
+    let next = Math.min(this.frames.nextUs, this.accounting.nextDeadline(), this.schedule.nextDue(), this.sweep?.nextDue() ?? Infinity, this.closed?.nextDue() ?? Infinity);
     if (now < this.endUs) {
       next = Math.min(next, this.endUs);
       if (!this.stages && this.attempts < this.count) next = Math.min(next, this.t0 + this.attempts * this.attemptGapUs);
@@ -337,12 +355,22 @@ export class ShardEngine {
       for (const m of early ?? []) this.accounting.receivedEvent(id, m.event, m.data, now);
     } else conn.onMessage((data) => this.onMessage(id, data));
     conn.onClose((info) => this.onClosed(id, info));
+    // A message the server refused with the connection left open (HTTP 503, a STOMP ERROR): counted by class now, lost at its timeout.
+    conn.onError?.((errorClass, detail) => {
+      if (this.finished) return;
+      this.accounting.error(errorClass, detail);
+      if (this.closed) {
+        this.closed.failed(id, this.clock.monoUs());
+        this.wake();
+      }
+    });
     if (this.stages && id !== this.canaryId && !this.stages.opened(id, now)) return;
     if (now >= this.endUs) {
       if (this.drained(now)) this.finish("completed");
       return;
     }
     if (id === this.canaryId) this.schedule.open(id, now, createArrival("constant", this.roles.canaryRate!));
+    else if (this.closed) this.closed.open(id, now);
     else if (this.sweep) {
       // Sweep: connections only hold until stepping begins; each step schedules them itself.
     } else if (this.stages) {
@@ -353,10 +381,6 @@ export class ShardEngine {
       // not send longer than planned, and one slow to connect still sends its whole window.
       const until = now + this.durationUs;
       if (until > this.endUs) this.endUs = this.schedule.endUs = until;
-    // A message the server refused with the connection left open (HTTP 503, a STOMP ERROR): counted by class now, lost at its timeout.
-    conn.onError?.((errorClass, detail) => {
-      if (!this.finished) this.accounting.error(errorClass, detail);
-    });
       if (this.schedule.open(id, now, undefined, until)) this.addExpected(now, until);
     } else {
       // Aggregate: one window of `duration` from the first open; the shard still attempts every
@@ -408,6 +432,7 @@ export class ShardEngine {
   }
 
   private readonly sendSlot = (id: number, intendedUs: number): void => {
+    if (this.remaining !== Infinity && this.spent()) return;
     if (this.flow) this.flow.send(id, this.conns[id]!, intendedUs);
     else this.conns[id]!.send(this.accounting.message(id, intendedUs));
     this.frames.sent(this.clock.monoUs() - intendedUs);
@@ -416,15 +441,41 @@ export class ShardEngine {
 
   /** Hopelessly late: counted with its lag, and still one of its connection's slots (a stage's unsent count is what remains). */
   private readonly shedSlot = (id: number, intendedUs: number): void => {
+    if (this.remaining !== Infinity && this.spent()) return;
     this.frames.shed(this.clock.monoUs() - intendedUs);
     this.totals.shed++;
     this.stages?.sent(id);
   };
 
+  /** Closed loop: a user's next request, timed from when it was ready; nothing is expected of a closed loop ahead of its sends. */
+  private readonly sendReady = (id: number, readyUs: number): void => {
+    if (this.remaining <= 0) return;
+    this.totals.expected++;
+    this.sendSlot(id, readyUs);
+  };
+
+  /**
+   * Exact count: takes one of the shard's remaining slots; true when none is left (the slot is
+   * dropped unsent and uncounted). The last one ends the sending: the shard then only waits for
+   * the replies still out, so it sends exactly its share of `requests`.
+   */
+  private spent(): boolean {
+    if (this.remaining <= 0) return true;
+    if (--this.remaining === 0) {
+      this.endUs = this.schedule.endUs = this.clock.monoUs();
+      if (this.closed) this.closed.endUs = this.endUs;
+    }
+    return false;
+  }
+
   private onMessage(id: number, data: Buffer | string): void {
     if (this.finished) return;
     const now = this.clock.monoUs();
     this.accounting.received(id, data, now);
+    if (this.closed) {
+      this.closed.settled(id, now);
+      this.wake(); // its next request may be due at once: one turn sends for every user freed meanwhile
+    }
     if (this.state[id] === State.Retiring) this.stages!.received(id);
     if (this.drained(now)) this.finish("completed");
   }
@@ -496,7 +547,9 @@ export class ShardEngine {
   private outcome(status: ShardStatus, error?: string): ShardOutcome {
     this.finished = true;
     this.frames.stop();
-    return { status, ...(error ? { error } : {}), ...(this.sweep?.stopped ? { sweepStopped: this.sweep.stopped } : {}), frames: this.frames.index, totals: { ...this.totals, expected: Math.round(this.totals.expected) } };
+    // An exact count caps what was expected: the schedule's reckoning covers the whole duration.
+    const expected = Math.round(Math.min(this.totals.expected, this.plan.scenario.kind === "http-rps" ? (this.plan.scenario.requests ?? Infinity) : Infinity));
+    return { status, ...(error ? { error } : {}), ...(this.sweep?.stopped ? { sweepStopped: this.sweep.stopped } : {}), frames: this.frames.index, totals: { ...this.totals, expected } };
   }
 }
 
