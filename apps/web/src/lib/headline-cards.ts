@@ -159,9 +159,10 @@ export function headlineCards(run: Run, intervals: IntervalPoint[]): HeadlineCar
     cards.push({
       key: "capacity",
       label: `Capacity at ${capacity.slo}`,
-      value: capacity.rate === null ? "none" : `${capacity.lowerBound ? "≥ " : ""}${fmtMsgRate(capacity.rate)}${per}`,
-      detail:
-        capacity.rate === null
+      value: capacity.rate === null ? (capacity.agentSaturated ? "unknown" : "none") : `${capacity.lowerBound ? "≥ " : ""}${fmtMsgRate(capacity.rate)}${per}`,
+      detail: capacity.agentSaturated
+        ? "a lower bound: the search ended at a step the load generator (agent) limited, not the server"
+        : capacity.rate === null
           ? "the first step already broke the SLO"
           : capacity.lowerBound
             ? "never broke: the server holds at least this"

@@ -59,6 +59,15 @@ describe("headline cards", () => {
     expect(capacity.value).toBe("≥ 20 msg/s");
     expect(capacity.detail).toContain("never broke");
   });
+
+  it("says a capacity that ended at an agent-limited step is a lower bound, not that it never broke", () => {
+    const { run: r, intervals } = run();
+    r.summary!.capacity = { slo: "p95 <= 200ms", rate: 20, per: "aggregate", sendRate: 19.8, deliveryRate: null, step: 2, lowerBound: true, agentSaturated: true, endedBy: "the step at 30/s per aggregate was limited by the load generator, not the server (CPU 97% > 90%)" };
+    const capacity = headlineCards(r, intervals).find((c) => c.key === "capacity")!;
+    expect(capacity.value).toBe("≥ 20 msg/s");
+    expect(capacity.detail).toContain("load generator");
+    expect(capacity.detail).not.toContain("never broke");
+  });
 });
 
 describe("svgChart", () => {

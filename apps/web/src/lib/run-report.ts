@@ -135,10 +135,10 @@ ${row("Send lag p99", fmtMs(s.sendLag.p99))}${row("Saturated seconds", fmtInt(s.
     : "";
 
   const steps = s?.steps?.length
-    ? `<section><h2>Sweep steps</h2>${s.capacity ? `<p>Capacity at <b>${e(s.capacity.slo)}</b>: <b>${s.capacity.rate === null ? "none" : `${s.capacity.lowerBound ? "≥ " : ""}${e(fmtMsgRate(s.capacity.rate))}${s.capacity.per === "connection" ? " per connection" : ""}`}</b>${s.capacity.lowerBound ? " — never broke" : ""}</p>` : ""}<table><thead><tr><th class="num">Step</th><th class="num">Planned</th><th class="num">Sent/s</th><th class="num">Received/s</th><th class="num">p95</th><th class="num">p99</th><th>Result</th></tr></thead><tbody>${s.steps
+    ? `<section><h2>Sweep steps</h2>${s.capacity ? `<p>Capacity at <b>${e(s.capacity.slo)}</b>: <b>${s.capacity.rate === null ? "none" : `${s.capacity.lowerBound ? "≥ " : ""}${e(fmtMsgRate(s.capacity.rate))}${s.capacity.per === "connection" ? " per connection" : ""}`}</b>${s.capacity.agentSaturated ? ` — a lower bound: ${e(s.capacity.endedBy ?? "the search ended at a step the load generator limited")}` : s.capacity.lowerBound ? " — never broke" : ""}</p>` : ""}<table><thead><tr><th class="num">Step</th><th class="num">Planned</th><th class="num">Sent/s</th><th class="num">Received/s</th><th class="num">p95</th><th class="num">p99</th><th>Result</th></tr></thead><tbody>${s.steps
         .map((st) => {
           const l = deliveryOnly ? st.delivery : st.latency;
-          return `<tr><td class="num">${st.index + 1}</td><td class="num">${fmtRateValue(st.plannedRate)}</td><td class="num">${fmtRateValue(st.sendRate)}</td><td class="num">${fmtRateValue(st.receiveRate)}</td><td class="num">${fmtMs(l.p95)}</td><td class="num">${fmtMs(l.p99)}</td><td>${e(st.failed ? `stopped: ${st.reason ?? "limit broken"}` : st.aborted ? "cut short" : "held")}</td></tr>`;
+          return `<tr><td class="num">${st.index + 1}</td><td class="num">${fmtRateValue(st.plannedRate)}</td><td class="num">${fmtRateValue(st.sendRate)}</td><td class="num">${fmtRateValue(st.receiveRate)}</td><td class="num">${fmtMs(l.p95)}</td><td class="num">${fmtMs(l.p99)}</td><td>${e(st.generatorLimited ? `agent-limited, not judged: ${st.generatorReason ?? "the agent was saturated"}` : st.failed ? `stopped: ${st.reason ?? "limit broken"}` : st.aborted ? "cut short" : "held")}</td></tr>`;
         })
         .join("")}</tbody></table></section>`
     : "";
