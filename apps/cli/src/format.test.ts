@@ -61,4 +61,19 @@ describe("the run summary the CLI prints", () => {
     const run = { id: "run_3", name: "room", status: "passed", reason: null, summary, createdAt: new Date(0).toISOString(), startedAt: new Date(0).toISOString(), endedAt: new Date(1000).toISOString() } as unknown as Run;
     expect(formatRunSummary(run, "http://x/runs/run_3")).toContain("deliveries due 20 · received 20 · lost 0 · duplicated 0 · to late joiners 3 (sent before they joined; not due)");
   });
+
+  it("shows a closed loop's response times as such, with what they hide, and no latency line", () => {
+    const r = new IntervalRecorder();
+    r.increment(COUNTERS.sent, 4);
+    r.increment(COUNTERS.received, 4);
+    for (const us of [20_000, 21_000, 22_000, 40_000]) r.recordMicros(HISTOGRAMS.closedLoopResponseTime, us);
+    const summary = summarizeRun([{ index: 0, startedAt: 0, durationMs: 1000, warmup: false, ...r.take(), health }], []);
+    const run = { id: "run_4", name: "users", status: "passed", reason: null, summary, createdAt: new Date(0).toISOString(), startedAt: new Date(0).toISOString(), endedAt: new Date(1000).toISOString() } as unknown as Run;
+    const text = formatRunSummary(run, "http://x/runs/run_4");
+    expect(text).toMatch(/response +closed loop: p50 2\d\.\dms/);
+    expect(text).toContain("not latency from an intended send time");
+    expect(text).toContain("coordinated omission");
+    expect(text).not.toMatch(/^ +latency /m);
+  });
 });
+

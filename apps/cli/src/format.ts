@@ -40,7 +40,8 @@ export function progressLine(run: Run, now: number): string {
   const parts = [`${run.status} ${seconds === 0 ? "0s" : formatDuration(seconds * 1000)}`];
   if (run.summary) {
     parts.push(`sent ${count(run.summary.messages.sent)}`, `received ${count(run.summary.messages.received)}`);
-    if (run.summary.latency.p95 !== null) parts.push(`p95 ${ms(run.summary.latency.p95)}`);
+    if (run.summary.closedLoop) parts.push(`closed-loop response p95 ${ms(run.summary.closedLoop.responseTime.p95)}`);
+    else if (run.summary.latency.p95 !== null) parts.push(`p95 ${ms(run.summary.latency.p95)}`);
   }
   return parts.join(" · ");
 }
@@ -56,7 +57,13 @@ function summaryLines(s: RunSummary): string[] {
         ]
       : []),
     `  rate       ${m.sendRate.toFixed(1)} sent/s · ${m.receiveRate.toFixed(1)} received/s`,
-    `  latency    p50 ${ms(s.latency.p50)} · p95 ${ms(s.latency.p95)} · p99 ${ms(s.latency.p99)} · max ${ms(s.latency.max)}`,
+    // A closed loop has no latency from intended times: its response times are shown as what they are.
+    ...(s.closedLoop
+      ? [
+          `  response   closed loop: p50 ${ms(s.closedLoop.responseTime.p50)} · p95 ${ms(s.closedLoop.responseTime.p95)} · p99 ${ms(s.closedLoop.responseTime.p99)} · max ${ms(s.closedLoop.responseTime.max)}`,
+          `  note       ${s.closedLoop.note}`,
+        ]
+      : [`  latency    p50 ${ms(s.latency.p50)} · p95 ${ms(s.latency.p95)} · p99 ${ms(s.latency.p99)} · max ${ms(s.latency.max)}`]),
     `  send lag   p95 ${ms(s.sendLag.p95)} · max ${ms(s.sendLag.max)}`,
     `  connect    opened ${count(s.connect.opened)} · failed ${count(s.connect.failed)} · p95 ${ms(s.connect.latency.p95)}`,
     `  errors     ${errors.length === 0 ? "none" : errors.map(([k, n]) => `${k} ${count(n)}`).join(" · ")}`,
