@@ -4,7 +4,7 @@ import { hostname } from "node:os";
 import type { AddressInfo } from "node:net";
 import { pino, type Logger } from "pino";
 import { checkDatabase, createDb, finishRun, getRunOfAnyOrg, markStaleAgentsOffline, migrateDatabase, setAgentStatus, type SecretKeys } from "@volley/db";
-import { checkRedis, createRedis, openQueue, QUEUE_NAMES } from "@volley/queue";
+import { checkRedis, createRedis, MAINTENANCE_QUEUE, openQueue, QUEUE_NAMES, scheduleRetention } from "@volley/queue";
 import { Aggregator } from "./aggregator/aggregator";
 import { RunCoordinator } from "./coordination/run-coordinator";
 import { startAgentGateway } from "./gateway/agent-gateway";
@@ -25,6 +25,8 @@ import { HubMetrics } from "./observability/hub-metrics";
 import { RunMetricsExporter } from "./observability/run-metrics-exporter";
 import { FINAL_RUN_STATUSES, type AgentStatus } from "@volley/contracts";
 import type { ResolveAll } from "@volley/contracts/public-lookup";
+import type { RetentionJob } from "@volley/contracts";
+import { RetentionWorker } from "./retention/retention-worker";
 import { WebhookWorker } from "./webhooks/webhook-worker";
 import { startScheduleWorker } from "./schedules/schedule-worker";
 
@@ -80,6 +82,12 @@ export interface HubConfig {
    * self-hosted mode; hosted mode serves /metrics only with a token.
    */
   metricsToken?: string | null;
+  /**
+   * Retention of finished runs (RUN_FRAMES_RETENTION_DAYS, RUN_RETENTION_DAYS): registered as a
+   * repeatable job run every `everyMs` (default 1 h) by whichever hub takes it. Absent: this hub
+   * registers nothing (what another hub registered stays).
+   */
+  retention?: RetentionJob & { everyMs?: number };
 }
 
 export interface RunningHub {
@@ -254,10 +262,18 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
     recordStart: ({ runId, shardId, ...started }) => coordinator.markStarted(runId, shardId, started),
   });
 
+  const maintenanceQueue = openQueue(MAINTENANCE_QUEUE, connections.bull);
+  const retentionWorker = new RetentionWorker({ db, connection: connections.bull, log });
+  if (config.retention) {
+    const { everyMs, ...settings } = config.retention;
+    await scheduleRetention(maintenanceQueue, settings, everyMs);
+  }
+
   runWorker.start();
   webhookWorker.start();
   // Plans' cron schedules (BullMQ job schedulers web upserts): each firing becomes a queued run.
   const scheduleWorker = startScheduleWorker({ db, connection: connections.bull, log });
+  retentionWorker.start();
   aggregator.start();
   await new Promise<void>((resolve, reject) => {
     httpServer.once("error", reject);
@@ -288,6 +304,8 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
     await settlesWithin(webhookQueue.close(), 2000);
     await settlesWithin(runsQueue.close(), 2000);
     if (!(await settlesWithin(scheduleWorker.close(), 3000))) await settlesWithin(scheduleWorker.close(true), 2000);
+    if (!(await settlesWithin(retentionWorker.close(), 3000))) await settlesWithin(retentionWorker.close(true), 2000);
+    await settlesWithin(maintenanceQueue.close(), 2000);
     // 2. Everything read from the streams is stored and acked before the connections go.
     await settlesWithin(aggregator.stop(), 5000);
     await settlesWithin(new Promise<void>((resolve) => io.close(() => resolve())), 3000);

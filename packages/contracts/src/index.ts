@@ -23,6 +23,7 @@ export * from "./run-junit";
 export * from "./targets-api";
 export * from "./agent-load";
 export * from "./address-range";
-export * from "./metrics-export";
 export * from "./run-meta";
 export * from "./schedules";
+export * from "./metrics-export";
+export * from "./retention";

@@ -9,12 +9,12 @@ import {
   type RunSummary,
   type RunWithMeta,
 } from "@volley/contracts";
-import { finishRun, getPlan, getRun, insertRun, listBaselineRunIds, listFrames, listRunPage, queuePlaces, DEFAULT_ORG_ID, type Db, type RunFilter, type RunRow } from "@volley/db";
-import { mergeTimeline, summarizeRun } from "@volley/metrics";
+import { finishRun, getPlan, getRun, insertRun, listBaselineRunIds, listRunPage, queuePlaces, DEFAULT_ORG_ID, type Db, type RunFilter, type RunRow } from "@volley/db";
 import { enqueue, runJob } from "@volley/queue";
 import type { AuthContext } from "../auth/auth";
 import { admitRun } from "../targets/targets";
 import { admitToPool } from "./preflight";
+import { runSummaryOf, runTimelineOf } from "./run-measurements";
 import type { AbortResponse, RunListItem } from "@/lib/types";
 import { ApiError, notFound, unknownCursor } from "../http/errors";
 import { getLogger } from "../http/log";
@@ -27,14 +27,6 @@ import { getDb, getRedis, getRunsQueue, withRedisDeadline } from "../http/servic
 
 export const isFinal = (status: Run["status"]) => FINAL_RUN_STATUSES.includes(status);
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
-
-/** The summary of a run from its stored frames: histograms merged exactly, thresholds evaluated. */
-async function summaryFromFrames(db: Db, row: RunRow): Promise<RunSummary | null> {
-  const frames = await listFrames(db, row.id);
-  if (frames.length === 0) return null;
-  // The sanity checks judge a whole run: a live summary seconds in has "nothing back yet" by nature.
-  return summarizeRun(frames, row.plan.thresholds, isFinal(row.status) ? row.plan : { ...row.plan, sanity: false });
-}
 
 function toRun(row: RunRow, summary: RunSummary | null, baseline = false): RunWithMeta {
   return {
@@ -78,16 +70,14 @@ export async function createRun(plan: Plan, orgId = DEFAULT_ORG_ID, planId: stri
 }
 
 /**
- * One run. A finished run returns its stored summary; a running one gets a summary computed live
- * from the frames stored so far (null before the first frame).
+ * One run. A finished run returns its stored summary; a running one the live summary its hub's run
+ * meter keeps (null before the first frame).
  */
 export async function loadRun(id: string, orgId = DEFAULT_ORG_ID): Promise<RunWithMeta> {
   const db = getDb();
   const row = await getRun(db, id, orgId);
   if (!row) throw notFound(`run ${id}`);
-  let summary: RunSummary | null = null;
-  if (row.status === "running") summary = await summaryFromFrames(db, row);
-  else if (isFinal(row.status)) summary = row.summary ?? (await summaryFromFrames(db, row));
+  const summary = await runSummaryOf(db, row);
   const plan = row.planId ? await getPlan(db, row.planId, orgId) : null;
   const run = toRun(row, summary, plan?.baselineRunId === row.id);
   // Waiting for agents: its place in the pool's line (first come first served, as the hub admits runs).
@@ -146,7 +136,7 @@ export async function loadIntervals(id: string, orgId = DEFAULT_ORG_ID): Promise
   const db = getDb();
   const row = await getRun(db, id, orgId);
   if (!row) throw notFound(`run ${id}`);
-  return mergeTimeline(await listFrames(db, id));
+  return runTimelineOf(db, id);
 }
 
 export const ABORT_REASON = "aborted by user";
