@@ -105,9 +105,11 @@ describe.skipIf(!hasChromium)("baselines, compare and trend in Chromium", () => 
     // Compare: pick both runs in the picker (filtered to the plan), the table shows the deltas.
     await page.goto(`${stack.webUrl}/compare`);
     await page.getByLabel("Plan").selectOption(planId);
-    await page.locator(`[data-testid="compare-picker"] input[data-run="${base}"]`).check();
-    await page.waitForURL(new RegExp(`runs=${base}`));
-    await page.locator(`[data-testid="compare-picker"] input[data-run="${regressed}"]`).check();
+    // The selection lives in the address (a shareable comparison): each click replaces it.
+    await page.locator(`[data-testid="compare-picker"] input[data-run="${base}"]`).click();
+    await page.waitForURL(new RegExp(`runs=${base}$`));
+    await page.locator(`[data-testid="compare-picker"] input[data-run="${regressed}"]`).click();
+    await page.waitForURL(new RegExp(`runs=${base},${regressed}$`));
     const table = page.getByTestId("compare-table");
     await table.waitFor();
     await page.locator('[data-testid="compare-charts"][data-runs="2"]').waitFor();

@@ -7,6 +7,9 @@ import { fmtDateTime, fmtInt, fmtMs, fmtPercent, fmtRate } from "../lib/format";
 import { StatusBadge } from "./status-badge";
 import { TimelineChart, type ChartSeries } from "./timeline-chart";
 
+/** x is the run's number in the table below. */
+const RUN_AXIS = { label: "run", format: (v: number) => `#${v}`, none: "hover a run" };
+
 const METRIC_LABEL: Record<TrendMetric, string> = { p95: "p95", capacity: "capacity", errorRate: "error rate", receiveRate: "received/s" };
 
 /** A plan's finished runs in the order they ran (x: run number): p95, capacity and errors, regressions against the baseline flagged. */
@@ -45,11 +48,11 @@ export function PlanTrend({ trend }: { trend: Trend }) {
         <section className="charts">
           <div className="panel chart-panel">
             <h2 className="panel-title">p95 and {d.y2.startsWith("capacity") ? "capacity" : "throughput"} by run</h2>
-            <TimelineChart x={d.x} series={d.series} yLabel="p95 ms" y2Label={d.y2} warmup={d.none} saturated={d.none} height={200} />
+            <TimelineChart x={d.x} series={d.series} yLabel="p95 ms" y2Label={d.y2} warmup={d.none} saturated={d.none} height={200} xAxis={RUN_AXIS} />
           </div>
           <div className="panel chart-panel">
             <h2 className="panel-title">Error rate by run</h2>
-            <TimelineChart x={d.x} series={d.errors} yLabel="% of attempts" warmup={d.none} saturated={d.none} height={160} />
+            <TimelineChart x={d.x} series={d.errors} yLabel="% of attempts" warmup={d.none} saturated={d.none} height={160} xAxis={RUN_AXIS} />
           </div>
         </section>
       )}

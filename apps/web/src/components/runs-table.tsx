@@ -42,6 +42,11 @@ export function RunsTable({ runs }: { runs: RunListItem[] }) {
                     {r.name}
                   </Link>
                   <div className="mono subtle">{r.id}</div>
+                  {(r.baseline || r.tags.length > 0) && (
+                    <div>
+                      {r.baseline && <span className="badge baseline-badge">baseline</span>} {r.tags.map((t) => <span key={t} className="tag-chip">{t}</span>)}
+                    </div>
+                  )}
                 </td>
                 <td>
                   <StatusBadge status={r.status} />

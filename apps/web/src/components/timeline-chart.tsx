@@ -48,6 +48,8 @@ export interface TimelineChartProps {
   /** Charts with the same key share the cursor. */
   syncKey?: string;
   height?: number;
+  /** What x counts (default: seconds since the run's start): the legend's label, how a value reads, and the legend's text when no point is hovered. */
+  xAxis?: { label: string; format: (v: number) => string; none: string };
 }
 
 export interface ChartRegion {
@@ -163,7 +165,7 @@ export const fitAxis: uPlot.Axis.Size = (u, values, axisIdx, cycleNum) => {
 function buildOptions(props: TimelineChartProps, width: number, plugins: uPlot.Plugin[], runValues: () => (string | null | undefined)[]): uPlot.Options {
   const hasRight = props.series.some((s) => s.axis === "right");
   const axes: uPlot.Axis[] = [
-    { ...AXIS, values: (_u, vals) => vals.map((v) => `${v}s`), size: 36 },
+    { ...AXIS, values: (_u, vals) => vals.map((v) => (props.xAxis ? (Number.isInteger(v) ? props.xAxis.format(v) : "") : `${v}s`)), size: 36 },
     { ...AXIS, scale: "y", label: props.yLabel, size: fitAxis, labelSize: 20, labelGap: 2 },
   ];
   if (hasRight) axes.push({ ...AXIS, scale: "y2", side: 1, label: props.y2Label ?? "", size: fitAxis, labelSize: 20, labelGap: 2, grid: { show: false } });
@@ -179,7 +181,7 @@ function buildOptions(props: TimelineChartProps, width: number, plugins: uPlot.P
     axes,
     series: [
       // Off the chart, the legend shows the whole run's figures (runValue), not dashes.
-      { label: "second", value: (_u, v) => (v === null ? "whole run" : `${v}s`) },
+      { label: props.xAxis?.label ?? "second", value: (_u, v) => (v === null ? (props.xAxis?.none ?? "whole run") : props.xAxis ? props.xAxis.format(v) : `${v}s`) },
       ...props.series.map<uPlot.Series>((s, i) => ({
         label: s.label,
         stroke: s.color,
