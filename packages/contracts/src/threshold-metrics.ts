@@ -27,6 +27,7 @@ export const TIMED_METRICS = {
   first_message: "from connected to the first message received",
   canary: "the storm scenario's canary round trips",
   send_lag: "actual minus intended send time (how late the agent was)",
+  response_time: "http-rps loop: closed: each request's response time from when its user was ready; a closed loop's, never intended-time latency (coordinated omission)",
 } as const;
 export type TimedMetric = keyof typeof TIMED_METRICS;
 

@@ -29,6 +29,7 @@ export function thresholdMetrics(s: Measured): Record<string, { value: number | 
     first_message: s.timings?.firstMessage,
     canary: s.canary?.latency ?? s.timings?.canary,
     send_lag: s.sendLag,
+    response_time: s.closedLoop?.responseTime,
   };
   const out: Record<string, { value: number | null; unit: MetricUnit }> = {};
   for (const [kind, summary] of Object.entries(timed)) {

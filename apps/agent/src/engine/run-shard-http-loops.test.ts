@@ -52,13 +52,14 @@ describe("http-rps load modes against a real server", () => {
 
   it("loop closed: at most `connections.count` requests in flight at the server, timed as response time apart from latency", async () => {
     const app = await server();
-    const { outcome, frames, histogram } = await run({
+    const closedPlan: PlanInput = {
       name: "closed loop",
       // Each answer is held 20 ms, so an open loop at this rate would have ~40 in flight.
       target: target(`${app.url}/hello?delay=20`),
       connections: { count: 4, rate: 1000 },
       scenario: { kind: "http-rps", message: { rate: 2000, timeout: "5s" }, duration: "1s", loop: "closed" },
-    });
+    };
+    const { outcome, frames, histogram } = await run(closedPlan);
     expect(outcome.status).toBe("completed");
     const stats = app.stats();
     expect(stats.maxInFlight).toBeLessThanOrEqual(4);
@@ -73,8 +74,14 @@ describe("http-rps load modes against a real server", () => {
     expect(histogram(HISTOGRAMS.messageLatency)).toBe(0);
     expect(outcome.totals).toMatchObject({ expected: sent, sent, received: sent, lost: 0 });
     // The summary shows them as closed-loop response times, saying what that hides; open-loop latency stays empty.
-    const summary = summarizeRun(frames, []);
+    const thresholds = planSchema.parse({ ...closedPlan, thresholds: ["response_time.p50 >= 20ms", "latency.p99 < 1s"] }).thresholds;
+    const summary = summarizeRun(frames, thresholds);
     expect(summary.latency.count).toBe(0);
+    // A threshold on its response time is judged on it; one on latency finds nothing measured.
+    expect(summary.thresholds.map((t) => [t.expression, t.ok, t.actual === null])).toEqual([
+      ["response_time.p50 >= 20ms", true, false],
+      ["latency.p99 < 1s", false, true],
+    ]);
     expect(summary.closedLoop?.responseTime.count).toBe(sent);
     expect(summary.closedLoop?.responseTime.p50).toBeGreaterThanOrEqual(20);
     expect(summary.closedLoop?.note).toMatch(/not latency from an intended send time.*coordinated omission/);
