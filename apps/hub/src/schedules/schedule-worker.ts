@@ -27,7 +27,7 @@ export class ScheduleWorker {
     const { db, log } = this.deps;
     const { scheduleId, planId, orgId } = scheduledRunJob.schema.parse(job.data);
     const schedule = await getScheduleOfAnyOrg(db, scheduleId);
-    if (!schedule || !schedule.enabled || schedule.planId !== planId || schedule.orgId !== orgId) {
+    if (!schedule?.enabled || schedule.planId !== planId || schedule.orgId !== orgId) {
       // Its job scheduler outlived the row (web removes both; a crash between the two leaves this).
       await removePlanScheduler(this.deps.schedules, planId);
       log.info({ scheduleId, planId }, "schedule gone or disabled; its job scheduler removed");

@@ -19,7 +19,7 @@ export function RunFilters({ value, plans, onApply, compact = false }: { value: 
   };
   const any = Object.values(f).some(Boolean);
   return (
-    <form className={compact ? "run-filters compact" : "run-filters"} onSubmit={submit} role="search" aria-label="Filter runs">
+    <form className={compact ? "run-filters compact" : "run-filters"} onSubmit={submit} aria-label="Filter runs">
       <input type="search" value={f.q} onChange={set("q")} placeholder="Search name or id" aria-label="Search runs by name or id" />
       <select value={f.planId} onChange={set("planId", true)} aria-label="Plan">
         <option value="">Any plan</option>

@@ -86,11 +86,6 @@ export function deltaOf(m: CompareMetric, base: RunSummary | null, run: RunSumma
   return { key: m.key, label: m.label, better: m.better, base: b, value: v, abs, rel, verdict };
 }
 
-/** Every compare metric of `run` against `base`. */
-export function runDeltas(base: RunSummary | null, run: RunSummary | null, tolerancePct = REGRESSION_TOLERANCE_PCT): MetricDelta[] {
-  return COMPARE_METRICS.map((m) => deltaOf(m, base, run, tolerancePct));
-}
-
 /** A signed delta for a table cell: "+12.5 ms", "−3/s". */
 export function fmtDelta(m: CompareMetric, abs: number | null): string {
   if (abs === null) return "—";

@@ -85,10 +85,6 @@ export async function loadRun(id: string, orgId = DEFAULT_ORG_ID): Promise<RunWi
   return run;
 }
 
-export async function loadRunList(limit = 50, orgId = DEFAULT_ORG_ID): Promise<RunListItem[]> {
-  return (await loadRunPage(orgId, { limit, offset: 0 })).runs;
-}
-
 /**
  * One page of GET /api/v1/runs, newest first. `next` is the cursor of the following page (the
  * page's last run id), null on the last page; a cursor that names no run of the org is a 400.
