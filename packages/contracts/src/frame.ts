@@ -101,15 +101,33 @@ export const ERROR_SAMPLES_PER_CLASS = 5;
 /** An error sample's text is cut to this many characters. */
 export const ERROR_SAMPLE_CHARS = 300;
 
+/** One engine thread's readings over the interval (an agent running its engine in worker threads). */
+export const workerHealthSchema = z.object({
+  /** The thread's own CPU, percent of one core. */
+  cpu: z.number().nonnegative(),
+  eventLoopDelayMs: z.object({ p50: z.number().nonnegative(), max: z.number().nonnegative() }),
+  sendLagMaxMs: z.number().nonnegative(),
+  saturated: z.boolean(),
+});
+export type WorkerHealth = z.infer<typeof workerHealthSchema>;
+
 export const healthSchema = z.object({
-  /** Process CPU over the interval, percent of one core. */
+  /**
+   * CPU over the interval, percent of one core: the process's, or with engine worker threads the
+   * busiest thread's (one thread is what one core can carry).
+   */
   cpu: z.number().nonnegative(),
   eventLoopDelayMs: z.object({ p50: z.number().nonnegative(), max: z.number().nonnegative() }),
   rssMb: z.number().nonnegative(),
   /** Worst send lag in the interval, ms. */
   sendLagMaxMs: z.number().nonnegative(),
-  /** True when the agent itself was the bottleneck (CPU, event loop or send lag over limits). */
+  /** True when the agent itself was the bottleneck (CPU, event loop or send lag over limits); with threads, when any one was. */
   saturated: z.boolean(),
+  /**
+   * Engine worker threads (AGENT_WORKERS), each one's readings, when the shard ran on more than
+   * one; the fields above are then the worst thread's. Absent otherwise (and from older agents).
+   */
+  workers: z.array(workerHealthSchema).max(1024).optional(),
 });
 export type Health = z.infer<typeof healthSchema>;
 

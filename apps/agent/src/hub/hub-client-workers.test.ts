@@ -58,6 +58,11 @@ describe("hub client with engine worker threads", () => {
     expect(hub.frames.map((f) => f.index)).toEqual(hub.frames.map((_, i) => i));
     expect(end.frames).toBe(hub.frames.length);
     expect(hub.frames.some((f) => f.health.saturated)).toBe(true);
+    // Each engine thread's own health reaches the hub beside the worst one's.
+    for (const f of hub.frames) {
+      expect(f.health.workers).toHaveLength(2);
+      expect(f.health.saturated).toBe(f.health.workers!.some((w) => w.saturated));
+    }
     expect(hub.frames.reduce((n, f) => n + (f.counters["messages.shed"] ?? 0), 0)).toBeGreaterThan(0);
     expect(mergeEncoded(hub.frames.flatMap((f) => f.histograms[HISTOGRAMS.sendLag] ?? [])).getValueAtPercentile(99) / 1000).toBeGreaterThan(10);
     expect(hub.frames[0]!.start).toBeDefined();

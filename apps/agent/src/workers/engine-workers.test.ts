@@ -6,7 +6,6 @@ import { total } from "../engine/engine-test-kit";
 import { pingThroughputPlan, startPingTarget } from "../engine/ping-target";
 import type { EngineFrame } from "../engine/types";
 import { EngineWorkers } from "./engine-workers";
-import type { WorkerHealth } from "./frame-merge";
 
 const cleanup: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -67,7 +66,7 @@ describe("engine worker threads", () => {
       const names = new Set(parts.flatMap((p) => Object.keys(p.histograms)));
       expect(Object.keys(f.histograms).sort()).toEqual([...names].sort());
       for (const name of names) expect(shape([f.histograms[name]!]), `${name} in frame ${f.index}`).toEqual(shape(parts.flatMap((p) => p.histograms[name] ?? [])));
-      expect((f.health as { workers?: WorkerHealth[] }).workers).toHaveLength(2);
+      expect(f.health.workers).toHaveLength(2);
     }
     const latency = mergeEncoded(merged.flatMap((f) => f.histograms[HISTOGRAMS.messageLatency] ?? []));
     expect(latency.totalCount).toBe(400);
@@ -119,7 +118,7 @@ describe("engine worker threads", () => {
     const full = merged.filter((f) => f.durationMs === 1000 && f.index > 0);
     expect(full.length).toBeGreaterThanOrEqual(1);
     for (const f of full) {
-      const perWorker = (f.health as { workers?: WorkerHealth[] }).workers!;
+      const perWorker = f.health.workers!;
       expect(perWorker).toHaveLength(2);
       // The worst worker flags the frame; the frame's readings are the worst of the workers'.
       expect(f.health.saturated).toBe(perWorker.some((w) => w.saturated));

@@ -1,4 +1,4 @@
-import type { Health } from "@volley/contracts";
+import type { Health, WorkerHealth } from "@volley/contracts";
 import { encodeHistogram, mergeEncoded } from "@volley/metrics";
 import type { EngineFrame } from "../engine/types";
 
@@ -97,7 +97,7 @@ export function mergeFrames(slots: readonly (EngineFrame | undefined)[]): Engine
 }
 
 /** The worst of each reading across workers (a worker with no frame this interval had ended: it counts as idle). */
-export function mergeHealth(healths: readonly (Health | undefined)[]): Health & { workers: WorkerHealth[] } {
+export function mergeHealth(healths: readonly (Health | undefined)[]): Health {
   const idle: Health = { cpu: 0, eventLoopDelayMs: { p50: 0, max: 0 }, rssMb: 0, sendLagMaxMs: 0, saturated: false };
   const all = healths.map((h) => h ?? idle);
   return {
@@ -110,8 +110,6 @@ export function mergeHealth(healths: readonly (Health | undefined)[]): Health & 
     workers: all.map(({ cpu, eventLoopDelayMs, sendLagMaxMs, saturated }) => ({ cpu, eventLoopDelayMs, sendLagMaxMs, saturated })),
   };
 }
-
-export type WorkerHealth = Pick<Health, "cpu" | "eventLoopDelayMs" | "sendLagMaxMs" | "saturated">;
 
 /** Workers sample the same kinds of message independently: the same text twice says nothing new. */
 function dedupe<T extends { event: string; data: string; kind?: string }>(samples: T[]): T[] {
