@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { planSchema, type PlanTrend, type RunSummary, type RunWithMeta } from "@volley/contracts";
-import { createApiToken, DEFAULT_ORG_ID, finishRun, insertPlan, insertRun, markRunRunning, newId, schema } from "@volley/db";
+import { createApiToken, createWebhook, DEFAULT_ORG_ID, disableWebhook, finishRun, insertPlan, insertRun, markRunRunning, newId, recordWebhookDelivery, schema } from "@volley/db";
 import { eq } from "drizzle-orm";
 import { Queue } from "bullmq";
 import { nextPlanFiring, QUEUE_NAMES } from "@volley/queue";
@@ -80,6 +80,8 @@ beforeAll(async () => {
   r.getSchedule = sched.GET;
   r.putSchedule = sched.PUT;
   r.deleteSchedule = sched.DELETE;
+  r.deliveries = (await import("@/app/api/v1/webhooks/[id]/deliveries/route")).GET;
+  r.testWebhook = (await import("@/app/api/v1/webhooks/[id]/test/route")).POST;
   share = (await import("@/app/share/[id]/route")).GET;
 });
 
@@ -310,5 +312,33 @@ describe("plan schedules", () => {
     } finally {
       await queue.close();
     }
+  });
+});
+
+describe("webhook deliveries API", () => {
+  it("lists a webhook's attempts newest first for its org's admins only; a deleted webhook takes no test", async () => {
+    const hook = await createWebhook(env.h.db, { orgId: DEFAULT_ORG_ID, url: "https://ci.example.com/volley", events: ["run.finished"] }, null);
+    const attempt = { webhookId: hook.id, event: "run.finished", runId: "run_x", test: false, durationMs: 12.5 };
+    await recordWebhookDelivery(env.h.db, { ...attempt, deliveryId: "d1", attempt: 1, status: 503, ok: false, error: "answered 503", responseExcerpt: "busy" });
+    await recordWebhookDelivery(env.h.db, { ...attempt, deliveryId: "d1", attempt: 2, status: 200, ok: true, error: null, responseExcerpt: "ok" });
+    const path = `/api/v1/webhooks/${hook.id}/deliveries`;
+    const res = await call(r.deliveries!, "GET", `${path}?limit=5`, { cookie: owner }, undefined, { id: hook.id });
+    expect(res.status).toBe(200);
+    const { deliveries } = (await res.json()) as { deliveries: { attempt: number; status: number | null; ok: boolean; responseExcerpt: string | null }[] };
+    expect(deliveries.map((d) => [d.attempt, d.status, d.ok, d.responseExcerpt])).toEqual([
+      [2, 200, true, "ok"],
+      [1, 503, false, "busy"],
+    ]);
+    // Another org's admin finds no such webhook; a viewer of this org (active since the share link) and API tokens (admin routes are sessions only) may not look.
+    expect((await call(r.deliveries!, "GET", path, { cookie: outsider }, undefined, { id: hook.id })).status).toBe(404);
+    expect((await call(r.deliveries!, "GET", path, { cookie: viewer }, undefined, { id: hook.id })).status).toBe(403);
+    expect((await call(r.deliveries!, "GET", path, { token: tok.full }, undefined, { id: hook.id })).status).toBe(403);
+    const bad = await call(r.deliveries!, "GET", `${path}?limit=1000`, { cookie: owner }, undefined, { id: hook.id });
+    expect((await readError(bad)).issues?.[0]?.path).toBe("limit");
+
+    await disableWebhook(env.h.db, DEFAULT_ORG_ID, hook.id);
+    const gone = await call(r.testWebhook!, "POST", `/api/v1/webhooks/${hook.id}/test`, { cookie: owner }, undefined, { id: hook.id });
+    expect(gone.status).toBe(409);
+    expect((await readError(gone)).message).toMatch(/was deleted; add it again/);
   });
 });
