@@ -1,6 +1,6 @@
 import { open, readFile, type FileHandle } from "node:fs/promises";
 import { hostname } from "node:os";
-import { parsePlanDocument } from "@volley/contracts";
+import { durationMs, parsePlanDocument } from "@volley/contracts";
 import { summarizeRun } from "@volley/metrics";
 import { runShard } from "../engine/run-shard";
 import { EngineWorkers } from "../workers/engine-workers";
@@ -84,7 +84,11 @@ export async function runCommand(file: string, options: RunCommandOptions, io: R
   const population = c.stages ? `${c.stages.length} stages up to ${c.count} connections` : `${c.count} connections`;
   const rate = sweep ? `sweep from ${sweep.from ?? sc.message.rate} by ${sweep.step}` : String(sc.message.rate);
   const from = options.sourceAddresses?.length ? ` from ${options.sourceAddresses.length} source addresses` : "";
-  err(`running "${plan.name}" against ${plan.target.url}${from}: ${population}, ${rate} msg/s per ${sc.message.per}`);
+  // http-rps: a closed loop's rate is only a cap, and an exact count ends the run: said up front.
+  const closed = sc.kind === "http-rps" && sc.loop === "closed";
+  const pace = closed ? `closed loop (each user waits for its reply${durationMs(sc.thinkTime) > 0 ? ` + ${sc.thinkTime} think time` : ""}), at most ${rate}/s per ${sc.message.per}` : `${rate} msg/s per ${sc.message.per}`;
+  const exact = sc.kind === "http-rps" && sc.requests !== undefined ? `, exactly ${sc.requests} requests` : "";
+  err(`running "${plan.name}" against ${plan.target.url}${from}: ${population}, ${pace}${exact}`);
 
   const frames: EngineFrame[] = [];
   const progress = new Progress(io.stderr);
