@@ -44,6 +44,15 @@ export async function getRunMeter(db: Db, runId: string): Promise<RunMeterRow | 
   return row ?? null;
 }
 
+/** The meter's row without its analysis (spectra and per agent: the bulk of it), for readers of the summary. */
+export async function getRunMeterSummary(db: Db, runId: string): Promise<Omit<RunMeterRow, "analysis"> | null> {
+  const [row] = await db
+    .select({ runId: runMeters.runId, frames: runMeters.frames, summary: runMeters.summary, updatedAt: runMeters.updatedAt, framesDeletedAt: runMeters.framesDeletedAt })
+    .from(runMeters)
+    .where(eq(runMeters.runId, runId));
+  return row ?? null;
+}
+
 /** Frames of seconds [from, to), by second then shard: a replay reads a run a slice at a time, never all of it at once. */
 export async function listFramesBetween(db: Db, runId: string, from: number, to: number): Promise<IntervalRow[]> {
   return db

@@ -1,5 +1,5 @@
 import { FINAL_RUN_STATUSES, type IntervalPoint, type RunAnalysis, type RunSummary } from "@volley/contracts";
-import { getRunMeter, listFrames, listRunPoints, type Db, type RunRow } from "@volley/db";
+import { getRunMeter, getRunMeterSummary, listFrames, listRunPoints, type Db, type RunRow } from "@volley/db";
 import { analyzeFrames, mergeTimeline, summarizeRun } from "@volley/metrics";
 
 /**
@@ -13,7 +13,7 @@ export async function runSummaryOf(db: Db, row: RunRow): Promise<RunSummary | nu
   const final = FINAL_RUN_STATUSES.includes(row.status);
   if (final && row.summary) return row.summary;
   if (!final && row.status !== "running") return null;
-  const meter = await getRunMeter(db, row.id);
+  const meter = await getRunMeterSummary(db, row.id);
   if (meter) return meter.summary;
   // Before the meter: merged from the stored frames (the sanity checks judge only a whole run).
   const frames = await listFrames(db, row.id);
@@ -24,7 +24,7 @@ export async function runSummaryOf(db: Db, row: RunRow): Promise<RunSummary | nu
 /** One point per second, every agent's frame merged. */
 export async function runTimelineOf(db: Db, runId: string): Promise<IntervalPoint[]> {
   const points = await listRunPoints(db, runId);
-  if (points.length > 0 || (await getRunMeter(db, runId))) return points;
+  if (points.length > 0 || (await getRunMeterSummary(db, runId))) return points;
   return mergeTimeline(await listFrames(db, runId));
 }
 

@@ -1,0 +1,278 @@
+/**
+ * One merged measurement per run (issue 17) at full size: a synthetic run of 100 agents × 1 hour
+ * (360,000 frames with real HdrHistograms), stored into PostgreSQL as the aggregator stores frames,
+ * and followed by the hub's own RunMeter (apps/hub runs/run-meter.ts) in this process — the part of
+ * the hub this issue changed: it reads each stored frame once, folds it, writes run_points and
+ * run_meters. Frames are inserted by a child process (so its cost is not counted as the meter's).
+ *
+ * Phases and what is measured:
+ * 1. live: `liveSeconds` seconds in real time at one frame per agent per second. The meter's CPU
+ *    (this process, process.cpuUsage) as a share of one core; then the same again while
+ *    GET /api/v1/runs/{id} is polled (its latency: p50/p95/max).
+ * 2. fill: the rest of the hour inserted as fast as PostgreSQL takes it, the meter following; its
+ *    heap and RSS sampled at every 10 % of the frames (flat = not proportional to frames), its CPU
+ *    per frame; GET /api/v1/runs/{id} polled meanwhile ("while it runs", with the full backlog).
+ * 3. finalize: the meter's last read, reconcile, final summary written; how long it took.
+ * 4. after: GET /api/v1/runs/{id}, /intervals and /analysis latencies; the run page in Chromium
+ *    (production build): navigation until the charts hold every point and have painted.
+ *
+ * Usage: node --import tsx bench/run-meter-hour.ts [agents=100] [seconds=3600] [liveSeconds=60]
+ * Needs the web build (`npm run build -w @volley/web`, hold /tmp/volley-web.lock), PostgreSQL
+ * (VOLLEY_BENCH_DATABASE_URL, default the local server), `redis-server` on PATH, /usr/bin/chromium.
+ * Child mode (internal): node --import tsx bench/run-meter-hour.ts insert <dbUrl> <runId> <agents> <from> <to> <perSecond|0>
+ */
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { planSchema, type IntervalFrame } from "@volley/contracts";
+import { createApiToken, createDb, createTestDatabase, DEFAULT_ORG_ID, finishRun, insertFrames, insertRun, insertShards, listShards, markRunRunning } from "@volley/db";
+import { freePort, startApp } from "@volley/devstack";
+import { IntervalRecorder } from "@volley/metrics";
+import { chromium } from "playwright-core";
+import { pino } from "pino";
+import { RunMeter } from "../apps/hub/src/runs/run-meter";
+
+const SERVER_URL = process.env.VOLLEY_BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const SELF = fileURLToPath(import.meta.url);
+
+/** 256 distinct frame bodies like an echo agent's at ~500 round trips per second, reused round robin (encoding 360,000 would take longer than the run). */
+function bodies(): Array<Pick<IntervalFrame, "counters" | "histograms">> {
+  const out = [];
+  for (let b = 0; b < 256; b++) {
+    const r = new IntervalRecorder();
+    const base = 1500 + 700 * Math.sin(b / 20) + (b % 64 === 0 ? 30_000 : 0);
+    for (let k = 0; k < 500; k++) r.recordMicros("message.latency", base + Math.random() ** 3 * 25_000);
+    for (let k = 0; k < 500; k++) r.recordMicros("message.send_lag", Math.random() ** 4 * 2000);
+    r.increment("messages.sent", 500);
+    r.increment("messages.received", 500 - (b % 50 === 0 ? 1 : 0));
+    if (b % 50 === 0) r.increment("messages.lost", 1);
+    r.setGauge("connections.active", 50);
+    out.push(r.take());
+  }
+  return out;
+}
+
+/** Child: inserts seconds [from, to) of every shard, `perSecond` > 0 paced in real time (one batch per second), else as fast as it goes. */
+async function insertChild(url: string, runId: string, from: number, to: number, paced: boolean) {
+  const h = createDb(url, 2);
+  const shards = await listShards(h.db, runId);
+  const pool = bodies();
+  const t0 = Date.now() - from * 1000;
+  let batch: IntervalFrame[] = [];
+  for (let i = from; i < to; i++) {
+    const tick = Date.now();
+    for (const sh of shards) {
+      const body = pool[(sh.index * 37 + i) % pool.length]!;
+      const health = { cpu: 20 + (sh.index % 30), eventLoopDelayMs: { p50: 0.5, max: 2 }, rssMb: 140, sendLagMaxMs: 1.5, saturated: false };
+      batch.push({ runId, shardId: sh.id, agentId: `agt_bench_${sh.index}`, seq: i, index: i, startedAt: t0 + i * 1000, durationMs: 1000, warmup: i < 5, ...body, health });
+    }
+    if (paced || batch.length >= 1000) {
+      await insertFrames(h.db, batch);
+      batch = [];
+      process.stdout.write(`${i}\n`);
+    }
+    if (paced) await sleep(Math.max(0, 1000 - (Date.now() - tick)));
+  }
+  if (batch.length) await insertFrames(h.db, batch);
+  await h.close();
+}
+
+function runChild(args: string[], onLine?: (l: string) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const c = spawn(process.execPath, ["--import", "tsx", SELF, "insert", ...args], { stdio: ["ignore", "pipe", "inherit"] });
+    c.stdout.setEncoding("utf8").on("data", (d: string) => d.split("\n").filter(Boolean).forEach((l) => onLine?.(l)));
+    c.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`inserter exited ${code}`))));
+  });
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? Number(s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!.toFixed(1)) : null;
+};
+const latencies = (xs: number[]) => ({ n: xs.length, p50: pct(xs, 50), p95: pct(xs, 95), max: pct(xs, 100) });
+const load = async () => (await import("node:fs")).readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+const mb = (n: number) => Math.round(n / 1048576);
+
+async function main() {
+  const AGENTS = Math.max(1, Number(process.argv[2] ?? 100));
+  const SECONDS = Math.max(30, Number(process.argv[3] ?? 3600));
+  const LIVE = Math.min(SECONDS - 10, Math.max(10, Number(process.argv[4] ?? 60)));
+  const out: Record<string, unknown> = { agents: AGENTS, seconds: SECONDS, frames: AGENTS * SECONDS, loadAtStart: await load() };
+  const testDb = await createTestDatabase(SERVER_URL);
+  const redisPort = await freePort();
+  const redis = spawn("redis-server", ["--port", String(redisPort), "--save", "", "--appendonly", "no"], { stdio: "ignore" });
+  const webPort = await freePort();
+  const web = startApp("web", { ...process.env, DATABASE_URL: testDb.url, REDIS_URL: `redis://127.0.0.1:${redisPort}`, WEB_PORT: String(webPort), WEB_HOST: "127.0.0.1", VOLLEY_PUBLIC_URL: `http://127.0.0.1:${webPort}`, LOG_LEVEL: "info" });
+  const h = createDb(testDb.url, 4);
+  const base = `http://127.0.0.1:${webPort}`;
+  try {
+    const plan = planSchema.parse({
+      name: "100 agents, one hour",
+      target: { url: "ws://127.0.0.1:9001/echo" },
+      connections: { count: AGENTS * 50, rate: 1000 },
+      scenario: { kind: "echo", message: { rate: 10 }, duration: `${SECONDS}s`, warmup: "5s" },
+      thresholds: ["latency.p95 < 200ms", "errors.rate < 1%"],
+      agents: { count: AGENTS },
+    });
+    const run = await insertRun(h.db, { plan });
+    await markRunRunning(h.db, run.id);
+    await insertShards(h.db, run.id, Array.from({ length: AGENTS }, () => plan));
+    const { secret } = await createApiToken(h.db, { orgId: DEFAULT_ORG_ID, name: "bench", scopes: ["read"] });
+    const auth = { authorization: `Bearer ${secret}` };
+    await web.waitFor(/ready/i, 120_000);
+    let refused = 0;
+    const timed = async (path: string): Promise<number> => {
+      const t = performance.now();
+      try {
+        const res = await fetch(`${base}${path}`, { headers: auth });
+        await res.arrayBuffer();
+        if (res.status !== 200) throw new Error(`${path}: ${res.status}`);
+      } catch (err) {
+        // A kept-alive socket the server closed meanwhile: counted, and the request made again.
+        if (++refused > 20) throw err;
+        return timed(path);
+      }
+      return performance.now() - t;
+    };
+    for (let i = 0; i < 5; i++) await timed(`/api/v1/runs/${run.id}`); // warm the route
+
+    const meter = new RunMeter({ db: h.db, runId: run.id, plan, log: pino({ level: "warn" }) });
+    const follow = new AbortController();
+    const following = meter.follow(follow.signal, 1000);
+
+    // 1. live, real time.
+    const half = Math.floor(LIVE / 2);
+    const cpu0 = process.cpuUsage();
+    const w0 = performance.now();
+    let liveApi: number[] = [];
+    let cpuQuiet: number | null = null;
+    const live = runChild([testDb.url, run.id, "0", String(LIVE), "1"], (l) => {
+      if (Number(l) === half && cpuQuiet === null) {
+        const c = process.cpuUsage(cpu0);
+        cpuQuiet = (c.user + c.system) / 1000 / (performance.now() - w0);
+      }
+      meter.nudge();
+    });
+    // The second half: the API polled 4 times a second, as a few CLIs and pages would.
+    while (cpuQuiet === null) await sleep(100);
+    const polling = (async () => {
+      const done = { v: false };
+      void live.then(() => (done.v = true));
+      while (!done.v) {
+        liveApi.push(await timed(`/api/v1/runs/${run.id}`));
+        await sleep(250);
+      }
+    })();
+    await live;
+    await polling;
+    await meter.poll();
+    out.live = { seconds: LIVE, framesPerSecond: AGENTS, meterCpuShareOfCore: Number((100 * cpuQuiet!).toFixed(2)) + " %", apiRunWhileLive: latencies(liveApi), load: await load() };
+    process.stderr.write(`${JSON.stringify(out.live)}\n`);
+
+    // 2. fill the rest as fast as it goes, the meter following.
+    const total = AGENTS * SECONDS;
+    const memory: Array<{ frames: number; heapMb: number; rssMb: number }> = [];
+    let nextSample = 0.1;
+    const fillCpu0 = process.cpuUsage();
+    const fillFrames0 = meter.frames;
+    const fillT0 = performance.now();
+    let fillApi: number[] = [];
+    let filling = true;
+    const fill = runChild([testDb.url, run.id, String(LIVE), String(SECONDS), "0"], () => meter.nudge()).finally(() => (filling = false));
+    const sampler = (async () => {
+      while (filling || meter.frames < total) {
+        if (meter.frames / total >= nextSample) {
+          (globalThis as { gc?: () => void }).gc?.();
+          const m = process.memoryUsage();
+          memory.push({ frames: meter.frames, heapMb: mb(m.heapUsed), rssMb: mb(m.rss) });
+          nextSample += 0.1;
+        }
+        if (fillApi.length < 400) fillApi.push(await timed(`/api/v1/runs/${run.id}`));
+        await sleep(250);
+        if (!filling && meter.frames < total) await meter.poll();
+      }
+    })();
+    await fill;
+    await sampler;
+    const fillCpu = process.cpuUsage(fillCpu0);
+    const fillMs = performance.now() - fillT0;
+    const folded = meter.frames - fillFrames0;
+    const cpuMsPerFrame = (fillCpu.user + fillCpu.system) / 1000 / folded;
+    out.fill = {
+      frames: folded,
+      wallSeconds: Math.round(fillMs / 1000),
+      meterCpuMsPerFrame: Number(cpuMsPerFrame.toFixed(3)),
+      // 100 frames a second at that cost (the live phase measures it directly).
+      meterCpuAt100FramesPerSecond: Number((cpuMsPerFrame * 100 / 10).toFixed(2)) + " %",
+      memory,
+      apiRunWhileFilling: latencies(fillApi),
+      load: await load(),
+    };
+    process.stderr.write(`${JSON.stringify(out.fill)}\n`);
+
+    // 3. finalize as the hub does.
+    follow.abort();
+    await following;
+    const f0 = performance.now();
+    await meter.poll();
+    await meter.reconcile();
+    const summary = meter.summary(true);
+    await finishRun(h.db, run.id, { status: "passed", summary });
+    await meter.saveFinal(summary);
+    out.finalize = { ms: Math.round(performance.now() - f0), frames: meter.frames, expected: total, sent: summary?.messages.sent };
+
+    // 4. after.
+    const after = { run: [] as number[], intervals: [] as number[], analysis: [] as number[] };
+    for (let i = 0; i < 200; i++) after.run.push(await timed(`/api/v1/runs/${run.id}`));
+    for (let i = 0; i < 10; i++) after.intervals.push(await timed(`/api/v1/runs/${run.id}/intervals`));
+    for (let i = 0; i < 10; i++) after.analysis.push(await timed(`/api/v1/runs/${run.id}/analysis`));
+    out.after = { apiRun: latencies(after.run), apiIntervals: latencies(after.intervals), apiAnalysis: latencies(after.analysis), load: await load() };
+    process.stderr.write(`${JSON.stringify(out.after)}\n`);
+
+    const res = await fetch(`${base}/api/auth/sign-up/email`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: base },
+      body: JSON.stringify({ email: "bench@example.com", password: "correct horse battery", name: "Bench" }),
+    });
+    const cookie = res.headers.getSetCookie().map((c) => c.split(";")[0]!).find((c) => c.includes("session_token"));
+    if (!cookie) throw new Error(`sign-up answered ${res.status}: ${await res.text()}`);
+    const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: FLAGS, headless: true });
+    const paints: number[] = [];
+    try {
+      for (let i = 0; i < 3; i++) {
+        const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+        await context.addCookies([{ name: cookie.slice(0, cookie.indexOf("=")), value: cookie.slice(cookie.indexOf("=") + 1), url: base }]);
+        const page = await context.newPage();
+        const t = performance.now();
+        await page.goto(`${base}/runs/${run.id}`);
+        await page.locator(`[data-testid="run-charts"][data-points="${SECONDS}"]`).waitFor({ timeout: 120_000 });
+        await page.locator(".chart canvas").first().waitFor();
+        await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+        paints.push(performance.now() - t);
+        if (i === 0) await page.screenshot({ path: "/tmp/run-meter-hour.png" });
+        await context.close();
+      }
+    } finally {
+      await browser.close();
+    }
+    out.page = { firstPaintMs: paints.map(Math.round), load: await load() };
+    out.retriedRequests = refused;
+    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+  } finally {
+    await h.close();
+    await web.stop();
+    redis.kill();
+    await sleep(200);
+    await testDb.drop().catch(() => {});
+  }
+}
+
+if (process.argv[2] === "insert") {
+  const [, , , url, runId, from, to, paced] = process.argv;
+  await insertChild(url!, runId!, Number(from), Number(to), paced === "1");
+  process.exit(0);
+} else {
+  await main();
+  process.exit(0);
+}
