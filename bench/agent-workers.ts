@@ -209,6 +209,8 @@ try {
         loadavg: { before: loadBefore, after: load() },
         saturated,
         throughputRatio2to1: Number((s2.rate / s1.rate).toFixed(3)),
+        // The same ratio round by round (the two ran a minute apart at most), median: steadier on a busy machine.
+        throughputRatio2to1ByRound: Number(median(Array.from({ length: RUNS }, (_, i) => satRows.find((r) => r.workers === 2 && r.run === i + 1)!.rate / satRows.find((r) => r.workers === 1 && r.run === i + 1)!.rate)).toFixed(3)),
         throughputGoal: 1.8,
         cpuPer100k: cpuPer,
         cpuRatio: Object.fromEntries(cpuPer.filter((c) => c.workers > 0).map((c) => [`workers${c.workers}to0`, Number((c.cpuPer100k / c0.cpuPer100k).toFixed(3))])),
