@@ -58,6 +58,15 @@ const ROUTES: FuzzRoute[] = [
     shape: { valid: validPlan, required: ["name", "target", "connections", "scenario"] },
   },
   {
+    name: "PUT /api/v1/plans/{id}/schedule",
+    route: async () => (await import("@/app/api/v1/plans/[id]/schedule/route")).PUT,
+    method: "PUT",
+    path: () => `/api/v1/plans/${planId}/schedule`,
+    params: () => ({ id: planId }),
+    creds: () => ({ token }),
+    shape: { valid: () => ({ cron: "0 3 * * *", timezone: "UTC", enabled: false }), required: ["cron"] },
+  },
+  {
     name: "POST /api/v1/tokens",
     route: async () => (await import("@/app/api/v1/tokens/route")).POST,
     method: "POST",
