@@ -1,5 +1,6 @@
 import { LIST_PAGE_MAX_BYTES, type Plan, type PlanRecord, type PlanVersion } from "@volley/contracts";
-import { deletePlan, getPlan, insertPlan, listPlanPage, listPlanVersions, updatePlan, type PlanRow } from "@volley/db";
+import { deletePlan, getPlan, getPlanSchedule, insertPlan, listPlanPage, listPlanVersions, updatePlan, type PlanRow } from "@volley/db";
+import { admitRun } from "../targets/targets";
 import type { AuthContext } from "../auth/auth";
 import { notFound, unknownCursor } from "../http/errors";
 import { getDb } from "../http/services";
@@ -48,6 +49,9 @@ export async function loadPlanPage(orgId: string, q: { limit: number; offset: nu
 }
 
 export async function savePlanVersion(auth: AuthContext, id: string, plan: Plan): Promise<PlanRecord> {
+  // A scheduled plan runs its latest version with nobody starting it: the version is admitted now, as a run would be.
+  const schedule = await getPlanSchedule(getDb(), auth.orgId, id);
+  if (schedule?.enabled) await admitRun(auth, plan);
   const row = await updatePlan(getDb(), { id, orgId: auth.orgId, document: plan, createdBy: actorId(auth) });
   if (!row) throw notFound(`plan ${id}`);
   return toPlanRecord(row);

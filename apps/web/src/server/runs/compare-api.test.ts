@@ -306,6 +306,15 @@ describe("plan schedules", () => {
       expect((await put({ cron: "30 4 * * 1-5" })).status).toBe(200);
       expect(await nextPlanFiring(queue, plan.id)).not.toBeNull();
 
+      // A new version of a scheduled plan is admitted as a run would be: no target the install refuses.
+      const putPlan = (await import("@/app/api/v1/plans/[id]/route")).PUT;
+      const elsewhere = { ...doc("scheduled plan"), target: { ...doc("x").target, url: "ws://10.20.30.40:9001/echo" } };
+      const refusedSave = await call(putPlan, "PUT", `/api/v1/plans/${plan.id}`, { token: tok.full }, { plan: elsewhere }, { id: plan.id });
+      expect(refusedSave.status).toBe(403);
+      const why = await readError(refusedSave);
+      expect(why.code).toBe("target_refused");
+      expect(why.message).toMatch(/10\.20\.30\.40/);
+
       expect((await call(r.deleteSchedule!, "DELETE", `/api/v1/plans/${plan.id}/schedule`, { token: tok.full }, undefined, { id: plan.id })).status).toBe(204);
       expect(await nextPlanFiring(queue, plan.id)).toBeNull();
       expect((await call(r.getSchedule!, "GET", `/api/v1/plans/${plan.id}/schedule`, { token: tok.readOnly }, undefined, { id: plan.id })).status).toBe(404);
