@@ -126,4 +126,31 @@ describe("HTTP-family drivers against the HTTP reference target", () => {
       await new Promise((r) => server.close(r));
     }
   });
+
+  it("plain http, kept alive: a socket the server closed when idle is replaced at the next request, the connection stays", async () => {
+    let sockets = 0;
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => res.writeHead(200, { "content-length": 2 }).end("ok"));
+    });
+    server.keepAliveTimeout = 300; // answers carry Keep-Alive: timeout=0, and idle sockets close after 300 ms
+    server.on("connection", () => sockets++);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      const conn = await kit.connect(httpDriver, { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, http: { method: "GET", pipelining: 1, keepAlive: true } });
+      let closedInfo: unknown;
+      conn.onClose((info) => (closedInfo = info));
+      for (let i = 0; i < 3; i++) {
+        expect((await roundTrip(conn, Buffer.alloc(40, i))) as Buffer).toEqual(Buffer.alloc(40, i));
+        await new Promise((r) => setTimeout(r, 450));
+      }
+      expect(closedInfo).toBeUndefined();
+      expect(sockets).toBe(3);
+      await closeByUs(conn);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
 });
+

@@ -6,6 +6,11 @@ import { classifyHttpError } from "./http-common";
 import { openSocket, requestHead, type OneShotTarget } from "./http-one-shot";
 import { ResponseParser } from "./http-response-parser";
 
+/** Without a `Keep-Alive: timeout` hint, an idle socket is not reused after this long (undici's default). */
+const IDLE_REUSE_MS = 4_000;
+/** A hinted timeout is cut by this much: the server's timer and ours do not start at the same instant. */
+const IDLE_MARGIN_MS = 1_000;
+
 const timeoutError = (ms: number) => Object.assign(new Error(`connect timed out after ${ms} ms`), { code: "UND_ERR_CONNECT_TIMEOUT" });
 
 /**
@@ -29,6 +34,8 @@ export class KeepAliveHttpConnection extends ConnectionBase {
   /** The server said it closes after the response it is on: nothing more goes on this socket. */
   private draining = false;
   private error: Error | undefined;
+  /** After this (performance.now() ms) an idle socket may be closed by the server any moment: not reused. */
+  private reuseUntil = Infinity;
   private readonly head: string;
   /** A request without a body: the same bytes every time. */
   private readonly fixed: Buffer | undefined;
@@ -68,6 +75,8 @@ export class KeepAliveHttpConnection extends ConnectionBase {
 
   send(payload: Buffer | string): void {
     if (this.closingByUs) return;
+    // A request written just as the server times out the idle socket would be cut off with it: retire it first.
+    if (this.socket && this.inFlight.length === 0 && performance.now() > this.reuseUntil) this.retireSocket();
     if (this.socket && !this.draining && this.inFlight.length < this.options.pipelining) this.write(payload);
     else {
       this.waiting.push(payload);
@@ -93,6 +102,7 @@ export class KeepAliveHttpConnection extends ConnectionBase {
     const socket = openSocket(this.target, this.target.tls ? undefined : (n, buf) => this.onData(n === buf.length ? buf : buf.subarray(0, n)));
     this.socket = socket;
     this.draining = false;
+    this.reuseUntil = Infinity;
     this.error = undefined;
     this.parser = new ResponseParser(this.answered);
     if (this.target.tls) socket.on("data", (d: Buffer) => this.onData(d));
@@ -118,9 +128,10 @@ export class KeepAliveHttpConnection extends ConnectionBase {
     }
   }
 
-  private readonly answered = (status: number, closeAfter: boolean): void => {
+  private readonly answered = (status: number, closeAfter: boolean, keepAliveMs: number): void => {
     const payload = this.inFlight.shift();
     if (closeAfter) this.draining = true;
+    this.reuseUntil = performance.now() + (keepAliveMs >= 0 ? Math.max(0, keepAliveMs - IDLE_MARGIN_MS) : IDLE_REUSE_MS);
     if (this.closingByUs || payload === undefined) return;
     if (status >= 200 && status < 300) this.deliver(payload);
     else this.messageError("protocol", `HTTP ${status}`);
@@ -129,6 +140,13 @@ export class KeepAliveHttpConnection extends ConnectionBase {
 
   private flush(): void {
     while (this.waiting.length > 0 && this.socket && !this.draining && this.inFlight.length < this.options.pipelining && !this.closingByUs) this.write(this.waiting.shift()!);
+  }
+
+  /** Closes the current (idle) socket without a word: its close is no one's error. */
+  private retireSocket(): void {
+    const old = this.socket!;
+    this.socket = undefined;
+    old.destroy();
   }
 
   private onSocketClose(socket: Socket): void {

@@ -16,11 +16,13 @@ export class ResponseParser {
   private head: Buffer | undefined;
   private status = 0;
   private closeAfter = false;
+  /** The server's `Keep-Alive: timeout=N` hint, ms; -1 without one. */
+  private keepAliveMs = -1;
   private remaining = 0;
   /** A chunk-size line or trailer line split across reads. */
   private line = "";
 
-  constructor(private readonly onResponse: (status: number, closeAfter: boolean) => void) {}
+  constructor(private readonly onResponse: (status: number, closeAfter: boolean, keepAliveMs: number) => void) {}
 
   /** `noBody`: the response in turn answers a HEAD request. Returns false on a malformed response. */
   feed(data: Buffer, noBody: () => boolean): boolean {
@@ -116,6 +118,8 @@ export class ResponseParser {
     const lower = text.toLowerCase();
     const connection = /\r\nconnection:[ \t]*([^\r]*)/.exec(lower)?.[1];
     this.closeAfter = connection !== undefined ? connection.includes("close") : text.startsWith("HTTP/1.0");
+    const hint = /\r\nkeep-alive:[^\r]*timeout=(\d+)/.exec(lower);
+    this.keepAliveMs = hint ? Number(hint[1]) * 1000 : -1;
     if (this.status >= 100 && this.status < 200) {
       // 1xx (100 Continue): an interim head; the real response follows.
       this.state = State.Head;
@@ -144,6 +148,6 @@ export class ResponseParser {
   private complete(): void {
     this.state = State.Head;
     if (this.status === -1) return; // an interim 1xx head
-    this.onResponse(this.status, this.closeAfter);
+    this.onResponse(this.status, this.closeAfter, this.keepAliveMs);
   }
 }
