@@ -18,7 +18,7 @@ const load = cache(async (id: string) => {
   const auth = await pageSession();
   const { orgId } = auth;
   try {
-    const [plan, versions, schedule] = await Promise.all([loadPlan(orgId, id), loadPlanVersions(orgId, id), loadSchedule(orgId, id).catch(() => null)]);
+    const [plan, versions, schedule] = await Promise.all([loadPlan(orgId, id), loadPlanVersions(orgId, id), loadSchedule(orgId, id).catch((err: unknown) => ({ unavailable: err instanceof Error ? err.message : String(err) }))]);
     return { ok: true as const, plan, versions, schedule, canWrite: may(auth, "plans:write") };
   } catch (err) {
     if (err instanceof ApiError && err.status === 404) return { ok: false as const, notFound: true as const };
@@ -63,7 +63,11 @@ export default async function PlanPage({ params, searchParams }: { params: Promi
         <h2 className="panel-title">Tags and notes</h2>
         <MetaEditor endpoint={`/api/v1/plans/${r.plan.id}`} initialTags={r.plan.tags} initialNotes={r.plan.notes} canEdit={r.canWrite} what="plan" />
       </section>
-      <ScheduleEditor planId={r.plan.id} initial={r.schedule} canEdit={r.canWrite} />
+      {r.schedule && "unavailable" in r.schedule ? (
+        <ErrorPanel title="The plan's schedule could not be read" message={r.schedule.unavailable} />
+      ) : (
+        <ScheduleEditor planId={r.plan.id} initial={r.schedule} canEdit={r.canWrite} />
+      )}
       <section className="panel versions" aria-label="Version history">
         <h2 className="panel-title">Version history</h2>
         <ol reversed className="small">
