@@ -21,6 +21,11 @@ const fmtPercentile = (x: number) => {
   return p <= 0 ? "0%" : `${p >= 99 ? p.toPrecision(Math.max(3, Math.ceil(-Math.log10(1 - p / 100)) + 1)).replace(/0+$/, "").replace(/\.$/, "") : Math.round(p)}%`;
 };
 
+/** The value at percentile `p` of a spectrum (the first point at or past it), ms. */
+export function msAt(points: SpectrumPoint[], p: number): number | null {
+  return (points.find((pt) => pt.percentile >= p) ?? points.at(-1))?.ms ?? null;
+}
+
 /** x = 1, 10, 100 … (0 %, 90 %, 99 % …) within [min, max], and x = 2 (50 %) when there is room. */
 export function decades(min: number, max: number): number[] {
   const out: number[] = [];
@@ -68,8 +73,16 @@ export function PercentileSpectrum({ spectra }: { spectra: Record<string, Spectr
           { ...axis, label: "ms", size: fitAxis, labelSize: 20, labelGap: 2 },
         ],
         series: [
-          { label: "percentile", value: (_u, v) => (v == null ? "—" : fmtPercentile(v)) },
-          ...kinds.map((k) => ({ label: k.label, stroke: k.color, width: 1.75, spanGaps: true, points: { show: false }, value: (_u: uPlot, v: number | null) => fmtMs(v) })),
+          // Off the chart the legend reads the run's p99 of every kind, not dashes.
+          { label: "percentile", value: (_u, v, _s, idx) => (idx == null ? "99%" : v == null ? "—" : fmtPercentile(v)) },
+          ...kinds.map((k) => ({
+            label: k.label,
+            stroke: k.color,
+            width: 1.75,
+            spanGaps: true,
+            points: { show: false },
+            value: (_u: uPlot, v: number | null, _s: number, idx: number | null) => fmtMs(idx == null ? msAt(spectra[k.metric]!, 99) : v),
+          })),
         ],
         cursor: { points: { size: 6 } },
         legend: { live: true },

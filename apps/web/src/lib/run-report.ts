@@ -96,7 +96,7 @@ export function runReportHtml(run: Run, intervals: IntervalPoint[], agents: Agen
       timelineThresholds(run, "throughput", deliveryOnly),
       s ? [`${fmtRate(s.messages.sendRate)} avg`, ...(deliveryOnly ? [] : [`${fmtRate(s.messages.receiveRate)} avg`]), ...(s.deliveries ? [`${fmtRate(s.deliveries.rate)} avg`] : [])] : [],
     ),
-    chartSection("Connections", x, [{ label: "open", values: col((p) => p.connections), color: "#7c3aed" }], (v) => fmtInt(v)),
+    chartSection("Connections", x, [{ label: "open", values: col((p) => p.connections), color: "#7c3aed" }], (v) => fmtRateValue(v)),
     chartSection(
       "Errors and disconnects per second",
       x,

@@ -1,0 +1,157 @@
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startJsonRpcWs, startWsEchoServer, type JsonRpcStats, type TestApp, type WsEchoServer } from "@volley/targets";
+import { api, startStack, waitForFinal, type Stack } from "./stack-fixture";
+
+/**
+ * The run page's results in Chromium at 1440 px: headline cards with the plan's thresholds drawn,
+ * legends showing the run's figures off the chart, errors with what the server said (a JSON-RPC
+ * gateway refusing connections with HTTP 503 and closing fast callers with 1008), a stage plan
+ * described by its stages, the per-agent table whole, and the HTML report: downloaded from the
+ * API, opened offline with scripts off, and the page's print view. Screenshots: e2e/artifacts/results-*.png.
+ */
+const CHROMIUM = "/usr/bin/chromium";
+const ARTIFACTS = path.resolve(import.meta.dirname, "../artifacts");
+const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+
+const hasChromium = existsSync(CHROMIUM);
+if (!hasChromium) console.warn(`results-browser.test: skipped — ${CHROMIUM} is missing (apt-get install -y chromium; .ci/run installs it)`);
+
+let stack: Stack;
+let echo: WsEchoServer;
+let gateway: TestApp<JsonRpcStats>;
+let browser: Browser;
+let page: Page;
+
+const shot = (name: string) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+
+beforeAll(async () => {
+  if (!hasChromium) return;
+  mkdirSync(ARTIFACTS, { recursive: true });
+  echo = await startWsEchoServer({ port: 0, delayMs: 5 });
+  gateway = await startJsonRpcWs({ maxConnections: 4, maxCallsPerSecond: 5 });
+  stack = await startStack(13);
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+  page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  page.setDefaultTimeout(30_000);
+});
+afterAll(async () => {
+  await browser?.close();
+  await stack?.stop();
+  await echo?.close();
+  await gateway?.close();
+});
+
+async function startRun(plan: unknown): Promise<string> {
+  const res = await api<{ id: string }>(stack, "POST", "/api/v1/runs", { plan });
+  expect(res.status).toBe(201);
+  await waitForFinal(stack, res.body.id, 90_000);
+  return res.body.id;
+}
+
+describe.skipIf(!hasChromium)("run results in Chromium", () => {
+  it("shows headline cards with threshold lines, run values in legends, error samples, and exports a self-contained report", async () => {
+    await page.goto(`${stack.webUrl}/sign-up`);
+    await page.getByLabel("Name").fill("Ada Owner");
+    await page.getByLabel("Email").fill("ada@example.com");
+    await page.getByLabel("Password").fill("correct horse battery");
+    await page.getByRole("button", { name: /sign up|create/i }).click();
+    await page.waitForURL((u) => !/sign-(up|in)/.test(u.pathname));
+
+    // A stage plan against the echo server, with thresholds on three cards.
+    const staged = await startRun({
+      name: "results stages",
+      target: { url: echo.url, protocol: "ws" },
+      connections: { count: 6, rate: 100, stages: [{ duration: "2s", target: 6 }, { duration: "2s", target: 3 }] },
+      scenario: { kind: "echo", message: { rate: 4, timeout: "2s" }, duration: "4s" },
+      thresholds: ["latency.p95 < 200ms", "latency.p99 < 2ms", "errors.rate < 1%", "throughput.sent > 5"],
+    });
+    await page.goto(`${stack.webUrl}/runs/${staged}`);
+    const cards = page.getByTestId("headline-cards");
+    await cards.waitFor();
+    expect(await page.getByTestId("card-rate").innerText()).toMatch(/^[\d.,]+\/s$/);
+    expect(await page.getByTestId("card-p95").innerText()).toMatch(/ ms$/);
+    expect(await page.getByTestId("card-connections").innerText()).toBe("6");
+    // Each threshold is a dashed line on its card's chart: p95 passed (grey), p99 < 2 ms failed (red).
+    expect(await page.locator('[data-card="p95"] line[data-threshold="latency.p95 < 200ms"]').getAttribute("stroke")).toBe("#6b7280");
+    expect(await page.locator('[data-card="p99"] line[data-threshold="latency.p99 < 2ms"]').getAttribute("stroke")).toBe("#dc2626");
+    await page.locator('[data-card="errors"] line[data-threshold="errors.rate < 1%"]').waitFor({ state: "attached" });
+    await page.locator('[data-card="rate"] line[data-threshold="throughput.sent > 5"]').waitFor({ state: "attached" });
+    // The stage plan is described by its stages, never as "6 connections at 100/s".
+    expect(await page.getByTestId("plan-connections").innerText()).toBe("stages 2.0 s → 6, 2.0 s → 3 (peak 6 connections)");
+    // Off the charts, legends show the run's figures, not dashes.
+    await page.mouse.move(5, 5);
+    const legendValues = await page.locator('[data-testid="run-charts"] .u-legend .u-value').allInnerTexts();
+    expect(legendValues.length).toBeGreaterThan(8);
+    expect(legendValues.filter((v) => v.trim() === "—")).toEqual([]);
+    expect(legendValues).toContain("whole run");
+    // Hovering a chart shows the second under the cursor instead.
+    const latencyChart = page.locator('[data-testid="run-charts"] .u-over').first();
+    const box = (await latencyChart.boundingBox())!;
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    expect(await page.locator('[data-testid="run-charts"] .u-legend').first().locator(".u-value").first().innerText()).toMatch(/^\d+s$/);
+    await page.mouse.move(5, 5);
+    // The per-agent table fits its panel at 1440 px (it was cut off beside the spectrum).
+    const agents = page.getByTestId("agent-breakdown");
+    await agents.waitFor();
+    await shot("results-01-cards-1440");
+    const widths = await agents.evaluate((t) => ({ table: t.scrollWidth, room: t.parentElement!.clientWidth }));
+    expect(widths.table, JSON.stringify(widths)).toBeLessThanOrEqual(widths.room + 1);
+
+    // A JSON-RPC gateway with limits: 2 of 6 connections refused 503, the rest closed 1008 for calling too fast.
+    const limited = await startRun({
+      name: "results errors",
+      target: { url: gateway.url, protocol: "ws" },
+      connections: { count: 6, rate: 100 },
+      scenario: { kind: "echo", message: { rate: 20, timeout: "1s" }, duration: "2s" },
+      thresholds: ["errors.rate < 1%"],
+      sanity: false,
+    });
+    await page.goto(`${stack.webUrl}/runs/${limited}`);
+    await page.getByTestId("run-summary").waitFor();
+    const stats = gateway.stats();
+    expect(stats.refused).toBe(2);
+    expect(await page.getByTestId("error-samples-handshake").innerText()).toBe("connect: HTTP 503");
+    expect(await page.getByTestId("error-samples-closed").innerText()).toBe("close 1008 (policy violation): rate limit: more than 5 calls in a second");
+    expect(await page.getByTestId("error-samples-protocol").innerText()).toContain("Parse error: the frame is not JSON");
+    expect(await page.locator('[data-card="errors"]').getAttribute("class")).toContain("bad");
+    await shot("results-02-errors-with-samples");
+
+    // The report: from the API, self-contained, opened offline with scripts off.
+    const res = await fetch(`${stack.webUrl}/api/v1/runs/${limited}/report.html`, { headers: { authorization: `Bearer ${stack.token}` } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(res.headers.get("content-disposition")).toBe(`attachment; filename="${limited}-report.html"`);
+    const html = await res.text();
+    expect(html).not.toMatch(/<script|<link|src=|@import|url\(/i);
+    expect(html).toContain("close 1008 (policy violation): rate limit: more than 5 calls in a second");
+    const file = path.join(ARTIFACTS, "results-report.html");
+    writeFileSync(file, html);
+    const offline = await browser.newContext({ viewport: { width: 1000, height: 900 }, javaScriptEnabled: false, offline: true });
+    const reportPage = await offline.newPage();
+    const requests: string[] = [];
+    reportPage.on("request", (r) => requests.push(r.url()));
+    await reportPage.goto(pathToFileURL(file).href);
+    expect(await reportPage.locator("svg").count()).toBeGreaterThanOrEqual(5);
+    expect(await reportPage.locator("h1").innerText()).toContain("results errors");
+    expect(requests.filter((u) => !u.startsWith("file:"))).toEqual([]);
+    await reportPage.screenshot({ path: path.join(ARTIFACTS, "results-03-report-offline.png"), fullPage: true });
+    await offline.close();
+    // Unauthenticated: the API's error shape, not a report.
+    expect((await fetch(`${stack.webUrl}/api/v1/runs/${limited}/report.html`)).status).toBe(401);
+
+    // The run page's download link and its print view.
+    await page.goto(`${stack.webUrl}/runs/${staged}`);
+    const download = page.waitForEvent("download");
+    await page.getByTestId("report-download").click();
+    expect((await download).suggestedFilename()).toBe(`${staged}-report.html`);
+    await page.emulateMedia({ media: "print" });
+    expect(await page.locator(".topbar").isVisible()).toBe(false);
+    expect(await page.getByTestId("run-exports").isVisible()).toBe(false);
+    await shot("results-04-print-view");
+    await page.emulateMedia({ media: "screen" });
+  });
+});
