@@ -4,6 +4,7 @@ import { durationMs, parsePlanDocument } from "@volley/contracts";
 import { summarizeRun } from "@volley/metrics";
 import { runShard } from "../engine/run-shard";
 import { EngineWorkers } from "../workers/engine-workers";
+import { splitAcrossWorkers } from "../workers/worker-split";
 import { shardPreflight } from "../engine/shard-preflight";
 import type { EngineFrame } from "../engine/types";
 import { Progress, type ProgressSink } from "./progress";
@@ -77,7 +78,8 @@ export async function runCommand(file: string, options: RunCommandOptions, io: R
   }
   // Threads load the engine before the run starts (and before the "running" line, which benches
   // take as the start): their start-up is not the run's CPU, time or memory.
-  const engines = options.workers ? new EngineWorkers(options.workers) : undefined;
+  // As many as the plan can use: a sweep or a broadcast runs in one, a plan of 3 connections in 3 at most.
+  const engines = options.workers ? new EngineWorkers(splitAcrossWorkers(plan, options.workers, "cli").length) : undefined;
   await engines?.warm().catch(() => {}); // a thread that cannot start fails the run below, with its reason
   if (plan.agents.count !== 1) err(`note: agents.count is ${JSON.stringify(plan.agents.count)}; standalone runs the whole plan on this machine`);
   const { connections: c, scenario: sc, sweep } = plan;
