@@ -81,7 +81,9 @@ async function insertChild(url: string, runId: string, from: number, to: number,
 function runChild(args: string[], onLine?: (l: string) => void): Promise<void> {
   return new Promise((resolve, reject) => {
     const c = spawn(process.execPath, ["--import", "tsx", SELF, "insert", ...args], { stdio: ["ignore", "pipe", "inherit"] });
-    c.stdout.setEncoding("utf8").on("data", (d: string) => d.split("\n").filter(Boolean).forEach((l) => onLine?.(l)));
+    c.stdout.setEncoding("utf8").on("data", (d: string) => {
+      for (const l of d.split("\n").filter(Boolean)) onLine?.(l);
+    });
     c.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`inserter exited ${code}`))));
   });
 }
@@ -145,7 +147,7 @@ async function main() {
     const half = Math.floor(LIVE / 2);
     const cpu0 = process.cpuUsage();
     const w0 = performance.now();
-    let liveApi: number[] = [];
+    const liveApi: number[] = [];
     let cpuQuiet: number | null = null;
     const live = runChild([testDb.url, run.id, "0", String(LIVE), "1"], (l) => {
       if (Number(l) === half && cpuQuiet === null) {
@@ -167,7 +169,7 @@ async function main() {
     await live;
     await polling;
     await meter.poll();
-    out.live = { seconds: LIVE, framesPerSecond: AGENTS, meterCpuShareOfCore: Number((100 * cpuQuiet!).toFixed(2)) + " %", apiRunWhileLive: latencies(liveApi), load: await load() };
+    out.live = { seconds: LIVE, framesPerSecond: AGENTS, meterCpuShareOfCore: `${Number((100 * cpuQuiet!).toFixed(2))} %`, apiRunWhileLive: latencies(liveApi), load: await load() };
     process.stderr.write(`${JSON.stringify(out.live)}\n`);
 
     // 2. fill the rest as fast as it goes, the meter following.
@@ -177,7 +179,7 @@ async function main() {
     const fillCpu0 = process.cpuUsage();
     const fillFrames0 = meter.frames;
     const fillT0 = performance.now();
-    let fillApi: number[] = [];
+    const fillApi: number[] = [];
     let filling = true;
     const fill = runChild([testDb.url, run.id, String(LIVE), String(SECONDS), "0"], () => meter.nudge()).finally(() => (filling = false));
     const sampler = (async () => {
@@ -204,7 +206,7 @@ async function main() {
       wallSeconds: Math.round(fillMs / 1000),
       meterCpuMsPerFrame: Number(cpuMsPerFrame.toFixed(3)),
       // 100 frames a second at that cost (the live phase measures it directly).
-      meterCpuAt100FramesPerSecond: Number((cpuMsPerFrame * 100 / 10).toFixed(2)) + " %",
+      meterCpuAt100FramesPerSecond: `${Number((cpuMsPerFrame * 100 / 10).toFixed(2))} %`,
       memory,
       apiRunWhileFilling: latencies(fillApi),
       load: await load(),

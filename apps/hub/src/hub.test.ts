@@ -1,4 +1,4 @@
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import "@volley/devstack/vitest-context";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";

@@ -23,8 +23,6 @@ export type FrameLike = Pick<IntervalFrame, "index" | "startedAt" | "durationMs"
   agentId?: string;
 };
 
-const ms = (us: number) => Math.round(us) / 1000;
-
 function addInto(target: Map<string, Histogram>, histograms: Record<string, string>) {
   for (const [name, b64] of Object.entries(histograms)) {
     let h = target.get(name);

@@ -152,7 +152,9 @@ export class RunTally {
     } else {
       this.seconds.set(key, { index: f.index, startedAt: f.startedAt, durationMs: f.durationMs, activeMs: f.activeMs ?? f.durationMs, warmup: f.warmup, counters: {}, histograms: {}, health: { ...f.health }, samples: [] });
     }
-    f.samples?.forEach((sample, i) => this.keepSample(key, [f.index, shard, i], sample));
+    f.samples?.forEach((sample, i) => {
+      this.keepSample(key, [f.index, shard, i], sample);
+    });
     if (f.health.saturated) this.saturatedSeconds.add(f.index);
     this.lastIndex = Math.max(this.lastIndex, f.index);
     this.stallMaxMs = Math.max(this.stallMaxMs, f.health.eventLoopDelayMs.max);

@@ -47,7 +47,7 @@ export function summarizeSteps(frames: readonly FrameLike[], ctx?: SweepContext)
     const last = Math.max(...all.map((f) => f.step!.attempt ?? 0));
     if (last === 0) continue;
     const before = all.filter((f) => (f.step!.attempt ?? 0) === last - 1);
-    retried.set(index, { attempts: last + 1, reason: before.find((f) => f.step!.generatorLimited)?.step!.generatorLimited ?? null });
+    retried.set(index, { attempts: last + 1, reason: before.find((f) => f.step!.generatorLimited)?.step?.generatorLimited ?? null });
     byStep.set(index, all.filter((f) => (f.step!.attempt ?? 0) === last));
   }
   const holdSeconds = ctx?.sweep ? durationMs(ctx.sweep.hold) / 1000 : undefined;
@@ -86,7 +86,7 @@ export function summarizeSteps(frames: readonly FrameLike[], ctx?: SweepContext)
       const shardFailed = list.some((f) => f.step!.failed);
       // Agents that mark the step say why; a saturated frame from an older agent still limits it.
       const saturated = list.some((f) => f.health.saturated);
-      const limitedBy = list.find((f) => f.step!.generatorLimited)?.step!.generatorLimited ?? (saturated ? "an agent reported itself saturated during the hold" : null);
+      const limitedBy = list.find((f) => f.step!.generatorLimited)?.step?.generatorLimited ?? (saturated ? "an agent reported itself saturated during the hold" : null);
       const retry = retried.get(index);
       return {
         index,

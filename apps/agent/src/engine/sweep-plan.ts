@@ -1,8 +1,6 @@
 import { COUNTERS, errorCount, planTiming, sweepBeginMs, type Plan } from "@volley/contracts";
 import { addEncoded, createHistogram, mainLatencyMetric, recordMicros, stopReason, type Histogram } from "@volley/metrics";
 
-const S = 1_000_000;
-
 /**
  * The slots of a sweep in time, in µs from the shard's start instant (whole numbers, so interval
  * boundaries compare exactly). Stepping begins on an interval boundary once every connection has

@@ -1,4 +1,4 @@
-import type { Health, WorkerHealth } from "@volley/contracts";
+import type { Health } from "@volley/contracts";
 import { encodeHistogram, mergeEncoded } from "@volley/metrics";
 import type { EngineFrame } from "../engine/types";
 

@@ -89,7 +89,9 @@ describe("hub /metrics", () => {
       // The merged HdrHistogram's max (3 significant digits): 6.003 ms for a recorded 6 ms.
       const maxes = max[0]?.values?.map(([, v]) => Number(v)) ?? [];
       expect(maxes).toHaveLength(3);
-      maxes.forEach((v, i) => expect(v).toBeCloseTo((6 + i) / 1000, 4));
+      maxes.forEach((v, i) => {
+        expect(v).toBeCloseTo((6 + i) / 1000, 4);
+      });
       const text = await (await scrape(`Bearer ${TOKEN}`)).text();
       expect(sample(text, "volley_hub_remote_writes_total", { outcome: "ok" })).toBeGreaterThanOrEqual(1);
     } finally {

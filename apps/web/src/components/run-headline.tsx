@@ -26,10 +26,10 @@ export const RunHeadline = memo(function RunHeadline({ run, intervals }: { run: 
             {c.value}
           </div>
           {c.detail && <div className="headline-detail small subtle">{c.detail}</div>}
-          {c.series && c.series.some((v) => v !== null) && (
+          {c.series?.some((v) => v !== null) && (
             <div
               className="headline-chart"
-              // Our own SVG string: every text in it is escaped (svg-chart.ts).
+              // biome-ignore lint/security/noDangerouslySetInnerHtml: our own SVG string; every text in it is escaped (svg-chart.ts).
               dangerouslySetInnerHTML={{
                 __html: svgChart({
                   width: 220,

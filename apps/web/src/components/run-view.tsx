@@ -5,7 +5,7 @@ import Link from "next/link";
 import { useEffect, useMemo, useState } from "react";
 import { stringify } from "yaml";
 import { ApiRequestError, apiFetch } from "../lib/api-client";
-import { durationBetween, fmtDateTime, fmtDuration, fmtInt, fmtMs, fmtMsgRate, fmtRate } from "../lib/format";
+import { durationBetween, fmtDateTime, fmtDuration, fmtMsgRate } from "../lib/format";
 import type { AbortResponse } from "../lib/types";
 import { useLiveRun, type LiveMode } from "../lib/use-live-run";
 import { RunAnalysisPanels } from "./run-analysis-panels";

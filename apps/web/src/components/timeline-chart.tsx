@@ -220,9 +220,10 @@ export function TimelineChart(props: TimelineChartProps) {
   const plot = useRef<uPlot | null>(null);
   const latest = useRef(props);
   latest.current = props;
-  const shape = props.series.map((s) => `${s.label}:${s.axis ?? "left"}`).join("|") + `|${props.height ?? 240}|${(props.bands ?? []).length}|${props.syncKey ?? ""}`;
+  const shape = `${props.series.map((s) => `${s.label}:${s.axis ?? "left"}`).join("|")}|${props.height ?? 240}|${(props.bands ?? []).length}|${props.syncKey ?? ""}`;
   const runValues = props.series.map((s) => s.runValue ?? "").join("|");
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: rebuilt only when the chart's shape changes; it reads the current props through `latest`.
   useEffect(() => {
     const el = ref.current;
     if (!el) return;
@@ -241,12 +242,15 @@ export function TimelineChart(props: TimelineChartProps) {
     };
   }, [shape]);
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: new data in these props; read through `latest`.
   useEffect(() => {
     plot.current?.setData(toData(latest.current));
   }, [props.x, props.series]);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the overlays drawn from these props (read through `latest`) changed.
   useEffect(() => {
     plot.current?.redraw(false, false);
   }, [props.regions, props.warmup, props.saturated, props.thresholds]);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the run figures the legend shows changed.
   useEffect(() => {
     // New run figures while the cursor is off the chart: refresh the legend that shows them.
     const u = plot.current;

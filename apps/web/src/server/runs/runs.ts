@@ -9,7 +9,7 @@ import {
   type RunSummary,
   type RunWithMeta,
 } from "@volley/contracts";
-import { finishRun, getPlan, getRun, insertRun, listBaselineRunIds, listRunPage, queuePlaces, DEFAULT_ORG_ID, type Db, type RunFilter, type RunRow } from "@volley/db";
+import { finishRun, getPlan, getRun, insertRun, listBaselineRunIds, listRunPage, queuePlaces, DEFAULT_ORG_ID, type RunFilter, type RunRow } from "@volley/db";
 import { enqueue, runJob } from "@volley/queue";
 import type { AuthContext } from "../auth/auth";
 import { admitRun } from "../targets/targets";
