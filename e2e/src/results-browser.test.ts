@@ -143,6 +143,24 @@ describe.skipIf(!hasChromium)("run results in Chromium", () => {
     // Unauthenticated: the API's error shape, not a report.
     expect((await fetch(`${stack.webUrl}/api/v1/runs/${limited}/report.html`)).status).toBe(401);
 
+    // A capacity search whose every step held: the card says "≥", the curve's legend its marked point.
+    const sweep = await startRun({
+      name: "results capacity",
+      target: { url: echo.url, protocol: "ws" },
+      connections: { count: 2, rate: 100 },
+      scenario: { kind: "echo", message: { rate: 10, per: "aggregate" }, duration: "10s" },
+      sweep: { step: 10, steps: 2, hold: "1s", gap: "1s", stopWhen: { p95: "1s" } },
+    });
+    await page.goto(`${stack.webUrl}/runs/${sweep}`);
+    await page.getByTestId("headline-cards").waitFor();
+    expect(await page.getByTestId("card-capacity").innerText()).toMatch(/^≥ [\d.]+ msg\/s$/);
+    await page.locator('[data-testid="sweep-panel"] canvas').first().waitFor();
+    await page.mouse.move(5, 5);
+    const sweepLegend = await page.locator('[data-testid="sweep-chart"] .u-legend .u-value').allInnerTexts();
+    expect(sweepLegend[0]).toBe("marked point");
+    expect(sweepLegend[1]).toMatch(/ ms at [\d.]+\/s$/);
+    await shot("results-05-capacity");
+
     // The run page's download link and its print view.
     await page.goto(`${stack.webUrl}/runs/${staged}`);
     const download = page.waitForEvent("download");

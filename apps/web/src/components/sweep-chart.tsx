@@ -49,9 +49,12 @@ export function SweepChart({ runs }: { runs: Run[] }) {
     const el = ref.current;
     if (!el || curves.length === 0) return;
     const { data } = aligned(curves, lines);
-    const series: uPlot.Series[] = [{ label: x === "delivery" ? "deliveries/s" : x === "sent" ? "sent/s" : "received/s", value: (_u, v) => (v == null ? "—" : fmtRate(v)) }];
+    // Off the chart the legend shows each curve's marked point (capacity, else knee, else its last step), not dashes.
+    const series: uPlot.Series[] = [{ label: x === "delivery" ? "deliveries/s" : x === "sent" ? "sent/s" : "received/s", value: (_u, v, _s, idx) => (idx == null ? "marked point" : v == null ? "—" : fmtRate(v)) }];
     for (const c of curves) {
-      series.push({ label: c.label, stroke: c.color, width: 2, spanGaps: true, points: { show: true, size: 6, fill: c.color }, value: (_u, v) => (v == null ? "—" : fmtMs(v)) });
+      const mark = c.points[c.capacity ?? c.knee ?? c.points.length - 1];
+      const idle = mark && mark.y !== null ? `${fmtMs(mark.y)} at ${fmtRate(mark.x)}` : "—";
+      series.push({ label: c.label, stroke: c.color, width: 2, spanGaps: true, points: { show: true, size: 6, fill: c.color }, value: (_u, v, _s, idx) => (idx == null ? idle : v == null ? "—" : fmtMs(v)) });
       series.push({ label: `${c.label} failed / cut short / agent-limited`, stroke: c.color, width: 0, points: { show: true, size: 9, fill: "#fff", stroke: c.color, width: 2 }, paths: () => null, value: (_u, v) => (v == null ? "" : "not held") });
       // One marked point per curve: the capacity when there is a stop rule, the knee (shape only) without one.
       const marker = c.capacity !== null ? "capacity (stop rule)" : "knee (no stop rule)";
