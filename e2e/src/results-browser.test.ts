@@ -15,7 +15,16 @@ import { api, startStack, waitForFinal, type Stack } from "./stack-fixture";
  */
 const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = path.resolve(import.meta.dirname, "../artifacts");
-const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 
 const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium) console.warn(`results-browser.test: skipped — ${CHROMIUM} is missing (apt-get install -y chromium; .ci/run installs it)`);
@@ -65,7 +74,14 @@ describe.skipIf(!hasChromium)("run results in Chromium", () => {
     const staged = await startRun({
       name: "results stages",
       target: { url: echo.url, protocol: "ws" },
-      connections: { count: 6, rate: 100, stages: [{ duration: "2s", target: 6 }, { duration: "2s", target: 3 }] },
+      connections: {
+        count: 6,
+        rate: 100,
+        stages: [
+          { duration: "2s", target: 6 },
+          { duration: "2s", target: 3 },
+        ],
+      },
       scenario: { kind: "echo", message: { rate: 4, timeout: "2s" }, duration: "4s" },
       thresholds: ["latency.p95 < 200ms", "latency.p99 < 2ms", "errors.rate < 1%", "throughput.sent > 5"],
     });

@@ -18,11 +18,15 @@ describe("error samples in the run summary", () => {
     const frames = [
       // Stored out of order (two shards): interval 2 arrives before interval 1.
       frame(2, [{ kind: "error", event: "closed", data: "close 1011 (internal error): restarting" }], { closed: 1 }),
-      frame(1, [
-        { kind: "error", event: "closed", data: "close 1008 (policy violation): rate limit" },
-        { kind: "error", event: "handshake", data: "connect: HTTP 503" },
-        { event: "presence", data: '{"user":"ann"}' },
-      ], { closed: 1, handshake: 1 }),
+      frame(
+        1,
+        [
+          { kind: "error", event: "closed", data: "close 1008 (policy violation): rate limit" },
+          { kind: "error", event: "handshake", data: "connect: HTTP 503" },
+          { event: "presence", data: '{"user":"ann"}' },
+        ],
+        { closed: 1, handshake: 1 },
+      ),
       frame(3, [{ kind: "error", event: "closed", data: "close 1008 (policy violation): rate limit" }], { closed: 1 }),
     ];
     const summary = runSummarySchema.parse(summarizeRun(frames, []));

@@ -45,7 +45,11 @@ export const RunHeadline = memo(function RunHeadline({ run, intervals }: { run: 
           {c.thresholds.length > 0 && (
             <div className="headline-thresholds small">
               {c.thresholds.map((t) => (
-                <span key={t.expression} className={t.ok === false ? "bad" : t.ok ? "good" : "muted"} title="A threshold of the plan, drawn dashed on the chart">
+                <span
+                  key={t.expression}
+                  className={t.ok === false ? "bad" : t.ok ? "good" : "muted"}
+                  title="A threshold of the plan, drawn dashed on the chart"
+                >
                   {t.ok === false ? "✗" : t.ok ? "✓" : "–"} <span className="mono">{t.expression}</span>
                 </span>
               ))}

@@ -147,7 +147,11 @@ export function headlineCards(run: Run, intervals: IntervalPoint[]): HeadlineCar
       label: deliveryOnly ? "Delivery loss" : "Loss rate",
       value: fmtPercent(lossRate, lossRate !== null && lossRate > 0 && lossRate < 0.1 ? 3 : 2),
       detail: `${fmtInt(lost)} of ${fmtInt(due)} ${deliveryOnly ? "deliveries" : "replies"} lost`,
-      series: runningRate(intervals, (p) => (deliveryOnly ? (p.delivery?.lost ?? 0) : p.lost), (p) => p.sent),
+      series: runningRate(
+        intervals,
+        (p) => (deliveryOnly ? (p.delivery?.lost ?? 0) : p.lost),
+        (p) => p.sent,
+      ),
       format: (v) => fmtPercent(v, 2),
       thresholds: on("loss"),
       tone: toneOf("loss", lost > 0),
@@ -206,7 +210,7 @@ export function timelineThresholds(run: Run, chart: "latency" | "throughput", de
     const [kind, stat] = parsed.metric.split(".") as [string, string];
     const fits =
       chart === "latency"
-        ? (kind === (deliveryOnly ? "delivery" : "latency") && LATENCY_STATS.includes(stat))
+        ? kind === (deliveryOnly ? "delivery" : "latency") && LATENCY_STATS.includes(stat)
         : parsed.metric === "throughput.sent" || parsed.metric === "throughput.received" || parsed.metric === "delivery.rate";
     if (fits) out.push({ value: parsed.limit, label: expression, ok: verdicts.get(expression) });
   }

@@ -8,7 +8,10 @@ import { svgChart } from "./svg-chart";
 const health = { cpu: 20, eventLoopDelayMs: { p50: 1, max: 2 }, rssMb: 50, sendLagMaxMs: 0, saturated: false };
 
 /** A run of `seconds` one-second frames: 100 sent and answered in ~`ms` each, one close per second with its sample. */
-function run(opts: { name?: string; thresholds?: string[]; seconds?: number; ms?: number; sweep?: boolean } = {}): { run: Run; intervals: ReturnType<typeof mergeTimeline> } {
+function run(opts: { name?: string; thresholds?: string[]; seconds?: number; ms?: number; sweep?: boolean } = {}): {
+  run: Run;
+  intervals: ReturnType<typeof mergeTimeline>;
+} {
   const plan = planSchema.parse({
     name: opts.name ?? "report",
     target: { url: "ws://127.0.0.1:9001/echo", protocol: "ws" },
@@ -25,10 +28,28 @@ function run(opts: { name?: string; thresholds?: string[]; seconds?: number; ms?
     r.increment("connections.active", 10);
     r.increment("errors.closed", 1);
     for (let n = 0; n < 99; n++) r.recordMicros(HISTOGRAMS.messageLatency, (opts.ms ?? 50) * 1000 + n * 100);
-    return { index: i, startedAt: 1_000_000 + i * 1000, durationMs: 1000, warmup: false, ...r.take(), health, samples: [{ kind: "error" as const, event: "closed", data: "close 1011 (internal error): <b>overloaded</b>" }] };
+    return {
+      index: i,
+      startedAt: 1_000_000 + i * 1000,
+      durationMs: 1000,
+      warmup: false,
+      ...r.take(),
+      health,
+      samples: [{ kind: "error" as const, event: "closed", data: "close 1011 (internal error): <b>overloaded</b>" }],
+    };
   });
   const summary = summarizeRun(frames, plan.thresholds, plan);
-  const r: Run = { id: "run_x", status: summary.thresholds.every((t) => t.ok) ? "passed" : "failed", reason: null, name: plan.name, plan, createdAt: "2026-11-25T03:00:00Z", startedAt: "2026-11-25T03:00:01Z", endedAt: "2026-11-25T03:00:07Z", summary };
+  const r: Run = {
+    id: "run_x",
+    status: summary.thresholds.every((t) => t.ok) ? "passed" : "failed",
+    reason: null,
+    name: plan.name,
+    plan,
+    createdAt: "2026-11-25T03:00:00Z",
+    startedAt: "2026-11-25T03:00:01Z",
+    endedAt: "2026-11-25T03:00:07Z",
+    summary,
+  };
   return { run: r, intervals: mergeTimeline(frames) };
 }
 
@@ -62,7 +83,17 @@ describe("headline cards", () => {
 
   it("says a capacity that ended at an agent-limited step is a lower bound, not that it never broke", () => {
     const { run: r, intervals } = run();
-    r.summary!.capacity = { slo: "p95 <= 200ms", rate: 20, per: "aggregate", sendRate: 19.8, deliveryRate: null, step: 2, lowerBound: true, agentSaturated: true, endedBy: "the step at 30/s per aggregate was limited by the load generator, not the server (CPU 97% > 90%)" };
+    r.summary!.capacity = {
+      slo: "p95 <= 200ms",
+      rate: 20,
+      per: "aggregate",
+      sendRate: 19.8,
+      deliveryRate: null,
+      step: 2,
+      lowerBound: true,
+      agentSaturated: true,
+      endedBy: "the step at 30/s per aggregate was limited by the load generator, not the server (CPU 97% > 90%)",
+    };
     const capacity = headlineCards(r, intervals).find((c) => c.key === "capacity")!;
     expect(capacity.value).toBe("≥ 20 msg/s");
     expect(capacity.detail).toContain("load generator");
@@ -72,7 +103,14 @@ describe("headline cards", () => {
 
 describe("svgChart", () => {
   it("breaks the line at missing values, draws thresholds and escapes every label", () => {
-    const svg = svgChart({ width: 100, height: 50, title: "a <b>", series: [{ label: "x", values: [1, 2, null, 4], color: "#000" }], thresholds: [{ value: 3, label: 'p95 < "3"', ok: false }], axes: true });
+    const svg = svgChart({
+      width: 100,
+      height: 50,
+      title: "a <b>",
+      series: [{ label: "x", values: [1, 2, null, 4], color: "#000" }],
+      thresholds: [{ value: 3, label: 'p95 < "3"', ok: false }],
+      axes: true,
+    });
     expect(svg.match(/M/g)).toHaveLength(2);
     expect(svg).toContain('data-threshold="p95 &lt; &quot;3&quot;"');
     expect(svg).toContain("a &lt;b&gt;");

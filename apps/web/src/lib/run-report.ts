@@ -37,10 +37,19 @@ footer{color:var(--muted);font-size:12px;margin-top:20px}
 @media print{body{background:#fff}main{max-width:none;padding:0}section,.card{border-color:#ccc}@page{margin:14mm}}
 `;
 
-function chartSection(title: string, x: number[], series: SvgSeries[], format: (v: number) => string, thresholds: { value: number; label: string; ok?: boolean }[] = [], runValues: string[] = []): string {
+function chartSection(
+  title: string,
+  x: number[],
+  series: SvgSeries[],
+  format: (v: number) => string,
+  thresholds: { value: number; label: string; ok?: boolean }[] = [],
+  runValues: string[] = [],
+): string {
   if (!series.some((s) => s.values.some((v) => v !== null))) return "";
   const svg = svgChart({ ...CHART, x, series, thresholds, axes: true, format, title });
-  const legend = series.map((s, i) => `<span><i style="background:${s.color}"></i>${e(s.label)}${runValues[i] ? `: <b>${e(runValues[i]!)}</b>` : ""}</span>`).join("");
+  const legend = series
+    .map((s, i) => `<span><i style="background:${s.color}"></i>${e(s.label)}${runValues[i] ? `: <b>${e(runValues[i]!)}</b>` : ""}</span>`)
+    .join("");
   return `<section><h2>${e(title)}</h2><div class="chart">${svg}</div><div class="legend">${legend}</div></section>`;
 }
 
@@ -63,9 +72,21 @@ export function runReportHtml(run: Run, intervals: IntervalPoint[], agents: Agen
   const cards = headlineCards(run, intervals)
     .map((c) => {
       const spark = c.series?.some((v) => v !== null)
-        ? svgChart({ width: 200, height: 40, x, title: `${c.label} per second`, series: [{ label: c.label, values: c.series, color: "#2563eb" }], thresholds: c.thresholds.map((t) => ({ value: t.limit, label: t.expression, ok: t.ok })) })
+        ? svgChart({
+            width: 200,
+            height: 40,
+            x,
+            title: `${c.label} per second`,
+            series: [{ label: c.label, values: c.series, color: "#2563eb" }],
+            thresholds: c.thresholds.map((t) => ({ value: t.limit, label: t.expression, ok: t.ok })),
+          })
         : "";
-      const ts = c.thresholds.map((t) => `<div class="detail ${t.ok === false ? "bad" : t.ok ? "good" : ""}">${t.ok === false ? "✗" : t.ok ? "✓" : "–"} <span class="mono">${e(t.expression)}</span></div>`).join("");
+      const ts = c.thresholds
+        .map(
+          (t) =>
+            `<div class="detail ${t.ok === false ? "bad" : t.ok ? "good" : ""}">${t.ok === false ? "✗" : t.ok ? "✓" : "–"} <span class="mono">${e(t.expression)}</span></div>`,
+        )
+        .join("");
       return `<div class="card${c.tone ? ` tone-${c.tone}` : ""}" data-card="${c.key}"><div class="label">${e(c.label)}</div><div class="value">${e(c.value)}</div>${c.detail ? `<div class="detail">${e(c.detail)}</div>` : ""}${spark}${ts}</div>`;
     })
     .join("");
@@ -94,7 +115,13 @@ export function runReportHtml(run: Run, intervals: IntervalPoint[], agents: Agen
       ],
       (v) => fmtRateValue(v),
       timelineThresholds(run, "throughput", deliveryOnly),
-      s ? [`${fmtRate(s.messages.sendRate)} avg`, ...(deliveryOnly ? [] : [`${fmtRate(s.messages.receiveRate)} avg`]), ...(s.deliveries ? [`${fmtRate(s.deliveries.rate)} avg`] : [])] : [],
+      s
+        ? [
+            `${fmtRate(s.messages.sendRate)} avg`,
+            ...(deliveryOnly ? [] : [`${fmtRate(s.messages.receiveRate)} avg`]),
+            ...(s.deliveries ? [`${fmtRate(s.deliveries.rate)} avg`] : []),
+          ]
+        : [],
     ),
     chartSection("Connections", x, [{ label: "open", values: col((p) => p.connections), color: "#7c3aed" }], (v) => fmtRateValue(v)),
     chartSection(
@@ -107,10 +134,19 @@ export function runReportHtml(run: Run, intervals: IntervalPoint[], agents: Agen
       ],
       (v) => fmtRateValue(v),
     ),
-    chartSection("Agent health (worst agent)", x, [{ label: "CPU % of a core", values: col((p) => p.health.cpu), color: "#0891b2" }], (v) => `${Math.round(v)}%`),
+    chartSection(
+      "Agent health (worst agent)",
+      x,
+      [{ label: "CPU % of a core", values: col((p) => p.health.cpu), color: "#0891b2" }],
+      (v) => `${Math.round(v)}%`,
+    ),
   ].join("");
 
-  const errors = s ? Object.entries(s.errors).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]) : [];
+  const errors = s
+    ? Object.entries(s.errors)
+        .filter(([, n]) => n > 0)
+        .sort((a, b) => b[1] - a[1])
+    : [];
   const errorRows = errors.length
     ? errors
         .map(([cls, n]) => {
@@ -145,7 +181,10 @@ ${row("Send lag p99", fmtMs(s.sendLag.p99))}${row("Saturated seconds", fmtInt(s.
 
   const agentTable = agents.length
     ? `<section><h2>Per agent</h2><table><thead><tr><th>Agent</th><th class="num">Sent</th><th class="num">Received</th><th class="num">Lost</th><th class="num">Errors</th><th class="num">p50</th><th class="num">p99</th><th class="num">CPU max</th><th>Health</th></tr></thead><tbody>${agents
-        .map((a) => `<tr><td class="mono">${e(a.agentId)}</td><td class="num">${fmtInt(a.sent)}</td><td class="num">${fmtInt(a.received)}</td><td class="num">${fmtInt(a.lost)}</td><td class="num">${fmtInt(a.errors)}</td><td class="num">${fmtMs(a.latency.p50)}</td><td class="num">${fmtMs(a.latency.p99)}</td><td class="num">${Math.round(a.health.cpuMax)}%</td><td>${a.saturated > 0 ? `<span class="bad">saturated ${fmtInt(a.saturated)} s</span>` : "healthy"}</td></tr>`)
+        .map(
+          (a) =>
+            `<tr><td class="mono">${e(a.agentId)}</td><td class="num">${fmtInt(a.sent)}</td><td class="num">${fmtInt(a.received)}</td><td class="num">${fmtInt(a.lost)}</td><td class="num">${fmtInt(a.errors)}</td><td class="num">${fmtMs(a.latency.p50)}</td><td class="num">${fmtMs(a.latency.p99)}</td><td class="num">${Math.round(a.health.cpuMax)}%</td><td>${a.saturated > 0 ? `<span class="bad">saturated ${fmtInt(a.saturated)} s</span>` : "healthy"}</td></tr>`,
+        )
         .join("")}</tbody></table></section>`
     : "";
 

@@ -84,15 +84,26 @@ export function svgChart(o: SvgChartOptions): string {
       pen = true;
     });
     // A lone value between gaps would be an invisible zero-length path: draw it as a dot.
-    const dots = s.values.map((v, i) => (v !== null && (s.values[i - 1] ?? null) === null && (s.values[i + 1] ?? null) === null ? `<circle cx="${num(px(xs[i] ?? i))}" cy="${num(py(v))}" r="1.8" fill="${s.color}"/>` : "")).join("");
-    parts.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="1.6"${s.dash ? ` stroke-dasharray="${s.dash}"` : ""} stroke-linejoin="round"/>${dots}`);
+    const dots = s.values
+      .map((v, i) =>
+        v !== null && (s.values[i - 1] ?? null) === null && (s.values[i + 1] ?? null) === null
+          ? `<circle cx="${num(px(xs[i] ?? i))}" cy="${num(py(v))}" r="1.8" fill="${s.color}"/>`
+          : "",
+      )
+      .join("");
+    parts.push(
+      `<path d="${d}" fill="none" stroke="${s.color}" stroke-width="1.6"${s.dash ? ` stroke-dasharray="${s.dash}"` : ""} stroke-linejoin="round"/>${dots}`,
+    );
   }
 
   for (const t of o.thresholds ?? []) {
     const y = num(py(t.value));
     const color = t.ok === false ? "#dc2626" : "#6b7280";
-    parts.push(`<line x1="${pad.l}" x2="${w - pad.r}" y1="${y}" y2="${y}" stroke="${color}" stroke-width="1" stroke-dasharray="5 3" data-threshold="${escapeHtml(t.label)}"/>`);
-    if (o.axes) parts.push(`<text x="${w - pad.r - 4}" y="${num(py(t.value) - 4)}" text-anchor="end" font-size="11" fill="${color}">${escapeHtml(t.label)}</text>`);
+    parts.push(
+      `<line x1="${pad.l}" x2="${w - pad.r}" y1="${y}" y2="${y}" stroke="${color}" stroke-width="1" stroke-dasharray="5 3" data-threshold="${escapeHtml(t.label)}"/>`,
+    );
+    if (o.axes)
+      parts.push(`<text x="${w - pad.r - 4}" y="${num(py(t.value) - 4)}" text-anchor="end" font-size="11" fill="${color}">${escapeHtml(t.label)}</text>`);
   }
 
   return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${w} ${h}" width="${w}" height="${h}" role="img" aria-label="${escapeHtml(o.title)}" font-family="system-ui, sans-serif">${parts.join("")}</svg>`;
