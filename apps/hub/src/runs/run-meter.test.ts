@@ -94,7 +94,7 @@ async function expectMergedRowsExact(db: Db, runId: string) {
 describe("run meter", () => {
   it("folds each stored frame once, in any order and however late, into merged rows equal to a from-scratch merge of all raw frames", async () => {
     const { run, plan, frames } = await runWithFrames(3, 40);
-    const meter = new RunMeter({ db: h.db, runId: run.id, plan, log });
+    const meter = new RunMeter({ db: h.db, runId: run.id, plan, log, summaryEveryMs: 0 });
     // Arrival: mostly in order, shard 2 a batch at a time and 30 s late (past the meter's window), one frame resent.
     const onTime = frames.filter((f) => f.agentId !== "agt_2");
     for (let s = 0; s < 40; s += 5) {
@@ -121,7 +121,7 @@ describe("run meter", () => {
 
   it("finds a frame whose insert committed after a later one (two hubs storing one run) when it reconciles", async () => {
     const { run, plan, frames } = await runWithFrames(2, 2);
-    const meter = new RunMeter({ db: h.db, runId: run.id, plan, log });
+    const meter = new RunMeter({ db: h.db, runId: run.id, plan, log, summaryEveryMs: 0 });
     let commit!: () => void;
     const held = new Promise<void>((r) => (commit = r));
     let inserted!: () => void;

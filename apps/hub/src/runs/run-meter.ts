@@ -24,8 +24,10 @@ export interface RunMeterOptions {
   log: Logger;
   /** Merged points of the seconds a poll touched (the live feed). */
   onPoints?: (runId: string, points: IntervalPoint[]) => void;
-  /** How often the analysis (spectra, per agent: the costly part) is rewritten while the run runs. */
+  /** How often the analysis (spectra, per agent: the costly part) is rewritten while the run runs (default 10 s). */
   analysisEveryMs?: number;
+  /** How often the running summary is rewritten at most (default 1 s): a poll after each stored batch must not recompute it each time. */
+  summaryEveryMs?: number;
 }
 
 /** Seconds kept merged in memory behind the newest; a frame for an older second re-merges it from its stored frames. */
@@ -53,6 +55,9 @@ export class RunMeter {
   private newest = -1;
   private lastId = 0;
   private lastAnalysisAt = 0;
+  private lastSaveAt = 0;
+  /** Frames folded since the summary was last written. */
+  private unsaved = false;
   private busy: Promise<number> | null = null;
   private again = false;
   private wake: (() => void) | null = null;
@@ -130,7 +135,8 @@ export class RunMeter {
             if (rows.length < PAGE) break;
           }
         } while (this.again);
-        if (folded > 0) await this.save(false);
+        if (folded > 0) this.unsaved = true;
+        await this.saveIfDue();
         return folded;
       } finally {
         this.busy = null;
@@ -260,15 +266,23 @@ export class RunMeter {
 
   /** Writes the final summary as the run row has it (with the agents' start report), and the analysis. */
   async saveFinal(summary: RunSummary | null): Promise<void> {
-    this.lastAnalysisAt = Date.now();
+    this.lastAnalysisAt = this.lastSaveAt = Date.now();
+    this.unsaved = false;
     await saveRunMeter(this.opts.db, this.opts.runId, { frames: this.tally.frames, summary, analysis: this.tally.analysis() });
+  }
+
+  /** Writes the running summary if frames were folded since and it was not written in the last summaryEveryMs. */
+  async saveIfDue(): Promise<void> {
+    if (this.unsaved && Date.now() - this.lastSaveAt >= (this.opts.summaryEveryMs ?? 1000)) await this.save(false);
   }
 
   /** Writes the running (or final) summary, and the analysis when due or final. */
   async save(final: boolean): Promise<void> {
     const now = Date.now();
-    const withAnalysis = final || now - this.lastAnalysisAt >= (this.opts.analysisEveryMs ?? 5000);
+    const withAnalysis = final || now - this.lastAnalysisAt >= (this.opts.analysisEveryMs ?? 10_000);
     if (withAnalysis) this.lastAnalysisAt = now;
+    this.lastSaveAt = now;
+    this.unsaved = false;
     await saveRunMeter(this.opts.db, this.opts.runId, {
       frames: this.tally.frames,
       summary: this.summary(final),
