@@ -36,4 +36,13 @@ describe("volley-agent run's summary table", () => {
     expect(text).toContain("capacity (p99 <= 10000ms): ≥ 20/s per aggregate (step 0, sent 20/s)\n");
     expect(text).toContain(`warning: the step at 40/s per aggregate was limited by the load generator, not the server (${why}); that step decides nothing`);
   });
+
+  it("prints each error class's samples under the tables", () => {
+    const r = new IntervalRecorder();
+    r.increment(COUNTERS.sent, 10);
+    r.increment("errors.closed", 3);
+    const frame = { index: 0, startedAt: 0, durationMs: 1000, warmup: false, ...r.take(), health, samples: [{ kind: "error" as const, event: "closed", data: "close 1008 (policy violation): rate limit" }] };
+    const text = summaryTable(summarizeRun([frame], []));
+    expect(text).toContain("\nerrors.closed: close 1008 (policy violation): rate limit\n");
+  });
 });

@@ -95,6 +95,9 @@ export function summaryTable(s: RunSummary): string {
   }
 
   const parts = [counts.toString(), latency.toString()];
+  // What the errors said, a few per class (close codes, HTTP statuses, the server's words).
+  const said = Object.entries(s.errorSamples ?? {}).flatMap(([cls, texts]) => texts.map((t) => `errors.${cls}: ${t}`));
+  if (said.length > 0) parts.push(said.join("\n"));
   if (s.closedLoop) parts.push(`* ${s.closedLoop.note}`);
   if (flow && flow.events.length > 0) parts.push(flowEventsTable(flow));
   if (s.steps && s.steps.length > 0) parts.push(stepsTable(s));
