@@ -81,8 +81,9 @@ export function CompareView({ plans, selected, initialFilters = NO_FILTERS }: { 
     const col = (r: Loaded, f: (p: IntervalPoint) => number | null) => x.map((i) => (r.intervals[i] ? f(r.intervals[i]!) : null));
     // Runs of one plan share a name: the label adds when each started.
     const name = (r: Loaded) => `${r.run.name} · ${new Date(r.run.startedAt ?? r.run.createdAt).toLocaleTimeString()}`;
-    const latency: ChartSeries[] = runs.map((r, n) => ({ label: `${name(r)} p95`, values: col(r, (p) => p.p95), color: CURVE_COLORS[n % CURVE_COLORS.length]!, format: fmtMs }));
-    const rate: ChartSeries[] = runs.map((r, n) => ({ label: `${name(r)} received/s`, values: col(r, (p) => p.received), color: CURVE_COLORS[n % CURVE_COLORS.length]!, format: fmtRate }));
+    // Off the chart, each legend shows its run's own figure (the summary's, merged from histograms).
+    const latency: ChartSeries[] = runs.map((r, n) => ({ label: `${name(r)} p95`, values: col(r, (p) => p.p95), color: CURVE_COLORS[n % CURVE_COLORS.length]!, format: fmtMs, runValue: r.run.summary && fmtMs(r.run.summary.latency.p95) }));
+    const rate: ChartSeries[] = runs.map((r, n) => ({ label: `${name(r)} received/s`, values: col(r, (p) => p.received), color: CURVE_COLORS[n % CURVE_COLORS.length]!, format: fmtRate, runValue: r.run.summary && `${fmtRate(r.run.summary.messages.receiveRate)} avg` }));
     return { x, latency, rate, none: x.map(() => false) };
   }, [runs]);
 

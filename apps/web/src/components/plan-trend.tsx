@@ -17,13 +17,16 @@ export function PlanTrend({ trend }: { trend: Trend }) {
   const d = useMemo(() => {
     const x = trend.points.map((_, i) => i + 1);
     const hasCapacity = trend.points.some((p) => p.capacity !== null);
+    // Off the chart, each legend shows the latest run's figure.
+    const last = trend.points.at(-1);
+    const latest = (v: number | null | undefined, f: (v: number) => string) => (v === null || v === undefined ? null : `${f(v)} latest`);
     const series: ChartSeries[] = [
-      { label: "p95", values: trend.points.map((p) => p.p95), color: "#d97706", format: fmtMs },
+      { label: "p95", values: trend.points.map((p) => p.p95), color: "#d97706", format: fmtMs, runValue: latest(last?.p95, fmtMs) },
       hasCapacity
-        ? { label: "capacity", values: trend.points.map((p) => p.capacity), color: "#7c3aed", axis: "right", format: fmtRate }
-        : { label: "received/s", values: trend.points.map((p) => p.receiveRate), color: "#16a34a", axis: "right", format: fmtRate },
+        ? { label: "capacity", values: trend.points.map((p) => p.capacity), color: "#7c3aed", axis: "right", format: fmtRate, runValue: latest(last?.capacity, fmtRate) }
+        : { label: "received/s", values: trend.points.map((p) => p.receiveRate), color: "#16a34a", axis: "right", format: fmtRate, runValue: latest(last?.receiveRate, fmtRate) },
     ];
-    const errors: ChartSeries[] = [{ label: "error rate", values: trend.points.map((p) => p.errorRate), color: "#c81e1e", format: (v) => fmtPercent(v, 2) }];
+    const errors: ChartSeries[] = [{ label: "error rate", values: trend.points.map((p) => p.errorRate), color: "#c81e1e", format: (v) => fmtPercent(v, 2), runValue: latest(last?.errorRate, (v) => fmtPercent(v, 2)) }];
     return { x, series, errors, none: x.map(() => false), y2: hasCapacity ? "capacity msg/s" : "messages/s" };
   }, [trend]);
   const regressed = trend.points.filter((p) => p.regressions.length > 0).length;
