@@ -132,6 +132,12 @@ export class RunExecution {
     log.warn({ runId: this.runId, reason }, "run errored while waiting for agents");
   }
 
+  /** Stops the run's meter (idempotent): it follows the run only while this hub supervises it, whatever way the job ends. */
+  releaseMeter(): void {
+    this.stopFollowing.abort();
+    if (this.meter && this.deps.meters?.get(this.runId) === this.meter) this.deps.meters.delete(this.runId);
+  }
+
   /** Gives the reserved agents back to the pool's line (idempotent). */
   async releaseAgents(): Promise<void> {
     await this.admitted?.reservation.release();

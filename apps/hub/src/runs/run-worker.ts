@@ -74,6 +74,7 @@ export class RunWorker {
       });
     } finally {
       await exec.releaseAgents().catch((err) => this.deps.log.warn({ runId, err: errorMessage(err) }, "could not release the run's agents"));
+      exec.releaseMeter();
       this.running.delete(runId);
     }
   }
