@@ -57,7 +57,7 @@ describe("the recorded chat HAR, imported and run", { timeout: 30_000 }, () => {
     const stats = app.stats();
     const sent = total(frames, COUNTERS.sent);
     expect(sent).toBeGreaterThanOrEqual(3 * 9);
-    expect(stats).toEqual({ requests: sent, notifications: 0, responses: sent, errors: 0 });
+    expect(stats).toEqual({ requests: sent, notifications: 0, responses: sent, errors: 0, refused: 0, rateLimited: 0 });
     expect(total(frames, COUNTERS.received)).toBe(sent);
     expect(total(frames, COUNTERS.lost)).toBe(0);
     expect(total(frames, COUNTERS.unmatched)).toBe(0);
