@@ -141,7 +141,7 @@ const RUN_STATUS_MEANINGS: Record<RunStatus, string> = {
   passed: "every threshold held",
   failed: "a threshold failed",
   errored: "the run could not complete (the reason says why)",
-  aborted: "stopped by a user or its deadline",
+  aborted: "stopped by an abort request (POST /runs/{id}/abort, the run page, or `volley run` interrupted)",
   degraded: "an agent was lost under `agents.onLoss: degrade`; the others finished, so the results are from less load than planned",
 };
 const AGENT_STATUS_MEANINGS: Record<AgentStatus, string> = {
