@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { COUNTERS, HISTOGRAMS, planSchema, type PlanInput } from "@volley/contracts";
 import { decodeHistogram, mergeEncoded } from "@volley/metrics";
-import { startWsEchoServer } from "@volley/targets";
+import { startSocketioChat, startWsEchoServer } from "@volley/targets";
 import { total } from "../engine/engine-test-kit";
 import { pingThroughputPlan, startPingTarget } from "../engine/ping-target";
 import type { EngineFrame } from "../engine/types";
@@ -36,6 +36,37 @@ const shape = (b64s: string[]) => {
 };
 
 describe("engine worker threads", () => {
+  it("a thread none of whose connections opened does not end the shard while the other thread's connections run, as one thread would not", async () => {
+    const app = await startSocketioChat();
+    cleanup.push(() => app.close());
+    const workers = await pool(2);
+    const merged: EngineFrame[] = [];
+    // Three connections split 2 + 1: the third's row has no user, which the app's login refuses, so
+    // the second thread's only connection fails its setup while the first thread's two log in and chat.
+    const plan = planSchema.parse({
+      name: "workers, one thread's connections all refused",
+      target: { url: app.url, protocol: "socketio", connectTimeout: "5s" },
+      connections: { count: 3, rate: 100 },
+      scenario: { kind: "echo", message: { rate: 5, timeout: "5s" }, duration: "2s" },
+      flow: {
+        data: { csv: 'user\nann\nbob\n""' },
+        setup: [
+          { request: { name: "login", method: "POST", url: "/login", json: { user: "{{ data.user }}" }, capture: { token: "$.token" } } },
+          { connect: { auth: { token: "{{ vars.token }}" } } },
+          { send: { name: "join", event: "join", json: { room: "room-{{ conn.index }}" } } },
+          { waitFor: { name: "joined", event: "joined" } },
+        ],
+        messages: [{ event: "chat", json: { room: "room-{{ conn.index }}", text: "hi", clientMsgId: "{{ msg.id }}" }, reply: { event: "message", match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } } }],
+      },
+    });
+    const outcome = await workers.run(plan, { startAt: Date.now() + 50, onFrame: (f) => merged.push(f) });
+    expect(outcome).toMatchObject({ status: "completed", totals: { opened: 2, failed: 1 } });
+    expect(app.stats().logins).toBe(2);
+    expect(app.stats().joins).toBe(2);
+    expect(total(merged, COUNTERS.received)).toBe(app.stats().chatsReceived);
+    expect(app.stats().chatsReceived).toBeGreaterThan(0);
+  });
+
   it("2 workers run exactly the planned messages, and each merged frame's counters and histograms are the sum of the workers' frames", async () => {
     const server = await startWsEchoServer();
     cleanup.push(() => server.close());

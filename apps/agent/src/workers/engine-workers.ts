@@ -103,7 +103,11 @@ export class EngineWorkers {
         if (outcomes[w]) return;
         outcomes[w] = outcome;
         merge.ended(w, received[w]!);
-        if (outcome.status === "errored" && failure === undefined && aborted === undefined) {
+        // A thread none of whose connections opened does not end the shard: like one thread running the
+        // whole shard, it errors only if no connection opened in any thread (combine), and the others'
+        // connections keep running (their failures are counted as errors either way).
+        const noneOpened = n > 1 && outcome.status === "errored" && outcome.totals.opened === 0 && outcome.totals.failed > 0;
+        if (outcome.status === "errored" && !noneOpened && failure === undefined && aborted === undefined) {
           failure = n > 1 ? `${outcome.error ?? "errored"} (engine worker ${w} of ${n})` : outcome.error ?? "errored";
           abortAll(failure);
         }
@@ -199,6 +203,8 @@ function combine(outcomes: ShardOutcome[], frames: number, failure: string | und
   const sweepStopped = outcomes.find((o) => o.sweepStopped)?.sweepStopped;
   const base = { frames, totals, ...(sweepStopped ? { sweepStopped } : {}) };
   if (failure !== undefined) return { status: "errored", error: failure, ...base };
+  // Every thread ended because none of its connections opened: the shard's connections all failed.
+  if (outcomes.every((o) => o.status === "errored")) return { status: "errored", error: outcomes[0]!.error ?? "errored", ...base };
   if (aborted !== undefined || outcomes.some((o) => o.status === "aborted")) {
     return { status: "aborted", error: aborted ?? outcomes.find((o) => o.status === "aborted")?.error ?? "aborted", ...base };
   }

@@ -111,11 +111,16 @@ export function mergeHealth(healths: readonly (Health | undefined)[]): Health {
   };
 }
 
-/** Workers sample the same kinds of message independently: the same text twice says nothing new. */
+/**
+ * Error samples are distinct texts per class (one thread keeps each text once), so the same text from
+ * two workers is kept once. Flow samples are kept as one thread keeps them, repeats included: each is
+ * a message the server sent, and counts of them mean something.
+ */
 function dedupe<T extends { event: string; data: string; kind?: string }>(samples: T[]): T[] {
   const seen = new Set<string>();
   return samples.filter((s) => {
-    const key = `${s.kind ?? ""}\u0000${s.event}\u0000${s.data}`;
+    if (s.kind !== "error") return true;
+    const key = `${s.event}\u0000${s.data}`;
     if (seen.has(key)) return false;
     seen.add(key);
     return true;
