@@ -51,7 +51,10 @@ async function startTarget(): Promise<{ p: Pinned; ws: string; socketio: string 
     env: { ...process.env, ...Object.fromEntries(ports.map((k) => [k, "0"])), HTTP_CLUSTER_WORKERS: "0", LOG_LEVEL: "info" },
     limitMs: 1_800_000,
   });
-  const [wsLine, ioLine] = await Promise.all([p.waitFor(/ws echo listening on ws:\/\//, 120_000), p.waitFor(/socket\.io echo listening on http:\/\//, 120_000)]);
+  const [wsLine, ioLine] = await Promise.all([
+    p.waitFor(/ws echo listening on ws:\/\//, 120_000),
+    p.waitFor(/socket\.io echo listening on http:\/\//, 120_000),
+  ]);
   return { p, ws: /(ws:\/\/[^\s"]+)/.exec(wsLine)![1]!, socketio: /(http:\/\/[^\s"]+)/.exec(ioLine)![1]! };
 }
 
@@ -103,13 +106,29 @@ async function cliRun(cores: string, plan: string, workers: number, run: number,
 const summaryOf = (rows: CliRow[], workers: number) => {
   const mine = rows.filter((r) => r.workers === workers);
   const med = (k: keyof CliRow) => median(mine.map((r) => r[k] as number));
-  return { workers, rate: Math.round(med("rate")), cpuPer100k: Number(med("per100k").toFixed(3)), received: med("received"), shed: med("shed"), targetCores: Number(med("targetCores").toFixed(2)), saturatedShare: med("saturatedShare") };
+  return {
+    workers,
+    rate: Math.round(med("rate")),
+    cpuPer100k: Number(med("per100k").toFixed(3)),
+    received: med("received"),
+    shed: med("shed"),
+    targetCores: Number(med("targetCores").toFixed(2)),
+    saturatedShare: med("saturatedShare"),
+  };
 };
 
 async function overload(workers: number, socketioUrl: string, targetPid: number) {
   const hub = await startTestHub({ pingIntervalMs: 1000, pingTimeoutMs: 1000 });
   const agent = spawnPinned(0, ["taskset", "-c", "0,1", process.execPath, AGENT_BIN], {
-    env: { ...process.env, HUB_URL: hub.url, AGENT_TOKEN: "bench", AGENT_NAME: `bench-workers-${workers}`, AGENT_WORKERS: String(workers), AGENT_STATE_DIR: mkdtempSync(path.join(dir, "state-")), LOG_LEVEL: "warn" },
+    env: {
+      ...process.env,
+      HUB_URL: hub.url,
+      AGENT_TOKEN: "bench",
+      AGENT_NAME: `bench-workers-${workers}`,
+      AGENT_WORKERS: String(workers),
+      AGENT_STATE_DIR: mkdtempSync(path.join(dir, "state-")),
+      LOG_LEVEL: "warn",
+    },
     limitMs: 300_000,
   });
   try {
@@ -135,7 +154,8 @@ async function overload(workers: number, socketioUrl: string, targetPid: number)
         await new Promise((r) => setTimeout(r, 100));
       }
     })();
-    const t0 = cpuOf(targetPid), w0 = performance.now();
+    const t0 = cpuOf(targetPid),
+      w0 = performance.now();
     await new Promise((r) => setTimeout(r, 11_000));
     const targetCores = (cpuOf(targetPid) - t0) / ((performance.now() - w0) / 1000);
     const abortedAt = performance.now();
@@ -158,11 +178,22 @@ async function overload(workers: number, socketioUrl: string, targetPid: number)
       offeredPerSecond: 100 * 1700,
       sentPerSecond: Math.round(sum(COUNTERS.sent) / (full.length + 0.0001)),
       shed: sum(COUNTERS.shed),
-      sendLagMs: { p50: lag.getValueAtPercentile(50) / 1000, p99: lag.getValueAtPercentile(99) / 1000, max: lag.maxValue / 1000, samples: lag.totalCount, sentPlusShed: sum(COUNTERS.sent) + sum(COUNTERS.shed) },
+      sendLagMs: {
+        p50: lag.getValueAtPercentile(50) / 1000,
+        p99: lag.getValueAtPercentile(99) / 1000,
+        max: lag.maxValue / 1000,
+        samples: lag.totalCount,
+        sentPlusShed: sum(COUNTERS.sent) + sum(COUNTERS.shed),
+      },
       worstWorkerCpu: Math.max(...full.map((f) => f.health.cpu)),
       endStatus: end.status,
       shardEndAfterAbortMs: Math.round(at - abortedAt),
-      controlAnswerMs: { n: sorted.length, p50: Math.round(median(sorted)), p99: Math.round(sorted[Math.floor(0.99 * (sorted.length - 1))] ?? 0), max: Math.round(sorted.at(-1) ?? 0) },
+      controlAnswerMs: {
+        n: sorted.length,
+        p50: Math.round(median(sorted)),
+        p99: Math.round(sorted[Math.floor(0.99 * (sorted.length - 1))] ?? 0),
+        max: Math.round(sorted.at(-1) ?? 0),
+      },
       targetCores: Number(targetCores.toFixed(2)),
     };
   } finally {
@@ -172,19 +203,31 @@ async function overload(workers: number, socketioUrl: string, targetPid: number)
   }
 }
 
-const load = () => loadavg().map((x) => x.toFixed(2)).join(" ");
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ");
 const loadBefore = load();
 const target = await startTarget();
 const targetPid = target.p.child.pid!;
 try {
-  const sat = planFile("saturated.yaml", `name: workers saturated\ntarget: { url: "${target.ws}" }\nconnections: { count: ${SAT.conns}, rate: 10000 }\nscenario: { kind: echo, message: { rate: ${SAT.perConn}, bytes: 64, timeout: 5s }, duration: ${SAT.seconds}s }\n`);
-  const cpu = planFile("cpu.yaml", `name: workers cpu\ntarget: { url: "${target.ws}" }\nconnections: { count: ${CPU.conns}, rate: 10000 }\nscenario: { kind: echo, message: { rate: ${CPU.rate / CPU.conns}, bytes: 64 }, duration: ${CPU.seconds}s }\n`);
-  const satRows: CliRow[] = [], cpuRows: CliRow[] = [];
+  const sat = planFile(
+    "saturated.yaml",
+    `name: workers saturated\ntarget: { url: "${target.ws}" }\nconnections: { count: ${SAT.conns}, rate: 10000 }\nscenario: { kind: echo, message: { rate: ${SAT.perConn}, bytes: 64, timeout: 5s }, duration: ${SAT.seconds}s }\n`,
+  );
+  const cpu = planFile(
+    "cpu.yaml",
+    `name: workers cpu\ntarget: { url: "${target.ws}" }\nconnections: { count: ${CPU.conns}, rate: 10000 }\nscenario: { kind: echo, message: { rate: ${CPU.rate / CPU.conns}, bytes: 64 }, duration: ${CPU.seconds}s }\n`,
+  );
+  const satRows: CliRow[] = [],
+    cpuRows: CliRow[] = [];
   for (let run = 1; run <= RUNS; run++) {
     for (const w of [1, 2, 0]) {
       const r = await cliRun("0,1", sat, w, run, SAT.seconds, targetPid);
       satRows.push(r);
-      console.error(`saturated --workers ${w} run ${run}: ${Math.round(r.rate)} round trips/s, shed ${r.shed}, agent ${r.cpu.toFixed(2)} CPU-s, target ${r.targetCores.toFixed(2)} cores`);
+      console.error(
+        `saturated --workers ${w} run ${run}: ${Math.round(r.rate)} round trips/s, shed ${r.shed}, agent ${r.cpu.toFixed(2)} CPU-s, target ${r.targetCores.toFixed(2)} cores`,
+      );
     }
     for (const w of [0, 1, 2]) {
       const r = await cliRun("0,1", cpu, w, run, CPU.seconds, targetPid);
@@ -194,7 +237,8 @@ try {
   }
   const saturated = [1, 2, 0].map((w) => summaryOf(satRows, w));
   const cpuPer = [0, 1, 2].map((w) => summaryOf(cpuRows, w));
-  const s1 = saturated.find((s) => s.workers === 1)!, s2 = saturated.find((s) => s.workers === 2)!;
+  const s1 = saturated.find((s) => s.workers === 1)!,
+    s2 = saturated.find((s) => s.workers === 2)!;
   const c0 = cpuPer.find((s) => s.workers === 0)!;
   const over = [];
   for (const w of [2, 0]) {
@@ -210,10 +254,19 @@ try {
         saturated,
         throughputRatio2to1: Number((s2.rate / s1.rate).toFixed(3)),
         // The same ratio round by round (the two ran a minute apart at most), median: steadier on a busy machine.
-        throughputRatio2to1ByRound: Number(median(Array.from({ length: RUNS }, (_, i) => satRows.find((r) => r.workers === 2 && r.run === i + 1)!.rate / satRows.find((r) => r.workers === 1 && r.run === i + 1)!.rate)).toFixed(3)),
+        throughputRatio2to1ByRound: Number(
+          median(
+            Array.from(
+              { length: RUNS },
+              (_, i) => satRows.find((r) => r.workers === 2 && r.run === i + 1)!.rate / satRows.find((r) => r.workers === 1 && r.run === i + 1)!.rate,
+            ),
+          ).toFixed(3),
+        ),
         throughputGoal: 1.8,
         cpuPer100k: cpuPer,
-        cpuRatio: Object.fromEntries(cpuPer.filter((c) => c.workers > 0).map((c) => [`workers${c.workers}to0`, Number((c.cpuPer100k / c0.cpuPer100k).toFixed(3))])),
+        cpuRatio: Object.fromEntries(
+          cpuPer.filter((c) => c.workers > 0).map((c) => [`workers${c.workers}to0`, Number((c.cpuPer100k / c0.cpuPer100k).toFixed(3))]),
+        ),
         cpuGoal: 1.1,
         overload: over,
         perRun: { saturated: satRows, cpu: cpuRows },

@@ -78,16 +78,35 @@ scenario: { kind: echo, message: { rate: ${rate / conns}, bytes: 64 }, duration:
     const a = await runArtillery(script);
     checkArtillery(a, "echo");
     const trips = counter(a, "websocket.messages_received");
-    rows.push({ who: "artillery", run, trips, cpu: a.windowCpu, per100k: (a.windowCpu * 100_000) / trips, whole: a.wholeCpu, windowSeconds: a.windowSeconds, threads: a.maxThreads, children: a.childProcesses });
-    console.error(`artillery run ${run}: ${trips} round trips (sent ${counter(a, "websocket.messages_sent")}) in ${a.windowSeconds.toFixed(2)} s = ${(trips / a.windowSeconds).toFixed(0)}/s, ${a.windowCpu.toFixed(3)} CPU-s in the run window (whole process ${a.wholeCpu.toFixed(2)}), threads ${a.maxThreads}, child processes ${a.childProcesses}`);
+    rows.push({
+      who: "artillery",
+      run,
+      trips,
+      cpu: a.windowCpu,
+      per100k: (a.windowCpu * 100_000) / trips,
+      whole: a.wholeCpu,
+      windowSeconds: a.windowSeconds,
+      threads: a.maxThreads,
+      children: a.childProcesses,
+    });
+    console.error(
+      `artillery run ${run}: ${trips} round trips (sent ${counter(a, "websocket.messages_sent")}) in ${a.windowSeconds.toFixed(2)} s = ${(trips / a.windowSeconds).toFixed(0)}/s, ${a.windowCpu.toFixed(3)} CPU-s in the run window (whole process ${a.wholeCpu.toFixed(2)}), threads ${a.maxThreads}, child processes ${a.childProcesses}`,
+    );
   }
   const med = (who: string, k: "per100k" | "whole" | "trips" | "windowSeconds") => r3(median(rows.filter((r) => r.who === who).map((r) => r[k] ?? NaN)));
-  const base = med("baseline ws client", "per100k"), agent = med("volley-agent run", "per100k"), art = med("artillery", "per100k");
+  const base = med("baseline ws client", "per100k"),
+    agent = med("volley-agent run", "per100k"),
+    art = med("artillery", "per100k");
   return {
     load: { ...ECHO_CPU_LOAD, artilleryScript: `100 VUs arriving over 1 s, each ${perVu} × {send + capture, think ${1000 / (rate / conns)} ms}` },
     baseline: { cpuPer100k: base, wholeProcessCpu: med("baseline ws client", "whole"), roundTrips: med("baseline ws client", "trips") },
     agent: { cpuPer100k: agent, wholeProcessCpu: med("volley-agent run", "whole"), roundTrips: med("volley-agent run", "trips") },
-    artillery: { cpuPer100k: art, wholeProcessCpu: med("artillery", "whole"), roundTrips: med("artillery", "trips"), runWindowSeconds: med("artillery", "windowSeconds") },
+    artillery: {
+      cpuPer100k: art,
+      wholeProcessCpu: med("artillery", "whole"),
+      roundTrips: med("artillery", "trips"),
+      runWindowSeconds: med("artillery", "windowSeconds"),
+    },
     ratios: { agentToBaseline: r3(agent / base), artilleryToBaseline: r3(art / base), artilleryToAgent: r3(art / agent) },
     perRun: rows,
   };
@@ -116,10 +135,19 @@ interface AgentSummary {
   latency: { p50: number; p99: number; max: number };
   sendLag: { p99: number };
 }
-interface HoldSummary { count: number; p50Ms: number; p99Ms: number; maxMs: number }
+interface HoldSummary {
+  count: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+}
 
 async function latencyTruth(url: string) {
-  const CONNS = 50, RATE = 20, SECONDS = 20, HOLD_MS = 25, PLANNED = CONNS * RATE * SECONDS;
+  const CONNS = 50,
+    RATE = 20,
+    SECONDS = 20,
+    HOLD_MS = 25,
+    PLANNED = CONNS * RATE * SECONDS;
   const interval = 1000 / RATE;
   const heldUrl = `${url}?delay=${HOLD_MS}`;
   const statsUrl = url.replace(/^ws:/, "http:").replace(/\/echo$/, "/stats");
@@ -134,11 +162,14 @@ async function latencyTruth(url: string) {
   };
   const dir = mkdtempSync(path.join(tmpdir(), "volley-bench-"));
   const planFile = path.join(dir, "latency-truth.yaml");
-  writeFileSync(planFile, `name: latency truth
+  writeFileSync(
+    planFile,
+    `name: latency truth
 target: { url: "${heldUrl}" }
 connections: { count: ${CONNS}, rate: 5000 }
 scenario: { kind: echo, message: { rate: ${RATE}, bytes: 64 }, duration: ${SECONDS}s }
-`);
+`,
+  );
   const script = (think: number) => `config:
   target: "${heldUrl}"
   processor: "./rtt.mjs"
@@ -169,25 +200,58 @@ scenarios:
     const code = await a.exited;
     if (code !== 0) throw new Error(`agent exited ${code}: ${a.stderr().slice(-500)}`);
     const s = JSON.parse(a.stdout()) as AgentSummary;
-    rows.push({ who: "volley-agent run", run, p50: s.latency.p50, p99: s.latency.p99, max: s.latency.max, sent: s.messages.sent, received: s.messages.received, hold: await holds("GET") });
+    rows.push({
+      who: "volley-agent run",
+      run,
+      p50: s.latency.p50,
+      p99: s.latency.p99,
+      max: s.latency.max,
+      sent: s.messages.sent,
+      received: s.messages.received,
+      hold: await holds("GET"),
+    });
     for (const v of variants) {
       await holds("DELETE");
       const art = await runArtillery(script(v.think), { processor: { file: "rtt.mjs", source: RTT_PROCESSOR }, limitMs: 90_000 });
       checkArtillery(art, v.who);
       const rtt = art.aggregate.summaries?.ws_rtt_ms;
       if (!rtt) throw new Error(`artillery (${v.who}) reported no ws_rtt_ms summary: ${art.stderr.slice(-500)}`);
-      rows.push({ who: v.who, run, p50: rtt.p50, p99: rtt.p99, max: rtt.max, sent: counter(art, "websocket.messages_sent"), received: counter(art, "websocket.messages_received"), hold: await holds("GET") });
+      rows.push({
+        who: v.who,
+        run,
+        p50: rtt.p50,
+        p99: rtt.p99,
+        max: rtt.max,
+        sent: counter(art, "websocket.messages_sent"),
+        received: counter(art, "websocket.messages_received"),
+        hold: await holds("GET"),
+      });
     }
     for (const r of rows.filter((x) => x.run === run)) {
       const h = r.hold ? ` | target hold p50 ${r.hold.p50Ms} / p99 ${r.hold.p99Ms} ms` : "";
-      console.error(`${r.who} run ${run}: p50 ${r2(r.p50)} / p99 ${r2(r.p99)} / max ${r2(r.max)} ms, sent ${r.sent}/${PLANNED} (${((100 * r.sent) / PLANNED).toFixed(2)} %), received ${r.received}${h}`);
+      console.error(
+        `${r.who} run ${run}: p50 ${r2(r.p50)} / p99 ${r2(r.p99)} / max ${r2(r.max)} ms, sent ${r.sent}/${PLANNED} (${((100 * r.sent) / PLANNED).toFixed(2)} %), received ${r.received}${h}`,
+      );
     }
   }
-  const summary = Object.fromEntries(["volley-agent run", ...variants.map((v) => v.who)].map((who) => {
-    const mine = rows.filter((r) => r.who === who);
-    const m = (f: (r: Row) => number | undefined) => r2(median(mine.map((r) => f(r) ?? NaN)));
-    return [who, { p50: m((r) => r.p50), p99: m((r) => r.p99), max: m((r) => r.max), sent: m((r) => r.sent), sentOfPlanned: r3(m((r) => r.sent) / PLANNED), targetHoldP50: m((r) => r.hold?.p50Ms), targetHoldP99: m((r) => r.hold?.p99Ms) }];
-  }));
+  const summary = Object.fromEntries(
+    ["volley-agent run", ...variants.map((v) => v.who)].map((who) => {
+      const mine = rows.filter((r) => r.who === who);
+      const m = (f: (r: Row) => number | undefined) => r2(median(mine.map((r) => f(r) ?? NaN)));
+      return [
+        who,
+        {
+          p50: m((r) => r.p50),
+          p99: m((r) => r.p99),
+          max: m((r) => r.max),
+          sent: m((r) => r.sent),
+          sentOfPlanned: r3(m((r) => r.sent) / PLANNED),
+          targetHoldP50: m((r) => r.hold?.p50Ms),
+          targetHoldP99: m((r) => r.hold?.p99Ms),
+        },
+      ];
+    }),
+  );
   return { load: { conns: CONNS, rate: RATE, seconds: SECONDS, holdMs: HOLD_MS, planned: PLANNED }, ...summary, perRun: rows };
 }
 

@@ -80,7 +80,11 @@ const say = (line: string) => process.stderr.write(`${clock()} ${line}\n`);
 
 // biome-ignore lint/suspicious/noExplicitAny: the soak reads whichever field of whichever endpoint's answer it checks.
 type Reply = { status: number; body: any } | { status: 0; error: string };
-async function http(method: string, url: string, opts: { token?: string; cookie?: string; body?: unknown; timeoutMs?: number } = {}): Promise<Reply & { headers?: Headers }> {
+async function http(
+  method: string,
+  url: string,
+  opts: { token?: string; cookie?: string; body?: unknown; timeoutMs?: number } = {},
+): Promise<Reply & { headers?: Headers }> {
   const headers: Record<string, string> = { origin: WEB };
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
   if (opts.cookie) headers.cookie = opts.cookie;
@@ -107,11 +111,17 @@ async function http(method: string, url: string, opts: { token?: string; cookie?
 }
 
 async function apiToken(): Promise<string> {
-  const signUp = await http("POST", "/api/auth/sign-up/email", { body: { email: "chaos@example.com", password: "correct horse battery staple", name: "Chaos" } });
-  const cookie = signUp.headers?.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+  const signUp = await http("POST", "/api/auth/sign-up/email", {
+    body: { email: "chaos@example.com", password: "correct horse battery staple", name: "Chaos" },
+  });
+  const cookie = signUp.headers
+    ?.getSetCookie()
+    .map((c) => c.split(";")[0])
+    .join("; ");
   if (signUp.status !== 200 || !cookie) throw new Error(`sign-up answered ${signUp.status}: ${JSON.stringify("body" in signUp ? signUp.body : signUp.error)}`);
   const created = await http("POST", "/api/v1/tokens", { cookie, body: { name: "chaos-soak", scopes: ["read", "run"] } });
-  if (created.status !== 201 || !("body" in created) || typeof created.body?.secret !== "string") throw new Error(`POST /api/v1/tokens answered ${created.status}`);
+  if (created.status !== 201 || !("body" in created) || typeof created.body?.secret !== "string")
+    throw new Error(`POST /api/v1/tokens answered ${created.status}`);
   return created.body.secret;
 }
 
@@ -186,7 +196,8 @@ async function soak(stack: ChaosStack, token: string) {
       if (inFlight < IN_FLIGHT) {
         const plan = PLANS[planIndex % PLANS.length]!;
         const r = await http("POST", "/api/v1/runs", { token, body: { plan } });
-        const key = "error" in r ? `network: ${r.error}` : r.status === 201 ? "201 created" : `${r.status} ${"body" in r ? (r.body?.error?.code ?? "") : ""}`.trim();
+        const key =
+          "error" in r ? `network: ${r.error}` : r.status === 201 ? "201 created" : `${r.status} ${"body" in r ? (r.body?.error?.code ?? "") : ""}`.trim();
         submissions[key] = (submissions[key] ?? 0) + 1;
         if (r.status === 201 && "body" in r) {
           runs.set(r.body.id, { id: r.body.id, plan: plan.name, submittedAt: Date.now(), status: "queued" });
@@ -274,10 +285,19 @@ async function soak(stack: ChaosStack, token: string) {
       await sleep(1000);
     }
     fresh.seconds = Math.round((Date.now() - t) / 1000);
-    if (fresh.status !== "passed") violations.push({ kind: "agent wedged", runId: fresh.id ?? undefined, detail: `a fresh ws echo run after the soak is ${fresh.status} after ${fresh.seconds} s (bound 180 s)` });
+    if (fresh.status !== "passed")
+      violations.push({
+        kind: "agent wedged",
+        runId: fresh.id ?? undefined,
+        detail: `a fresh ws echo run after the soak is ${fresh.status} after ${fresh.seconds} s (bound 180 s)`,
+      });
   }
   const list = await http("GET", "/api/v1/runs?limit=5", { token });
-  if (list.status !== 200) violations.push({ kind: "not serving", detail: `GET /api/v1/runs answered ${list.status}${list.status === 0 ? ` (${"error" in list ? list.error : ""})` : ""}` });
+  if (list.status !== 200)
+    violations.push({
+      kind: "not serving",
+      detail: `GET /api/v1/runs answered ${list.status}${list.status === 0 ? ` (${"error" in list ? list.error : ""})` : ""}`,
+    });
 
   const checks = await checkStore(DATABASE_URL, since, faults, PLANNED_SENT).catch((err: unknown) => {
     violations.push({ kind: "store unreadable", detail: String(err) });
@@ -303,7 +323,12 @@ async function soak(stack: ChaosStack, token: string) {
     faults: faultCount,
     faultLog: faults.map((f) => ({ at: new Date(f.at).toISOString(), victim: f.victim, kind: f.kind, freezeSeconds: f.ms / 1000, pids: f.pids.length })),
     supervisorRestarts: restarts,
-    frames: checks && { shardsChecked: checks.shardsChecked, reported: checks.framesReported, stored: checks.framesStored, shardsWithFramesButNoEnd: checks.shardsWithoutEnd },
+    frames: checks && {
+      shardsChecked: checks.shardsChecked,
+      reported: checks.framesReported,
+      stored: checks.framesStored,
+      shardsWithFramesButNoEnd: checks.shardsWithoutEnd,
+    },
     freshRun: fresh,
     listStatus: list.status,
     violations: [...violations, ...(checks?.violations ?? [])],

@@ -19,7 +19,16 @@ import { chromium } from "playwright-core";
 const RUNS = Math.min(9, Math.max(1, Number(process.argv[2] ?? 3)));
 const SECONDS = 3600;
 const SERVER_URL = process.env.VOLLEY_BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function seed(url: string): Promise<string> {
@@ -48,7 +57,18 @@ async function seed(url: string): Promise<string> {
         r.increment("messages.received", 1000);
         r.setGauge("connections.active", 100);
         const health = { cpu: 30 + n, eventLoopDelayMs: { p50: 0.5, max: 2 }, rssMb: 150, sendLagMaxMs: 1, saturated: i % 997 === 0 };
-        frames.push({ runId: run.id, shardId: shard.id, agentId: `agt_bench${n}`, seq: i, index: i, startedAt: t0 + i * 1000, durationMs: 1000, warmup: false, ...r.take(), health });
+        frames.push({
+          runId: run.id,
+          shardId: shard.id,
+          agentId: `agt_bench${n}`,
+          seq: i,
+          index: i,
+          startedAt: t0 + i * 1000,
+          durationMs: 1000,
+          warmup: false,
+          ...r.take(),
+          health,
+        });
       }
       if (frames.length >= 1000) await insertFrames(h.db, frames.splice(0));
     }
@@ -67,7 +87,15 @@ async function once(run: number) {
   const redisPort = await freePort();
   const redis = spawn("redis-server", ["--port", String(redisPort), "--save", "", "--appendonly", "no"], { stdio: "ignore" });
   const webPort = await freePort();
-  const web = startApp("web", { ...process.env, DATABASE_URL: testDb.url, REDIS_URL: `redis://127.0.0.1:${redisPort}`, WEB_PORT: String(webPort), WEB_HOST: "127.0.0.1", VOLLEY_PUBLIC_URL: `http://127.0.0.1:${webPort}`, LOG_LEVEL: "info" });
+  const web = startApp("web", {
+    ...process.env,
+    DATABASE_URL: testDb.url,
+    REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+    WEB_PORT: String(webPort),
+    WEB_HOST: "127.0.0.1",
+    VOLLEY_PUBLIC_URL: `http://127.0.0.1:${webPort}`,
+    LOG_LEVEL: "info",
+  });
   const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: FLAGS, headless: true });
   try {
     const runId = await seed(testDb.url);
@@ -78,7 +106,10 @@ async function once(run: number) {
       headers: { "content-type": "application/json", origin: base },
       body: JSON.stringify({ email: "bench@example.com", password: "correct horse battery", name: "Bench" }),
     });
-    const cookie = res.headers.getSetCookie().map((c) => c.split(";")[0]!).find((c) => c.includes("session_token"));
+    const cookie = res.headers
+      .getSetCookie()
+      .map((c) => c.split(";")[0]!)
+      .find((c) => c.includes("session_token"));
     if (!cookie) throw new Error(`sign-up answered ${res.status}: ${await res.text()}`);
     const [name, value] = [cookie.slice(0, cookie.indexOf("=")), cookie.slice(cookie.indexOf("=") + 1)];
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
@@ -114,7 +145,15 @@ async function once(run: number) {
     await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
     const zoomMs = performance.now() - zoom0;
     const longestInteractionTaskMs = await page.evaluate(() => (window as unknown as { __longest: number }).__longest);
-    const result = { run, points: SECONDS, loadMs: Math.round(loadMs), longestLoadTaskMs: Math.round(longestLoadTaskMs), hoverMsPerStep: Number(hoverMsPerStep.toFixed(1)), zoomMs: Math.round(zoomMs), longestInteractionTaskMs: Math.round(longestInteractionTaskMs) };
+    const result = {
+      run,
+      points: SECONDS,
+      loadMs: Math.round(loadMs),
+      longestLoadTaskMs: Math.round(longestLoadTaskMs),
+      hoverMsPerStep: Number(hoverMsPerStep.toFixed(1)),
+      zoomMs: Math.round(zoomMs),
+      longestInteractionTaskMs: Math.round(longestInteractionTaskMs),
+    };
     process.stderr.write(`${JSON.stringify(result)}\n`);
     await context.close();
     return result;
@@ -130,5 +169,7 @@ async function once(run: number) {
 const results: Awaited<ReturnType<typeof once>>[] = [];
 for (let r = 1; r <= RUNS; r++) results.push(await once(r));
 const median = (k: keyof (typeof results)[number]) => [...results.map((r) => Number(r[k]))].sort((a, b) => a - b)[Math.floor(results.length / 2)];
-process.stdout.write(`${JSON.stringify({ median: { loadMs: median("loadMs"), longestLoadTaskMs: median("longestLoadTaskMs"), hoverMsPerStep: median("hoverMsPerStep"), zoomMs: median("zoomMs"), longestInteractionTaskMs: median("longestInteractionTaskMs") }, results }, null, 2)}\n`);
+process.stdout.write(
+  `${JSON.stringify({ median: { loadMs: median("loadMs"), longestLoadTaskMs: median("longestLoadTaskMs"), hoverMsPerStep: median("hoverMsPerStep"), zoomMs: median("zoomMs"), longestInteractionTaskMs: median("longestInteractionTaskMs") }, results }, null, 2)}\n`,
+);
 process.exit(0);

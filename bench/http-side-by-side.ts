@@ -34,7 +34,10 @@ const dir = mkdtempSync(path.join(tmpdir(), "volley-http-bench-"));
 const acDir = ensureAutocannon();
 for (const tool of ["wrk", "ab"]) execFileSync("which", [tool]); // fails early, naming the missing tool
 
-const load = () => loadavg().map((l) => l.toFixed(2)).join(" ");
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ");
 const timeLine = (stderr: string) => {
   const m = /TIME ([\d.]+) ([\d.]+)/.exec(stderr);
   return m ? Number(m[1]) + Number(m[2]) : NaN;
@@ -44,11 +47,22 @@ const server = spawnPinned(0, [process.execPath, "--import", "tsx", "bench/lib/h
 const base = /(http:\/\/[^\s]+)/.exec(await server.waitFor(/hello listening on http:\/\//))![1]!;
 const url = `${base}/hello`;
 
-interface Row { who: string; run: number; requests: number; cpu: number; per100k: number; rps: number; whole: number; extra?: Record<string, unknown> }
+interface Row {
+  who: string;
+  run: number;
+  requests: number;
+  cpu: number;
+  per100k: number;
+  rps: number;
+  whole: number;
+  extra?: Record<string, unknown>;
+}
 const rows: Row[] = [];
 const log = (r: Row) => {
   rows.push(r);
-  console.error(`${r.who} run ${r.run}: ${r.requests} requests, ${r.rps.toFixed(0)}/s, cpu ${r.cpu.toFixed(3)} s (${r.per100k.toFixed(3)} s per 100k; whole process ${r.whole.toFixed(2)} s)${r.extra ? ` ${JSON.stringify(r.extra)}` : ""} [load ${load()}]`);
+  console.error(
+    `${r.who} run ${r.run}: ${r.requests} requests, ${r.rps.toFixed(0)}/s, cpu ${r.cpu.toFixed(3)} s (${r.per100k.toFixed(3)} s per 100k; whole process ${r.whole.toFixed(2)} s)${r.extra ? ` ${JSON.stringify(r.extra)}` : ""} [load ${load()}]`,
+  );
 };
 
 async function agent(who: string, run: number, yaml: string): Promise<void> {
@@ -56,24 +70,66 @@ async function agent(who: string, run: number, yaml: string): Promise<void> {
   writeFileSync(file, yaml);
   const a = spawnPinned(1, ["/usr/bin/time", "-f", "TIME %U %S", process.execPath, AGENT_BIN, "run", file, "--json"], { limitMs: 300_000 });
   const code = await a.exited;
-  const s = JSON.parse(a.stdout()) as { messages: { sent: number; received: number; lost: number; shed: number; sendRate: number; receiveRate: number }; latency: { p50: number; p99: number }; closedLoop?: { responseTime: { p50: number; p99: number } }; errors: Record<string, number> };
+  const s = JSON.parse(a.stdout()) as {
+    messages: { sent: number; received: number; lost: number; shed: number; sendRate: number; receiveRate: number };
+    latency: { p50: number; p99: number };
+    closedLoop?: { responseTime: { p50: number; p99: number } };
+    errors: Record<string, number>;
+  };
   if (code !== 0) console.error(`${who} exited ${code}: ${a.stderr().slice(-300)}`);
   const cpu = agentCpuSeconds(a.stderr());
   const m = s.messages;
   const t = s.closedLoop?.responseTime ?? s.latency;
-  log({ who, run, requests: m.received, cpu, per100k: (cpu * 100_000) / m.received, rps: m.receiveRate, whole: timeLine(a.stderr()), extra: { sent: m.sent, lost: m.lost, shed: m.shed, sendRate: m.sendRate, p50: t.p50, p99: t.p99, errors: s.errors } });
+  log({
+    who,
+    run,
+    requests: m.received,
+    cpu,
+    per100k: (cpu * 100_000) / m.received,
+    rps: m.receiveRate,
+    whole: timeLine(a.stderr()),
+    extra: { sent: m.sent, lost: m.lost, shed: m.shed, sendRate: m.sendRate, p50: t.p50, p99: t.p99, errors: s.errors },
+  });
 }
 
 async function autocannon(run: number): Promise<void> {
-  const p = spawnPinned(1, ["/usr/bin/time", "-f", "TIME %U %S", process.execPath, "--import", "tsx", "bench/baseline/autocannon-run.ts", acDir, url, String(KA.conns), String(KA.rate), String(KA.requests)], { limitMs: 300_000 });
+  const p = spawnPinned(
+    1,
+    [
+      "/usr/bin/time",
+      "-f",
+      "TIME %U %S",
+      process.execPath,
+      "--import",
+      "tsx",
+      "bench/baseline/autocannon-run.ts",
+      acDir,
+      url,
+      String(KA.conns),
+      String(KA.rate),
+      String(KA.requests),
+    ],
+    { limitMs: 300_000 },
+  );
   await p.exited;
   const r = JSON.parse(p.stdout().trim().split("\n").pop()!) as { received: number; cpuSeconds: number; rps: number; non2xx: number; errors: number };
-  log({ who: "autocannon", run, requests: r.received, cpu: r.cpuSeconds, per100k: (r.cpuSeconds * 100_000) / r.received, rps: r.rps, whole: timeLine(p.stderr()), extra: { non2xx: r.non2xx, errors: r.errors } });
+  log({
+    who: "autocannon",
+    run,
+    requests: r.received,
+    cpu: r.cpuSeconds,
+    per100k: (r.cpuSeconds * 100_000) / r.received,
+    rps: r.rps,
+    whole: timeLine(p.stderr()),
+    extra: { non2xx: r.non2xx, errors: r.errors },
+  });
 }
 
 /** wrk prints "N requests in Xs" and "Requests/sec: R"; its CPU is the whole process's. */
 async function wrk(who: string, run: number, close: boolean): Promise<void> {
-  const p = spawnPinned(1, ["/usr/bin/time", "-f", "TIME %U %S", "wrk", "-t1", `-c${KA.conns}`, "-d10s", ...(close ? ["-H", "Connection: close"] : []), url], { limitMs: 60_000 });
+  const p = spawnPinned(1, ["/usr/bin/time", "-f", "TIME %U %S", "wrk", "-t1", `-c${KA.conns}`, "-d10s", ...(close ? ["-H", "Connection: close"] : []), url], {
+    limitMs: 60_000,
+  });
   await p.exited;
   const out = p.stdout();
   const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? NaN);
@@ -84,7 +140,9 @@ async function wrk(who: string, run: number, close: boolean): Promise<void> {
 }
 
 async function ab(who: string, run: number, keepAlive: boolean, n: number): Promise<number> {
-  const p = spawnPinned(1, ["/usr/bin/time", "-f", "TIME %U %S", "ab", "-q", ...(keepAlive ? ["-k"] : []), "-c", String(KA.conns), "-n", String(n), url], { limitMs: 120_000 });
+  const p = spawnPinned(1, ["/usr/bin/time", "-f", "TIME %U %S", "ab", "-q", ...(keepAlive ? ["-k"] : []), "-c", String(KA.conns), "-n", String(n), url], {
+    limitMs: 120_000,
+  });
   await p.exited;
   const out = p.stdout();
   const complete = Number(/Complete requests:\s+(\d+)/.exec(out)?.[1] ?? NaN);
@@ -105,7 +163,15 @@ const abClose: number[] = [];
 try {
   for (let run = 1; run <= RUNS; run++) {
     if (MODE !== "close") {
-      await agent("agent keep-alive", run, plan("http keep-alive", "", `message: { rate: ${KA.rate}, arrival: constant, timeout: 10s }, duration: ${(KA.requests / KA.rate) * 2}s, requests: ${KA.requests}`));
+      await agent(
+        "agent keep-alive",
+        run,
+        plan(
+          "http keep-alive",
+          "",
+          `message: { rate: ${KA.rate}, arrival: constant, timeout: 10s }, duration: ${(KA.requests / KA.rate) * 2}s, requests: ${KA.requests}`,
+        ),
+      );
       await autocannon(run);
       await wrk("wrk keep-alive (flat out)", run, false);
       await ab("ab -k (flat out)", run, true, KA.requests);
@@ -114,9 +180,21 @@ try {
       const abRate = await ab("ab -c 50 (new connection per request)", run, false, CLOSE.requests);
       abClose.push(abRate);
       await wrk("wrk Connection: close (flat out)", run, true);
-      await agent("agent keepAlive: false, closed loop 50 users", run, plan("http per request, closed", ", keepAlive: false", `message: { rate: 1000000, timeout: 10s }, duration: 120s, loop: closed, requests: ${CLOSE.requests}`));
+      await agent(
+        "agent keepAlive: false, closed loop 50 users",
+        run,
+        plan(
+          "http per request, closed",
+          ", keepAlive: false",
+          `message: { rate: 1000000, timeout: 10s }, duration: 120s, loop: closed, requests: ${CLOSE.requests}`,
+        ),
+      );
       const open = Math.round(abRate * 0.8);
-      await agent(`agent keepAlive: false, open loop at 0.8 × ab`, run, plan("http per request, open", ", keepAlive: false", `message: { rate: ${open}, arrival: constant, timeout: 10s }, duration: ${CLOSE.openSeconds}s`));
+      await agent(
+        `agent keepAlive: false, open loop at 0.8 × ab`,
+        run,
+        plan("http per request, open", ", keepAlive: false", `message: { rate: ${open}, arrival: constant, timeout: 10s }, duration: ${CLOSE.openSeconds}s`),
+      );
     }
   }
 } finally {
@@ -128,7 +206,9 @@ const by = (who: string) => rows.filter((r) => r.who === who);
 const med = (who: string, k: "per100k" | "rps" | "cpu") => (by(who).length ? Number(median(by(who).map((r) => r[k])).toFixed(3)) : null);
 /** Per round, a's figure over b's (neighbours in time), then the median. */
 const ratio = (a: string, b: string, k: "per100k" | "rps") => {
-  const rs = by(a).map((r) => r[k] / (by(b).find((x) => x.run === r.run)?.[k] ?? NaN)).filter(Number.isFinite);
+  const rs = by(a)
+    .map((r) => r[k] / (by(b).find((x) => x.run === r.run)?.[k] ?? NaN))
+    .filter(Number.isFinite);
   return rs.length ? Number(median(rs).toFixed(3)) : null;
 };
 const whos = [...new Set(rows.map((r) => r.who))];

@@ -111,12 +111,23 @@ async function runShard(agent: FakeAgent, start: ShardStart) {
     await sleep(Math.max(0, start.startAt + (index + 1) * 1000 - Date.now()));
     const { counters, histograms } = realisticFrame(rec, index === 0);
     const frame = {
-      runId: job.runId, shardId: job.shardId, agentId: agent.agentId, seq: index, index,
-      startedAt: start.startAt + index * 1000, durationMs: 1000, warmup: false, counters, histograms,
+      runId: job.runId,
+      shardId: job.shardId,
+      agentId: agent.agentId,
+      seq: index,
+      index,
+      startedAt: start.startAt + index * 1000,
+      durationMs: 1000,
+      warmup: false,
+      counters,
+      histograms,
       health: HEALTH,
     };
     agent.sent++;
-    agent.socket.emit(AGENT_EVENTS.frame, frame, (a: { ok: boolean; error?: string }) => { if (a?.ok) agent.acked++; else if (!agent.acked) process.stderr.write(`frame refused: ${a?.error}\n`); });
+    agent.socket.emit(AGENT_EVENTS.frame, frame, (a: { ok: boolean; error?: string }) => {
+      if (a?.ok) agent.acked++;
+      else if (!agent.acked) process.stderr.write(`frame refused: ${a?.error}\n`);
+    });
   }
   await sleep(2000);
   agent.socket.emit(AGENT_EVENTS.shardEnd, { runId: job.runId, shardId: job.shardId, status: "completed", frames: SECONDS }, () => {});
@@ -125,32 +136,58 @@ async function runShard(agent: FakeAgent, start: ShardStart) {
 async function once(run: number) {
   const testDb = await createTestDatabase(SERVER_URL);
   const handle = createDb(testDb.url, 2);
-  const db = { url: testDb.url, db: handle.db, drop: async () => { await handle.close(); await testDb.drop(); } };
+  const db = {
+    url: testDb.url,
+    db: handle.db,
+    drop: async () => {
+      await handle.close();
+      await testDb.drop();
+    },
+  };
   const redisPort = await freePort();
   const redis = spawn("redis-server", ["--port", String(redisPort), "--save", "", "--appendonly", "no"], { stdio: "ignore" });
   await sleep(300);
   const redisUrl = `redis://127.0.0.1:${redisPort}`;
   const hubPort = await freePort();
-  const hub = spawnPinned(0, [process.execPath, ...(process.env.BENCH_HUB_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_HUB_PROF}`] : []), "--import", "tsx", "apps/hub/src/main.ts"], {
-    env: { ...process.env, DATABASE_URL: db.url, REDIS_URL: redisUrl, HUB_PORT: String(hubPort), AGENT_TOKEN: TOKEN, LOG_LEVEL: "warn" },
-    limitMs: (SECONDS + 120) * 1000,
-  });
+  const hub = spawnPinned(
+    0,
+    [
+      process.execPath,
+      ...(process.env.BENCH_HUB_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_HUB_PROF}`] : []),
+      "--import",
+      "tsx",
+      "apps/hub/src/main.ts",
+    ],
+    {
+      env: { ...process.env, DATABASE_URL: db.url, REDIS_URL: redisUrl, HUB_PORT: String(hubPort), AGENT_TOKEN: TOKEN, LOG_LEVEL: "warn" },
+      limitMs: (SECONDS + 120) * 1000,
+    },
+  );
   const conn = createRedis(redisUrl);
   try {
     const hubUrl = `http://127.0.0.1:${hubPort}`;
     for (let i = 0; i < 100; i++) {
-      if (await fetch(`${hubUrl}/healthz`).then((r) => r.ok, () => false)) break;
+      if (
+        await fetch(`${hubUrl}/healthz`).then(
+          (r) => r.ok,
+          () => false,
+        )
+      )
+        break;
       await sleep(200);
     }
     const agents: FakeAgent[] = [];
     for (let i = 0; i < AGENTS; i++) agents.push(await connectAgent(hubUrl, i));
 
-    const parsed = parsePlanDocument(JSON.stringify({
-      name: "aggregation bench", target: { url: "ws://127.0.0.1:9/echo" },
-      connections: { count: AGENTS, rate: 1000 },
-      scenario: { kind: "echo", message: { rate: 1 }, duration: `${SECONDS}s` },
-      agents: { count: AGENTS },
-    }));
+    const parsed = parsePlanDocument(
+      JSON.stringify({
+        name: "aggregation bench",
+        target: { url: "ws://127.0.0.1:9/echo" },
+        connections: { count: AGENTS, rate: 1000 },
+        scenario: { kind: "echo", message: { rate: 1 }, duration: `${SECONDS}s` },
+        agents: { count: AGENTS },
+      }),
+    );
     if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
     const row = await insertRun(db.db, { plan: parsed.plan });
     const queue = openQueue(QUEUE_NAMES.runs, conn);
@@ -159,9 +196,11 @@ async function once(run: number) {
     while (!agents.every((a) => a.sent > 0)) await sleep(50);
     // Steady state: skip the first 3 s (dispatch, first frames) and stop 2 s before the last frame.
     await sleep(3000);
-    const c0 = cpuSeconds(hub.child.pid!), t0 = performance.now();
+    const c0 = cpuSeconds(hub.child.pid!),
+      t0 = performance.now();
     await sleep((SECONDS - 5) * 1000);
-    const c1 = cpuSeconds(hub.child.pid!), t1 = performance.now();
+    const c1 = cpuSeconds(hub.child.pid!),
+      t1 = performance.now();
     const share = (c1 - c0) / ((t1 - t0) / 1000);
 
     let status = "";

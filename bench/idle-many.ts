@@ -26,7 +26,9 @@ const CONNS = Math.max(1, Number(process.argv[3] ?? 50_000));
 const CONNECT_RATE = Math.max(1, Number(process.argv[4] ?? 2000));
 /** The reply timeout, and the connect timeout when longer than the native default of 30 s. */
 const TIMEOUT_S = Math.max(1, Number(process.argv[5] ?? 10));
-const EVERY_S = 30, HOLD_S = 40, WANT_NOFILE = 200_000;
+const EVERY_S = 30,
+  HOLD_S = 40,
+  WANT_NOFILE = 200_000;
 const SOURCES = "127.0.0.2-127.0.0.5";
 const RAMP_S = Math.ceil(CONNS / CONNECT_RATE);
 
@@ -52,19 +54,38 @@ async function startTarget(limitMs: number): Promise<{ p: Pinned; url: string }>
 }
 
 interface Row {
-  run: number; requested: number; opened: number; failed: number; peakActive: number; heldActive: number;
-  rssBefore: number; rssHeld: number; bytesPerConn: number; p50: number | null; p99: number | null;
-  sent: number; received: number; lost: number; errors: Record<string, number>;
-  agentFds: number; targetFds: number; agentNofile: number; targetNofile: number; exit: number | null;
+  run: number;
+  requested: number;
+  opened: number;
+  failed: number;
+  peakActive: number;
+  heldActive: number;
+  rssBefore: number;
+  rssHeld: number;
+  bytesPerConn: number;
+  p50: number | null;
+  p99: number | null;
+  sent: number;
+  received: number;
+  lost: number;
+  errors: Record<string, number>;
+  agentFds: number;
+  targetFds: number;
+  agentNofile: number;
+  targetNofile: number;
+  exit: number | null;
 }
 
 const dir = mkdtempSync(path.join(tmpdir(), "volley-bench-"));
 const planFile = path.join(dir, "idle-many.yaml");
-writeFileSync(planFile, `name: idle many
+writeFileSync(
+  planFile,
+  `name: idle many
 target: { url: "TARGET", connectTimeout: ${Math.max(30, TIMEOUT_S)}s }
 connections: { count: ${CONNS}, rate: ${CONNECT_RATE} }
 scenario: { kind: echo, message: { rate: ${(1 / EVERY_S).toFixed(4)}, bytes: 64, timeout: ${TIMEOUT_S}s }, duration: ${HOLD_S}s }
-`);
+`,
+);
 
 const rows: Row[] = [];
 for (let run = 1; run <= RUNS; run++) {
@@ -84,8 +105,11 @@ for (let run = 1; run <= RUNS; run++) {
       a.waitFor(new RegExp(`^\\s*${heldAt}s\\s+conns`), (heldAt + 60) * 1000),
       a.exited.then((code) => Promise.reject(new Error(`agent exited ${code} before ${heldAt}s; stderr tail:\n${a.stderr().slice(-1500)}`))),
     ]);
-    const rssHeld = rssOf(pid), agentFds = fdsOf(pid), targetFds = fdsOf(target.p.child.pid!);
-    const agentNofile = nofileOf(pid), targetNofile = nofileOf(target.p.child.pid!);
+    const rssHeld = rssOf(pid),
+      agentFds = fdsOf(pid),
+      targetFds = fdsOf(target.p.child.pid!);
+    const agentNofile = nofileOf(pid),
+      targetNofile = nofileOf(target.p.child.pid!);
     const heldActive = Number(/conns (\d+)/.exec(line)![1]);
     const exit = await a.exited;
     const peakActive = Math.max(0, ...[...a.stderr().matchAll(/^\s*\d+s\s+conns (\d+)/gm)].map((m) => Number(m[1])));
@@ -96,19 +120,43 @@ for (let run = 1; run <= RUNS; run++) {
       errors: Record<string, number>;
     };
     const row: Row = {
-      run, requested: CONNS, opened: s.connect.opened, failed: s.connect.failed, peakActive, heldActive,
-      rssBefore, rssHeld, bytesPerConn: (rssHeld - rssBefore) / Math.max(1, heldActive),
-      p50: s.latency.p50, p99: s.latency.p99, sent: s.messages.sent, received: s.messages.received, lost: s.messages.lost,
-      errors: s.errors, agentFds, targetFds, agentNofile, targetNofile, exit,
+      run,
+      requested: CONNS,
+      opened: s.connect.opened,
+      failed: s.connect.failed,
+      peakActive,
+      heldActive,
+      rssBefore,
+      rssHeld,
+      bytesPerConn: (rssHeld - rssBefore) / Math.max(1, heldActive),
+      p50: s.latency.p50,
+      p99: s.latency.p99,
+      sent: s.messages.sent,
+      received: s.messages.received,
+      lost: s.messages.lost,
+      errors: s.errors,
+      agentFds,
+      targetFds,
+      agentNofile,
+      targetNofile,
+      exit,
     };
     rows.push(row);
     console.error(
       `run ${run}: ${row.opened}/${CONNS} opened, ${row.failed} failed, peak ${peakActive} active (${heldActive} at ${heldAt}s), ` +
-      `agent RSS ${(rssBefore / 2 ** 20).toFixed(0)} -> ${(rssHeld / 2 ** 20).toFixed(0)} MiB = ${(row.bytesPerConn / 1024).toFixed(1)} KB/connection, ` +
-      `p50 ${row.p50} ms p99 ${row.p99} ms, sent ${row.sent} received ${row.received} lost ${row.lost}, errors ${JSON.stringify(row.errors)}, ` +
-      `fds agent ${agentFds}/${agentNofile} target ${targetFds}/${targetNofile}, exit ${exit}`,
+        `agent RSS ${(rssBefore / 2 ** 20).toFixed(0)} -> ${(rssHeld / 2 ** 20).toFixed(0)} MiB = ${(row.bytesPerConn / 1024).toFixed(1)} KB/connection, ` +
+        `p50 ${row.p50} ms p99 ${row.p99} ms, sent ${row.sent} received ${row.received} lost ${row.lost}, errors ${JSON.stringify(row.errors)}, ` +
+        `fds agent ${agentFds}/${agentNofile} target ${targetFds}/${targetNofile}, exit ${exit}`,
     );
-    if (exit !== 0) console.error(a.stderr().split("\n").filter((l) => !/^\s*\d+s\s+conns/.test(l)).slice(-5).join("\n"));
+    if (exit !== 0)
+      console.error(
+        a
+          .stderr()
+          .split("\n")
+          .filter((l) => !/^\s*\d+s\s+conns/.test(l))
+          .slice(-5)
+          .join("\n"),
+      );
   } finally {
     target.p.kill();
     await target.p.exited;
@@ -116,20 +164,30 @@ for (let run = 1; run <= RUNS; run++) {
 }
 
 const med = (f: (r: Row) => number) => median(rows.map(f));
-console.log(JSON.stringify({
-  runs: RUNS,
-  requested: CONNS,
-  sourceAddresses: SOURCES,
-  connectRate: CONNECT_RATE,
-  timeoutS: TIMEOUT_S,
-  host: { kernel: readFileSync("/proc/sys/kernel/osrelease", "utf8").trim(), node: process.version, memTotal: /MemTotal:\s+(\d+ kB)/.exec(readFileSync("/proc/meminfo", "utf8"))![1] },
-  portRange,
-  opened: med((r) => r.opened),
-  failed: med((r) => r.failed),
-  peakActive: med((r) => r.peakActive),
-  agentRssHeldMiB: med((r) => r.rssHeld) / 2 ** 20,
-  kbPerConn: med((r) => r.bytesPerConn) / 1024,
-  p50Ms: med((r) => r.p50 ?? NaN),
-  p99Ms: med((r) => r.p99 ?? NaN),
-  perRun: rows,
-}, null, 2));
+console.log(
+  JSON.stringify(
+    {
+      runs: RUNS,
+      requested: CONNS,
+      sourceAddresses: SOURCES,
+      connectRate: CONNECT_RATE,
+      timeoutS: TIMEOUT_S,
+      host: {
+        kernel: readFileSync("/proc/sys/kernel/osrelease", "utf8").trim(),
+        node: process.version,
+        memTotal: /MemTotal:\s+(\d+ kB)/.exec(readFileSync("/proc/meminfo", "utf8"))![1],
+      },
+      portRange,
+      opened: med((r) => r.opened),
+      failed: med((r) => r.failed),
+      peakActive: med((r) => r.peakActive),
+      agentRssHeldMiB: med((r) => r.rssHeld) / 2 ** 20,
+      kbPerConn: med((r) => r.bytesPerConn) / 1024,
+      p50Ms: med((r) => r.p50 ?? NaN),
+      p99Ms: med((r) => r.p99 ?? NaN),
+      perRun: rows,
+    },
+    null,
+    2,
+  ),
+);

@@ -17,7 +17,10 @@ import path from "node:path";
 import { AGENT_BIN, median, spawnPinned, startTarget } from "./lib/spawn-pinned";
 
 const RUNS = Math.max(1, Math.min(9, Number(process.argv[2] ?? 3)));
-const CONNS = 5000, CONNECT_RATE = 1000, EVERY_S = 6, HOLD_S = 13;
+const CONNS = 5000,
+  CONNECT_RATE = 1000,
+  EVERY_S = 6,
+  HOLD_S = 13;
 const RAMP_S = CONNS / CONNECT_RATE;
 
 const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) * 1024;
@@ -25,16 +28,29 @@ const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/pr
 const target = await startTarget();
 const dir = mkdtempSync(path.join(tmpdir(), "volley-bench-"));
 const planFile = path.join(dir, "idle-memory.yaml");
-writeFileSync(planFile, `name: idle memory
+writeFileSync(
+  planFile,
+  `name: idle memory
 target: { url: "${target.url}", connectTimeout: 20s }
 connections: { count: ${CONNS}, rate: ${CONNECT_RATE} }
 scenario: { kind: echo, message: { rate: ${1 / EVERY_S}, bytes: 64 }, duration: ${HOLD_S + 2}s }
-`);
+`,
+);
 
 const rows: { who: string; opened: number; perConn: number }[] = [];
 try {
   for (let run = 1; run <= RUNS; run++) {
-    const b = spawnPinned(1, [process.execPath, "--import", "tsx", "bench/baseline/ws-idle-client.ts", target.url, String(CONNS), String(CONNECT_RATE), String(HOLD_S), String(EVERY_S)]);
+    const b = spawnPinned(1, [
+      process.execPath,
+      "--import",
+      "tsx",
+      "bench/baseline/ws-idle-client.ts",
+      target.url,
+      String(CONNS),
+      String(CONNECT_RATE),
+      String(HOLD_S),
+      String(EVERY_S),
+    ]);
     await b.exited;
     const r = JSON.parse(b.stdout().trim().split("\n").pop()!) as { opened: number; rssBefore: number; rssHeld: number };
     rows.push({ who: "baseline", opened: r.opened, perConn: (r.rssHeld - r.rssBefore) / r.opened });
@@ -48,17 +64,28 @@ try {
     const opened = Number(/conns (\d+)/.exec(line)![1]);
     await a.exited;
     rows.push({ who: "volley-agent", opened, perConn: (held - before) / opened });
-    console.error(rows.slice(-2).map((x) => `run ${run} ${x.who}: ${x.opened} open, ${(x.perConn / 1024).toFixed(1)} KB/connection`).join("\n"));
+    console.error(
+      rows
+        .slice(-2)
+        .map((x) => `run ${run} ${x.who}: ${x.opened} open, ${(x.perConn / 1024).toFixed(1)} KB/connection`)
+        .join("\n"),
+    );
   }
 } finally {
   await target.stop();
 }
 
 const med = (who: string) => median(rows.filter((r) => r.who === who).map((r) => r.perConn));
-console.log(JSON.stringify({
-  runs: RUNS,
-  baselineKbPerConn: med("baseline") / 1024,
-  agentKbPerConn: med("volley-agent") / 1024,
-  ratio: med("volley-agent") / med("baseline"),
-  perRun: rows.map((r) => ({ ...r, kbPerConn: r.perConn / 1024 })),
-}, null, 2));
+console.log(
+  JSON.stringify(
+    {
+      runs: RUNS,
+      baselineKbPerConn: med("baseline") / 1024,
+      agentKbPerConn: med("volley-agent") / 1024,
+      ratio: med("volley-agent") / med("baseline"),
+      perRun: rows.map((r) => ({ ...r, kbPerConn: r.perConn / 1024 })),
+    },
+    null,
+    2,
+  ),
+);

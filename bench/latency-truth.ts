@@ -43,7 +43,10 @@ const VARIANT = process.argv[4] ?? "binary";
 if (VARIANT !== "binary" && VARIANT !== "flow") throw new Error(`variant must be binary or flow (got ${VARIANT})`);
 /** How far from truth p50 and p99 may be: issue 3's goal for Volley's own messages, issue 16's for flows. */
 const GOAL_MS = VARIANT === "flow" ? 0.25 : 1;
-const CONNS = 50, RATE = 20, SECONDS = 20, HOLD_MS = 25;
+const CONNS = 50,
+  RATE = 20,
+  SECONDS = 20,
+  HOLD_MS = 25;
 const PLANNED = CONNS * RATE * SECONDS;
 
 interface Summary {
@@ -54,9 +57,29 @@ interface Summary {
   /** Flows only: incoming messages that answered nothing (a reply the match missed). */
   flow?: { unmatched: number };
 }
-interface HoldSummary { count: number; minMs: number; meanMs: number; p50Ms: number; p90Ms: number; p99Ms: number; maxMs: number }
-interface Baseline { latency: { p50: number; p99: number; max: number }; sendLag: { p50: number; p99: number; max: number }; sent: number; hold: HoldSummary }
-interface Pair { loop: Summary; held: Summary; hold: HoldSummary; base: Baseline; truth: { p50: number; p99: number }; steadyRate: number }
+interface HoldSummary {
+  count: number;
+  minMs: number;
+  meanMs: number;
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  maxMs: number;
+}
+interface Baseline {
+  latency: { p50: number; p99: number; max: number };
+  sendLag: { p50: number; p99: number; max: number };
+  sent: number;
+  hold: HoldSummary;
+}
+interface Pair {
+  loop: Summary;
+  held: Summary;
+  hold: HoldSummary;
+  base: Baseline;
+  truth: { p50: number; p99: number };
+  steadyRate: number;
+}
 
 const dir = mkdtempSync(path.join(tmpdir(), "volley-bench-"));
 /**
@@ -70,11 +93,14 @@ const FLOW_YAML = `flow:
 `;
 const planFor = (url: string, delay: number) => {
   const file = path.join(dir, `latency-truth-${delay}.yaml`);
-  writeFileSync(file, `name: latency truth (delay ${delay} ms${VARIANT === "flow" ? ", flow" : ""})
+  writeFileSync(
+    file,
+    `name: latency truth (delay ${delay} ms${VARIANT === "flow" ? ", flow" : ""})
 target: { url: "${url}?delay=${delay}" }
 connections: { count: ${CONNS}, rate: 5000 }
 scenario: { kind: echo, message: { rate: ${RATE}, bytes: 64 }, duration: ${SECONDS}s }
-${VARIANT === "flow" ? FLOW_YAML : ""}`);
+${VARIANT === "flow" ? FLOW_YAML : ""}`,
+  );
   return file;
 };
 
@@ -86,7 +112,10 @@ async function agentRun(planFile: string, framesFile?: string): Promise<Summary>
 }
 
 const readFrames = (framesFile: string) =>
-  readFileSync(framesFile, "utf8").trimEnd().split("\n").map((l) => intervalFrameSchema.parse(JSON.parse(l)));
+  readFileSync(framesFile, "utf8")
+    .trimEnd()
+    .split("\n")
+    .map((l) => intervalFrameSchema.parse(JSON.parse(l)));
 
 /** The run's round-trip histogram, merged from every frame the agent wrote with --frames. */
 const mergedLatency = (framesFile: string) => mergeEncoded(readFrames(framesFile).flatMap((f) => f.histograms[HISTOGRAMS.messageLatency] ?? []));
@@ -111,7 +140,17 @@ async function targetHolds(statsUrl: string): Promise<{ hold: HoldSummary; bucke
 async function baselineRun(): Promise<Baseline> {
   const target = await startTarget({ ECHO_HOLD: HOLD_MODE });
   try {
-    const b = spawnPinned(1, [process.execPath, "--import", "tsx", "bench/baseline/ws-latency-client.ts", `${target.url}?delay=${HOLD_MS}`, String(CONNS), String(RATE), String(SECONDS), VARIANT === "flow" ? "json" : "binary"]);
+    const b = spawnPinned(1, [
+      process.execPath,
+      "--import",
+      "tsx",
+      "bench/baseline/ws-latency-client.ts",
+      `${target.url}?delay=${HOLD_MS}`,
+      String(CONNS),
+      String(RATE),
+      String(SECONDS),
+      VARIANT === "flow" ? "json" : "binary",
+    ]);
     const code = await b.exited;
     if (code !== 0) throw new Error(`baseline exited ${code}: ${b.stderr().slice(-500)}`);
     const out = JSON.parse(b.stdout()) as Omit<Baseline, "hold">;
@@ -161,48 +200,54 @@ const truthP50 = m((p) => p.truth.p50);
 const truthP99 = m((p) => p.truth.p99);
 const excessP50 = m((p) => p.held.latency.p50 - p.truth.p50);
 const excessP99 = m((p) => p.held.latency.p99 - p.truth.p99);
-console.log(JSON.stringify({
-  runs: RUNS,
-  variant: VARIANT,
-  holdMode: HOLD_MODE,
-  holdMs: HOLD_MS,
-  p50: m((p) => p.held.latency.p50),
-  p99: m((p) => p.held.latency.p99),
-  max: m((p) => p.held.latency.max),
-  // What the target says it held (arrival to send call), and what the agent reports with no hold.
-  targetHoldMin: m((p) => p.hold.minMs),
-  targetHoldP50: m((p) => p.hold.p50Ms),
-  targetHoldP99: m((p) => p.hold.p99Ms),
-  targetHoldMax: m((p) => p.hold.maxMs),
-  loopbackP50: m((p) => p.loop.latency.p50),
-  loopbackP99: m((p) => p.loop.latency.p99),
-  // True hold + loopback: percentiles of the convolution of the two distributions.
-  truthP50,
-  truthP99,
-  excessP50,
-  excessP99,
-  // The old reading, percentile plus percentile: overshoots at p99 (both tails rarely meet in one message).
-  percentileSumP50: m((p) => p.hold.p50Ms + p.loop.latency.p50),
-  percentileSumP99: m((p) => p.hold.p99Ms + p.loop.latency.p99),
-  goalMs: GOAL_MS,
-  goalMet: pairs.length > 0 && Math.abs(excessP50) <= GOAL_MS && Math.abs(excessP99) <= GOAL_MS,
-  // The minimal hand-written client on the same load (its own fresh target).
-  baselineP50: m((p) => p.base.latency.p50),
-  baselineP99: m((p) => p.base.latency.p99),
-  baselineHoldP99: m((p) => p.base.hold.p99Ms),
-  baselineSendLagP99: m((p) => p.base.sendLag.p99),
-  agentMinusBaselineP50: m((p) => p.held.latency.p50 - p.base.latency.p50),
-  agentMinusBaselineP99: m((p) => p.held.latency.p99 - p.base.latency.p99),
-  sendLagP50: m((p) => p.held.sendLag.p50),
-  sendLagP99: m((p) => p.held.sendLag.p99),
-  planned: PLANNED,
-  sent: m((p) => p.held.messages.sent),
-  lost: m((p) => p.held.messages.lost),
-  ...(VARIANT === "flow" ? { unmatched: m((p) => (p.held.flow?.unmatched ?? NaN) + (p.loop.flow?.unmatched ?? NaN)) } : {}),
-  // Over sending time only (the frames' activeMs): the wait for the last replies is not sending.
-  summarySendRate: m((p) => p.held.messages.sendRate),
-  // Mean sent per full second with every connection sending (frames), against plannedRate.
-  steadySendRate: m((p) => p.steadyRate),
-  plannedRate: CONNS * RATE,
-  saturatedIntervals: m((p) => p.held.intervals.saturated + p.loop.intervals.saturated),
-}, null, 2));
+console.log(
+  JSON.stringify(
+    {
+      runs: RUNS,
+      variant: VARIANT,
+      holdMode: HOLD_MODE,
+      holdMs: HOLD_MS,
+      p50: m((p) => p.held.latency.p50),
+      p99: m((p) => p.held.latency.p99),
+      max: m((p) => p.held.latency.max),
+      // What the target says it held (arrival to send call), and what the agent reports with no hold.
+      targetHoldMin: m((p) => p.hold.minMs),
+      targetHoldP50: m((p) => p.hold.p50Ms),
+      targetHoldP99: m((p) => p.hold.p99Ms),
+      targetHoldMax: m((p) => p.hold.maxMs),
+      loopbackP50: m((p) => p.loop.latency.p50),
+      loopbackP99: m((p) => p.loop.latency.p99),
+      // True hold + loopback: percentiles of the convolution of the two distributions.
+      truthP50,
+      truthP99,
+      excessP50,
+      excessP99,
+      // The old reading, percentile plus percentile: overshoots at p99 (both tails rarely meet in one message).
+      percentileSumP50: m((p) => p.hold.p50Ms + p.loop.latency.p50),
+      percentileSumP99: m((p) => p.hold.p99Ms + p.loop.latency.p99),
+      goalMs: GOAL_MS,
+      goalMet: pairs.length > 0 && Math.abs(excessP50) <= GOAL_MS && Math.abs(excessP99) <= GOAL_MS,
+      // The minimal hand-written client on the same load (its own fresh target).
+      baselineP50: m((p) => p.base.latency.p50),
+      baselineP99: m((p) => p.base.latency.p99),
+      baselineHoldP99: m((p) => p.base.hold.p99Ms),
+      baselineSendLagP99: m((p) => p.base.sendLag.p99),
+      agentMinusBaselineP50: m((p) => p.held.latency.p50 - p.base.latency.p50),
+      agentMinusBaselineP99: m((p) => p.held.latency.p99 - p.base.latency.p99),
+      sendLagP50: m((p) => p.held.sendLag.p50),
+      sendLagP99: m((p) => p.held.sendLag.p99),
+      planned: PLANNED,
+      sent: m((p) => p.held.messages.sent),
+      lost: m((p) => p.held.messages.lost),
+      ...(VARIANT === "flow" ? { unmatched: m((p) => (p.held.flow?.unmatched ?? NaN) + (p.loop.flow?.unmatched ?? NaN)) } : {}),
+      // Over sending time only (the frames' activeMs): the wait for the last replies is not sending.
+      summarySendRate: m((p) => p.held.messages.sendRate),
+      // Mean sent per full second with every connection sending (frames), against plannedRate.
+      steadySendRate: m((p) => p.steadyRate),
+      plannedRate: CONNS * RATE,
+      saturatedIntervals: m((p) => p.held.intervals.saturated + p.loop.intervals.saturated),
+    },
+    null,
+    2,
+  ),
+);

@@ -55,13 +55,20 @@ async function probe(source: string, core0Busy: boolean): Promise<Record<string,
 
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
 const result: Record<string, Record<string, number>> = {};
-for (const [name, source] of [["timers", TIMER_PROBE], ["spin", SPIN_PROBE]] as const) {
+for (const [name, source] of [
+  ["timers", TIMER_PROBE],
+  ["spin", SPIN_PROBE],
+] as const) {
   for (const core0Busy of [false, true]) {
     const runs: Record<string, number>[] = [];
     for (let r = 0; r < RUNS; r++) {
       const out = await probe(source, core0Busy);
       runs.push(out);
-      console.error(`${name}, core 0 ${core0Busy ? "busy" : "idle"}, run ${r + 1}: ${Object.entries(out).map(([k, v]) => `${k} ${r3(v)}`).join(", ")}`);
+      console.error(
+        `${name}, core 0 ${core0Busy ? "busy" : "idle"}, run ${r + 1}: ${Object.entries(out)
+          .map(([k, v]) => `${k} ${r3(v)}`)
+          .join(", ")}`,
+      );
     }
     const keys = Object.keys(runs[0]!);
     result[`${name}, core 0 ${core0Busy ? "busy" : "idle"}`] = Object.fromEntries(keys.map((k) => [k, r3(median(runs.map((o) => o[k]!)))]));

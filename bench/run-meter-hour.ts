@@ -24,7 +24,18 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { planSchema, type IntervalFrame } from "@volley/contracts";
-import { createApiToken, createDb, createTestDatabase, DEFAULT_ORG_ID, finishRun, insertFrames, insertRun, insertShards, listShards, markRunRunning } from "@volley/db";
+import {
+  createApiToken,
+  createDb,
+  createTestDatabase,
+  DEFAULT_ORG_ID,
+  finishRun,
+  insertFrames,
+  insertRun,
+  insertShards,
+  listShards,
+  markRunRunning,
+} from "@volley/db";
 import { freePort, startApp } from "@volley/devstack";
 import { IntervalRecorder } from "@volley/metrics";
 import { chromium } from "playwright-core";
@@ -32,7 +43,16 @@ import { pino } from "pino";
 import { RunMeter } from "../apps/hub/src/runs/run-meter";
 
 const SERVER_URL = process.env.VOLLEY_BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const SELF = fileURLToPath(import.meta.url);
 
@@ -65,7 +85,18 @@ async function insertChild(url: string, runId: string, from: number, to: number,
     for (const sh of shards) {
       const body = pool[(sh.index * 37 + i) % pool.length]!;
       const health = { cpu: 20 + (sh.index % 30), eventLoopDelayMs: { p50: 0.5, max: 2 }, rssMb: 140, sendLagMaxMs: 1.5, saturated: false };
-      batch.push({ runId, shardId: sh.id, agentId: `agt_bench_${sh.index}`, seq: i, index: i, startedAt: t0 + i * 1000, durationMs: 1000, warmup: i < 5, ...body, health });
+      batch.push({
+        runId,
+        shardId: sh.id,
+        agentId: `agt_bench_${sh.index}`,
+        seq: i,
+        index: i,
+        startedAt: t0 + i * 1000,
+        durationMs: 1000,
+        warmup: i < 5,
+        ...body,
+        health,
+      });
     }
     if (paced || batch.length >= 1000) {
       await insertFrames(h.db, batch);
@@ -105,7 +136,15 @@ async function main() {
   const redisPort = await freePort();
   const redis = spawn("redis-server", ["--port", String(redisPort), "--save", "", "--appendonly", "no"], { stdio: "ignore" });
   const webPort = await freePort();
-  const web = startApp("web", { ...process.env, DATABASE_URL: testDb.url, REDIS_URL: `redis://127.0.0.1:${redisPort}`, WEB_PORT: String(webPort), WEB_HOST: "127.0.0.1", VOLLEY_PUBLIC_URL: `http://127.0.0.1:${webPort}`, LOG_LEVEL: "info" });
+  const web = startApp("web", {
+    ...process.env,
+    DATABASE_URL: testDb.url,
+    REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+    WEB_PORT: String(webPort),
+    WEB_HOST: "127.0.0.1",
+    VOLLEY_PUBLIC_URL: `http://127.0.0.1:${webPort}`,
+    LOG_LEVEL: "info",
+  });
   const h = createDb(testDb.url, 4);
   const base = `http://127.0.0.1:${webPort}`;
   try {
@@ -119,7 +158,11 @@ async function main() {
     });
     const run = await insertRun(h.db, { plan });
     await markRunRunning(h.db, run.id);
-    await insertShards(h.db, run.id, Array.from({ length: AGENTS }, () => plan));
+    await insertShards(
+      h.db,
+      run.id,
+      Array.from({ length: AGENTS }, () => plan),
+    );
     const { secret } = await createApiToken(h.db, { orgId: DEFAULT_ORG_ID, name: "bench", scopes: ["read"] });
     const auth = { authorization: `Bearer ${secret}` };
     await web.waitFor(/ready/i, 120_000);
@@ -169,7 +212,13 @@ async function main() {
     await live;
     await polling;
     await meter.poll();
-    out.live = { seconds: LIVE, framesPerSecond: AGENTS, meterCpuShareOfCore: `${Number((100 * cpuQuiet!).toFixed(2))} %`, apiRunWhileLive: latencies(liveApi), load: await load() };
+    out.live = {
+      seconds: LIVE,
+      framesPerSecond: AGENTS,
+      meterCpuShareOfCore: `${Number((100 * cpuQuiet!).toFixed(2))} %`,
+      apiRunWhileLive: latencies(liveApi),
+      load: await load(),
+    };
     process.stderr.write(`${JSON.stringify(out.live)}\n`);
 
     // 2. fill the rest as fast as it goes, the meter following.
@@ -206,7 +255,7 @@ async function main() {
       wallSeconds: Math.round(fillMs / 1000),
       meterCpuMsPerFrame: Number(cpuMsPerFrame.toFixed(3)),
       // 100 frames a second at that cost (the live phase measures it directly).
-      meterCpuAt100FramesPerSecond: `${Number((cpuMsPerFrame * 100 / 10).toFixed(2))} %`,
+      meterCpuAt100FramesPerSecond: `${Number(((cpuMsPerFrame * 100) / 10).toFixed(2))} %`,
       memory,
       apiRunWhileFilling: latencies(fillApi),
       load: await load(),
@@ -237,7 +286,10 @@ async function main() {
       headers: { "content-type": "application/json", origin: base },
       body: JSON.stringify({ email: "bench@example.com", password: "correct horse battery", name: "Bench" }),
     });
-    const cookie = res.headers.getSetCookie().map((c) => c.split(";")[0]!).find((c) => c.includes("session_token"));
+    const cookie = res.headers
+      .getSetCookie()
+      .map((c) => c.split(";")[0]!)
+      .find((c) => c.includes("session_token"));
     if (!cookie) throw new Error(`sign-up answered ${res.status}: ${await res.text()}`);
     const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: FLAGS, headless: true });
     const paints: number[] = [];

@@ -33,11 +33,15 @@ const planYaml = (flow: boolean) => `name: ws-echo-cpu bench${flow ? " (flow)" :
 target: { url: "${target.url}" }
 connections: { count: ${CONNS}, rate: 10000 }
 scenario: { kind: echo, message: { rate: ${RATE / CONNS}, bytes: 64 }, duration: ${SECONDS}s }
-${flow ? `flow:
+${
+  flow
+    ? `flow:
   messages:
     - json: { id: "{{ msg.id }}", seq: "{{ msg.seq }}", pad: "${"x".repeat(23)}" }
       reply: { match: { path: "$.id", equals: "{{ msg.id }}" } }
-` : ""}`;
+`
+    : ""
+}`;
 const baselineArgs = (mode: string) => ["bench/baseline/ws-echo-client.ts", target.url, String(CONNS), String(RATE), String(SECONDS), mode];
 let rows: Awaited<ReturnType<typeof runEchoCpu>>;
 try {
@@ -46,14 +50,21 @@ try {
     baselineName: BASELINE,
     baselineArgs: baselineArgs("binary"),
     planYaml: planYaml(false),
-    extra: MODE === "all" ? [{ who: JSON_BASELINE, baselineArgs: baselineArgs("json") }, { who: FLOW_AGENT, planYaml: planYaml(true) }] : [],
+    extra:
+      MODE === "all"
+        ? [
+            { who: JSON_BASELINE, baselineArgs: baselineArgs("json") },
+            { who: FLOW_AGENT, planYaml: planYaml(true) },
+          ]
+        : [],
   });
 } finally {
   await target.stop();
 }
 const summary = echoCpuSummary(RUNS, BASELINE, rows);
 if (MODE === "all") {
-  const flowAgent = echoCpuMedians(rows, FLOW_AGENT), jsonBase = echoCpuMedians(rows, JSON_BASELINE);
+  const flowAgent = echoCpuMedians(rows, FLOW_AGENT),
+    jsonBase = echoCpuMedians(rows, JSON_BASELINE);
   const ratioToBinary = flowAgent.cpuPer100k / summary.agent.cpuPer100k;
   Object.assign(summary, {
     flow: {

@@ -19,7 +19,8 @@ try {
   options = serverOptions();
   redisUrl = optionalRedisUrl();
   // A bad VOLLEY_SECRETS_KEY (or none in hosted mode) stops web now, not at the first webhook created.
-  if (!secretsKeys()) log.warn("VOLLEY_SECRETS_KEY is not set; webhook signing secrets are stored unencrypted — set it (openssl rand -base64 32) for web and hub");
+  if (!secretsKeys())
+    log.warn("VOLLEY_SECRETS_KEY is not set; webhook signing secrets are stored unencrypted — set it (openssl rand -base64 32) for web and hub");
 } catch (err) {
   process.stderr.write(`web could not start: ${err instanceof MisconfiguredError ? err.message : String(err)}\n`);
   process.exit(1);

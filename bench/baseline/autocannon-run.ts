@@ -12,7 +12,9 @@ import path from "node:path";
 const [dir, url, conns, rate, amount] = process.argv.slice(2);
 if (!dir || !url || !conns || !rate || !amount) throw new Error("usage: autocannon-run.ts <autocannon dir> <url> <connections> <overall rate> <amount>");
 const require = createRequire(path.resolve(dir, "package.json"));
-const autocannon = require("autocannon") as (opts: Record<string, unknown>) => Promise<{ requests: { total: number }; non2xx: number; errors: number; duration: number }>;
+const autocannon = require("autocannon") as (
+  opts: Record<string, unknown>,
+) => Promise<{ requests: { total: number }; non2xx: number; errors: number; duration: number }>;
 
 const before = process.cpuUsage();
 const started = performance.now();
@@ -20,4 +22,6 @@ const r = await autocannon({ url, connections: Number(conns), amount: Number(amo
 const cpu = process.cpuUsage(before);
 const seconds = (performance.now() - started) / 1000;
 const answered = r.requests.total;
-console.log(JSON.stringify({ received: answered, non2xx: r.non2xx, errors: r.errors, cpuSeconds: (cpu.user + cpu.system) / 1e6, seconds, rps: answered / seconds }));
+console.log(
+  JSON.stringify({ received: answered, non2xx: r.non2xx, errors: r.errors, cpuSeconds: (cpu.user + cpu.system) / 1e6, seconds, rps: answered / seconds }),
+);

@@ -19,24 +19,34 @@
 import { io, type Socket } from "socket.io-client";
 
 const [url = "http://127.0.0.1:9002", connArg = "100", rateArg = "20000", secArg = "5"] = process.argv.slice(2);
-const conns = Number(connArg), rate = Number(rateArg), seconds = Number(secArg);
+const conns = Number(connArg),
+  rate = Number(rateArg),
+  seconds = Number(secArg);
 const total = Math.round(rate * seconds);
 const intervalMs = 1000 / rate;
 
 const cpu0 = process.cpuUsage();
 const sockets: Socket[] = [];
 await Promise.all(
-  Array.from({ length: conns }, () => new Promise<void>((resolve, reject) => {
-    const socket = io(url, { transports: ["websocket"], forceNew: true, multiplex: false, reconnection: false });
-    socket.once("connect", () => resolve());
-    socket.once("connect_error", reject);
-    sockets.push(socket);
-  })),
+  Array.from(
+    { length: conns },
+    () =>
+      new Promise<void>((resolve, reject) => {
+        const socket = io(url, { transports: ["websocket"], forceNew: true, multiplex: false, reconnection: false });
+        socket.once("connect", () => resolve());
+        socket.once("connect_error", reject);
+        sockets.push(socket);
+      }),
+  ),
 );
 
-let received = 0, sent = 0;
+let received = 0,
+  sent = 0;
 const done = new Promise<void>((resolve) => {
-  for (const socket of sockets) socket.on("echo", () => { if (++received === total) resolve(); });
+  for (const socket of sockets)
+    socket.on("echo", () => {
+      if (++received === total) resolve();
+    });
 });
 const t0 = performance.now();
 const loop = () => {

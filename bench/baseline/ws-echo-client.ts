@@ -17,22 +17,29 @@ if (mode !== "binary" && mode !== "json") throw new Error(`mode must be binary o
 const json = mode === "json";
 /** 64 bytes of JSON at the run's largest id (5 digits) and seq (3). */
 const PAD = "x".repeat(31);
-const conns = Number(connArg), rate = Number(rateArg), seconds = Number(secArg);
+const conns = Number(connArg),
+  rate = Number(rateArg),
+  seconds = Number(secArg);
 const total = Math.round(rate * seconds);
 const intervalMs = 1000 / rate;
 
 const cpu0 = process.cpuUsage();
 const sockets: WebSocket[] = [];
 await Promise.all(
-  Array.from({ length: conns }, () => new Promise<void>((resolve, reject) => {
-    const ws = new WebSocket(url, { perMessageDeflate: false });
-    ws.once("open", () => resolve());
-    ws.once("error", reject);
-    sockets.push(ws);
-  })),
+  Array.from(
+    { length: conns },
+    () =>
+      new Promise<void>((resolve, reject) => {
+        const ws = new WebSocket(url, { perMessageDeflate: false });
+        ws.once("open", () => resolve());
+        ws.once("error", reject);
+        sockets.push(ws);
+      }),
+  ),
 );
 
-let received = 0, sent = 0;
+let received = 0,
+  sent = 0;
 const done = new Promise<void>((resolve) => {
   for (const ws of sockets) {
     ws.on("message", (data: Buffer, isBinary: boolean) => {

@@ -8,11 +8,15 @@
 import { WebSocket } from "ws";
 
 const [url = "ws://127.0.0.1:9001/echo", nArg = "5000", rateArg = "1000", holdArg = "15", everyArg = "6"] = process.argv.slice(2);
-const n = Number(nArg), connectRate = Number(rateArg), holdSeconds = Number(holdArg), everyMs = Number(everyArg) * 1000;
+const n = Number(nArg),
+  connectRate = Number(rateArg),
+  holdSeconds = Number(holdArg),
+  everyMs = Number(everyArg) * 1000;
 
 const rssBefore = process.memoryUsage.rss();
 const sockets: WebSocket[] = [];
-let opened = 0, received = 0;
+let opened = 0,
+  received = 0;
 const t0 = performance.now();
 // Connect at a fixed rate, as the agent does; each connection then pings on its own timer.
 await new Promise<void>((resolve) => {
@@ -29,7 +33,9 @@ await new Promise<void>((resolve) => {
         setInterval(ping, everyMs);
         if (++opened === n) resolve();
       });
-      ws.once("error", () => { if (++opened === n) resolve(); });
+      ws.once("error", () => {
+        if (++opened === n) resolve();
+      });
       sockets.push(ws);
     }
     if (started < n) setTimeout(step, 1);

@@ -22,17 +22,23 @@ if (mode !== "binary" && mode !== "json") throw new Error(`mode must be binary o
 const json = mode === "json";
 /** Pads the JSON message to 64 bytes at the run's largest id and seq, about the agent's flow message. */
 const PAD = "x".repeat(31);
-const conns = Number(connArg), rate = Number(rateArg), seconds = Number(secArg);
+const conns = Number(connArg),
+  rate = Number(rateArg),
+  seconds = Number(secArg);
 const intervalMs = 1000 / rate;
 const perConn = Math.round(rate * seconds);
 const total = conns * perConn;
 
 const sockets = await Promise.all(
-  Array.from({ length: conns }, () => new Promise<WebSocket>((resolve, reject) => {
-    const ws = new WebSocket(url, { perMessageDeflate: false });
-    ws.once("open", () => resolve(ws));
-    ws.once("error", reject);
-  })),
+  Array.from(
+    { length: conns },
+    () =>
+      new Promise<WebSocket>((resolve, reject) => {
+        const ws = new WebSocket(url, { perMessageDeflate: false });
+        ws.once("open", () => resolve(ws));
+        ws.once("error", reject);
+      }),
+  ),
 );
 
 const latencies: number[] = [];
@@ -74,11 +80,13 @@ const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? Math.round(s[Math.min(s.length - 1, Math.floor(p * (s.length - 1)))]! * 1000) / 1000 : 0;
 };
-process.stdout.write(`${JSON.stringify({
-  sent: next,
-  received: latencies.length,
-  latency: { p50: pct(latencies, 0.5), p99: pct(latencies, 0.99), max: pct(latencies, 1) },
-  sendLag: { p50: pct(lags, 0.5), p99: pct(lags, 0.99), max: pct(lags, 1) },
-})}\n`);
+process.stdout.write(
+  `${JSON.stringify({
+    sent: next,
+    received: latencies.length,
+    latency: { p50: pct(latencies, 0.5), p99: pct(latencies, 0.99), max: pct(latencies, 1) },
+    sendLag: { p50: pct(lags, 0.5), p99: pct(lags, 0.99), max: pct(lags, 1) },
+  })}\n`,
+);
 for (const ws of sockets) ws.terminate();
 process.exit(0);

@@ -78,7 +78,8 @@ function cpuAt(samples: { t: number; cpu: number }[], t: number): number {
   if (samples.length === 0) return NaN;
   if (t <= samples[0]!.t) return samples[0]!.cpu;
   for (let i = 1; i < samples.length; i++) {
-    const a = samples[i - 1]!, b = samples[i]!;
+    const a = samples[i - 1]!,
+      b = samples[i]!;
     if (t <= b.t) return a.cpu + ((b.cpu - a.cpu) * (t - a.t)) / (b.t - a.t);
   }
   return samples[samples.length - 1]!.cpu;
@@ -93,7 +94,8 @@ function cpuAt(samples: { t: number; cpu: number }[], t: number): number {
 export async function runArtillery(scriptYaml: string, opts: { processor?: { file: string; source: string }; limitMs?: number } = {}): Promise<ArtilleryRun> {
   const tool = ensureArtillery();
   const dir = mkdtempSync(path.join(tmpdir(), "volley-bench-artillery-"));
-  const scriptFile = path.join(dir, "script.yaml"), reportFile = path.join(dir, "report.json");
+  const scriptFile = path.join(dir, "script.yaml"),
+    reportFile = path.join(dir, "report.json");
   writeFileSync(scriptFile, scriptYaml);
   if (opts.processor) writeFileSync(path.join(dir, opts.processor.file), opts.processor.source);
 
@@ -112,7 +114,10 @@ export async function runArtillery(scriptYaml: string, opts: { processor?: { fil
     const descendants: number[] = [];
     for (let frontier = childrenOf(node); frontier.length > 0; frontier = frontier.flatMap(childrenOf)) descendants.push(...frontier);
     for (const d of descendants) seenChildren.add(d);
-    const cpu = [node, ...descendants].map(cpuOf).filter((x) => !Number.isNaN(x)).reduce((a, b) => a + b, 0);
+    const cpu = [node, ...descendants]
+      .map(cpuOf)
+      .filter((x) => !Number.isNaN(x))
+      .reduce((a, b) => a + b, 0);
     samples.push({ t: Date.now(), cpu });
     maxThreads = Math.max(maxThreads, threadsOf(node));
   };
@@ -120,7 +125,8 @@ export async function runArtillery(scriptYaml: string, opts: { processor?: { fil
   const exitCode = await p.exited;
   clearInterval(timer);
 
-  if (!existsSync(reportFile)) throw new Error(`artillery exited ${exitCode} without its report ${reportFile}: ${p.stderr().slice(-1500)} ${p.stdout().slice(-1500)}`);
+  if (!existsSync(reportFile))
+    throw new Error(`artillery exited ${exitCode} without its report ${reportFile}: ${p.stderr().slice(-1500)} ${p.stdout().slice(-1500)}`);
   const aggregate = (JSON.parse(readFileSync(reportFile, "utf8")) as { aggregate: ArtilleryAggregate }).aggregate;
   const { firstCounterAt, lastCounterAt } = aggregate;
   return {

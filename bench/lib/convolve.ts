@@ -15,7 +15,11 @@ const BIN_US = 10;
  */
 export function convolvedPercentilesMs(hold: Buckets, loopback: Histogram, percentiles: readonly number[]): number[] {
   const loop: [number, number][] = [];
-  const it = (loopback as unknown as { recordedValuesIterator: { reset(): void; hasNext(): boolean; next(): { valueIteratedTo: number; countAddedInThisIterationStep: number } } }).recordedValuesIterator;
+  const it = (
+    loopback as unknown as {
+      recordedValuesIterator: { reset(): void; hasNext(): boolean; next(): { valueIteratedTo: number; countAddedInThisIterationStep: number } };
+    }
+  ).recordedValuesIterator;
   it.reset();
   while (it.hasNext()) {
     const v = it.next();

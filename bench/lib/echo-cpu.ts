@@ -76,7 +76,9 @@ export async function runEchoCpu(c: EchoCpuCase): Promise<EchoCpuRow[]> {
     const round: EchoCpuRow[] = [];
     for (const p of procs) round.push("plan" in p ? await agentRow(p.who, p.plan!, run) : await baselineRow(p.who, p.args!, run));
     rows.push(...round);
-    console.error(round.map((x) => `${x.who} run ${x.run}: ${x.trips} round trips, ${x.cpu.toFixed(3)} CPU-s (whole process ${x.whole.toFixed(2)})`).join("\n"));
+    console.error(
+      round.map((x) => `${x.who} run ${x.run}: ${x.trips} round trips, ${x.cpu.toFixed(3)} CPU-s (whole process ${x.whole.toFixed(2)})`).join("\n"),
+    );
   }
   return rows;
 }
@@ -90,13 +92,15 @@ export function echoCpuMedians(rows: EchoCpuRow[], who: string) {
 /** Median over the rounds of a's CPU per 100k divided by b's in the same round (neighbours in time). */
 export function medianRoundRatio(rows: EchoCpuRow[], a: string, b: string): number {
   const by = (who: string) => new Map(rows.filter((r) => r.who === who).map((r) => [r.run, r.per100k]));
-  const aRuns = by(a), bRuns = by(b);
+  const aRuns = by(a),
+    bRuns = by(b);
   return median([...aRuns].filter(([run]) => bRuns.has(run)).map(([run, x]) => x / bRuns.get(run)!));
 }
 
 /** The bench's stdout: medians per process and the agent / baseline ratio of CPU per 100k round trips. */
 export function echoCpuSummary(runs: number, baselineName: string, rows: EchoCpuRow[]) {
-  const base = echoCpuMedians(rows, baselineName), agent = echoCpuMedians(rows, AGENT_NAME);
+  const base = echoCpuMedians(rows, baselineName),
+    agent = echoCpuMedians(rows, AGENT_NAME);
   return {
     runs,
     baseline: base,

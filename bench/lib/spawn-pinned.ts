@@ -22,20 +22,33 @@ export interface Pinned {
  */
 export function spawnPinned(core: number, args: string[], opts: { env?: NodeJS.ProcessEnv; limitMs?: number } = {}): Pinned {
   const child = spawn("taskset", ["-c", String(core), ...args], { cwd: REPO, env: opts.env ?? process.env });
-  let out = "", err = "";
+  let out = "",
+    err = "";
   const waiters: { re: RegExp; resolve: (l: string) => void }[] = [];
   const scan = (text: string) => {
     for (const line of text.split("\n")) {
-      for (const w of [...waiters]) if (w.re.test(line)) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(line);
-      }
+      for (const w of [...waiters])
+        if (w.re.test(line)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(line);
+        }
     }
   };
-  child.stdout.on("data", (d: Buffer) => { out += d; scan(d.toString()); });
-  child.stderr.on("data", (d: Buffer) => { err += d; scan(d.toString()); });
+  child.stdout.on("data", (d: Buffer) => {
+    out += d;
+    scan(d.toString());
+  });
+  child.stderr.on("data", (d: Buffer) => {
+    err += d;
+    scan(d.toString());
+  });
   const limit = setTimeout(() => child.kill("SIGKILL"), opts.limitMs ?? 120_000);
-  const exited = new Promise<number | null>((resolve) => child.on("close", (code) => { clearTimeout(limit); resolve(code); }));
+  const exited = new Promise<number | null>((resolve) =>
+    child.on("close", (code) => {
+      clearTimeout(limit);
+      resolve(code);
+    }),
+  );
   return {
     child,
     stdout: () => out,
@@ -45,7 +58,13 @@ export function spawnPinned(core: number, args: string[], opts: { env?: NodeJS.P
     waitFor(re, timeoutMs = 30_000) {
       return new Promise((resolve, reject) => {
         const t = setTimeout(() => reject(new Error(`timed out waiting for ${re}; stderr: ${err.slice(-500)}`)), timeoutMs);
-        waiters.push({ re, resolve: (l) => { clearTimeout(t); resolve(l); } });
+        waiters.push({
+          re,
+          resolve: (l) => {
+            clearTimeout(t);
+            resolve(l);
+          },
+        });
       });
     },
   };
@@ -67,7 +86,14 @@ export async function startTarget(extraEnv: NodeJS.ProcessEnv = {}): Promise<{ u
   const [wsLine, ioLine] = await Promise.all([p.waitFor(/ws echo listening on ws:\/\//), p.waitFor(/socket\.io echo listening on http:\/\//)]);
   const url = /(ws:\/\/[^\s"]+)/.exec(wsLine)![1]!;
   const socketioUrl = /(http:\/\/[^\s"]+)/.exec(ioLine)![1]!;
-  return { url, socketioUrl, stop: async () => { p.kill(); await p.exited; } };
+  return {
+    url,
+    socketioUrl,
+    stop: async () => {
+      p.kill();
+      await p.exited;
+    },
+  };
 }
 
 export const median = (xs: number[]) => {

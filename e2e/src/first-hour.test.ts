@@ -17,7 +17,16 @@ import { TEMPLATES, type Run } from "@volley/contracts";
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = path.resolve(import.meta.dirname, "../artifacts");
-const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 const WEB = "http://localhost:3000";
 /** Every port `npm start` listens on by default (README): web, hub, the demo targets, PostgreSQL, Redis. */
 const DEFAULT_PORTS = [3000, 3001, 9001, 9002, 9003, 9004, 9005, 9006, 9007, 54329, 6390];

@@ -46,7 +46,13 @@ const plan = (url: string) => ({
       { waitFor: { name: "joined", event: "joined" } },
       { send: { name: "probe", event: "chat", json: { room: "<b>nowhere</b>", text: "probe" } } },
     ],
-    messages: [{ event: "chat", json: { room: "room-{{ conn.index }}", text: "hi {{ msg.seq }}", clientMsgId: "{{ msg.id }}" }, reply: { event: "message", match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } } }],
+    messages: [
+      {
+        event: "chat",
+        json: { room: "room-{{ conn.index }}", text: "hi {{ msg.seq }}", clientMsgId: "{{ msg.id }}" },
+        reply: { event: "message", match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } },
+      },
+    ],
   },
 });
 
@@ -83,7 +89,10 @@ describe("a flow through web → hub → two agents → a Socket.IO chat app", (
       body: JSON.stringify({ email: "flow@example.com", password: "correct horse battery staple", name: "Flow" }),
     });
     expect(signUp.status).toBe(200);
-    const cookie = signUp.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+    const cookie = signUp.headers
+      .getSetCookie()
+      .map((c) => c.split(";")[0])
+      .join("; ");
     const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu"], headless: true });
     try {
       const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, extraHTTPHeaders: { cookie } });

@@ -93,7 +93,10 @@ describe("accounts and API tokens through the real web", () => {
       body: JSON.stringify({ email: "owner@example.com", password: "correct horse battery staple", name: "Owner" }),
     });
     expect(signUp.status, await signUp.clone().text()).toBe(200);
-    const cookie = signUp.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+    const cookie = signUp.headers
+      .getSetCookie()
+      .map((c) => c.split(";")[0])
+      .join("; ");
     expect(cookie).toContain("session_token");
 
     const home = await fetch(`${stack.webUrl}/`, { headers: { cookie } });

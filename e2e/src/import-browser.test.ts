@@ -14,7 +14,16 @@ import { startStack, type Stack } from "./stack-fixture";
  */
 const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = path.resolve(import.meta.dirname, "../artifacts");
-const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 const HAR = path.resolve(import.meta.dirname, "../../packages/plan-import/fixtures/socketio-chat.har");
 const ARTILLERY = path.resolve(import.meta.dirname, "../../packages/plan-import/fixtures/artillery");
 const TARGET = "http://127.0.0.1:9310";
@@ -58,7 +67,9 @@ describe.skipIf(!hasChromium)("importing a plan in Chromium", () => {
     await page.getByText("Save all as HAR with content").waitFor();
 
     // A HAR with no WebSocket messages in it: the server's reason is shown, naming the file.
-    await page.getByLabel(/^File/).setInputFiles({ name: "empty.har", mimeType: "application/json", buffer: Buffer.from(JSON.stringify({ log: { entries: [] } })) });
+    await page
+      .getByLabel(/^File/)
+      .setInputFiles({ name: "empty.har", mimeType: "application/json", buffer: Buffer.from(JSON.stringify({ log: { entries: [] } })) });
     await page.getByRole("button", { name: "Import", exact: true }).click();
     const refusal = page.locator(".import-error");
     await expect.poll(() => refusal.innerText()).toMatch(/empty\.har could not be imported[\s\S]*empty\.har: .*no WebSocket entry/);

@@ -21,7 +21,12 @@ let agent: HubClient;
 
 beforeAll(async () => {
   target = await startWsEchoServer({ port: 0 });
-  harness = await startHubHarness({ databaseServerUrl: inject("databaseServerUrl"), redisUrl: inject("redisUrl"), redisDb: 11, hub: { endSlackMs: SLACK_MS, armTimeoutMs: 10_000, storeWaitMs: 3000 } });
+  harness = await startHubHarness({
+    databaseServerUrl: inject("databaseServerUrl"),
+    redisUrl: inject("redisUrl"),
+    redisDb: 11,
+    hub: { endSlackMs: SLACK_MS, armTimeoutMs: 10_000, storeWaitMs: 3000 },
+  });
   agent = new HubClient({
     hubUrl: harness.hubUrl,
     hello: buildAgentHello({ token: TEST_AGENT_TOKEN, name: "long-stages-agent", pool: "stages", maxConnections: 100 }),
@@ -45,7 +50,14 @@ describe("a plan whose stages outlast ramp + duration", () => {
     const plan = planSchema.parse({
       name: "long stages",
       target: { url: target.url, connectTimeout: "1s" },
-      connections: { count: 4, stages: [{ duration: "2s", target: 4 }, { duration: "3s", target: 4 }, { duration: "1s", target: 0 }] },
+      connections: {
+        count: 4,
+        stages: [
+          { duration: "2s", target: 4 },
+          { duration: "3s", target: 4 },
+          { duration: "1s", target: 0 },
+        ],
+      },
       scenario: { kind: "echo", duration: "1s", message: { rate: 5, timeout: "1s" } },
       agents: { pool: "stages", count: 1 },
     });

@@ -11,7 +11,16 @@ import { startStack, type Stack } from "./stack-fixture";
  */
 const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = path.resolve(import.meta.dirname, "../artifacts");
-const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 const PASSWORD = "correct horse battery staple";
 
 const hasChromium = existsSync(CHROMIUM);
@@ -94,7 +103,10 @@ describe.skipIf(!hasChromium)("members and invitations in the browser", () => {
     await role.selectOption("member");
     await expect.poll(async () => (await owner.reload(), await owner.getByLabel("Role of vic@example.com").inputValue())).toBe("member");
     owner.once("dialog", (d) => void d.accept());
-    await owner.getByRole("row", { name: /vic@example\.com/ }).getByRole("button", { name: "Remove" }).click();
+    await owner
+      .getByRole("row", { name: /vic@example\.com/ })
+      .getByRole("button", { name: "Remove" })
+      .click();
     await expect.poll(() => owner.getByLabel("Role of vic@example.com").count()).toBe(0);
     await shot(owner, "members-removed");
   });

@@ -31,7 +31,9 @@ describe("one plan over three agent processes", () => {
     const s = run.summary!;
     const start = s.start!;
     expect(start.skewMs).not.toBeNull();
-    console.info(`three-agent start skew: ${start.skewMs} ms (max late ${start.maxLateMs} ms; saturated intervals ${s.intervals.saturated}, send lag p99 ${s.sendLag.p99} ms)`);
+    console.info(
+      `three-agent start skew: ${start.skewMs} ms (max late ${start.maxLateMs} ms; saturated intervals ${s.intervals.saturated}, send lag p99 ${s.sendLag.p99} ms)`,
+    );
     // Three processes on one 2-core VM with CPU steal: the 10 ms goal is judged only when the
     // agents report they were undisturbed; otherwise a looser bound.
     const undisturbed = s.intervals.saturated === 0 && (s.sendLag.p99 ?? 0) < 10;

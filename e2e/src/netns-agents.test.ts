@@ -69,6 +69,8 @@ describe.skipIf(unavailable !== null)("one plan over three agents on three netwo
     const expected = new Map(lab!.hosts.map((h, i) => [i === 0 ? "e2e-agent" : `e2e-agent-${i + 1}`, h.address]));
     expect(Object.fromEntries(seen)).toEqual(Object.fromEntries(expected));
     expect(new Set(seen.values()).size).toBe(AGENTS);
-    console.info(`netns hosts: ${[...seen].map(([name, address]) => `${name}@${address}`).join(", ")}; hub on ${lab!.hubAddress}; latency p50 ${run.summary!.latency.p50} ms, p99 ${run.summary!.latency.p99} ms`);
+    console.info(
+      `netns hosts: ${[...seen].map(([name, address]) => `${name}@${address}`).join(", ")}; hub on ${lab!.hubAddress}; latency p50 ${run.summary!.latency.p50} ms, p99 ${run.summary!.latency.p99} ms`,
+    );
   });
 });

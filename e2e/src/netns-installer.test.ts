@@ -46,7 +46,12 @@ describe.skipIf(unavailable !== null)("the Agents page's one-line install on a b
     work = mkdtempSync(path.join(tmpdir(), "volley-netns-install-"));
     lab = await createNetnsLab(1);
     const host = lab.hosts[0]!;
-    target = startApp("targets", { ...process.env, ...TARGETS_ON_FREE_PORTS, WS_ECHO_PORT: String(TARGET_PORT), LOG_LEVEL: "info" }, (l) => output.push(`[targets] ${l}`), { prefix: host.exec });
+    target = startApp(
+      "targets",
+      { ...process.env, ...TARGETS_ON_FREE_PORTS, WS_ECHO_PORT: String(TARGET_PORT), LOG_LEVEL: "info" },
+      (l) => output.push(`[targets] ${l}`),
+      { prefix: host.exec },
+    );
     await target.waitFor(/ws echo listening/, 60_000);
     stack = await startStack(7, { agents: 0, hubHost: lab.hubAddress });
   });
@@ -76,7 +81,11 @@ describe.skipIf(unavailable !== null)("the Agents page's one-line install on a b
     expect(pkg.status).toBe(200);
     const tgz = path.join(work, "warm.tgz");
     writeFileSync(tgz, Buffer.from(await pkg.arrayBuffer()));
-    const warm = spawnSync("npm", ["install", "--global", "--prefix", path.join(work, "warm"), "--cache", cache, "--no-audit", "--no-fund", "--loglevel=error", tgz], { encoding: "utf8", timeout: 300_000 });
+    const warm = spawnSync(
+      "npm",
+      ["install", "--global", "--prefix", path.join(work, "warm"), "--cache", cache, "--no-audit", "--no-fund", "--loglevel=error", tgz],
+      { encoding: "utf8", timeout: 300_000 },
+    );
     expect(warm.status, warm.stderr).toBe(0);
 
     // The host: a throwaway root with systemd's runtime dir, stand-ins for systemctl and sudo.

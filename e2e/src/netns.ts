@@ -36,7 +36,7 @@ async function ip(...args: string[]): Promise<string> {
     return (await run("ip", args, { timeout: 10_000 })).stdout;
   } catch (err) {
     const e = err as NodeJS.ErrnoException & { stderr?: string };
-    const why = e.code === "ENOENT" ? "the ip command (iproute2) is not installed" : (e.stderr?.trim() || e.message);
+    const why = e.code === "ENOENT" ? "the ip command (iproute2) is not installed" : e.stderr?.trim() || e.message;
     throw new Error(`ip ${args.join(" ")}: ${why}`);
   }
 }
@@ -71,12 +71,18 @@ async function deleteNamespace(ns: string): Promise<void> {
 }
 
 async function namespaces(): Promise<string[]> {
-  return (await ipQuiet("netns", "list")).split("\n").map((l) => l.split(" ")[0]!).filter(Boolean);
+  return (await ipQuiet("netns", "list"))
+    .split("\n")
+    .map((l) => l.split(" ")[0]!)
+    .filter(Boolean);
 }
 
 async function links(): Promise<string[]> {
   // "3: vlh123-0@if2: <…>": the name, without the peer suffix.
-  return (await ipQuiet("-o", "link", "show")).split("\n").map((l) => l.split(": ")[1]?.split("@")[0] ?? "").filter(Boolean);
+  return (await ipQuiet("-o", "link", "show"))
+    .split("\n")
+    .map((l) => l.split(": ")[1]?.split("@")[0] ?? "")
+    .filter(Boolean);
 }
 
 /** Removes the namespaces, bridges and veths of runs whose process is gone (killed before its afterAll). */

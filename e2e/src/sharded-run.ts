@@ -58,7 +58,14 @@ export async function expectExactSplitAndMerge(stack: Stack, run: Run, plan: Sha
     expect(s.messages.received).toBe(s.messages.sent);
 
     // Merged percentiles: the union of every frame's histogram (no warm-up in this plan, so every frame counts).
-    const union = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3, bitBucketSize: 64, autoResize: false, useWebAssembly: false });
+    const union = hdr.build({
+      lowestDiscernibleValue: 1,
+      highestTrackableValue: 3_600_000_000,
+      numberOfSignificantValueDigits: 3,
+      bitBucketSize: 64,
+      autoResize: false,
+      useWebAssembly: false,
+    });
     for (const f of frames) {
       expect(f.warmup).toBe(false);
       const b64 = f.histograms[HISTOGRAMS.messageLatency];

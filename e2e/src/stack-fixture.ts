@@ -83,7 +83,13 @@ export async function startStack(redisDb: number, opts: StackOptions = {}): Prom
 }
 
 /** A JSON API call with the stack's API token (pass `token: null` to send no credentials). */
-export async function api<T = unknown>(stack: Stack, method: string, path: string, body?: unknown, token: string | null = stack.token): Promise<{ status: number; body: T }> {
+export async function api<T = unknown>(
+  stack: Stack,
+  method: string,
+  path: string,
+  body?: unknown,
+  token: string | null = stack.token,
+): Promise<{ status: number; body: T }> {
   const headers: Record<string, string> = {};
   if (body !== undefined) headers["content-type"] = "application/json";
   if (token !== null) headers.authorization = `Bearer ${token}`;

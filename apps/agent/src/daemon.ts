@@ -36,7 +36,17 @@ const client = new HubClient({
   onConnected: () => log.info(`agent ${env.AGENT_NAME} connected to ${env.HUB_URL}`),
 });
 // The key proves this agent's identity to the hub: logs get a prefix to recognise it by, never the whole key.
-log.info({ instanceId: hello.instanceId, agentKey: hello.agentKey ? `${hello.agentKey.slice(0, 12)}…` : undefined, identityFile: identity?.file, pool: env.AGENT_POOL, capacity: hello.capacity, engineWorkers: env.AGENT_WORKERS }, `agent ${env.AGENT_NAME} starting; hub ${env.HUB_URL}`);
+log.info(
+  {
+    instanceId: hello.instanceId,
+    agentKey: hello.agentKey ? `${hello.agentKey.slice(0, 12)}…` : undefined,
+    identityFile: identity?.file,
+    pool: env.AGENT_POOL,
+    capacity: hello.capacity,
+    engineWorkers: env.AGENT_WORKERS,
+  },
+  `agent ${env.AGENT_NAME} starting; hub ${env.HUB_URL}`,
+);
 client.start();
 
 let stopping = false;

@@ -46,9 +46,13 @@ describe("agent env", () => {
     expect(failure({ AGENT_MAX_CONNECTIONS: "lots" })).toMatch(/^invalid environment variable AGENT_MAX_CONNECTIONS="lots": set it to a whole number/);
     expect(failure({ HUB_URL: "ftp://x" })).toMatch(/^invalid environment variable HUB_URL="ftp:\/\/x": set it to the hub's http\(s\) URL/);
     expect(failure({ AGENT_POOL: "My Pool" })).toMatch(/AGENT_POOL.*lowercase letters/);
-    expect(failure({ AGENT_WORKERS: "two" })).toMatch(/^invalid environment variable AGENT_WORKERS="two": set it to a whole number of engine threads, e\.g\. 4 \(0: run on the main thread\)/);
+    expect(failure({ AGENT_WORKERS: "two" })).toMatch(
+      /^invalid environment variable AGENT_WORKERS="two": set it to a whole number of engine threads, e\.g\. 4 \(0: run on the main thread\)/,
+    );
     expect(failure({ AGENT_WORKERS: "-1" })).toMatch(/AGENT_WORKERS="-1": set it to 0 or more engine threads/);
     expect(failure({ LOG_LEVEL: "loud" })).toMatch(/LOG_LEVEL.*use one of/);
-    expect(failure({ AGENT_SOURCE_ADDRESSES: "127.0.0.2-127.0.0.x" })).toMatch(/^invalid environment variable AGENT_SOURCE_ADDRESSES="127.0.0.2-127.0.0.x": .*e\.g\. 127\.0\.0\.2-127\.0\.0\.9/);
+    expect(failure({ AGENT_SOURCE_ADDRESSES: "127.0.0.2-127.0.0.x" })).toMatch(
+      /^invalid environment variable AGENT_SOURCE_ADDRESSES="127.0.0.2-127.0.0.x": .*e\.g\. 127\.0\.0\.2-127\.0\.0\.9/,
+    );
   });
 });

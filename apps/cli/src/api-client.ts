@@ -86,18 +86,28 @@ export class VolleyApi {
         const { code, message } = apiError.data.error;
         // The server's fix speaks of HTTP headers; a CLI user sets a variable.
         if (res.status === 401) {
-          const fix = this.env.token ? "VOLLEY_TOKEN was refused: create a new API token in the web UI (Settings → API tokens)" : "set VOLLEY_TOKEN to an API token from the web UI (Settings → API tokens)";
+          const fix = this.env.token
+            ? "VOLLEY_TOKEN was refused: create a new API token in the web UI (Settings → API tokens)"
+            : "set VOLLEY_TOKEN to an API token from the web UI (Settings → API tokens)";
           throw new ApiRequestError(res.status, code, `${message} — ${fix}`);
         }
         throw new ApiRequestError(res.status, code, message);
       }
       // Not Volley's error shape: likely a proxy, or VOLLEY_URL points at another server.
-      throw new ApiRequestError(res.status, "http_error", `${method} ${path} answered HTTP ${res.status} ${res.statusText} without a Volley error body — is VOLLEY_URL (${this.env.url}) a Volley server?`);
+      throw new ApiRequestError(
+        res.status,
+        "http_error",
+        `${method} ${path} answered HTTP ${res.status} ${res.statusText} without a Volley error body — is VOLLEY_URL (${this.env.url}) a Volley server?`,
+      );
     }
     if (schema === null) return undefined as z.output<S>;
     const parsed = schema.safeParse(data);
     if (!parsed.success) {
-      throw new ApiRequestError(res.status, "unexpected_response", `${method} ${path} answered something that is not a Volley response — is VOLLEY_URL (${this.env.url}) a Volley server of a matching version?`);
+      throw new ApiRequestError(
+        res.status,
+        "unexpected_response",
+        `${method} ${path} answered something that is not a Volley response — is VOLLEY_URL (${this.env.url}) a Volley server of a matching version?`,
+      );
     }
     return parsed.data;
   }

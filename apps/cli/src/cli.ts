@@ -45,13 +45,20 @@ export async function runCli(args: readonly string[], io: CliIo): Promise<ExitCo
     .option("--wait", "wait for the run to end; the exit code then says whether it passed")
     .option("--junit <file>", "with --wait: write a JUnit XML report (one testcase per threshold)")
     .option("--json", "print only JSON to stdout: the run (with --wait) or {id, url}")
-    .addOption(new Option("--timeout <duration>", "with --wait: abort the run and exit 2 if it has not ended by then").default(undefined, `the plan's own length + ${DEFAULT_TIMEOUT}`))
+    .addOption(
+      new Option("--timeout <duration>", "with --wait: abort the run and exit 2 if it has not ended by then").default(
+        undefined,
+        `the plan's own length + ${DEFAULT_TIMEOUT}`,
+      ),
+    )
     .addHelpText("after", EXIT_HELP)
     .action(async (file: string, opts: RunOptions) => {
       code = await runCommand(file, opts, io);
     });
 
-  const imports = program.command("import").description("turn a browser recording or an Artillery script into a plan (YAML on stdout, what to check on stderr)");
+  const imports = program
+    .command("import")
+    .description("turn a browser recording or an Artillery script into a plan (YAML on stdout, what to check on stderr)");
   const collect = (value: string, previous: string[] = []) => [...previous, value];
   imports
     .command("har")

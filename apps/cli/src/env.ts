@@ -27,9 +27,7 @@ const blankToUndefined = (v: unknown) => (typeof v === "string" && v.trim() === 
 const envSchema = z.object({
   VOLLEY_URL: z.preprocess(
     blankToUndefined,
-    z
-      .url({ protocol: /^https?$/, error: "must be an http:// or https:// URL such as https://volley.example.com" })
-      .default(DEFAULT_VOLLEY_URL),
+    z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL such as https://volley.example.com" }).default(DEFAULT_VOLLEY_URL),
   ),
   VOLLEY_TOKEN: z.preprocess(blankToUndefined, z.string().optional()),
 });

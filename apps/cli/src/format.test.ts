@@ -18,7 +18,16 @@ describe("the run summary the CLI prints", () => {
     r.increment(COUNTERS.unmatched, 2);
     const frame = { index: 0, startedAt: 0, durationMs: 1000, warmup: false, ...r.take(), health, samples: [{ event: "presence", data: '{"user":"ann"}' }] };
     const summary = summarizeRun([frame], []);
-    const run = { id: "run_1", name: "chat", status: "passed", reason: null, summary, createdAt: new Date(0).toISOString(), startedAt: new Date(0).toISOString(), endedAt: new Date(1000).toISOString() } as unknown as Run;
+    const run = {
+      id: "run_1",
+      name: "chat",
+      status: "passed",
+      reason: null,
+      summary,
+      createdAt: new Date(0).toISOString(),
+      startedAt: new Date(0).toISOString(),
+      endedAt: new Date(1000).toISOString(),
+    } as unknown as Run;
     const text = formatRunSummary(run, "http://localhost:3000/runs/run_1");
     expect(text).toMatch(/setup +login: 1 done · 1 failed · p95 1\d\d/);
     expect(text).toContain("events     message 5 · presence 2 (2 unmatched)");
@@ -39,11 +48,28 @@ describe("the run summary the CLI prints", () => {
       r.increment(COUNTERS.received, 20 * (step + 1));
       r.recordMicros(HISTOGRAMS.messageLatency, 2000);
       const saturated = limited !== undefined;
-      return { index, startedAt: index * 1000, durationMs: 1000, warmup: false, ...r.take(), health: { ...health, saturated }, step: { index: step, rate: 20 * (step + 1), per: "aggregate" as const, ...(limited ? { generatorLimited: limited } : {}) } };
+      return {
+        index,
+        startedAt: index * 1000,
+        durationMs: 1000,
+        warmup: false,
+        ...r.take(),
+        health: { ...health, saturated },
+        step: { index: step, rate: 20 * (step + 1), per: "aggregate" as const, ...(limited ? { generatorLimited: limited } : {}) },
+      };
     };
     const why = "the agent was saturated in 1 of 1 s: event-loop delay max 412 ms > 250 ms";
     const summary = summarizeRun([frame(1, 0), frame(3, 1, why)], [], plan);
-    const run = { id: "run_2", name: "sweep", status: "passed", reason: null, summary, createdAt: new Date(0).toISOString(), startedAt: new Date(0).toISOString(), endedAt: new Date(1000).toISOString() } as unknown as Run;
+    const run = {
+      id: "run_2",
+      name: "sweep",
+      status: "passed",
+      reason: null,
+      summary,
+      createdAt: new Date(0).toISOString(),
+      startedAt: new Date(0).toISOString(),
+      endedAt: new Date(1000).toISOString(),
+    } as unknown as Run;
     const text = formatRunSummary(run, "http://localhost:3000/runs/run_2");
     expect(text).toContain("capacity   p99 <= 10000ms: ≥ 20/s per aggregate (step 0, 20 sent/s)\n");
     expect(text).toContain(`warning    the step at 40/s per aggregate was limited by the load generator, not the server (${why}); that step decides nothing`);
@@ -58,8 +84,19 @@ describe("the run summary the CLI prints", () => {
     r.increment(COUNTERS.deliveriesLateJoiner, 3);
     const summary = summarizeRun([{ index: 0, startedAt: 0, durationMs: 1000, warmup: false, ...r.take(), health }], []);
     expect(summary.deliveries).toMatchObject({ expected: 20, received: 20, duplicated: 0, lateJoiner: 3 });
-    const run = { id: "run_3", name: "room", status: "passed", reason: null, summary, createdAt: new Date(0).toISOString(), startedAt: new Date(0).toISOString(), endedAt: new Date(1000).toISOString() } as unknown as Run;
-    expect(formatRunSummary(run, "http://x/runs/run_3")).toContain("deliveries due 20 · received 20 · lost 0 · duplicated 0 · to late joiners 3 (sent before they joined; not due)");
+    const run = {
+      id: "run_3",
+      name: "room",
+      status: "passed",
+      reason: null,
+      summary,
+      createdAt: new Date(0).toISOString(),
+      startedAt: new Date(0).toISOString(),
+      endedAt: new Date(1000).toISOString(),
+    } as unknown as Run;
+    expect(formatRunSummary(run, "http://x/runs/run_3")).toContain(
+      "deliveries due 20 · received 20 · lost 0 · duplicated 0 · to late joiners 3 (sent before they joined; not due)",
+    );
   });
 
   it("shows a closed loop's response times as such, with what they hide, and no latency line", () => {
@@ -68,7 +105,16 @@ describe("the run summary the CLI prints", () => {
     r.increment(COUNTERS.received, 4);
     for (const us of [20_000, 21_000, 22_000, 40_000]) r.recordMicros(HISTOGRAMS.closedLoopResponseTime, us);
     const summary = summarizeRun([{ index: 0, startedAt: 0, durationMs: 1000, warmup: false, ...r.take(), health }], []);
-    const run = { id: "run_4", name: "users", status: "passed", reason: null, summary, createdAt: new Date(0).toISOString(), startedAt: new Date(0).toISOString(), endedAt: new Date(1000).toISOString() } as unknown as Run;
+    const run = {
+      id: "run_4",
+      name: "users",
+      status: "passed",
+      reason: null,
+      summary,
+      createdAt: new Date(0).toISOString(),
+      startedAt: new Date(0).toISOString(),
+      endedAt: new Date(1000).toISOString(),
+    } as unknown as Run;
     const text = formatRunSummary(run, "http://x/runs/run_4");
     expect(text).toMatch(/response +closed loop: p50 2\d\.\dms/);
     expect(text).toContain("not latency from an intended send time");
@@ -76,4 +122,3 @@ describe("the run summary the CLI prints", () => {
     expect(text).not.toMatch(/^ +latency /m);
   });
 });
-

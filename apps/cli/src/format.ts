@@ -17,7 +17,9 @@ export function describePlan(plan: Plan): string {
 export function formatDuration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)}ms`;
   const total = Math.round(ms / 1000);
-  const h = Math.floor(total / 3600), m = Math.floor((total % 3600) / 60), s = total % 60;
+  const h = Math.floor(total / 3600),
+    m = Math.floor((total % 3600) / 60),
+    s = total % 60;
   if (h > 0) return `${h}h${String(m).padStart(2, "0")}m${String(s).padStart(2, "0")}s`;
   if (m > 0) return `${m}m${String(s).padStart(2, "0")}s`;
   return `${s}s`;
@@ -70,23 +72,35 @@ function summaryLines(s: RunSummary): string[] {
   ];
   const flow = s.flow;
   if (flow) {
-    for (const st of flow.setup) lines.push(`  setup      ${st.step}: ${count(st.count)} done${st.failed > 0 ? ` · ${count(st.failed)} failed` : ""} · p95 ${ms(st.latency.p95)}`);
-    if (flow.events.length > 0) lines.push(`  events     ${flow.events.map((e) => `${e.event} ${count(e.received)}${e.unmatched > 0 ? ` (${count(e.unmatched)} unmatched)` : ""}`).join(" · ")}`);
-    for (const sample of flow.samples.slice(0, 3)) lines.push(`  unmatched  ${sample.event}: ${sample.data.length > 120 ? `${sample.data.slice(0, 120)}…` : sample.data}`);
+    for (const st of flow.setup)
+      lines.push(`  setup      ${st.step}: ${count(st.count)} done${st.failed > 0 ? ` · ${count(st.failed)} failed` : ""} · p95 ${ms(st.latency.p95)}`);
+    if (flow.events.length > 0)
+      lines.push(
+        `  events     ${flow.events.map((e) => `${e.event} ${count(e.received)}${e.unmatched > 0 ? ` (${count(e.unmatched)} unmatched)` : ""}`).join(" · ")}`,
+      );
+    for (const sample of flow.samples.slice(0, 3))
+      lines.push(`  unmatched  ${sample.event}: ${sample.data.length > 120 ? `${sample.data.slice(0, 120)}…` : sample.data}`);
   }
   const c = s.capacity;
   if (c) {
     const none = c.agentSaturated ? "unknown — the agent was the bottleneck from the first step" : "none — the first step already broke it";
-    const rate = c.rate === null ? none : `${c.lowerBound ? "≥ " : ""}${c.rate}/s per ${c.per} (step ${c.step}${c.sendRate === null ? "" : `, ${c.sendRate} sent/s`})${c.lowerBound && !c.agentSaturated ? ", never broke: add steps to find where it breaks" : ""}`;
+    const rate =
+      c.rate === null
+        ? none
+        : `${c.lowerBound ? "≥ " : ""}${c.rate}/s per ${c.per} (step ${c.step}${c.sendRate === null ? "" : `, ${c.sendRate} sent/s`})${c.lowerBound && !c.agentSaturated ? ", never broke: add steps to find where it breaks" : ""}`;
     lines.push(`  capacity   ${c.slo}: ${rate}`);
-    if (c.agentSaturated) lines.push(`  warning    ${c.endedBy ?? "the search ended at a step the agent limited"}; that step decides nothing, so the capacity is a lower bound: add agents and rerun`);
+    if (c.agentSaturated)
+      lines.push(
+        `  warning    ${c.endedBy ?? "the search ended at a step the agent limited"}; that step decides nothing, so the capacity is a lower bound: add agents and rerun`,
+      );
     else if (c.endedBy) lines.push(`  ended      ${c.endedBy}`);
   }
   for (const st of s.steps ?? []) {
     if (st.generatorLimited) lines.push(`  step ${st.index}     agent-limited, not judged: ${st.generatorReason ?? "the agent was saturated"}`);
     if ((st.attempts ?? 1) > 1) lines.push(`  step ${st.index}     run ${st.attempts}x, retried: ${st.retryReason ?? "the agent was saturated"}`);
   }
-  if (s.intervals.saturated > 0) lines.push(`  warning    the agent was saturated in ${s.intervals.saturated} of ${s.intervals.measured} intervals: latency includes its own delay`);
+  if (s.intervals.saturated > 0)
+    lines.push(`  warning    the agent was saturated in ${s.intervals.saturated} of ${s.intervals.measured} intervals: latency includes its own delay`);
   if (s.messages.shed) lines.push(`  warning    the agent shed ${count(s.messages.shed)} planned messages unsent: it was too far behind to send them`);
   if (s.thresholds.length > 0) {
     lines.push("  thresholds");

@@ -15,7 +15,14 @@ async function readText(file: string, what: string): Promise<string> {
     return await readFile(file, "utf8");
   } catch (err) {
     const code = (err as { code?: unknown }).code;
-    const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "it is a directory" : code === "EACCES" ? "permission denied" : String((err as Error).message ?? err);
+    const why =
+      code === "ENOENT"
+        ? "no such file"
+        : code === "EISDIR"
+          ? "it is a directory"
+          : code === "EACCES"
+            ? "permission denied"
+            : String((err as Error).message ?? err);
     throw new UsageError(`cannot read ${what} ${file}: ${why}`);
   }
 }
@@ -29,7 +36,8 @@ export async function importCommand(format: "har" | "artillery", file: string, o
   const files: Record<string, string> = {};
   for (const spec of opts.payload ?? []) {
     const eq = spec.indexOf("=");
-    if (eq <= 0) throw new UsageError(`--payload ${spec}: write it as name=path, like --payload users.csv=./data/users.csv (name as config.payload.path gives it)`);
+    if (eq <= 0)
+      throw new UsageError(`--payload ${spec}: write it as name=path, like --payload users.csv=./data/users.csv (name as config.payload.path gives it)`);
     files[spec.slice(0, eq)] = await readText(spec.slice(eq + 1), "payload file");
   }
   const options = { ...(opts.target !== undefined ? { targetUrl: opts.target } : {}), name: `Imported from ${path.basename(file)}` };

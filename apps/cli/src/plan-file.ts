@@ -11,7 +11,14 @@ export async function readPlanFile(file: string): Promise<PlanFileResult> {
     text = await readFile(file, "utf8");
   } catch (err) {
     const code = (err as { code?: unknown }).code;
-    const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "it is a directory" : code === "EACCES" ? "permission denied" : String((err as Error).message ?? err);
+    const why =
+      code === "ENOENT"
+        ? "no such file"
+        : code === "EISDIR"
+          ? "it is a directory"
+          : code === "EACCES"
+            ? "permission denied"
+            : String((err as Error).message ?? err);
     throw new UsageError(`cannot read plan file ${file}: ${why}`);
   }
   return parsePlanDocument(text);

@@ -35,7 +35,9 @@ function step(fake: FakeRun): Run {
   if (fake.polls === 1 || run.name === "hangs") return run.name === "hangs" && fake.polls > 1 ? { ...run, status: "running", summary: summary([]) } : run;
   if (fake.polls === 2) return { ...run, status: "running", startedAt: new Date().toISOString(), summary: summary([], 4.1) };
   const final = { passes: "passed", fails: "failed", errors: "errored" }[run.name] as Run["status"];
-  const thresholds = run.plan.thresholds.map(thresholdExpression).map((expression) => ({ expression, ok: final !== "failed", actual: 4.1, message: `${expression}: actual 4.1` }));
+  const thresholds = run.plan.thresholds
+    .map(thresholdExpression)
+    .map((expression) => ({ expression, ok: final !== "failed", actual: 4.1, message: `${expression}: actual 4.1` }));
   return {
     ...run,
     status: final,
@@ -51,7 +53,7 @@ beforeAll(async () => {
     requests.push({ method: req.method ?? "", url: req.url ?? "", authorization: req.headers.authorization });
     const send = (status: number, body: unknown) => res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
     const body = await readBody(req);
-    const denied = { error: { code: "unauthenticated", message: "the API token is unknown or revoked — send \"Authorization: Bearer <token>\"" } };
+    const denied = { error: { code: "unauthenticated", message: 'the API token is unknown or revoked — send "Authorization: Bearer <token>"' } };
     if (req.headers.authorization === "Bearer vly_revoked") return send(401, denied);
     if (req.method === "POST" && req.url === "/api/v1/runs") {
       const parsed = createRunBodySchema.safeParse(JSON.parse(body));
@@ -59,7 +61,16 @@ beforeAll(async () => {
       if (parsed.data.plan.name === "needs-token" && !req.headers.authorization) return send(401, denied);
       if (parsed.data.plan.name === "rejected") return send(400, { error: { code: "invalid_body", message: "plan.target.url: this host is not verified" } });
       const id = `run-${runs.size + 1}`;
-      const run = makeRun({ id, name: parsed.data.plan.name, plan: parsed.data.plan, status: "queued", startedAt: null, endedAt: null, summary: null, createdAt: new Date().toISOString() });
+      const run = makeRun({
+        id,
+        name: parsed.data.plan.name,
+        plan: parsed.data.plan,
+        status: "queued",
+        startedAt: null,
+        endedAt: null,
+        summary: null,
+        createdAt: new Date().toISOString(),
+      });
       runs.set(id, { run, polls: 0 });
       return send(201, { id });
     }
@@ -191,7 +202,13 @@ describe("--wait's default budget", () => {
     const soak = planSchema.parse({
       name: "soak",
       target: { url: "ws://127.0.0.1:9001/echo", connectTimeout: "10s" },
-      connections: { count: 100, stages: [{ duration: "10m", target: 100 }, { duration: "110m", target: 100 }] },
+      connections: {
+        count: 100,
+        stages: [
+          { duration: "10m", target: 100 },
+          { duration: "110m", target: 100 },
+        ],
+      },
       scenario: { kind: "echo", message: { rate: 1, timeout: "10s" }, duration: "2h" },
     });
     expect(waitBudgetMs(soak, undefined)).toBe(120 * 60_000 + 10_000 + 10_000 + 60 * 60_000);

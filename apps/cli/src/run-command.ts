@@ -115,7 +115,7 @@ async function waitForRun(api: VolleyApi, id: string, timeoutMs: number, io: Cli
     redraw = false;
   };
   for (;;) {
-    if (io.signal?.aborted) return endLine(), "interrupted";
+    if (io.signal?.aborted) return (endLine(), "interrupted");
     let run: Run | undefined;
     try {
       run = await api.getRun(id);
@@ -138,9 +138,9 @@ async function waitForRun(api: VolleyApi, id: string, timeoutMs: number, io: Cli
         lastLogged = now;
       }
       lastStatus = run.status;
-      if (FINAL_RUN_STATUSES.includes(run.status)) return endLine(), run;
+      if (FINAL_RUN_STATUSES.includes(run.status)) return (endLine(), run);
     }
-    if (Date.now() - started >= timeoutMs) return endLine(), "timeout";
+    if (Date.now() - started >= timeoutMs) return (endLine(), "timeout");
     await sleep(Math.min(pollMs, Math.max(0, started + timeoutMs - Date.now())), io.signal);
   }
 }

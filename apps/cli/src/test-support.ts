@@ -59,7 +59,16 @@ export function bufferIo(env: Record<string, string | undefined>, extra: Partial
   return { io, out };
 }
 
-const latency = (p95: number | null) => ({ count: p95 === null ? 0 : 100, min: p95 && 1, mean: p95 && 2, p50: p95 && 2, p90: p95 && 3, p95, p99: p95 && 5, max: p95 && 9 });
+const latency = (p95: number | null) => ({
+  count: p95 === null ? 0 : 100,
+  min: p95 && 1,
+  mean: p95 && 2,
+  p50: p95 && 2,
+  p90: p95 && 3,
+  p95,
+  p99: p95 && 5,
+  max: p95 && 9,
+});
 
 export function summary(thresholds: RunSummary["thresholds"], p95 = 3.2): RunSummary {
   return {

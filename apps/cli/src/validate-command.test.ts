@@ -15,7 +15,11 @@ describe("volley validate (the bin, as a process)", () => {
   });
 
   it("exits 2 and prints each issue as `path: message` on stderr", async () => {
-    const file = writeFile(dir, "bad.yaml", 'name: ""\ntarget: { url: "ftp://x" }\nconnections: { count: 0 }\nscenario: { kind: echo, message: { rate: 1 }, duration: 1s }\n');
+    const file = writeFile(
+      dir,
+      "bad.yaml",
+      'name: ""\ntarget: { url: "ftp://x" }\nconnections: { count: 0 }\nscenario: { kind: echo, message: { rate: 1 }, duration: 1s }\n',
+    );
     const r = await runBin(["validate", file]);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe("");

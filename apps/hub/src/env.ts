@@ -3,9 +3,7 @@ import { loadEnvOrExit, logLevelSchema, portSchema } from "@volley/contracts";
 import { parseSecretsKey } from "@volley/db";
 
 const required = (example: string, protocols: RegExp) =>
-  z
-    .string({ error: `not set — set it to a URL like ${example} (npm start sets it for you)` })
-    .regex(protocols, `must be a URL like ${example}`);
+  z.string({ error: `not set — set it to a URL like ${example} (npm start sets it for you)` }).regex(protocols, `must be a URL like ${example}`);
 
 /** A number of days (at least 1) or "off"; `fallback` when unset. */
 const retentionDays = (name: string, fallback: number | null) =>
@@ -56,7 +54,15 @@ const envSchema = z
     VOLLEY_SECRETS_KEY: z.string().refine(validKey, "must be 32 random bytes in base64 — generate one with `openssl rand -base64 32`").optional(),
     VOLLEY_SECRETS_KEY_OLD: z
       .string()
-      .refine((v) => v.split(",").map((k) => k.trim()).filter(Boolean).every(validKey), "must be comma-separated 32-byte base64 keys (the previous VOLLEY_SECRETS_KEY values)")
+      .refine(
+        (v) =>
+          v
+            .split(",")
+            .map((k) => k.trim())
+            .filter(Boolean)
+            .every(validKey),
+        "must be comma-separated 32-byte base64 keys (the previous VOLLEY_SECRETS_KEY values)",
+      )
       .optional(),
     // Pools one organization may have agents in on this hub at once; each holds a shard worker and a
     // Redis connection (released a minute after a pool's last agent leaves). One more is refused.

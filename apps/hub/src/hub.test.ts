@@ -27,7 +27,11 @@ describe("hub run orchestration", () => {
     const [pub, sub] = [createRedis(h.redisUrl), createRedis(h.redisUrl)];
     const http = createServer();
     const live = new Server(http, { adapter: createAdapter(pub, sub) });
-    live.of(LIVE_FEED.namespace).on("connection", (s) => s.on(LIVE_FEED.events.subscribe, (m: { runId: string }, ack: () => void) => void Promise.resolve(s.join(LIVE_FEED.room(m.runId))).then(ack)));
+    live
+      .of(LIVE_FEED.namespace)
+      .on("connection", (s) =>
+        s.on(LIVE_FEED.events.subscribe, (m: { runId: string }, ack: () => void) => void Promise.resolve(s.join(LIVE_FEED.room(m.runId))).then(ack)),
+      );
     await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
     const browser = connectLive(`http://127.0.0.1:${(http.address() as AddressInfo).port}${LIVE_FEED.namespace}`, { transports: ["websocket"] });
     const statuses: RunEvent[] = [];
@@ -46,8 +50,13 @@ describe("hub run orchestration", () => {
     expect(start.shardId).toBe(job.shardId);
     // One start instant, set in the future so every agent hears of it before it passes.
     expect(start.startAt).toBeGreaterThan(start.receivedAt);
-    const latencies = [[10, 20, 30], [15, 25], [12, 18, 22, 40]];
-    for (const [seq, ms] of latencies.entries()) expect(await a.sendFrame(testFrame(idsOf(a, job), seq, ms, { startedAt: start.startAt + seq * 1000 }))).toEqual({ ok: true });
+    const latencies = [
+      [10, 20, 30],
+      [15, 25],
+      [12, 18, 22, 40],
+    ];
+    for (const [seq, ms] of latencies.entries())
+      expect(await a.sendFrame(testFrame(idsOf(a, job), seq, ms, { startedAt: start.startAt + seq * 1000 }))).toEqual({ ok: true });
     expect(await a.end({ runId, shardId: job.shardId, status: "completed", frames: 3 })).toEqual({ ok: true });
 
     const run = await h.waitForFinal(runId);
@@ -57,16 +66,31 @@ describe("hub run orchestration", () => {
     expect(run.summary?.latency.count).toBe(9);
     expect(run.summary?.latency.max).toBeCloseTo(40, 0);
     // The plan's thresholds, then the default sanity checks, judged on the same merged frames.
-    expect(run.summary?.thresholds.map((t) => [t.kind, t.ok])).toEqual([["threshold", true], ["threshold", true], ["sanity", true], ["sanity", true], ["sanity", true]]);
+    expect(run.summary?.thresholds.map((t) => [t.kind, t.ok])).toEqual([
+      ["threshold", true],
+      ["threshold", true],
+      ["sanity", true],
+      ["sanity", true],
+      ["sanity", true],
+    ]);
     expect(await listFrames(h.db.db, runId)).toHaveLength(3);
     const [shard] = await listShards(h.db.db, runId);
     expect(shard).toMatchObject({ status: "completed", agentId: a.agentId, frames: 3 });
     // The run's meter wrote the merged timeline and the final summary; the browser got its points and the end.
-    expect((await listRunPoints(h.db.db, runId)).map((p) => [p.index, p.sent])).toEqual([[0, 3], [1, 2], [2, 4]]);
+    expect((await listRunPoints(h.db.db, runId)).map((p) => [p.index, p.sent])).toEqual([
+      [0, 3],
+      [1, 2],
+      [2, 4],
+    ]);
     expect((await getRunMeter(h.db.db, runId))?.summary).toEqual(run.summary);
     await new Promise((r) => setTimeout(r, 200));
     // "running" may go out before the browser subscribed; the end never does.
-    expect(statuses.filter((e) => e.runId === runId && e.type === "status").map((e) => (e.type === "status" ? e.status : "")).filter((s) => s !== "running")).toEqual(["passed"]);
+    expect(
+      statuses
+        .filter((e) => e.runId === runId && e.type === "status")
+        .map((e) => (e.type === "status" ? e.status : ""))
+        .filter((s) => s !== "running"),
+    ).toEqual(["passed"]);
     expect(new Map(points.flatMap((p) => p.points.map((pt) => [pt.index, pt.sent]))).get(2)).toBe(4);
     browser.close();
     await new Promise((r) => live.close(r));
@@ -121,7 +145,14 @@ describe("hub run orchestration", () => {
   });
 
   it("coordinates a run across hub replicas: the agent on one, the run on either", async () => {
-    const other = await startHub({ databaseUrl: h.databaseUrl, redisUrl: h.redisUrl, agentToken: TEST_AGENT_TOKEN, port: 0, log: pino({ level: "silent" }), shutdownGraceMs: 1000 });
+    const other = await startHub({
+      databaseUrl: h.databaseUrl,
+      redisUrl: h.redisUrl,
+      agentToken: TEST_AGENT_TOKEN,
+      port: 0,
+      log: pino({ level: "silent" }),
+      shutdownGraceMs: 1000,
+    });
     try {
       const a = await h.connect({ hubUrl: `http://127.0.0.1:${other.port}`, name: "agent-replica", pool: "replica" });
       const runIds = [await h.startRun(testPlan({ agents: { pool: "replica" } })), await h.startRun(testPlan({ agents: { pool: "replica" } }))];
@@ -229,7 +260,10 @@ describe("hub run orchestration", () => {
       return Array.from({ length: j.plan.connections.count }, (_, id) => rows[(j.plan.flow!.indexBase! + id) % rows.length]!.user);
     });
     expect(picked.sort()).toEqual(users);
-    expect(jobs.map((j) => [j.index, j.plan.connections.count, j.plan.flow!.indexBase]).sort()).toEqual([[0, 3, 0], [1, 2, 3]]);
+    expect(jobs.map((j) => [j.index, j.plan.connections.count, j.plan.flow!.indexBase]).sort()).toEqual([
+      [0, 3, 0],
+      [1, 2, 3],
+    ]);
     const starts = await Promise.all([a1.nextStart(), a2.nextStart()]);
     for (const [i, a] of [a1, a2].entries()) {
       const frame = testFrame(idsOf(a, jobs[i]!), 0, [5, 6], { startedAt: starts[i]!.startAt });
@@ -255,7 +289,10 @@ describe("hub run orchestration", () => {
     expect(flow.unmatched).toBe(60);
     // 30 samples sent, 20 per event kept (the hub stores no more, the summary shows no more).
     expect(flow.samples).toHaveLength(20);
-    expect(run.summary!.thresholds.map((t) => [t.expression, t.ok])).toEqual([["messages.unmatched < 100", true], ["setup.failed == 0", true]]);
+    expect(run.summary!.thresholds.map((t) => [t.expression, t.ok])).toEqual([
+      ["messages.unmatched < 100", true],
+      ["setup.failed == 0", true],
+    ]);
   });
 
   it("aborts a queued run right away", async () => {

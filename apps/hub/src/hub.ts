@@ -169,7 +169,15 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
     void setAgentStatus(db, agentId, status).catch((err) => log.warn({ agentId, err: errorMessage(err) }, "could not update agent status"));
   const registry = new AgentRegistry({ graceMs: timing.agentGraceMs, log, onStatus: setStatus });
   registry.on("heartbeat", (s: { agentId: string; busy: boolean }) => setStatus(s.agentId, s.busy ? "busy" : "online"));
-  const runner = new ShardRunner({ db, registry, coordinator, log, armTimeoutMs: timing.armTimeoutMs, abortEndTimeoutMs: timing.abortEndTimeoutMs, endSlackMs: timing.endSlackMs });
+  const runner = new ShardRunner({
+    db,
+    registry,
+    coordinator,
+    log,
+    armTimeoutMs: timing.armTimeoutMs,
+    abortEndTimeoutMs: timing.abortEndTimeoutMs,
+    endSlackMs: timing.endSlackMs,
+  });
 
   // Shards agents were running when they reconnected here after their hub restarted.
   const adoptions = new Set<Promise<void>>();
@@ -181,7 +189,15 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
   const dispatchers = new PoolDispatchers({
     create: (pool) => {
       // A shard waits for its planned agent a third of the arming time at most, so another agent can still arm it.
-      const d = new PoolDispatcher({ pool, hubId, connection: connections.bull, registry, runner, log, plannedAgentWaitMs: Math.min(3000, timing.armTimeoutMs / 3) });
+      const d = new PoolDispatcher({
+        pool,
+        hubId,
+        connection: connections.bull,
+        registry,
+        runner,
+        log,
+        plannedAgentWaitMs: Math.min(3000, timing.armTimeoutMs / 3),
+      });
       d.start();
       return d;
     },
@@ -221,7 +237,20 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
     },
   });
   // Runs waiting in a pool's line hold a slot each (they only poll), so the default leaves room for a long line.
-  const runWorker = new RunWorker({ db, redis, coordinator, events, queues, log, timing, webhooks, line, meters, connection: connections.bull, concurrency: config.runConcurrency ?? 100 });
+  const runWorker = new RunWorker({
+    db,
+    redis,
+    coordinator,
+    events,
+    queues,
+    log,
+    timing,
+    webhooks,
+    line,
+    meters,
+    connection: connections.bull,
+    concurrency: config.runConcurrency ?? 100,
+  });
   const webhookWorker = new WebhookWorker({
     db,
     connection: connections.bull,
@@ -245,7 +274,13 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
   });
 
   const runsQueue = openQueue(QUEUE_NAMES.runs, connections.bull);
-  const metrics = new HubMetrics({ db, hubId, queues: [runsQueue, webhookQueue], connectedAgents: () => registry.all().length, token: config.metricsToken ?? null });
+  const metrics = new HubMetrics({
+    db,
+    hubId,
+    queues: [runsQueue, webhookQueue],
+    connectedAgents: () => registry.all().length,
+    token: config.metricsToken ?? null,
+  });
   // Hosted: the hub port faces agents on the internet, so the install's counts need a token.
   const serveMetrics = config.mode !== "hosted" || Boolean(config.metricsToken);
   const httpServer = createServer((req, res) => {
@@ -257,7 +292,16 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
     }
     res.writeHead(404).end();
   });
-  const io = startAgentGateway({ httpServer, db, redis, adapterPub: connections.adapterPub, adapterSub: connections.adapterSub, agentToken: config.agentToken, targetPolicy: { mode: config.mode ?? "self-hosted" }, registry, log,
+  const io = startAgentGateway({
+    httpServer,
+    db,
+    redis,
+    adapterPub: connections.adapterPub,
+    adapterSub: connections.adapterSub,
+    agentToken: config.agentToken,
+    targetPolicy: { mode: config.mode ?? "self-hosted" },
+    registry,
+    log,
     admitPool: (orgId, pool) => dispatchers.admit(orgId, pool),
     recordStart: ({ runId, shardId, ...started }) => coordinator.markStarted(runId, shardId, started),
   });

@@ -26,8 +26,11 @@ const hub = await startHub({
   process.exit(1);
 });
 log.info(`hub listening on http://${env.HUB_HOST}:${hub.port} (agent gateway /agent)`);
-if (!env.VOLLEY_SECRETS_KEY) log.warn("VOLLEY_SECRETS_KEY is not set; webhook signing secrets are stored unencrypted — set it (openssl rand -base64 32) for web and hub");
-log.info(env.AGENT_TOKEN ? "agents admitted with join tokens or the shared AGENT_TOKEN (bootstrap)" : "agents admitted with join tokens only (AGENT_TOKEN unset)");
+if (!env.VOLLEY_SECRETS_KEY)
+  log.warn("VOLLEY_SECRETS_KEY is not set; webhook signing secrets are stored unencrypted — set it (openssl rand -base64 32) for web and hub");
+log.info(
+  env.AGENT_TOKEN ? "agents admitted with join tokens or the shared AGENT_TOKEN (bootstrap)" : "agents admitted with join tokens only (AGENT_TOKEN unset)",
+);
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {

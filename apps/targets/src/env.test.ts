@@ -46,6 +46,8 @@ describe("targets env", () => {
     expect(() => loadEnv({ ECHO_HOLD: "exact" })).toThrow("exit 1");
     expect(lines[2]).toBe('invalid environment variable ECHO_HOLD="exact": set it to timer (whole-ms timers, the default) or precise (µs, costs CPU)\n');
     expect(() => loadEnv({ TARGETS_TEST_APPS: "yes" })).toThrow("exit 1");
-    expect(lines[3]).toBe('invalid environment variable TARGETS_TEST_APPS="yes": set it to 1 to also start the test apps (ports 9010-9015) or 0 to leave them off\n');
+    expect(lines[3]).toBe(
+      'invalid environment variable TARGETS_TEST_APPS="yes": set it to 1 to also start the test apps (ports 9010-9015) or 0 to leave them off\n',
+    );
   });
 });

@@ -34,6 +34,10 @@ describe("hold stats", () => {
     const s = new HoldStats();
     expect(s.buckets()).toEqual([]);
     for (const us of [25_003, 25_007, 25_012, 150_400]) s.record(us);
-    expect(s.buckets()).toEqual([[25_000, 25_010, 2], [25_010, 25_020, 1], [150_000, 151_000, 1]]);
+    expect(s.buckets()).toEqual([
+      [25_000, 25_010, 2],
+      [25_010, 25_020, 1],
+      [150_000, 151_000, 1],
+    ]);
   });
 });

@@ -40,7 +40,10 @@ interface Session {
 }
 
 class BadRequest extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }

@@ -16,8 +16,22 @@ export { STATS_PATH, type TestApp, type TestAppOptions } from "./apps/app-http";
 export { startSocketioChat, SOCKETIO_CHAT_LOGIN_PATH, type SocketioChatStats, type ChatMessage } from "./apps/socketio-chat";
 export { startJsonRpcWs, JSONRPC_PATH, JSONRPC_ERRORS, type JsonRpcStats } from "./apps/jsonrpc-ws";
 export { startGraphqlWsFeed, GRAPHQL_WS_PATH, GRAPHQL_WS_FEED_SDL, type GraphqlWsFeedStats, type FeedPost } from "./apps/graphql-ws-feed";
-export { startSocketclusterPingpong, SOCKETCLUSTER_PINGPONG_PATH, SOCKETCLUSTER_PING_EVENT, SOCKETCLUSTER_PONG_EVENT, type SocketclusterPingpongStats } from "./apps/socketcluster-pingpong";
+export {
+  startSocketclusterPingpong,
+  SOCKETCLUSTER_PINGPONG_PATH,
+  SOCKETCLUSTER_PING_EVENT,
+  SOCKETCLUSTER_PONG_EVENT,
+  type SocketclusterPingpongStats,
+} from "./apps/socketcluster-pingpong";
 export { startSseNews, SSE_NEWS_PATHS, SSE_NEWS_EVENT, type SseNewsOptions, type SseNewsStats, type Headline } from "./apps/sse-news";
-export { startLongpollChat, LONGPOLL_CHAT_PATHS, LONGPOLL_DEFAULT_WAIT_MS, LONGPOLL_MAX_WAIT_MS, LONGPOLL_MAX_BATCH, type LongpollChatStats, type PollMessage } from "./apps/longpoll-chat";
+export {
+  startLongpollChat,
+  LONGPOLL_CHAT_PATHS,
+  LONGPOLL_DEFAULT_WAIT_MS,
+  LONGPOLL_MAX_WAIT_MS,
+  LONGPOLL_MAX_BATCH,
+  type LongpollChatStats,
+  type PollMessage,
+} from "./apps/longpoll-chat";
 export { startTodoApi, TODO_API_PATHS, type TodoApiStats, type Todo } from "./apps/todo-api";
 export { startHelloHttp, HELLO_HTTP_BODY, type HelloHttpStats } from "./apps/hello-http";

@@ -82,7 +82,8 @@ async function shutdown(signal: string): Promise<void> {
   log.info(`${signal} received, closing targets`);
   for (const { label, server } of holding) {
     const h = server.holdStats();
-    if (h.count > 0) log.info({ hold: h }, `${label} holds applied (${env.ECHO_HOLD}): ${h.count} replies, p50 ${h.p50Ms} ms, p99 ${h.p99Ms} ms, max ${h.maxMs} ms`);
+    if (h.count > 0)
+      log.info({ hold: h }, `${label} holds applied (${env.ECHO_HOLD}): ${h.count} replies, p50 ${h.p50Ms} ms, p99 ${h.p99Ms} ms, max ${h.maxMs} ms`);
   }
   await Promise.all(servers.map((s) => s.close()));
   process.exit(0);

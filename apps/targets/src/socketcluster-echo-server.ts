@@ -64,7 +64,10 @@ export async function startSocketclusterEchoServer(options: EchoServerOptions = 
         replies.push(() => req.end(reply));
       }
     })();
-    void socket.listener("close").once().then(() => replies.dispose());
+    void socket
+      .listener("close")
+      .once()
+      .then(() => replies.dispose());
   };
   void (async () => {
     for await (const { socket } of sc.listener("connection")) serve(socket);

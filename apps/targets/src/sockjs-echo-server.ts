@@ -62,7 +62,10 @@ export async function startSockjsEchoServer(options: EchoServerOptions = {}): Pr
     res.writeHead(404, { "content-type": "text/plain" });
     res.end("not found\n");
   });
-  for (const [prefix, defaultRoom] of [[SOCKJS_PREFIX, undefined], [SOCKJS_BROADCAST_PREFIX, BROADCAST_ROOM]] as const) {
+  for (const [prefix, defaultRoom] of [
+    [SOCKJS_PREFIX, undefined],
+    [SOCKJS_BROADCAST_PREFIX, BROADCAST_ROOM],
+  ] as const) {
     const sjs = sockjs.createServer({ prefix, log: () => {} });
     sjs.on("connection", serve(defaultRoom));
     sjs.installHandlers(http, { prefix });

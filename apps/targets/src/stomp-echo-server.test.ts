@@ -25,7 +25,10 @@ async function rawClient(url: string) {
     send: (command: string, headers: Record<string, string>, body?: Buffer) => ws.send(serializeFrame(command, headers, body), { binary: body !== undefined }),
     next: async (command: string) => {
       await expect.poll(() => frames.find((f) => f.command === command), { timeout: 3000 }).toBeDefined();
-      return frames.splice(frames.findIndex((f) => f.command === command), 1)[0]!;
+      return frames.splice(
+        frames.findIndex((f) => f.command === command),
+        1,
+      )[0]!;
     },
   };
 }

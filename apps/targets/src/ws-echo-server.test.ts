@@ -15,9 +15,7 @@ function open(url: string): Promise<WebSocket> {
 }
 
 function nextMessage(ws: WebSocket): Promise<{ data: Buffer; isBinary: boolean; at: number }> {
-  return new Promise((resolve) =>
-    ws.once("message", (data, isBinary) => resolve({ data: data as Buffer, isBinary, at: performance.now() })),
-  );
+  return new Promise((resolve) => ws.once("message", (data, isBinary) => resolve({ data: data as Buffer, isBinary, at: performance.now() })));
 }
 
 describe("ws echo server", () => {

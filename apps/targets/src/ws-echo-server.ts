@@ -67,7 +67,9 @@ export async function startWsEchoServer(options: WsEchoServerOptions = {}): Prom
     } else if (method === "GET") {
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ hold: hold.stats.summary(), buckets: hold.stats.buckets() }));
     } else {
-      res.writeHead(405, { allow: "GET, DELETE", "content-type": "text/plain" }).end("GET reads the hold stats (summary, and buckets as [fromUs, toUs, count]), DELETE resets them\n");
+      res
+        .writeHead(405, { allow: "GET, DELETE", "content-type": "text/plain" })
+        .end("GET reads the hold stats (summary, and buckets as [fromUs, toUs, count]), DELETE resets them\n");
     }
   }
 

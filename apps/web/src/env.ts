@@ -23,8 +23,7 @@ export class MisconfiguredError extends Error {
   }
 }
 
-const urlVar = (protocols: RegExp, kind: string, example: string) =>
-  z.string().regex(protocols, `must be a ${kind} URL such as ${example}`);
+const urlVar = (protocols: RegExp, kind: string, example: string) => z.string().regex(protocols, `must be a ${kind} URL such as ${example}`);
 
 const VARIABLES = {
   DATABASE_URL: {
@@ -85,10 +84,12 @@ export function volleyMode(): VolleyMode {
 export function authSecret(): { secret: string; derived: boolean } {
   const value = raw("AUTH_SECRET");
   if (value !== undefined) {
-    if (value.length < 32) throw new MisconfiguredError("AUTH_SECRET", "AUTH_SECRET must be at least 32 characters — generate one with `openssl rand -base64 32`");
+    if (value.length < 32)
+      throw new MisconfiguredError("AUTH_SECRET", "AUTH_SECRET must be at least 32 characters — generate one with `openssl rand -base64 32`");
     return { secret: value, derived: false };
   }
-  if (volleyMode() === "hosted") throw new MisconfiguredError("AUTH_SECRET", "AUTH_SECRET is not set — hosted mode needs it; generate one with `openssl rand -base64 32`");
+  if (volleyMode() === "hosted")
+    throw new MisconfiguredError("AUTH_SECRET", "AUTH_SECRET is not set — hosted mode needs it; generate one with `openssl rand -base64 32`");
   return { secret: `volley-derived:${databaseUrl()}`, derived: true };
 }
 
@@ -101,7 +102,11 @@ export function authSecret(): { secret: string; derived: boolean } {
 export function secretsKeys(): SecretKeys | null {
   const value = raw("VOLLEY_SECRETS_KEY");
   if (value === undefined) {
-    if (volleyMode() === "hosted") throw new MisconfiguredError("VOLLEY_SECRETS_KEY", "VOLLEY_SECRETS_KEY is not set — hosted mode needs it; generate one with `openssl rand -base64 32` and give web and hub the same value");
+    if (volleyMode() === "hosted")
+      throw new MisconfiguredError(
+        "VOLLEY_SECRETS_KEY",
+        "VOLLEY_SECRETS_KEY is not set — hosted mode needs it; generate one with `openssl rand -base64 32` and give web and hub the same value",
+      );
     return null;
   }
   try {
@@ -116,7 +121,8 @@ export function publicUrl(): string | null {
   const value = raw("VOLLEY_PUBLIC_URL");
   if (value === undefined) return null;
   const parsed = z.url({ protocol: /^https?$/ }).safeParse(value);
-  if (!parsed.success) throw new MisconfiguredError("VOLLEY_PUBLIC_URL", `VOLLEY_PUBLIC_URL (${JSON.stringify(value)}) must be an http(s) URL such as https://volley.example.com`);
+  if (!parsed.success)
+    throw new MisconfiguredError("VOLLEY_PUBLIC_URL", `VOLLEY_PUBLIC_URL (${JSON.stringify(value)}) must be an http(s) URL such as https://volley.example.com`);
   return parsed.data.replace(/\/$/, "");
 }
 export const redisUrl = (): string => requireEnv("REDIS_URL");
@@ -142,7 +148,8 @@ function positiveInt(name: string, fallback: number): number {
   const value = raw(name);
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new MisconfiguredError(name, `${name}=${JSON.stringify(value)} must be a whole number ≥ 1 — unset it for the default (${fallback})`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new MisconfiguredError(name, `${name}=${JSON.stringify(value)} must be a whole number ≥ 1 — unset it for the default (${fallback})`);
   return n;
 }
 
@@ -167,7 +174,10 @@ export const maxOrgsPerUser = (): number => positiveInt("VOLLEY_MAX_ORGS_PER_USE
 export function trustedProxies(): string[] {
   const value = raw("VOLLEY_TRUSTED_PROXIES");
   if (value === undefined) return [];
-  const entries = value.split(",").map((s) => s.trim()).filter(Boolean);
+  const entries = value
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const entry of entries) {
     const ok = entry.includes("/") ? ipaddr.isValidCIDR(entry) : ipaddr.isValid(entry);
     if (!ok) {
@@ -201,7 +211,8 @@ const portSchema = z.coerce.number().int().min(0).max(65_535);
 export function serverOptions(): { port: number; host: string; dev: boolean } {
   const rawPort = raw("WEB_PORT");
   const port = portSchema.safeParse(rawPort ?? "3000");
-  if (!port.success) throw new MisconfiguredError("WEB_PORT", `WEB_PORT (${JSON.stringify(rawPort)}) must be a port number from 0 to 65535, e.g. WEB_PORT=3000`);
+  if (!port.success)
+    throw new MisconfiguredError("WEB_PORT", `WEB_PORT (${JSON.stringify(rawPort)}) must be a port number from 0 to 65535, e.g. WEB_PORT=3000`);
   return { port: port.data, host: raw("WEB_HOST") ?? "0.0.0.0", dev: raw("NODE_ENV") === "development" };
 }
 
@@ -219,7 +230,10 @@ export function optionalRedisUrl(): string | null {
 export function targetAllowlist(): string[] {
   const value = raw("VOLLEY_TARGET_ALLOWLIST");
   if (value === undefined || value.trim() === "") return [];
-  return value.split(",").map((s) => s.trim().toLowerCase()).filter(Boolean);
+  return value
+    .split(",")
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
 }
 
 /** Hosted mode's per-run quotas (per org): connections, total messages per second, run length in seconds. */

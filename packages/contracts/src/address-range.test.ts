@@ -3,7 +3,25 @@ import { addressMatches, addressRange, isPublicAddress, nonPublicReason } from "
 
 describe("address classifier", () => {
   it("counts only public unicast as public, IPv4-mapped IPv6 classified as the IPv4 inside", () => {
-    const notPublic = ["10.1.2.3", "172.16.0.1", "192.168.1.1", "127.0.0.1", "127.9.9.9", "169.254.169.254", "100.64.0.1", "0.0.0.0", "224.0.0.1", "::1", "::", "fe80::1", "fc00::1", "fd12::1", "::ffff:127.0.0.1", "::ffff:10.0.0.1", "not-an-ip"];
+    const notPublic = [
+      "10.1.2.3",
+      "172.16.0.1",
+      "192.168.1.1",
+      "127.0.0.1",
+      "127.9.9.9",
+      "169.254.169.254",
+      "100.64.0.1",
+      "0.0.0.0",
+      "224.0.0.1",
+      "::1",
+      "::",
+      "fe80::1",
+      "fc00::1",
+      "fd12::1",
+      "::ffff:127.0.0.1",
+      "::ffff:10.0.0.1",
+      "not-an-ip",
+    ];
     for (const a of notPublic) expect(isPublicAddress(a), a).toBe(false);
     for (const a of ["93.184.216.34", "8.8.8.8", "2606:4700:4700::1111", "::ffff:8.8.8.8"]) expect(isPublicAddress(a), a).toBe(true);
     expect(addressRange("169.254.169.254")).toBe("linkLocal");

@@ -68,7 +68,9 @@ export function preflightPlan(plan: Plan, connected: readonly PreflightAgent[]):
         : `start ${plural((asked as number) - connected.length, "more agent")} in pool '${pool}', or lower agents.count to ${connected.length}`;
     return { ok: false, code: "not_enough_agents", message: `plan asks for ${wants}; pool '${pool}' has ${connected.length} connected; ${fix}` };
   }
-  const chosen = [...connected].sort((a, b) => b.capacity.maxConnections - a.capacity.maxConnections || b.capacity.cores - a.capacity.cores).slice(0, asked === "all" ? connected.length : asked);
+  const chosen = [...connected]
+    .sort((a, b) => b.capacity.maxConnections - a.capacity.maxConnections || b.capacity.cores - a.capacity.cores)
+    .slice(0, asked === "all" ? connected.length : asked);
   const warnings: PreflightWarning[] = [];
   const cores = chosen.reduce((n, a) => n + a.capacity.cores, 0);
   const cost = PROTOCOL_COST[plan.target.protocol] ?? 1;

@@ -46,10 +46,7 @@ export const agentHelloSchema = z.object({
 export type AgentHello = z.infer<typeof agentHelloSchema>;
 export type HeldShard = z.infer<typeof heldShardSchema>;
 
-export const ackSchema = z.union([
-  z.object({ ok: z.literal(true) }),
-  z.object({ ok: z.literal(false), error: z.string() }),
-]);
+export const ackSchema = z.union([z.object({ ok: z.literal(true) }), z.object({ ok: z.literal(false), error: z.string() })]);
 export type Ack = z.infer<typeof ackSchema>;
 
 /**

@@ -8,8 +8,11 @@ export const API_TOKEN_SCOPES = ["read", "run"] as const;
 export const apiTokenScopeSchema = z.enum(API_TOKEN_SCOPES);
 
 export const createApiTokenBodySchema = z.strictObject({
-  name: z.string().trim().min(1, "give the token a name, like \"ci\"").max(100),
-  scopes: z.array(apiTokenScopeSchema).min(1, 'pick at least one scope: "read" (read runs and plans) and/or "run" (start and stop runs, save plans)').default(["read", "run"]),
+  name: z.string().trim().min(1, 'give the token a name, like "ci"').max(100),
+  scopes: z
+    .array(apiTokenScopeSchema)
+    .min(1, 'pick at least one scope: "read" (read runs and plans) and/or "run" (start and stop runs, save plans)')
+    .default(["read", "run"]),
 });
 export type CreateApiTokenBody = z.infer<typeof createApiTokenBodySchema>;
 
@@ -64,7 +67,10 @@ export const importPlanBodySchema = z.strictObject({
   /** The HAR's JSON text, or the Artillery YAML. */
   content: z.string().min(1, "is empty: send the HAR's JSON text or the Artillery script's YAML"),
   /** Artillery payload files (config.payload.path, or its base name) → their CSV text. */
-  files: z.record(z.string().min(1).max(200), z.string()).refine((f) => Object.keys(f).length <= 20, "at most 20 files").optional(),
+  files: z
+    .record(z.string().min(1).max(200), z.string())
+    .refine((f) => Object.keys(f).length <= 20, "at most 20 files")
+    .optional(),
   /** Point the plan at this server instead of the recorded one (its origin; its path when it has one). */
   targetUrl: z.url({ protocol: /^(wss?|https?)$/, error: "must be an absolute ws://, wss://, http:// or https:// URL" }).optional(),
 });
@@ -79,13 +85,11 @@ export const importPlanResponseSchema = z.object({
 export type ImportPlanResponse = z.infer<typeof importPlanResponseSchema>;
 
 /** POST /api/v1/runs: an inline plan, or the id of a saved plan (its latest version runs). */
-export const startRunBodySchema = z
-  .strictObject({ plan: planSchema.optional(), planId: z.string().min(1).optional() })
-  .superRefine((body, ctx) => {
-    if ((body.plan === undefined) === (body.planId === undefined)) {
-      ctx.addIssue({ code: "custom", path: ["plan"], message: 'send exactly one of "plan" (a plan document) or "planId" (a saved plan\'s id)' });
-    }
-  });
+export const startRunBodySchema = z.strictObject({ plan: planSchema.optional(), planId: z.string().min(1).optional() }).superRefine((body, ctx) => {
+  if ((body.plan === undefined) === (body.planId === undefined)) {
+    ctx.addIssue({ code: "custom", path: ["plan"], message: 'send exactly one of "plan" (a plan document) or "planId" (a saved plan\'s id)' });
+  }
+});
 export type StartRunBody = z.infer<typeof startRunBodySchema>;
 
 /**
@@ -103,7 +107,8 @@ const pageFields = {
   cursor: z.string().min(1).max(100).optional(),
 };
 const cursorOrOffset = (q: { offset: number; cursor?: string }, ctx: z.RefinementCtx) => {
-  if (q.cursor !== undefined && q.offset !== 0) ctx.addIssue({ code: "custom", path: ["offset"], message: "send cursor (the previous page's next) or offset, not both" });
+  if (q.cursor !== undefined && q.offset !== 0)
+    ctx.addIssue({ code: "custom", path: ["offset"], message: "send cursor (the previous page's next) or offset, not both" });
 };
 
 /** GET /api/v1/runs query: paging, and the filters of run-meta.ts (status, plan, search, tag, dates). */

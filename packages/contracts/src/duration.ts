@@ -12,10 +12,7 @@ export const MAX_DURATION_FIX = `must be at most 7 days (168h, ${MAX_DURATION_MS
 
 /** A duration written as "500ms", "10s", "2m", "1h", or a number of milliseconds; at most MAX_DURATION_MS. */
 export const durationSchema = z
-  .union([
-    z.number().int().nonnegative(),
-    z.string().regex(DURATION_RE, { message: 'use a number of milliseconds or a string like "500ms", "10s", "2m"' }),
-  ])
+  .union([z.number().int().nonnegative(), z.string().regex(DURATION_RE, { message: 'use a number of milliseconds or a string like "500ms", "10s", "2m"' })])
   // zod runs refinements on values the union already refused: only judge what parses.
   .refine((d) => (typeof d === "number" || DURATION_RE.test(d) ? durationMs(d) <= MAX_DURATION_MS : true), MAX_DURATION_FIX);
 export type Duration = z.infer<typeof durationSchema>;

@@ -22,11 +22,7 @@ export function portSchema(fallback: number) {
  * the fix, then exits 1. Empty strings mean "unset", so `HUB_PORT= npm start` takes the default.
  * Values of `isSecret` variables (tokens, URLs that may hold passwords) are named, never printed.
  */
-export function loadEnvOrExit<S extends z.ZodType>(
-  schema: S,
-  source: NodeJS.ProcessEnv,
-  isSecret: (name: string) => boolean = () => false,
-): z.output<S> {
+export function loadEnvOrExit<S extends z.ZodType>(schema: S, source: NodeJS.ProcessEnv, isSecret: (name: string) => boolean = () => false): z.output<S> {
   const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== ""));
   const result = schema.safeParse(cleaned);
   if (result.success) return result.data;

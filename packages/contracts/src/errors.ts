@@ -13,18 +13,35 @@ export const API_ERROR_CODES = {
   forbidden: { status: 403, description: "the API token lacks the scope (`read` or `run`), or the signed-in member's role is too low" },
   target_refused: {
     status: 403,
-    description: "the plan's target (or a URL its flow calls) is outside what this server may load: not on the allowlist, or not public in hosted mode; `issues` names the field",
+    description:
+      "the plan's target (or a URL its flow calls) is outside what this server may load: not on the allowlist, or not public in hosted mode; `issues` names the field",
   },
-  target_unverified: { status: 403, description: "hosted mode: the target's host is not a verified target of the organization, or its ownership proof is gone; the message says how to prove it" },
-  quota_exceeded: { status: 403, description: "the plan (with the runs already going) exceeds the organization's or owner's quotas; the message names each limit" },
+  target_unverified: {
+    status: 403,
+    description:
+      "hosted mode: the target's host is not a verified target of the organization, or its ownership proof is gone; the message says how to prove it",
+  },
+  quota_exceeded: {
+    status: 403,
+    description: "the plan (with the runs already going) exceeds the organization's or owner's quotas; the message names each limit",
+  },
   not_found: { status: 404, description: "it does not exist in your organization" },
-  conflict: { status: 409, description: "the current state forbids it (the run has already ended; the agent is busy or connected); the message says what to do" },
+  conflict: {
+    status: 409,
+    description: "the current state forbids it (the run has already ended; the agent is busy or connected); the message says what to do",
+  },
   not_enough_agents: { status: 409, description: "the plan asks for more agents than its pool has connected; the message names the pool and the fix" },
-  payload_too_large: { status: 413, description: "the body is larger than the server's limit (`VOLLEY_MAX_BODY_BYTES`, 1 MiB by default); the message names it" },
+  payload_too_large: {
+    status: 413,
+    description: "the body is larger than the server's limit (`VOLLEY_MAX_BODY_BYTES`, 1 MiB by default); the message names it",
+  },
   rate_limited: { status: 429, description: "too many requests for this credential (or failed sign-ins for an account); `Retry-After` says when to try again" },
   misconfigured: { status: 500, description: "a server variable is missing or wrong; the message names it and how to fix it" },
   internal: { status: 500, description: "an unexpected error; it has been logged with the request id" },
-  unavailable: { status: 503, description: "a backing service (PostgreSQL, Redis, or the agent package build) is unreachable or not answering; the message names it" },
+  unavailable: {
+    status: 503,
+    description: "a backing service (PostgreSQL, Redis, or the agent package build) is unreachable or not answering; the message names it",
+  },
 } as const satisfies Record<string, { status: number; description: string }>;
 
 export type ApiErrorCode = keyof typeof API_ERROR_CODES;

@@ -36,7 +36,10 @@ type Getter = (ctx: TemplateContext) => unknown;
 
 const hex = (bytes: number): string => {
   let s = "";
-  for (let i = 0; i < bytes; i++) s += Math.floor(Math.random() * 256).toString(16).padStart(2, "0");
+  for (let i = 0; i < bytes; i++)
+    s += Math.floor(Math.random() * 256)
+      .toString(16)
+      .padStart(2, "0");
   return s;
 };
 
@@ -70,10 +73,13 @@ export function templateNames(text: string): { names: string[]; problems: string
   for (const m of text.matchAll(HOLE)) {
     const name = m[1]!;
     if (NAME.test(name)) names.push(name);
-    else problems.push(`unknown variable {{ ${name} }}: use conn.index, conn.room, msg.id, msg.seq, data.<column>, vars.<capture>, random.int, random.uuid, random.hex or time.ms`);
+    else
+      problems.push(
+        `unknown variable {{ ${name} }}: use conn.index, conn.room, msg.id, msg.seq, data.<column>, vars.<capture>, random.int, random.uuid, random.hex or time.ms`,
+      );
   }
   const stray = text.replace(HOLE, "");
-  if (stray.includes("{{") || stray.includes("}}")) problems.push('unbalanced braces: write a variable as {{ name }}, like {{ msg.id }}');
+  if (stray.includes("{{") || stray.includes("}}")) problems.push("unbalanced braces: write a variable as {{ name }}, like {{ msg.id }}");
   return { names, problems };
 }
 

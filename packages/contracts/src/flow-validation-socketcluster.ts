@@ -20,8 +20,10 @@ export function checkSocketclusterFlow(flow: Flow, issue: (path: Path, message: 
     const event = m.event;
     if (event === undefined || !event.startsWith("#")) return;
     if (event === SOCKETCLUSTER_SUBSCRIBE) {
-      if (!inSetup) return issue([...at, "event"], "subscribe once per connection in a setup step: send: { event: \"#subscribe\", json: { channel: \"…\" }, ack: true }");
-      if (!isObject(m.json) || typeof m.json.channel !== "string") issue([...at, "json"], '#subscribe names its channel: json: { channel: "room-{{ conn.index }}" }');
+      if (!inSetup)
+        return issue([...at, "event"], 'subscribe once per connection in a setup step: send: { event: "#subscribe", json: { channel: "…" }, ack: true }');
+      if (!isObject(m.json) || typeof m.json.channel !== "string")
+        issue([...at, "json"], '#subscribe names its channel: json: { channel: "room-{{ conn.index }}" }');
       if (!m.ack) issue([...at, "ack"], "set ack: true: the connection is in the channel only once the server confirms the subscription");
       return;
     }
@@ -31,7 +33,10 @@ export function checkSocketclusterFlow(flow: Flow, issue: (path: Path, message: 
       }
       return;
     }
-    issue([...at, "event"], `"${event}" is reserved by SocketCluster (# names are its protocol's): channels are #subscribe and #publish; other events have no #`);
+    issue(
+      [...at, "event"],
+      `"${event}" is reserved by SocketCluster (# names are its protocol's): channels are #subscribe and #publish; other events have no #`,
+    );
   };
   const incoming = (event: string | undefined, at: Path) => {
     if (event === undefined || !event.startsWith("#") || event === SOCKETCLUSTER_PUBLISH) return;

@@ -45,8 +45,16 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
   // The target policy checks every host a run reaches before it runs: a host made by a template could be anything.
   for (const { field, url } of flowAbsoluteUrls({ target: plan.target, flow })) {
     if (literalHost(url) === null) {
-      const path = field.replace(/^plan\./, "").split(".").map((p) => (/^\d+$/.test(p) ? Number(p) : p));
-      ctx.addIssue({ code: "custom", path, message: "the URL's host must be written out (templates may follow it, in the path and query): the target policy checks every host before the run; or use a URL relative to target.url" });
+      const path = field
+        .replace(/^plan\./, "")
+        .split(".")
+        .map((p) => (/^\d+$/.test(p) ? Number(p) : p));
+      ctx.addIssue({
+        code: "custom",
+        path,
+        message:
+          "the URL's host must be written out (templates may follow it, in the path and query): the target policy checks every host before the run; or use a URL relative to target.url",
+      });
     }
   }
   const protocol = plan.target.protocol;
@@ -58,7 +66,8 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
       const at = [...path, ...s.path];
       for (const p of problems) issue(at, p);
       for (const n of names) {
-        if (n.startsWith("msg.") && !allowMsg) issue(at, `{{ ${n} }} only exists in flow.messages (a message's id and counter); use conn.index or a capture here`);
+        if (n.startsWith("msg.") && !allowMsg)
+          issue(at, `{{ ${n} }} only exists in flow.messages (a message's id and counter); use conn.index or a capture here`);
         if (n.startsWith("vars.") && !made.has(n.slice(5))) {
           issue(at, `{{ ${n} }} is not captured before this point: add capture: { ${n.slice(5)}: "$.…" } to an earlier setup step`);
         }
@@ -80,7 +89,8 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
     if (value === undefined) return;
     if (value.includes("{{")) {
       // An incoming destination is subscribed when the connection opens: no msg.*, and only where the driver subscribes by name.
-      if (incoming && protocol !== "stomp") issue(path, `only STOMP destinations may be templates where messages arrive (this target is ${protocol}): name the event as the server sends it`);
+      if (incoming && protocol !== "stomp")
+        issue(path, `only STOMP destinations may be templates where messages arrive (this target is ${protocol}): name the event as the server sends it`);
       templates(value, path, !incoming && path[0] === "messages");
     }
     if (incoming && protocol === "sse") return;
@@ -92,13 +102,19 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
     if (protocol === "socketio") {
       const v2 = (plan.target.socketio?.version ?? 4) === 2;
       const reserved = v2 ? SOCKETIO_V2_RESERVED : SOCKETIO_RESERVED;
-      if (reserved.has(value)) issue(path, `"${value}" is reserved by the Socket.IO ${v2 ? "2" : "3/4"} client and never reaches the server: rename the server's event (like "${value}-msg")`);
+      if (reserved.has(value))
+        issue(
+          path,
+          `"${value}" is reserved by the Socket.IO ${v2 ? "2" : "3/4"} client and never reaches the server: rename the server's event (like "${value}-msg")`,
+        );
     }
   };
   const body = (step: { json?: unknown; text?: string; args?: unknown[]; headers?: unknown }, path: Path) => {
     if (step.json !== undefined && step.text !== undefined) issue([...path, "text"], "give json or text, not both");
-    if (step.args !== undefined && protocol !== "socketio") issue([...path, "args"], `only Socket.IO events take several arguments (this target is ${protocol}): put them in json`);
-    if (step.headers !== undefined && protocol !== "stomp") issue([...path, "headers"], `frame headers are for STOMP (this target is ${protocol}); HTTP headers go in a request`);
+    if (step.args !== undefined && protocol !== "socketio")
+      issue([...path, "args"], `only Socket.IO events take several arguments (this target is ${protocol}): put them in json`);
+    if (step.headers !== undefined && protocol !== "stomp")
+      issue([...path, "headers"], `frame headers are for STOMP (this target is ${protocol}); HTTP headers go in a request`);
   };
 
   let connected = false;
@@ -114,8 +130,13 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
       if (connected) issue(at, "a connection connects once: remove the second connect step");
       connected = true;
       templates({ headers: step.connect.headers, query: step.connect.query, auth: step.connect.auth }, [...at, "connect"], false);
-      if (step.connect.auth !== undefined && protocol !== "socketio") issue([...at, "connect", "auth"], `auth is Socket.IO's handshake payload (this target is ${protocol}): use headers or query`);
-      else if (step.connect.auth !== undefined && plan.target.socketio?.version === 2) issue([...at, "connect", "auth"], "Socket.IO 2 has no handshake auth payload: send the token in query (like query: { token: \"{{ vars.token }}\" }) or a header");
+      if (step.connect.auth !== undefined && protocol !== "socketio")
+        issue([...at, "connect", "auth"], `auth is Socket.IO's handshake payload (this target is ${protocol}): use headers or query`);
+      else if (step.connect.auth !== undefined && plan.target.socketio?.version === 2)
+        issue(
+          [...at, "connect", "auth"],
+          'Socket.IO 2 has no handshake auth payload: send the token in query (like query: { token: "{{ vars.token }}" }) or a header',
+        );
     } else if ("send" in step || "waitFor" in step) {
       // Steps on the connection before an explicit connect step would have nothing to use.
       if (!connected && flow.setup.some((s) => "connect" in s)) issue(at, `${kind} needs the connection: move it after the connect step`);
@@ -124,8 +145,10 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
         event(step.send.event, [...at, "send", "event"]);
         body(step.send, [...at, "send"]);
         templates({ json: step.send.json, text: step.send.text, args: step.send.args, headers: step.send.headers }, [...at, "send"], false);
-        if (step.send.ack && !ACK_PROTOCOLS.includes(protocol)) issue([...at, "send", "ack"], `only Socket.IO and SocketCluster acknowledge (this target is ${protocol}): use a waitFor step`);
-        if (step.send.capture && !step.send.ack) issue([...at, "send", "capture"], "a send captures from its acknowledgement: set ack: true, or capture in a waitFor step");
+        if (step.send.ack && !ACK_PROTOCOLS.includes(protocol))
+          issue([...at, "send", "ack"], `only Socket.IO and SocketCluster acknowledge (this target is ${protocol}): use a waitFor step`);
+        if (step.send.capture && !step.send.ack)
+          issue([...at, "send", "capture"], "a send captures from its acknowledgement: set ack: true, or capture in a waitFor step");
         paths(step.send.capture, [...at, "send", "capture"]);
         addCaptures(step.send.capture, made);
       } else {
@@ -154,12 +177,16 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
     body(m, at);
     templates({ json: m.json, text: m.text, args: m.args, headers: m.headers }, at, true);
     const needsRequest = REQUEST_PROTOCOLS.includes(protocol);
-    if (needsRequest && !m.request) issue([...at, "request"], `on ${protocol} a message is an HTTP request: add request: { method: POST, url: "/publish", json: {…} }`);
-    if (!needsRequest && m.request) issue([...at, "request"], `only SSE, polling and HTTP targets publish by request (this target is ${protocol}): remove request and use json or text`);
+    if (needsRequest && !m.request)
+      issue([...at, "request"], `on ${protocol} a message is an HTTP request: add request: { method: POST, url: "/publish", json: {…} }`);
+    if (!needsRequest && m.request)
+      issue([...at, "request"], `only SSE, polling and HTTP targets publish by request (this target is ${protocol}): remove request and use json or text`);
     if (m.request) templates({ url: m.request.url, headers: m.request.headers, json: m.request.json, body: m.request.body }, [...at, "request"], true);
     if (m.reply === false) return;
-    if (m.reply.ack && !ACK_PROTOCOLS.includes(protocol)) issue([...at, "reply", "ack"], `only Socket.IO and SocketCluster acknowledge (this target is ${protocol}): match the reply by event and path`);
-    if (m.reply.ack && (m.reply.event !== undefined || m.reply.match !== undefined)) issue([...at, "reply"], "an acknowledgement is the reply: remove event and match, or ack");
+    if (m.reply.ack && !ACK_PROTOCOLS.includes(protocol))
+      issue([...at, "reply", "ack"], `only Socket.IO and SocketCluster acknowledge (this target is ${protocol}): match the reply by event and path`);
+    if (m.reply.ack && (m.reply.event !== undefined || m.reply.match !== undefined))
+      issue([...at, "reply"], "an acknowledgement is the reply: remove event and match, or ack");
     event(m.reply.event, [...at, "reply", "event"], true);
     if (m.reply.match) {
       checkPath(m.reply.match.path, [...at, "reply", "match", "path"], issue);
@@ -167,7 +194,10 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
     }
     const byId = m.reply.match?.equals?.includes("msg.id") ?? false;
     if ((plan.scenarioKind === "broadcast" || plan.scenarioKind === "groups") && !byId) {
-      issue([...at, "reply", "match"], `a ${plan.scenarioKind} delivery is matched on every receiver by the message's id: put "{{ msg.id }}" in the message and match: { path: "$.<that field>", equals: "{{ msg.id }}" }`);
+      issue(
+        [...at, "reply", "match"],
+        `a ${plan.scenarioKind} delivery is matched on every receiver by the message's id: put "{{ msg.id }}" in the message and match: { path: "$.<that field>", equals: "{{ msg.id }}" }`,
+      );
     }
   }
 }
@@ -185,7 +215,7 @@ function dataColumns(flow: Flow, plan: FlowPlanView, issue: (path: Path, message
   const data = flow.data;
   if (!data) return undefined;
   if ((data.rows === undefined) === (data.csv === undefined)) {
-    issue(["data"], "give the rows one way: data: { rows: [{ user: a }] } or data: { csv: \"user\\na\" }");
+    issue(["data"], 'give the rows one way: data: { rows: [{ user: a }] } or data: { csv: "user\\na" }');
     return undefined;
   }
   let rows: Record<string, unknown>[];

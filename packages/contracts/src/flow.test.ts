@@ -14,7 +14,13 @@ const chat: PlanInput = {
       { send: { event: "join", json: { room: "lobby" } } },
       { waitFor: { event: "joined", capture: { members: "$.members" } } },
     ],
-    messages: [{ event: "chat", json: { room: "lobby", text: "hi {{ msg.seq }}", clientMsgId: "{{ msg.id }}" }, reply: { event: "message", match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } } }],
+    messages: [
+      {
+        event: "chat",
+        json: { room: "lobby", text: "hi {{ msg.seq }}", clientMsgId: "{{ msg.id }}" },
+        reply: { event: "message", match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } },
+      },
+    ],
   },
 };
 
@@ -22,7 +28,7 @@ function problems(plan: PlanInput): string[] {
   const r = planSchema.safeParse(plan);
   return r.success ? [] : r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
 }
-const withFlow = (flow: object, extra: object = {}): PlanInput => ({ ...chat, ...extra, flow: { ...chat.flow, ...flow } } as PlanInput);
+const withFlow = (flow: object, extra: object = {}): PlanInput => ({ ...chat, ...extra, flow: { ...chat.flow, ...flow } }) as PlanInput;
 
 describe("plan flow validation", () => {
   it("accepts a real chat app's flow", () => {
@@ -67,19 +73,26 @@ describe("plan flow validation", () => {
   });
 
   it("checks data rows, columns and JSON paths", () => {
-    const p = problems(withFlow({ data: { csv: "name\nann" }, messages: [{ event: "chat", json: { u: "{{ data.user }}" }, reply: { event: "m", match: { path: "$..id" } } }] }));
+    const p = problems(
+      withFlow({ data: { csv: "name\nann" }, messages: [{ event: "chat", json: { u: "{{ data.user }}" }, reply: { event: "m", match: { path: "$..id" } } }] }),
+    );
     expect(p).toContainEqual("flow.data: has 1 rows for 2 connections: add rows, or set reuse: true to let connections share them");
     expect(p).toContainEqual(expect.stringMatching(/^flow\.setup\.0\.request\.json\.user: flow\.data has no column "user"/));
     expect(p).toContainEqual(expect.stringMatching(/^flow\.messages\.0\.reply\.match\.path: cannot read "\.\.id"/));
   });
 
   it("refuses a request URL whose host is a template, which no target policy could check", () => {
-    const setup = [{ request: { method: "POST", url: "http://{{ data.user }}.example.com/login", capture: { token: "$.token" } } }, ...chat.flow!.setup!.slice(1)];
+    const setup = [
+      { request: { method: "POST", url: "http://{{ data.user }}.example.com/login", capture: { token: "$.token" } } },
+      ...chat.flow!.setup!.slice(1),
+    ];
     const p = problems(withFlow({ setup }));
     expect(p).toContainEqual(expect.stringMatching(/^flow\.setup\.0\.request\.url: the URL's host must be written out/));
     expect(literalHost("https://auth.example.com:8443/login?u={{ data.user }}")).toBe("auth.example.com");
     const literal = [{ request: { method: "POST", url: "https://auth.example.com/login", capture: { token: "$.token" } } }, ...chat.flow!.setup!.slice(1)];
-    expect(flowAbsoluteUrls(planSchema.parse(withFlow({ setup: literal })))).toEqual([{ field: "plan.flow.setup.0.request.url", url: "https://auth.example.com/login" }]);
+    expect(flowAbsoluteUrls(planSchema.parse(withFlow({ setup: literal })))).toEqual([
+      { field: "plan.flow.setup.0.request.url", url: "https://auth.example.com/login" },
+    ]);
   });
 
   it("needs a request to publish on SSE; a reply's event is the SSE event type", () => {
@@ -93,11 +106,20 @@ describe("plan flow validation", () => {
 });
 
 describe("SocketCluster flows", () => {
-  const sc = { target: { url: "ws://127.0.0.1:9013/socketcluster/", protocol: "socketcluster" }, scenario: { kind: "broadcast", room: "lobby", duration: "2s", message: { rate: 1 } } };
-  const publish = { event: "#publish", json: { channel: "{{ conn.room }}", data: { id: "{{ msg.id }}" } }, reply: { event: "#publish", match: { path: "$.data.id", equals: "{{ msg.id }}" } } };
+  const sc = {
+    target: { url: "ws://127.0.0.1:9013/socketcluster/", protocol: "socketcluster" },
+    scenario: { kind: "broadcast", room: "lobby", duration: "2s", message: { rate: 1 } },
+  };
+  const publish = {
+    event: "#publish",
+    json: { channel: "{{ conn.room }}", data: { id: "{{ msg.id }}" } },
+    reply: { event: "#publish", match: { path: "$.data.id", equals: "{{ msg.id }}" } },
+  };
 
   it("accepts channels by SocketCluster's own names: #subscribe with ack in setup, #publish { channel, data }", () => {
-    expect(problems(withFlow({ setup: [{ send: { event: "#subscribe", json: { channel: "{{ conn.room }}" }, ack: true } }], messages: [publish] }, sc))).toEqual([]);
+    expect(
+      problems(withFlow({ setup: [{ send: { event: "#subscribe", json: { channel: "{{ conn.room }}" }, ack: true } }], messages: [publish] }, sc)),
+    ).toEqual([]);
   });
 
   it("refuses a #subscribe that cannot be confirmed or names no channel, a malformed #publish, and other # names", () => {
@@ -105,7 +127,11 @@ describe("SocketCluster flows", () => {
       withFlow(
         {
           setup: [{ send: { event: "#subscribe", json: { room: "lobby" } } }, { waitFor: { event: "#subscribe" } }],
-          messages: [{ ...publish, json: { channel: "lobby" } }, { ...publish, event: "#authenticate" }, { ...publish, event: "#subscribe" }],
+          messages: [
+            { ...publish, json: { channel: "lobby" } },
+            { ...publish, event: "#authenticate" },
+            { ...publish, event: "#subscribe" },
+          ],
         },
         sc,
       ),
@@ -125,7 +151,12 @@ describe("STOMP flows", () => {
   it("needs the destinations a SEND goes to and a reply or wait arrives on", () => {
     const ok = { event: "/topic/chat", json: { id: "{{ msg.id }}" }, reply: { event: "/topic/chat", match: { path: "$.id", equals: "{{ msg.id }}" } } };
     expect(problems(withFlow({ setup: [], messages: [ok] }, stomp))).toEqual([]);
-    const p = problems(withFlow({ setup: [{ send: { json: {} } }, { waitFor: { match: { path: "$.ok" } } }], messages: [{ json: {}, reply: { match: { path: "$.id" } } }] }, stomp));
+    const p = problems(
+      withFlow(
+        { setup: [{ send: { json: {} } }, { waitFor: { match: { path: "$.ok" } } }], messages: [{ json: {}, reply: { match: { path: "$.id" } } }] },
+        stomp,
+      ),
+    );
     expect(p).toContainEqual(expect.stringMatching(/^flow\.setup\.0\.send\.event: on STOMP a SEND needs its destination/));
     expect(p).toContainEqual(expect.stringMatching(/^flow\.setup\.1\.waitFor\.event: on STOMP a message arrives on a subscription/));
     expect(p).toContainEqual(expect.stringMatching(/^flow\.messages\.0\.event: on STOMP a SEND needs its destination/));

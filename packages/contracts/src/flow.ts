@@ -24,7 +24,6 @@ const name = z.string().regex(/^[A-Za-z0-9_-]{1,60}$/, "use 1 to 60 letters, dig
 const text = (max = MAX_SECRET_LENGTH) => z.string().max(max, `must be at most ${max} characters`);
 const headers = z.record(z.string().max(MAX_NAME_LENGTH), text()).refine((h) => Object.keys(h).length <= 50, "at most 50 headers");
 
-
 /** Where a captured value comes from: a JSON path into the body (the short form), a header or a cookie. */
 export const captureSourceSchema = z.union(
   [
@@ -146,7 +145,10 @@ export type FlowMessage = z.output<typeof flowMessageSchema>;
 
 export const flowDataSchema = z.strictObject({
   /** Rows as objects: `[{ user: alice, password: x }, …]`. */
-  rows: z.array(z.record(z.string().max(MAX_NAME_LENGTH), z.union([z.string().max(MAX_SECRET_LENGTH), z.number(), z.boolean()]))).max(100_000).optional(),
+  rows: z
+    .array(z.record(z.string().max(MAX_NAME_LENGTH), z.union([z.string().max(MAX_SECRET_LENGTH), z.number(), z.boolean()])))
+    .max(100_000)
+    .optional(),
   /** Or CSV text with a header line. */
   csv: text(MAX_HTTP_BODY_LENGTH * 2).optional(),
   /** Let connections share rows (row = connection index modulo rows); without it each connection needs its own row. */

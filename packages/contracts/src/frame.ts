@@ -165,7 +165,10 @@ export const intervalFrameSchema = z.object({
    * `errors.<class>`): what the error said (close code and reason, HTTP status, the server's text),
    * at most ERROR_SAMPLES_PER_CLASS distinct ones per class per shard.
    */
-  samples: z.array(z.object({ event: z.string().max(200), data: z.string().max(600), kind: z.enum(["unmatched", "error"]).optional() })).max(100).optional(),
+  samples: z
+    .array(z.object({ event: z.string().max(200), data: z.string().max(600), kind: z.enum(["unmatched", "error"]).optional() }))
+    .max(100)
+    .optional(),
   /** connections.stages: the stage (0-based) the interval starts in. */
   stage: z.number().int().nonnegative().optional(),
   /** sweep: the step whose hold the interval belongs to (gap, warm-up and ramp intervals have none; warm-up ones are `warmup`). */

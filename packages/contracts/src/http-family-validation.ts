@@ -20,7 +20,8 @@ export function validateHttpFamily(target: Target, flow: Flow | undefined, ctx: 
     const issue = (message: string) => ctx.addIssue({ code: "custom", path: ["flow", "setup", i], message });
     if ("send" in step) issue(`on ${protocol} nothing is sent on the connection: use a request step ({ request: { method: POST, url: "/…", json: {…} } })`);
     if (protocol === "http" && "waitFor" in step) issue("an HTTP target pushes nothing to wait for: capture from a request step's response instead");
-    if (protocol === "http" && "connect" in step) issue("an HTTP flow opens no connection (each connection is a virtual user): put headers on the requests, or in target.headers");
+    if (protocol === "http" && "connect" in step)
+      issue("an HTTP flow opens no connection (each connection is a virtual user): put headers on the requests, or in target.headers");
   });
 }
 
@@ -36,12 +37,18 @@ export function validatePoll(target: Target, flow: Flow | undefined, ctx: z.Refi
   const issue = (path: (string | number)[], message: string) => ctx.addIssue({ code: "custom", path: [...at, ...path], message });
   if (!poll) {
     if (flow && POLLING.has(target.protocol)) {
-      issue([], `a flow on ${target.protocol} polls the application's own route: add target.polling.poll: { url: "/poll?session={{ vars.session }}", items: "$.messages" }`);
+      issue(
+        [],
+        `a flow on ${target.protocol} polls the application's own route: add target.polling.poll: { url: "/poll?session={{ vars.session }}", items: "$.messages" }`,
+      );
     }
     return;
   }
   if (!flow) {
-    issue([], "a poll request belongs to a flow (it delivers the flow's messages): add flow: { messages: [...] }, or remove poll to use Volley's reference polling routes");
+    issue(
+      [],
+      "a poll request belongs to a flow (it delivers the flow's messages): add flow: { messages: [...] }, or remove poll to use Volley's reference polling routes",
+    );
     return;
   }
   const made = capturedBeforeConnect(flow);
@@ -54,7 +61,10 @@ export function validatePoll(target: Target, flow: Flow | undefined, ctx: z.Refi
     for (const n of names) {
       if (n.startsWith("msg.")) issue(s.path, `{{ ${n} }} only exists in flow.messages: a poll belongs to no message (use conn.index or a capture)`);
       if (n.startsWith("vars.") && !made.has(n.slice(5))) {
-        issue(s.path, `{{ ${n} }} is not captured before the connection opens: capture it in a setup request before the connect (capture: { ${n.slice(5)}: "$.…" }) or in poll.capture`);
+        issue(
+          s.path,
+          `{{ ${n} }} is not captured before the connection opens: capture it in a setup request before the connect (capture: { ${n.slice(5)}: "$.…" }) or in poll.capture`,
+        );
       }
       if (n.startsWith("data.") && !columns.has(n.slice(5))) issue(s.path, `{{ ${n} }} needs a flow.data column "${n.slice(5)}": add it to the rows`);
     }

@@ -28,7 +28,10 @@ describe("http-rps loop, thinkTime and requests", () => {
 
   it("an exact count the open loop cannot send within duration names the duration it needs", () => {
     expect(issues(base({ requests: 5000, message: { rate: 100, arrival: "constant" } }))).toEqual([
-      { path: "scenario.requests", message: "at 100 requests/s, 5,000 requests need about 50s of sending but duration is 10s: set duration: 50s or more, or raise message.rate" },
+      {
+        path: "scenario.requests",
+        message: "at 100 requests/s, 5,000 requests need about 50s of sending but duration is 10s: set duration: 50s or more, or raise message.rate",
+      },
     ]);
     // Poisson leaves a tenth more and a second: 1,000 at 100/s need 12 s.
     expect(issues(base({ requests: 1000 }))[0]).toMatchObject({ path: "scenario.requests", message: expect.stringContaining("set duration: 12s or more") });
@@ -40,8 +43,14 @@ describe("http-rps loop, thinkTime and requests", () => {
   it("refuses what the engine cannot honour, naming the field and the fix", () => {
     expect(issues(base({ thinkTime: "1s" }))).toEqual([{ path: "scenario.thinkTime", message: expect.stringMatching(/set loop: closed/) }]);
     expect(issues(base({ loop: "closed" }, { sweep: { step: 10 } }))).toContainEqual({ path: "scenario.loop", message: expect.stringMatching(/remove sweep/) });
-    expect(issues(base({ requests: 10 }, { sweep: { step: 10 } }))).toContainEqual({ path: "scenario.requests", message: expect.stringMatching(/remove requests/) });
-    expect(issues(base({ loop: "closed" }, { connections: { count: 10, stages: [{ duration: "5s", target: 10 }] } }))).toContainEqual({ path: "scenario.loop", message: expect.stringMatching(/remove connections.stages/) });
+    expect(issues(base({ requests: 10 }, { sweep: { step: 10 } }))).toContainEqual({
+      path: "scenario.requests",
+      message: expect.stringMatching(/remove requests/),
+    });
+    expect(issues(base({ loop: "closed" }, { connections: { count: 10, stages: [{ duration: "5s", target: 10 }] } }))).toContainEqual({
+      path: "scenario.loop",
+      message: expect.stringMatching(/remove connections.stages/),
+    });
     expect(issues(base({ loop: "sometimes" }))[0]?.path).toBe("scenario.loop");
   });
 
@@ -58,6 +67,9 @@ describe("http-rps loop, thinkTime and requests", () => {
     const shares = shards.map((p) => (p.scenario.kind === "http-rps" ? p.scenario.requests : undefined));
     // Connections split 5 / 3 / 2 for weights 3:2:1, and the requests with them.
     expect(shares).toEqual([501, 300, 200]);
-    expect(issues(base({ requests: 2 }, { agents: { count: 3 } }))).toContainEqual({ path: "scenario.requests", message: "is split across the 3 agents: send at least one per agent (requests: 3), or lower agents.count" });
+    expect(issues(base({ requests: 2 }, { agents: { count: 3 } }))).toContainEqual({
+      path: "scenario.requests",
+      message: "is split across the 3 agents: send at least one per agent (requests: 3), or lower agents.count",
+    });
   });
 });

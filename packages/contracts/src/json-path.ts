@@ -16,7 +16,10 @@ export function parseJsonPath(path: string): { ok: true; steps: (string | number
   while (rest.length > 0) {
     const m = STEP.exec(rest);
     if (!m) {
-      return { ok: false, message: `cannot read "${rest}" in the JSON path ${path}: use .field, ['key'] or [index] steps (no wildcards, filters or ..), like $.data.items[0].id` };
+      return {
+        ok: false,
+        message: `cannot read "${rest}" in the JSON path ${path}: use .field, ['key'] or [index] steps (no wildcards, filters or ..), like $.data.items[0].id`,
+      };
     }
     if (m[1] !== undefined) steps.push(m[1]);
     else if (m[2] !== undefined) steps.push(Number(m[2]));

@@ -12,4 +12,6 @@ const isJson = (v: unknown, depth = 0): boolean => {
  * A JSON value whose strings may hold {{ variables }}. Not z.json(): its recursive schema sends the
  * OpenAPI and JSON Schema generators into endless recursion; here it is any value, checked as JSON.
  */
-export const jsonTemplate = z.unknown().refine((v) => v === undefined || isJson(v), "must be a JSON value (object, array, string, number, true/false or null), at most 32 levels deep");
+export const jsonTemplate = z
+  .unknown()
+  .refine((v) => v === undefined || isJson(v), "must be a JSON value (object, array, string, number, true/false or null), at most 32 levels deep");

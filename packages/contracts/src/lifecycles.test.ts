@@ -25,7 +25,8 @@ describe("run lifecycle", () => {
   it("covers every status; only a restatement moves between final statuses, and only between passed and failed", () => {
     expect(Object.keys(RUN_LIFECYCLE).sort()).toEqual([...runStatusSchema.options].sort());
     for (const from of FINAL_RUN_STATUSES)
-      for (const to of runStatusSchema.options) expect(canMoveRun(from, to)).toBe((from === "passed" && to === "failed") || (from === "failed" && to === "passed"));
+      for (const to of runStatusSchema.options)
+        expect(canMoveRun(from, to)).toBe((from === "passed" && to === "failed") || (from === "failed" && to === "passed"));
   });
 
   it("starts only from queued and ends a verdict only from running", () => {

@@ -27,8 +27,13 @@ export const putMetricsExportBodySchema = z.strictObject({
     .refine((l) => Object.keys(l).length <= 10, "at most 10 extra labels")
     .superRefine((l, ctx) => {
       for (const k of Object.keys(l)) {
-        if (k.startsWith("__") || RESERVED_LABELS.includes(k)) ctx.addIssue({ code: "custom", message: `"${k}" is set by Volley (run_id, run_name, plan_id, org, quantile, job, instance and names starting with __): pick another name` });
-        else if (!/^[a-zA-Z_][a-zA-Z0-9_]{0,63}$/.test(k)) ctx.addIssue({ code: "custom", message: `"${k}" is no Prometheus label name: use letters, digits and _ (at most 64), not starting with a digit` });
+        if (k.startsWith("__") || RESERVED_LABELS.includes(k))
+          ctx.addIssue({
+            code: "custom",
+            message: `"${k}" is set by Volley (run_id, run_name, plan_id, org, quantile, job, instance and names starting with __): pick another name`,
+          });
+        else if (!/^[a-zA-Z_][a-zA-Z0-9_]{0,63}$/.test(k))
+          ctx.addIssue({ code: "custom", message: `"${k}" is no Prometheus label name: use letters, digits and _ (at most 64), not starting with a digit` });
       }
     })
     .default({}),
@@ -77,13 +82,37 @@ export const RUN_SERIES: readonly RunSeries[] = [
   { name: "volley_run_lost_per_second", help: "Messages whose reply did not come within the message timeout", value: (p) => p.lost },
   { name: "volley_run_disconnects_per_second", help: "Connections closed in the second", value: (p) => p.disconnects },
   { name: "volley_run_connect_failed_per_second", help: "Connection attempts that failed in the second", value: (p) => p.connectFailed },
-  { name: "volley_run_latency_seconds", help: "Message latency from intended send time, merged across agents", labels: { quantile: "0.5" }, value: (p) => seconds(p.p50) },
-  { name: "volley_run_latency_seconds", help: "Message latency from intended send time, merged across agents", labels: { quantile: "0.95" }, value: (p) => seconds(p.p95) },
-  { name: "volley_run_latency_seconds", help: "Message latency from intended send time, merged across agents", labels: { quantile: "0.99" }, value: (p) => seconds(p.p99) },
-  { name: "volley_run_latency_seconds", help: "Message latency from intended send time, merged across agents", labels: { quantile: "1" }, value: (p) => seconds(p.max) },
+  {
+    name: "volley_run_latency_seconds",
+    help: "Message latency from intended send time, merged across agents",
+    labels: { quantile: "0.5" },
+    value: (p) => seconds(p.p50),
+  },
+  {
+    name: "volley_run_latency_seconds",
+    help: "Message latency from intended send time, merged across agents",
+    labels: { quantile: "0.95" },
+    value: (p) => seconds(p.p95),
+  },
+  {
+    name: "volley_run_latency_seconds",
+    help: "Message latency from intended send time, merged across agents",
+    labels: { quantile: "0.99" },
+    value: (p) => seconds(p.p99),
+  },
+  {
+    name: "volley_run_latency_seconds",
+    help: "Message latency from intended send time, merged across agents",
+    labels: { quantile: "1" },
+    value: (p) => seconds(p.max),
+  },
   { name: "volley_run_agent_cpu_percent", help: "Busiest agent's CPU, % of one core", value: (p) => p.health.cpu },
   { name: "volley_run_agent_send_lag_seconds", help: "Worst agent send lag (actual minus intended send time)", value: (p) => seconds(p.health.sendLagMs) },
-  { name: "volley_run_saturated", help: "1 when an agent flagged the second saturated (the load generator, not the server, was the limit)", value: (p) => (p.saturated ? 1 : 0) },
+  {
+    name: "volley_run_saturated",
+    help: "1 when an agent flagged the second saturated (the load generator, not the server, was the limit)",
+    value: (p) => (p.saturated ? 1 : 0),
+  },
 ];
 
 export const RUN_SERIES_NAMES: readonly string[] = [...new Set(RUN_SERIES.map((s) => s.name))];

@@ -25,15 +25,7 @@ describe("plan documents", () => {
     if (r.ok) return;
     const paths = r.issues.map((i) => i.path);
     expect(paths).toEqual(
-      expect.arrayContaining([
-        "name",
-        "target.url",
-        "target.protocol",
-        "connections.count",
-        "scenario.message.rate",
-        "scenario.duration",
-        "(root)",
-      ]),
+      expect.arrayContaining(["name", "target.url", "target.protocol", "connections.count", "scenario.message.rate", "scenario.duration", "(root)"]),
     );
   });
 

@@ -10,7 +10,8 @@ describe("planJsonSchema", () => {
     for (const kind of ["echo", "broadcast", "groups", "storm", "http-rps"]) expect(text).toContain(`"const":"${kind}"`);
     const agents = (s.properties.agents as { properties: Record<string, unknown> }).properties;
     expect(JSON.stringify(agents.count)).toContain('"const":"all"');
-    for (const protocol of ["ws", "socketio", "sockjs", "stomp", "sse", "long-polling", "short-polling", "http", "socketcluster"]) expect(text).toContain(`"${protocol}"`);
+    for (const protocol of ["ws", "socketio", "sockjs", "stomp", "sse", "long-polling", "short-polling", "http", "socketcluster"])
+      expect(text).toContain(`"${protocol}"`);
   });
 
   it("describes the flow: data, every setup step kind with its fields, messages with reply and match, push", () => {

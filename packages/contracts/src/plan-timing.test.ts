@@ -2,7 +2,16 @@ import { describe, expect, it } from "vitest";
 import { planSchema, type Plan } from "./plan";
 import { planTiming, sweepBeginMs } from "./plan-timing";
 
-function plan(over: { connections?: Record<string, unknown>; scenario?: Record<string, unknown>; message?: Record<string, unknown>; sweep?: Record<string, unknown>; flow?: Record<string, unknown>; target?: Record<string, unknown> } = {}): Plan {
+function plan(
+  over: {
+    connections?: Record<string, unknown>;
+    scenario?: Record<string, unknown>;
+    message?: Record<string, unknown>;
+    sweep?: Record<string, unknown>;
+    flow?: Record<string, unknown>;
+    target?: Record<string, unknown>;
+  } = {},
+): Plan {
   return planSchema.parse({
     name: "t",
     target: { url: "ws://127.0.0.1:9001/echo", connectTimeout: "2s", ...over.target },
@@ -16,7 +25,16 @@ function plan(over: { connections?: Record<string, unknown>; scenario?: Record<s
 describe("planTiming", () => {
   it("per connection: ramp, then each connection's whole window; a late open and the drain bound the end", () => {
     const t = planTiming(plan());
-    expect(t).toMatchObject({ rampMs: 2000, durationMs: 30_000, sendEndMs: 32_000, openWithinMs: 2000, drainMs: 3000, endByMs: 37_000, stages: [], sweep: null });
+    expect(t).toMatchObject({
+      rampMs: 2000,
+      durationMs: 30_000,
+      sendEndMs: 32_000,
+      openWithinMs: 2000,
+      drainMs: 3000,
+      endByMs: 37_000,
+      stages: [],
+      sweep: null,
+    });
   });
 
   it("per aggregate: one window of duration from the first open, never ending before the ramp", () => {
@@ -28,7 +46,19 @@ describe("planTiming", () => {
   });
 
   it("stages: the stages' total, whatever duration says", () => {
-    const t = planTiming(plan({ connections: { count: 10, stages: [{ duration: "20s", target: 10 }, { duration: "40s", target: 10 }, { duration: "10s", target: 0 }] }, scenario: { duration: "5s" } }));
+    const t = planTiming(
+      plan({
+        connections: {
+          count: 10,
+          stages: [
+            { duration: "20s", target: 10 },
+            { duration: "40s", target: 10 },
+            { duration: "10s", target: 0 },
+          ],
+        },
+        scenario: { duration: "5s" },
+      }),
+    );
     expect(t.rampMs).toBe(0);
     expect(t.stages).toEqual([
       { startMs: 0, endMs: 20_000, from: 0, target: 10 },

@@ -71,7 +71,13 @@ describe("plan targets per protocol", () => {
 
 describe("plan agents.onLoss", () => {
   const withAgents = (agents: Record<string, unknown>) =>
-    validatePlan({ name: "t", target: { url: "ws://127.0.0.1:9001/echo" }, connections: { count: 1 }, scenario: { kind: "echo", message: { rate: 1 }, duration: "1s" }, agents });
+    validatePlan({
+      name: "t",
+      target: { url: "ws://127.0.0.1:9001/echo" },
+      connections: { count: 1 },
+      scenario: { kind: "echo", message: { rate: 1 }, duration: "1s" },
+      agents,
+    });
 
   it("is optional (absent means error) and takes degrade or error", () => {
     const absent = withAgents({ count: 2 });
@@ -89,15 +95,26 @@ describe("plan agents.onLoss", () => {
 
 describe("plan agents.count", () => {
   const withCount = (count: unknown) =>
-    validatePlan({ name: "t", target: { url: "ws://127.0.0.1:9001/echo" }, connections: { count: 1 }, scenario: { kind: "echo", message: { rate: 1 }, duration: "1s" }, agents: { count } });
+    validatePlan({
+      name: "t",
+      target: { url: "ws://127.0.0.1:9001/echo" },
+      connections: { count: 1 },
+      scenario: { kind: "echo", message: { rate: 1 }, duration: "1s" },
+      agents: { count },
+    });
   const fix = 'use a whole number of agents from 1 to 1000, or "all" for every idle agent of the pool';
 
-  it("takes a whole number or \"all\", and defaults to 1", () => {
+  it('takes a whole number or "all", and defaults to 1', () => {
     const all = withCount("all");
     expect(all.ok && all.plan.agents.count).toBe("all");
     const three = withCount(3);
     expect(three.ok && three.plan.agents.count).toBe(3);
-    const absent = validatePlan({ name: "t", target: { url: "ws://127.0.0.1:9001/echo" }, connections: { count: 1 }, scenario: { kind: "echo", message: { rate: 1 }, duration: "1s" } });
+    const absent = validatePlan({
+      name: "t",
+      target: { url: "ws://127.0.0.1:9001/echo" },
+      connections: { count: 1 },
+      scenario: { kind: "echo", message: { rate: 1 }, duration: "1s" },
+    });
     expect(absent.ok && absent.plan.agents.count).toBe(1);
   });
 
@@ -112,7 +129,13 @@ describe("plan agents.count", () => {
 
 describe("thresholds", () => {
   const withThresholds = (thresholds: unknown) =>
-    validatePlan({ name: "t", target: { url: "ws://127.0.0.1:9/echo", protocol: "ws" }, connections: { count: 1 }, scenario: { kind: "echo", message: { rate: 1 }, duration: "1s" }, thresholds });
+    validatePlan({
+      name: "t",
+      target: { url: "ws://127.0.0.1:9/echo", protocol: "ws" },
+      connections: { count: 1 },
+      scenario: { kind: "echo", message: { rate: 1 }, duration: "1s" },
+      thresholds,
+    });
 
   it("takes strings and the abortOnFail object form side by side", () => {
     const r = withThresholds(["errors.rate < 1%", { expression: "latency.p95 < 200ms", abortOnFail: true, delay: "10s" }, { expression: "connect.p95 < 1s" }]);
@@ -146,7 +169,13 @@ describe("thresholds", () => {
   it("knows every timed kind the summary reports, with every statistic, and the ratios", () => {
     const kinds = ["latency", "delivery", "connect", "first_message", "canary", "send_lag"];
     const stats = ["p50", "p90", "p95", "p99", "max", "mean"];
-    const all = [...kinds.flatMap((k) => stats.map((s) => `${k}.${s} < 1s`)), "delivery.ratio > 99%", "messages.loss_rate < 1%", "connections.failed == 0", "errors.rate < 1%"];
+    const all = [
+      ...kinds.flatMap((k) => stats.map((s) => `${k}.${s} < 1s`)),
+      "delivery.ratio > 99%",
+      "messages.loss_rate < 1%",
+      "connections.failed == 0",
+      "errors.rate < 1%",
+    ];
     const r = withThresholds(all);
     expect(r.ok ? [] : r.issues).toEqual([]);
   });
@@ -163,7 +192,13 @@ describe("thresholds", () => {
 
 describe("sanity", () => {
   const withSanity = (sanity: unknown) =>
-    validatePlan({ name: "t", target: { url: "ws://127.0.0.1:9/echo", protocol: "ws" }, connections: { count: 1 }, scenario: { kind: "echo", message: { rate: 1 }, duration: "1s" }, sanity });
+    validatePlan({
+      name: "t",
+      target: { url: "ws://127.0.0.1:9/echo", protocol: "ws" },
+      connections: { count: 1 },
+      scenario: { kind: "echo", message: { rate: 1 }, duration: "1s" },
+      sanity,
+    });
 
   it("is on by default, can be turned off or given another loss limit, and names the fix when malformed", () => {
     expect(withSanity(undefined).ok).toBe(true);
@@ -191,19 +226,35 @@ describe("plan limits", () => {
 
   it("caps every duration at 7 days, naming the field and the fix (a timer past 2^31 ms fires at once)", () => {
     const fix = "must be at most 7 days (168h, 604800000 ms); split a longer test into several runs";
-    expect(issues({ ...base(), scenario: { kind: "echo", message: { rate: 1 }, duration: "99999999999h" } })).toEqual([{ path: "scenario.duration", message: fix }]);
-    expect(issues({ ...base(), scenario: { kind: "echo", message: { rate: 1 }, duration: 604_800_001 } })).toEqual([{ path: "scenario.duration", message: fix }]);
-    expect(issues({ ...base(), scenario: { kind: "echo", message: { rate: 1, timeout: "169h" }, duration: "1s" } })).toEqual([{ path: "scenario.message.timeout", message: fix }]);
-    expect(issues({ ...base(), target: { url: "ws://127.0.0.1:9001/echo", connectTimeout: "10081m" } })).toEqual([{ path: "target.connectTimeout", message: fix }]);
-    expect(issues({ ...base(), thresholds: [{ expression: "latency.p95 < 1s", abortOnFail: true, delay: "8000000s" }] })).toEqual([{ path: "thresholds.0.delay", message: fix }]);
+    expect(issues({ ...base(), scenario: { kind: "echo", message: { rate: 1 }, duration: "99999999999h" } })).toEqual([
+      { path: "scenario.duration", message: fix },
+    ]);
+    expect(issues({ ...base(), scenario: { kind: "echo", message: { rate: 1 }, duration: 604_800_001 } })).toEqual([
+      { path: "scenario.duration", message: fix },
+    ]);
+    expect(issues({ ...base(), scenario: { kind: "echo", message: { rate: 1, timeout: "169h" }, duration: "1s" } })).toEqual([
+      { path: "scenario.message.timeout", message: fix },
+    ]);
+    expect(issues({ ...base(), target: { url: "ws://127.0.0.1:9001/echo", connectTimeout: "10081m" } })).toEqual([
+      { path: "target.connectTimeout", message: fix },
+    ]);
+    expect(issues({ ...base(), thresholds: [{ expression: "latency.p95 < 1s", abortOnFail: true, delay: "8000000s" }] })).toEqual([
+      { path: "thresholds.0.delay", message: fix },
+    ]);
     // Exactly 7 days is allowed.
     expect(issues({ ...base(), scenario: { kind: "echo", message: { rate: 1 }, duration: "168h" } })).toEqual([]);
   });
 
   it("caps the stages' total at 7 days too (each stage alone may be under it)", () => {
-    const stages = [{ duration: "100h", target: 1 }, { duration: "100h", target: 0 }];
+    const stages = [
+      { duration: "100h", target: 1 },
+      { duration: "100h", target: 0 },
+    ];
     expect(issues({ ...base(), connections: { count: 1, stages } })).toEqual([
-      { path: "connections.stages", message: "the stages last 200h together; must be at most 7 days (168h, 604800000 ms); split a longer test into several runs" },
+      {
+        path: "connections.stages",
+        message: "the stages last 200h together; must be at most 7 days (168h, 604800000 ms); split a longer test into several runs",
+      },
     ]);
   });
 
@@ -213,8 +264,12 @@ describe("plan limits", () => {
     expect(issues({ ...base(), target: { url: `ws://127.0.0.1:9001/${"a".repeat(2000)}` } })).toEqual([]);
     expect(issues({ ...base(), name: "n".repeat(201) })).toEqual([{ path: "name", message: "must be at most 200 characters" }]);
     const long = `latency.p95 < ${"9".repeat(200)}ms`;
-    expect(issues({ ...base(), thresholds: [long] })).toEqual([{ path: "thresholds.0", message: 'must be at most 200 characters, like "latency.p95 < 200ms"' }]);
-    expect(issues({ ...base(), thresholds: [{ expression: long }] })).toEqual([{ path: "thresholds.0.expression", message: 'must be at most 200 characters, like "latency.p95 < 200ms"' }]);
+    expect(issues({ ...base(), thresholds: [long] })).toEqual([
+      { path: "thresholds.0", message: 'must be at most 200 characters, like "latency.p95 < 200ms"' },
+    ]);
+    expect(issues({ ...base(), thresholds: [{ expression: long }] })).toEqual([
+      { path: "thresholds.0.expression", message: 'must be at most 200 characters, like "latency.p95 < 200ms"' },
+    ]);
     expect(issues({ ...base(), target: { url: "http://127.0.0.1:9002", protocol: "socketio", socketio: { event: "e".repeat(201) } } })).toEqual([
       { path: "target.socketio.event", message: "must be at most 200 characters" },
     ]);

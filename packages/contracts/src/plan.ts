@@ -29,7 +29,9 @@ const AGENT_COUNT_FIX = { error: 'use a whole number of agents from 1 to 1000, o
  * A pool's name, wherever one comes from (a plan, an agent's hello, a join token): it names a hub
  * queue and, prefixed with the org, a registry key, so it never holds dots, slashes or capitals.
  */
-export const poolNameSchema = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, "use lowercase letters, digits and dashes (1 to 63, starting with a letter or digit), e.g. default");
+export const poolNameSchema = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, "use lowercase letters, digits and dashes (1 to 63, starting with a letter or digit), e.g. default");
 
 export const agentsSchema = z.strictObject({
   pool: poolNameSchema.default("default"),
@@ -87,7 +89,9 @@ export const thresholdSchema = z.union(
       delay: durationSchema.optional(),
     }),
   ],
-  { error: 'write a threshold as a string like "latency.p95 < 200ms", or an object like { expression: "latency.p95 < 200ms", abortOnFail: true, delay: "10s" }' },
+  {
+    error: 'write a threshold as a string like "latency.p95 < 200ms", or an object like { expression: "latency.p95 < 200ms", abortOnFail: true, delay: "10s" }',
+  },
 );
 export type Threshold = z.output<typeof thresholdSchema>;
 export type ThresholdInput = z.input<typeof thresholdSchema>;
@@ -101,13 +105,16 @@ export const thresholdExpression = (t: Threshold | ThresholdInput): string => (t
  * `maxLossPercent` of them were lost. `sanity: false` turns them off (say, a plan that tests that
  * a server refuses connections).
  */
-export const sanitySchema = z.union([
-  z.literal(false),
-  z.strictObject({
-    /** The most of the replies and deliveries due that may be lost, percent (default 5). */
-    maxLossPercent: z.number().min(0).max(100).default(5),
-  }),
-], { error: "write sanity: false to turn the default checks off, or sanity: { maxLossPercent: 5 } to change the loss limit" });
+export const sanitySchema = z.union(
+  [
+    z.literal(false),
+    z.strictObject({
+      /** The most of the replies and deliveries due that may be lost, percent (default 5). */
+      maxLossPercent: z.number().min(0).max(100).default(5),
+    }),
+  ],
+  { error: "write sanity: false to turn the default checks off, or sanity: { maxLossPercent: 5 } to change the loss limit" },
+);
 export type Sanity = z.output<typeof sanitySchema>;
 export const DEFAULT_SANITY: Exclude<Sanity, false> = { maxLossPercent: 5 };
 
@@ -118,26 +125,33 @@ export const DEFAULT_SANITY: Exclude<Sanity, false> = { maxLossPercent: 5 };
  */
 export const MAX_PLAN_BYTES = 524_288;
 
-export const planSchema = z.strictObject({
-  name: z.string().min(1, "must not be empty").max(200, "must be at most 200 characters"),
-  target: targetSchema,
-  connections: connectionsSchema,
-  scenario: scenarioSchema,
-  /** Talk to the application as it speaks: setup steps, message templates, reply matching, data (see flow.ts). */
-  flow: flowSchema.optional(),
-  /** Steps the message rate (latency vs messages/s, capacity search); see sweepSchema. */
-  sweep: sweepSchema.optional(),
-  thresholds: z.array(thresholdSchema).max(50).default([]),
-  /** Default checks (something sent, something back, loss under a limit); absent = on with the defaults. */
-  sanity: sanitySchema.optional(),
-  agents: agentsSchema.default({ pool: "default", count: 1 }),
-}).superRefine((plan, ctx) => {
-  if (plan.flow) validateFlow(plan.flow, { target: plan.target, scenarioKind: plan.scenario.kind, connections: plan.connections.count }, ctx);
-  validateHttpFamily(plan.target, plan.flow, ctx);
-  validateHttpLoad(plan, ctx);
-  const bytes = new TextEncoder().encode(JSON.stringify(plan)).length;
-  if (bytes > MAX_PLAN_BYTES) ctx.addIssue({ code: "custom", path: [], message: `the plan is ${bytes} bytes as JSON; a plan may be at most ${MAX_PLAN_BYTES} bytes (512 KiB) — shorten its text fields` });
-});
+export const planSchema = z
+  .strictObject({
+    name: z.string().min(1, "must not be empty").max(200, "must be at most 200 characters"),
+    target: targetSchema,
+    connections: connectionsSchema,
+    scenario: scenarioSchema,
+    /** Talk to the application as it speaks: setup steps, message templates, reply matching, data (see flow.ts). */
+    flow: flowSchema.optional(),
+    /** Steps the message rate (latency vs messages/s, capacity search); see sweepSchema. */
+    sweep: sweepSchema.optional(),
+    thresholds: z.array(thresholdSchema).max(50).default([]),
+    /** Default checks (something sent, something back, loss under a limit); absent = on with the defaults. */
+    sanity: sanitySchema.optional(),
+    agents: agentsSchema.default({ pool: "default", count: 1 }),
+  })
+  .superRefine((plan, ctx) => {
+    if (plan.flow) validateFlow(plan.flow, { target: plan.target, scenarioKind: plan.scenario.kind, connections: plan.connections.count }, ctx);
+    validateHttpFamily(plan.target, plan.flow, ctx);
+    validateHttpLoad(plan, ctx);
+    const bytes = new TextEncoder().encode(JSON.stringify(plan)).length;
+    if (bytes > MAX_PLAN_BYTES)
+      ctx.addIssue({
+        code: "custom",
+        path: [],
+        message: `the plan is ${bytes} bytes as JSON; a plan may be at most ${MAX_PLAN_BYTES} bytes (512 KiB) — shorten its text fields`,
+      });
+  });
 
 /** A plan as users write it (defaults optional). */
 export type PlanInput = z.input<typeof planSchema>;

@@ -47,12 +47,20 @@ export function runToJunit(run: Run, runUrl: string): string {
   if (run.summary) {
     for (const t of run.summary.thresholds) {
       const actual = t.actual === null ? "no value" : String(t.actual);
-      cases.push({ name: t.expression, outcome: t.ok ? { kind: "pass" } : { kind: "failure", type: t.kind === "sanity" ? "sanity" : "threshold", message: t.message, detail: `${t.message}\nactual: ${actual}\n${runUrl}` } });
+      cases.push({
+        name: t.expression,
+        outcome: t.ok
+          ? { kind: "pass" }
+          : { kind: "failure", type: t.kind === "sanity" ? "sanity" : "threshold", message: t.message, detail: `${t.message}\nactual: ${actual}\n${runUrl}` },
+      });
     }
   } else {
     // Nothing was measured, so no threshold could be judged: report them as skipped, not passed.
     for (const expression of run.plan.thresholds.map(thresholdExpression)) {
-      cases.push({ name: expression, outcome: { kind: "skipped", type: "not-measured", message: `not evaluated: the run ${run.status} before anything was measured` } });
+      cases.push({
+        name: expression,
+        outcome: { kind: "skipped", type: "not-measured", message: `not evaluated: the run ${run.status} before anything was measured` },
+      });
     }
   }
   // Degraded: some agent was lost, so the load was not the plan's; CI must not read it as a clean run.
@@ -60,7 +68,12 @@ export function runToJunit(run: Run, runUrl: string): string {
   cases.push({
     name: "run completed",
     outcome: ended
-      ? { kind: "error", type: run.status, message: run.reason ?? `the run ${run.status}`, detail: `run ${run.id} ${run.status}: ${run.reason ?? "no reason given"}\n${runUrl}` }
+      ? {
+          kind: "error",
+          type: run.status,
+          message: run.reason ?? `the run ${run.status}`,
+          detail: `run ${run.id} ${run.status}: ${run.reason ?? "no reason given"}\n${runUrl}`,
+        }
       : { kind: "pass" },
   });
 

@@ -3,7 +3,7 @@ import { runSchema, runStatusSchema } from "./run";
 
 /** What people add to runs and plans (tags, notes, the plan's baseline) and the run-list filters over them. */
 
-const TAG_FIX = "tags are 1 to 40 characters: letters, digits and . _ : / - (like \"release-2.3\" or \"env:staging\")";
+const TAG_FIX = 'tags are 1 to 40 characters: letters, digits and . _ : / - (like "release-2.3" or "env:staging")';
 export const tagSchema = z
   .string()
   .trim()

@@ -175,9 +175,7 @@ export const startReportSchema = z.object({
   skewMs: z.number().nullable(),
   /** The largest actual-minus-planned start (negative: early, as the agent's clock saw it). */
   maxLateMs: z.number().nullable(),
-  shards: z.array(
-    z.object({ index: z.number().int(), agentId: z.string(), agentName: z.string(), startedAt: z.number(), lateMs: z.number() }),
-  ),
+  shards: z.array(z.object({ index: z.number().int(), agentId: z.string(), agentName: z.string(), startedAt: z.number(), lateMs: z.number() })),
 });
 export type StartReport = z.infer<typeof startReportSchema>;
 

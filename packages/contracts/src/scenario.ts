@@ -50,7 +50,8 @@ export const connectionsSchema = z
     });
     // Each stage is bounded; so is their sum, which is how long the run lasts.
     const total = c.stages.reduce((sum, st) => sum + durationMs(st.duration), 0);
-    if (total > MAX_DURATION_MS) ctx.addIssue({ code: "custom", path: ["stages"], message: `the stages last ${Math.round(total / 3_600_000)}h together; ${MAX_DURATION_FIX}` });
+    if (total > MAX_DURATION_MS)
+      ctx.addIssue({ code: "custom", path: ["stages"], message: `the stages last ${Math.round(total / 3_600_000)}h together; ${MAX_DURATION_FIX}` });
   });
 
 export const messageSchema = z.strictObject({
@@ -206,7 +207,9 @@ export const sweepSchema = z
      */
     warmup: wholeSeconds("warmup")
       .optional()
-      .describe("Per step: send at the step's rate for this long before its hold, left out of the step's figures and judgement (no cold start). Whole seconds, like 2s; absent: none."),
+      .describe(
+        "Per step: send at the step's rate for this long before its hold, left out of the step's figures and judgement (no cold start). Whole seconds, like 2s; absent: none.",
+      ),
     /**
      * A step in which the agent was saturated (its own CPU, event loop or send lag: see
      * summary.intervals.saturated) measured the load generator, not the server. `stop` (default):
@@ -217,7 +220,9 @@ export const sweepSchema = z
     onSaturated: z
       .enum(["stop", "retry"])
       .optional()
-      .describe("A step where the agent was saturated measured the load generator, not the server: stop the sweep there (default; capacity is then a lower bound) or retry the step at the same rate (up to `retries` times)."),
+      .describe(
+        "A step where the agent was saturated measured the load generator, not the server: stop the sweep there (default; capacity is then a lower bound) or retry the step at the same rate (up to `retries` times).",
+      ),
     /** With onSaturated: retry, how many times a step may run again (default 1). */
     retries: z.number().int().min(1).max(5).optional().describe("With onSaturated: retry, how many times a step may run again (default 1)."),
     stopWhen: stopWhenSchema.optional(),

@@ -51,7 +51,11 @@ export const planScheduleBodySchema = z
     if ("error" in f) return void ctx.addIssue({ code: "custom", path: ["cron"], message: `"${body.cron}" ${f.error}` });
     const spacing = f.at.length > 1 ? Math.min(...f.at.slice(1).map((d, i) => (d.getTime() - f.at[i]!.getTime()) / 1000)) : Infinity;
     if (spacing < MIN_SCHEDULE_SPACING_S) {
-      ctx.addIssue({ code: "custom", path: ["cron"], message: `"${body.cron}" fires every ${spacing} s; a schedule may start a run at most once a minute (like "*/5 * * * *" for every 5 minutes)` });
+      ctx.addIssue({
+        code: "custom",
+        path: ["cron"],
+        message: `"${body.cron}" fires every ${spacing} s; a schedule may start a run at most once a minute (like "*/5 * * * *" for every 5 minutes)`,
+      });
     }
   });
 export type PlanScheduleBody = z.infer<typeof planScheduleBodySchema>;

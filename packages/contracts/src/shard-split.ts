@@ -51,7 +51,8 @@ function splitRate(rate: number, weights: readonly number[]): number[] {
  * connection of its own still gets one.
  */
 export function planShards(plan: Plan, weights: readonly number[] = equalWeights(plan)): Plan[] {
-  if (weights.length === 0 || weights.some((w) => !(w > 0) || !Number.isFinite(w))) throw new Error(`shard weights must be positive numbers, got [${weights.join(", ")}]`);
+  if (weights.length === 0 || weights.some((w) => !(w > 0) || !Number.isFinite(w)))
+    throw new Error(`shard weights must be positive numbers, got [${weights.join(", ")}]`);
   const kept = weights.slice(0, Math.min(weights.length, plan.connections.count));
   let connections = splitProportionally(plan.connections.count, kept);
   if (connections.some((n) => n === 0)) connections = splitProportionally(plan.connections.count - kept.length, kept).map((n) => n + 1);

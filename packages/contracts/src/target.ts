@@ -23,7 +23,11 @@ export type Protocol = z.infer<typeof protocolSchema>;
 /** Raw WebSocket options; only valid on a target with protocol "ws". */
 export const wsOptionsSchema = z.strictObject({
   /** Subprotocols offered in Sec-WebSocket-Protocol; the server must pick one of them. */
-  subprotocols: z.array(capped().regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/, "a subprotocol is one token, like chat.v1")).min(1).max(20).optional(),
+  subprotocols: z
+    .array(capped().regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/, "a subprotocol is one token, like chat.v1"))
+    .min(1)
+    .max(20)
+    .optional(),
   /** Offer permessage-deflate (RFC 7692); the server decides whether it is used. */
   perMessageDeflate: z.boolean().default(false),
   /** binary: messages as binary frames; text: as text frames carrying base64 (servers that only speak text). */
@@ -32,12 +36,29 @@ export const wsOptionsSchema = z.strictObject({
 export type WsOptions = z.output<typeof wsOptionsSchema>;
 
 /** Socket.IO 2's client keeps these event names for itself: an emit on one never reaches the server. */
-export const SOCKETIO_V2_RESERVED_EVENTS: ReadonlySet<string> = new Set(["connect", "connect_error", "connect_timeout", "connecting", "disconnect", "error", "reconnect", "reconnect_attempt", "reconnect_failed", "reconnect_error", "reconnecting", "ping", "pong"]);
+export const SOCKETIO_V2_RESERVED_EVENTS: ReadonlySet<string> = new Set([
+  "connect",
+  "connect_error",
+  "connect_timeout",
+  "connecting",
+  "disconnect",
+  "error",
+  "reconnect",
+  "reconnect_attempt",
+  "reconnect_failed",
+  "reconnect_error",
+  "reconnecting",
+  "ping",
+  "pong",
+]);
 
 /** Socket.IO options; only valid on a target with protocol "socketio". */
 export const socketioOptionsSchema = z.strictObject({
   /** Engine.IO transports to try, in order; the default lets the client upgrade from polling to websocket. */
-  transports: z.array(z.enum(["websocket", "polling"])).min(1).default(["polling", "websocket"]),
+  transports: z
+    .array(z.enum(["websocket", "polling"]))
+    .min(1)
+    .default(["polling", "websocket"]),
   /** The server's Engine.IO path. */
   path: capped(MAX_URL_LENGTH).startsWith("/", "must start with /, like /socket.io").default("/socket.io"),
   /** Namespace to join; replaces the path of target.url, which names the namespace when this is absent. */
@@ -131,7 +152,9 @@ export const pollRequestSchema = z.strictObject({
   /** JSON path to the array of messages in an answer; absent: the whole answer is one message (an empty answer none). */
   items: jsonPath("$.messages").optional(),
   /** Values read from every answer into {{ vars.<name> }} for the next poll (a value an answer lacks is kept). */
-  capture: z.record(capped(60).regex(/^[A-Za-z_][\w-]{0,59}$/, "a capture name is a letter or _ then letters, digits, _ or -"), jsonPath("$.cursor")).optional(),
+  capture: z
+    .record(capped(60).regex(/^[A-Za-z_][\w-]{0,59}$/, "a capture name is a letter or _ then letters, digits, _ or -"), jsonPath("$.cursor"))
+    .optional(),
 });
 export type PollRequest = z.output<typeof pollRequestSchema>;
 
@@ -213,7 +236,9 @@ const PROTOCOL_OPTIONS = {
 
 export const targetSchema = z
   .strictObject({
-    url: z.url({ protocol: /^(wss?|https?)$/, error: "must be an absolute ws://, wss://, http:// or https:// URL" }).max(MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} characters`),
+    url: z
+      .url({ protocol: /^(wss?|https?)$/, error: "must be an absolute ws://, wss://, http:// or https:// URL" })
+      .max(MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} characters`),
     protocol: protocolSchema.default("ws"),
     headers: z
       .record(capped(), capped(MAX_SECRET_LENGTH))
@@ -236,19 +261,32 @@ export const targetSchema = z
       ctx.addIssue({ code: "custom", path: ["url"], message: schemeFix(target.protocol) });
     }
     if (target.http && !target.http.keepAlive && target.http.pipelining > 1) {
-      ctx.addIssue({ code: "custom", path: ["http", "pipelining"], message: "pipelining needs a kept-alive connection: set pipelining: 1 with keepAlive: false, or keepAlive: true" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["http", "pipelining"],
+        message: "pipelining needs a kept-alive connection: set pipelining: 1 with keepAlive: false, or keepAlive: true",
+      });
     }
     const io = target.socketio;
     if (io && io.version === 2 && SOCKETIO_V2_RESERVED_EVENTS.has(io.event)) {
-      ctx.addIssue({ code: "custom", path: ["socketio", "event"], message: `"${io.event}" is reserved by the Socket.IO 2 client and never reaches the server: rename the server's event (like "${io.event}-msg")` });
+      ctx.addIssue({
+        code: "custom",
+        path: ["socketio", "event"],
+        message: `"${io.event}" is reserved by the Socket.IO 2 client and never reaches the server: rename the server's event (like "${io.event}-msg")`,
+      });
     }
     for (const [key, protocols] of Object.entries(PROTOCOL_OPTIONS) as [keyof typeof PROTOCOL_OPTIONS, readonly Protocol[]][]) {
       if (target[key] === undefined || protocols.includes(target.protocol)) continue;
       const which = protocols.map((p) => `protocol: ${p}`).join(" or ");
-      ctx.addIssue({ code: "custom", path: [key], message: `only valid with ${which} (this target's protocol is ${target.protocol}); remove it or set ${which}` });
+      ctx.addIssue({
+        code: "custom",
+        path: [key],
+        message: `only valid with ${which} (this target's protocol is ${target.protocol}); remove it or set ${which}`,
+      });
     }
     const poll = target.polling?.poll;
-    if (poll?.json !== undefined && poll.body !== undefined) ctx.addIssue({ code: "custom", path: ["polling", "poll", "body"], message: "give json or body, not both" });
+    if (poll?.json !== undefined && poll.body !== undefined)
+      ctx.addIssue({ code: "custom", path: ["polling", "poll", "body"], message: "give json or body, not both" });
     if (poll && (poll.json !== undefined || poll.body !== undefined) && poll.method === "GET") {
       ctx.addIssue({ code: "custom", path: ["polling", "poll", "method"], message: "a GET carries no body: set method: POST, or put the values in the URL" });
     }

@@ -4,7 +4,15 @@ import { TEMPLATES } from "./templates";
 
 describe("built-in templates", () => {
   it("are the six of the design and the flow starter, each a valid plan", () => {
-    expect(TEMPLATES.map((t) => t.id)).toEqual(["broadcast-sweep", "ping-throughput", "concurrency-storm", "group-location", "http-rps", "capacity-search", "app-flow"]);
+    expect(TEMPLATES.map((t) => t.id)).toEqual([
+      "broadcast-sweep",
+      "ping-throughput",
+      "concurrency-storm",
+      "group-location",
+      "http-rps",
+      "capacity-search",
+      "app-flow",
+    ]);
     for (const t of TEMPLATES) {
       const r = parsePlanDocument(t.yaml);
       expect(r.ok ? [] : r.issues, t.id).toEqual([]);

@@ -27,7 +27,8 @@ export const TIMED_METRICS = {
   first_message: "from connected to the first message received",
   canary: "the storm scenario's canary round trips",
   send_lag: "actual minus intended send time (how late the agent was)",
-  response_time: "http-rps loop: closed: each request's response time from when its user was ready; a closed loop's, never intended-time latency (coordinated omission)",
+  response_time:
+    "http-rps loop: closed: each request's response time from when its user was ready; a closed loop's, never intended-time latency (coordinated omission)",
 } as const;
 export type TimedMetric = keyof typeof TIMED_METRICS;
 
@@ -73,9 +74,7 @@ export function thresholdMetricUnit(name: string): MetricUnit | undefined {
 /** The names in a short form for messages: `latency|delivery|….p50|…|min, messages.sent, …`. */
 export const THRESHOLD_METRICS_SHORT = `${Object.keys(TIMED_METRICS).join("|")} . ${THRESHOLD_STATS.join("|")} (ms); ${Object.keys(COUNT_METRICS).join(", ")}`;
 
-export type ParsedThreshold =
-  | { ok: true; metric: string; op: ThresholdOp; limit: number; unit: MetricUnit }
-  | { ok: false; message: string };
+export type ParsedThreshold = { ok: true; metric: string; op: ThresholdOp; limit: number; unit: MetricUnit } | { ok: false; message: string };
 
 // Longer operators first, so "<=" is never read as "<" followed by garbage.
 const OPS_ALTERNATION = [...THRESHOLD_OPS].sort((a, b) => b.length - a.length).join("|");
@@ -95,7 +94,10 @@ export function parseThreshold(expression: string): ParsedThreshold {
     const writtenKind = written === "%" ? "%" : "ms";
     if (writtenKind !== unit) {
       const expect = unit === "ms" ? "a time such as 200ms or 1s" : unit === "%" ? "a percentage such as 1%" : "a plain number";
-      return { ok: false, message: `${metric} is ${unit === "ms" ? "a time" : unit === "%" ? "a percentage" : "a count"}: write ${expect}, not "${rawValue}${written}"` };
+      return {
+        ok: false,
+        message: `${metric} is ${unit === "ms" ? "a time" : unit === "%" ? "a percentage" : "a count"}: write ${expect}, not "${rawValue}${written}"`,
+      };
     }
   }
   const limit = Number(rawValue) * (written === "s" ? 1000 : 1);

@@ -91,5 +91,10 @@ export const webhookTestResponseSchema = z.object({ deliveryId: z.string(), deli
 
 /** GET /api/v1/webhooks/{id}/deliveries query. */
 export const listDeliveriesQuerySchema = z.strictObject({
-  limit: z.coerce.number("must be a whole number from 1 to 100").int("must be a whole number from 1 to 100").min(1, "must be a whole number from 1 to 100").max(100, "must be a whole number from 1 to 100").default(20),
+  limit: z.coerce
+    .number("must be a whole number from 1 to 100")
+    .int("must be a whole number from 1 to 100")
+    .min(1, "must be a whole number from 1 to 100")
+    .max(100, "must be a whole number from 1 to 100")
+    .default(20),
 });

@@ -1,4 +1,3 @@
-
 import {
   type AnyPgColumn,
   bigserial,
@@ -14,7 +13,20 @@ import {
   uniqueIndex,
 } from "drizzle-orm/pg-core";
 import { sql } from "drizzle-orm";
-import type { AgentCapacity, AgentStatus, Health, IntervalFrame, IntervalPoint, Plan, RunAnalysis, RunStatus, RunSummary, ShardStatus, WebhookEvent, WebhookFormat } from "@volley/contracts";
+import type {
+  AgentCapacity,
+  AgentStatus,
+  Health,
+  IntervalFrame,
+  IntervalPoint,
+  Plan,
+  RunAnalysis,
+  RunStatus,
+  RunSummary,
+  ShardStatus,
+  WebhookEvent,
+  WebhookFormat,
+} from "@volley/contracts";
 
 const createdAt = () => timestamp("created_at", { withTimezone: true }).notNull().defaultNow();
 
@@ -274,7 +286,9 @@ export const agents = pgTable(
   "agents",
   {
     id: text("id").primaryKey(),
-    orgId: text("org_id").notNull().references(() => orgs.id),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => orgs.id),
     name: text("name").notNull(),
     pool: text("pool").notNull(),
     /**
@@ -298,7 +312,11 @@ export const agents = pgTable(
     lastSeenAt: timestamp("last_seen_at", { withTimezone: true }),
     createdAt: createdAt(),
   },
-  (t) => [uniqueIndex("agents_org_instance_idx").on(t.orgId, t.instanceId), uniqueIndex("agents_agent_key_idx").on(t.agentKey), index("agents_org_pool_idx").on(t.orgId, t.pool)],
+  (t) => [
+    uniqueIndex("agents_org_instance_idx").on(t.orgId, t.instanceId),
+    uniqueIndex("agents_agent_key_idx").on(t.agentKey),
+    index("agents_org_pool_idx").on(t.orgId, t.pool),
+  ],
 );
 
 /**
@@ -309,7 +327,9 @@ export const agentTokens = pgTable(
   "agent_tokens",
   {
     id: text("id").primaryKey(),
-    orgId: text("org_id").notNull().references(() => orgs.id),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => orgs.id),
     name: text("name").notNull(),
     /** Agents enrolled with this token join this pool unless they name another. */
     pool: text("pool").notNull().default("default"),
@@ -325,7 +345,9 @@ export const agentTokens = pgTable(
 
 export const plans = pgTable("plans", {
   id: text("id").primaryKey(),
-  orgId: text("org_id").notNull().references(() => orgs.id),
+  orgId: text("org_id")
+    .notNull()
+    .references(() => orgs.id),
   name: text("name").notNull(),
   document: jsonb("document").$type<Plan>().notNull(),
   /** The latest version number; every create/update also writes a plan_versions row. */
@@ -359,7 +381,9 @@ export const runs = pgTable(
   "runs",
   {
     id: text("id").primaryKey(),
-    orgId: text("org_id").notNull().references(() => orgs.id),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => orgs.id),
     planId: text("plan_id").references(() => plans.id, { onDelete: "set null" }),
     name: text("name").notNull(),
     plan: jsonb("plan").$type<Plan>().notNull(),
@@ -438,7 +462,9 @@ export const shards = pgTable(
   "shards",
   {
     id: text("id").primaryKey(),
-    runId: text("run_id").notNull().references(() => runs.id, { onDelete: "cascade" }),
+    runId: text("run_id")
+      .notNull()
+      .references(() => runs.id, { onDelete: "cascade" }),
     index: integer("index").notNull(),
     count: integer("count").notNull(),
     agentId: text("agent_id").references(() => agents.id, { onDelete: "set null" }),
@@ -457,8 +483,12 @@ export const runIntervals = pgTable(
   "run_intervals",
   {
     id: bigserial("id", { mode: "number" }).primaryKey(),
-    runId: text("run_id").notNull().references(() => runs.id, { onDelete: "cascade" }),
-    shardId: text("shard_id").notNull().references(() => shards.id, { onDelete: "cascade" }),
+    runId: text("run_id")
+      .notNull()
+      .references(() => runs.id, { onDelete: "cascade" }),
+    shardId: text("shard_id")
+      .notNull()
+      .references(() => shards.id, { onDelete: "cascade" }),
     agentId: text("agent_id").notNull(),
     seq: integer("seq").notNull(),
     index: integer("index").notNull(),
@@ -490,7 +520,9 @@ export const runIntervals = pgTable(
 export const runPoints = pgTable(
   "run_points",
   {
-    runId: text("run_id").notNull().references(() => runs.id, { onDelete: "cascade" }),
+    runId: text("run_id")
+      .notNull()
+      .references(() => runs.id, { onDelete: "cascade" }),
     index: integer("index").notNull(),
     point: jsonb("point").$type<IntervalPoint>().notNull(),
     /** The second's merged round-trip and delivery histograms (compressed base64), so seconds can be merged further exactly. */
@@ -503,7 +535,9 @@ export const runPoints = pgTable(
 
 /** The run meter's running result: the summary (live while the run runs, final after) and the analysis (spectra, per agent). */
 export const runMeters = pgTable("run_meters", {
-  runId: text("run_id").primaryKey().references(() => runs.id, { onDelete: "cascade" }),
+  runId: text("run_id")
+    .primaryKey()
+    .references(() => runs.id, { onDelete: "cascade" }),
   /** Raw frames folded in. */
   frames: integer("frames").notNull(),
   summary: jsonb("summary").$type<RunSummary>(),
@@ -519,7 +553,9 @@ export const runMeters = pgTable("run_meters", {
  * secrets; the last push's outcome is kept for the settings page.
  */
 export const metricsExports = pgTable("metrics_exports", {
-  orgId: text("org_id").primaryKey().references(() => orgs.id, { onDelete: "cascade" }),
+  orgId: text("org_id")
+    .primaryKey()
+    .references(() => orgs.id, { onDelete: "cascade" }),
   kind: text("kind").$type<"prometheus-remote-write">().notNull().default("prometheus-remote-write"),
   url: text("url").notNull(),
   authorization: text("authorization"),

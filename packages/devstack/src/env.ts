@@ -27,8 +27,14 @@ const schema = z.object({
   SOCKETCLUSTER_ECHO_PORT: port(9006),
   HTTP_CLUSTER_PORT: port(9007),
   /** Set, these replace the secrets npm start generates into VOLLEY_DATA_DIR (auth-secret, secrets-key). */
-  AUTH_SECRET: z.string().optional().transform((v) => v || undefined),
-  VOLLEY_SECRETS_KEY: z.string().optional().transform((v) => v || undefined),
+  AUTH_SECRET: z
+    .string()
+    .optional()
+    .transform((v) => v || undefined),
+  VOLLEY_SECRETS_KEY: z
+    .string()
+    .optional()
+    .transform((v) => v || undefined),
   /** Test runs: use these servers instead of starting throwaway ones. */
   VOLLEY_TEST_DATABASE_URL: url(/^postgres(ql)?:\/\//, "postgres://postgres@127.0.0.1:5432/postgres"),
   VOLLEY_TEST_REDIS_URL: url(/^rediss?:\/\//, "redis://127.0.0.1:6379"),

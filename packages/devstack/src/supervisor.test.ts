@@ -151,7 +151,8 @@ describe("Supervisor (npm start)", () => {
     const result = await Promise.race([sup.done, new Promise((r) => setTimeout(() => r("still running"), 30_000))]);
     expect(result).toEqual({
       code: 1,
-      reason: "agent exited with code 3 and crashed 5 times within 60 s; restarting it again will not help, so everything was stopped (see agent's output above)",
+      reason:
+        "agent exited with code 3 and crashed 5 times within 60 s; restarting it again will not help, so everything was stopped (see agent's output above)",
     });
     expect(lines.filter((l) => l.startsWith("agent exited with code 3; restarting"))).toEqual([
       "agent exited with code 3; restarting in 0.05 s (attempt 1)",
@@ -187,7 +188,11 @@ describe("Supervisor (npm start)", () => {
     const slow: ChildSpec = {
       name: "web",
       async start() {
-        const child = startManagedProcess({ name: "web", command: process.execPath, args: ["-e", "setTimeout(() => console.log('ready'), 30000); process.on('SIGTERM', () => process.exit(0))"] });
+        const child = startManagedProcess({
+          name: "web",
+          command: process.execPath,
+          args: ["-e", "setTimeout(() => console.log('ready'), 30000); process.on('SIGTERM', () => process.exit(0))"],
+        });
         return { pid: child.child.pid, exited: child.exited, ready: child.waitFor(/ready/, 60_000), stop: () => child.stop(5000) };
       },
     };

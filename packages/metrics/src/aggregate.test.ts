@@ -40,7 +40,10 @@ describe("aggregation", () => {
 
   it("merges a timeline per interval index", () => {
     const t = mergeTimeline([frame(1, [2000]), frame(0, [1000]), frame(1, [4000])]);
-    expect(t.map((p) => [p.index, p.sent])).toEqual([[0, 1], [1, 2]]);
+    expect(t.map((p) => [p.index, p.sent])).toEqual([
+      [0, 1],
+      [1, 2],
+    ]);
     expect(t[1]?.max).toBeCloseTo(4, 1);
   });
 

@@ -16,9 +16,11 @@ import { IntervalMerger } from "./interval-merger";
 import { latencySummary } from "./summary";
 
 /** The parts of a stored frame aggregation needs (the db row shape is a superset). */
-export type FrameLike = Pick<IntervalFrame, "index" | "startedAt" | "durationMs" | "warmup" | "counters" | "histograms" | "health"> &
-  // Stored rows carry null where a frame had no value.
-  { [K in "activeMs" | "stage" | "step" | "samples"]?: IntervalFrame[K] | null } & {
+export type FrameLike = Pick<
+  IntervalFrame,
+  "index" | "startedAt" | "durationMs" | "warmup" | "counters" | "histograms" | "health"
+> & // Stored rows carry null where a frame had no value.
+{ [K in "activeMs" | "stage" | "step" | "samples"]?: IntervalFrame[K] | null } & {
   /** Which agent sent the frame; counted in each point's health, and the key of per-agent breakdowns. */
   agentId?: string;
 };
@@ -141,10 +143,19 @@ export function summarizeFrames(frames: readonly FrameLike[]): Omit<RunSummary, 
       canary,
     },
     ...(hasCanary
-      ? { canary: { sent: sum(frames, COUNTERS.canarySent), received: sum(frames, COUNTERS.canaryReceived), lost: sum(frames, COUNTERS.canaryLost), latency: canary } }
+      ? {
+          canary: {
+            sent: sum(frames, COUNTERS.canarySent),
+            received: sum(frames, COUNTERS.canaryReceived),
+            lost: sum(frames, COUNTERS.canaryLost),
+            latency: canary,
+          },
+        }
       : {}),
     ...(flow ? { flow } : {}),
-    ...(hs.has(HISTOGRAMS.closedLoopResponseTime) ? { closedLoop: { responseTime: latencySummary(hs.get(HISTOGRAMS.closedLoopResponseTime)), note: CLOSED_LOOP_NOTE } } : {}),
+    ...(hs.has(HISTOGRAMS.closedLoopResponseTime)
+      ? { closedLoop: { responseTime: latencySummary(hs.get(HISTOGRAMS.closedLoopResponseTime)), note: CLOSED_LOOP_NOTE } }
+      : {}),
     intervals: {
       measured: measuredDuration.size,
       warmup: new Set(frames.filter((f) => f.warmup).map((f) => f.index)).size,

@@ -84,7 +84,11 @@ describe("run summary of flow frames", () => {
 
   it("keeps at most FLOW_SAMPLES_TOTAL samples in all, an equal share per event so rare events still show", () => {
     // 8 events of 20 samples (160) and one rare event of 2.
-    const samples = [...Array.from({ length: 8 }, (_, e) => Array.from({ length: 20 }, (_, k) => ({ event: `e${e}`, data: `${e}:${k}` }))).flat(), { event: "rare", data: "r0" }, { event: "rare", data: "r1" }];
+    const samples = [
+      ...Array.from({ length: 8 }, (_, e) => Array.from({ length: 20 }, (_, k) => ({ event: `e${e}`, data: `${e}:${k}` }))).flat(),
+      { event: "rare", data: "r0" },
+      { event: "rare", data: "r1" },
+    ];
     const shown = summarizeRun([flowShard(0, [], 0, false, samples)], []).flow!.samples;
     expect(shown).toHaveLength(FLOW_SAMPLES_TOTAL);
     const per = (e: string) => shown.filter((s) => s.event === e).map((s) => s.data);

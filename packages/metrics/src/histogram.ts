@@ -92,7 +92,13 @@ const V2_HEADER_BYTES = 40;
 export function addEncoded(target: Histogram | readonly Histogram[], base64: string): void {
   const targets: readonly Histogram[] = Array.isArray(target) ? target : [target as Histogram];
   if (targets.length === 0) return;
-  type Access = CountsAccess & { unitMagnitude: number; highestTrackableValue: number; lowestDiscernibleValue: number; valueFromIndex(i: number): number; highestEquivalentValue(v: number): number };
+  type Access = CountsAccess & {
+    unitMagnitude: number;
+    highestTrackableValue: number;
+    lowestDiscernibleValue: number;
+    valueFromIndex(i: number): number;
+    highestEquivalentValue(v: number): number;
+  };
   const raw = Buffer.from(base64, "base64");
   const envelope = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
   const configured = (h: Histogram) => {

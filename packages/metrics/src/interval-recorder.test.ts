@@ -12,7 +12,10 @@ describe("IntervalRecorder", () => {
 
     const first = r.cut();
     expect(first.counters).toEqual({ "messages.sent": 3, "connections.active": 7 });
-    expect(first.histograms.map(([k, h]) => [k, h.totalCount])).toEqual([["message.latency", 3], ["ws.connect", 1]]);
+    expect(first.histograms.map(([k, h]) => [k, h.totalCount])).toEqual([
+      ["message.latency", 3],
+      ["ws.connect", 1],
+    ]);
 
     // Recorded after the cut: must not leak into the histograms already handed over.
     r.recordMicros("message.latency", 9_000);

@@ -24,7 +24,16 @@ function frame(agentId: string, index: number, values: number[], opts: { warmup?
     r.increment(COUNTERS.connectionsClosed);
     r.increment(COUNTERS.connectionsDropped);
   }
-  return { agentId, shardId: `shd_${agentId}`, index, startedAt: 1000 * index, durationMs: 1000, warmup: opts.warmup ?? false, ...r.take(), health: health(opts) };
+  return {
+    agentId,
+    shardId: `shd_${agentId}`,
+    index,
+    startedAt: 1000 * index,
+    durationMs: 1000,
+    warmup: opts.warmup ?? false,
+    ...r.take(),
+    health: health(opts),
+  };
 }
 
 describe("percentile spectrum", () => {

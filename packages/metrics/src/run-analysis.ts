@@ -61,7 +61,12 @@ export function analyzeFrames(frames: readonly AnalysisFrame[]): RunAnalysis {
     .map(([agentId, list]) => {
       const hs = new Map<string, Histogram>();
       const sum = (name: string) => list.reduce((n, f) => n + (f.counters[name] ?? 0), 0);
-      let cpuMax = 0, eventLoopMaxMs = 0, sendLagMaxMs = 0, rssMbMax = 0, saturated = 0, errors = 0;
+      let cpuMax = 0,
+        eventLoopMaxMs = 0,
+        sendLagMaxMs = 0,
+        rssMbMax = 0,
+        saturated = 0,
+        errors = 0;
       for (const f of list) {
         if (!f.warmup) add(hs, HISTOGRAMS.messageLatency, f.histograms[HISTOGRAMS.messageLatency]);
         if (!f.warmup) add(hs, HISTOGRAMS.deliveryLatency, f.histograms[HISTOGRAMS.deliveryLatency]);
@@ -86,7 +91,13 @@ export function analyzeFrames(frames: readonly AnalysisFrame[]): RunAnalysis {
         latency: latencySummary(hs.get(HISTOGRAMS.messageLatency)),
         connect: latencySummary(hs.get(HISTOGRAMS.wsConnect)),
         ...(list.some((f) => COUNTERS.deliveriesExpected in f.counters || COUNTERS.deliveriesReceived in f.counters)
-          ? { delivery: { received: sum(COUNTERS.deliveriesReceived), lost: sum(COUNTERS.deliveriesLost), latency: latencySummary(hs.get(HISTOGRAMS.deliveryLatency)) } }
+          ? {
+              delivery: {
+                received: sum(COUNTERS.deliveriesReceived),
+                lost: sum(COUNTERS.deliveriesLost),
+                latency: latencySummary(hs.get(HISTOGRAMS.deliveryLatency)),
+              },
+            }
           : {}),
         health: { cpuMax, eventLoopMaxMs, sendLagMaxMs, rssMbMax },
       };

@@ -83,7 +83,13 @@ function frames(kind: Kind, seed: number): TallyFrame[] {
         activeMs: index === last ? 250 : undefined,
         warmup: index < 2,
         ...r.take(),
-        health: { cpu: 20 + a, eventLoopDelayMs: { p50: 1, max: a === 3 && index === 4 ? 1500 : 3 }, rssMb: 60 + index, sendLagMaxMs: rand() * 5, saturated: a === 2 && index === 5 },
+        health: {
+          cpu: 20 + a,
+          eventLoopDelayMs: { p50: 1, max: a === 3 && index === 4 ? 1500 : 3 },
+          rssMb: 60 + index,
+          sendLagMaxMs: rand() * 5,
+          saturated: a === 2 && index === 5,
+        },
         ...(kind === "sweep" ? { step: { index: sweepStep, rate: 10 * (sweepStep + 1), per: "aggregate" as const, failed: sweepStep === 3 && a === 0 } } : {}),
         ...(samples.length ? { samples } : {}),
       });
@@ -131,7 +137,14 @@ describe("run tally", () => {
     const all = frames("echo", 3);
     const tally = new RunTally();
     for (const f of all) tally.add(f);
-    expect(tally.evidence()).toEqual({ stallMaxMs: 1500, saturatedIntervals: 1, silent: [{ agentId: "agt_1", missing: 1 }, { agentId: "agt_3", missing: 1 }] });
+    expect(tally.evidence()).toEqual({
+      stallMaxMs: 1500,
+      saturatedIntervals: 1,
+      silent: [
+        { agentId: "agt_1", missing: 1 },
+        { agentId: "agt_3", missing: 1 },
+      ],
+    });
   });
 
   it("holds no frame: its memory does not grow with the frames it has taken", () => {

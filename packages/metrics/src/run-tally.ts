@@ -135,7 +135,8 @@ export class RunTally {
       if (measured || name === HISTOGRAMS.wsConnect) into.push(slot(this.spectraH, name));
       if (step && name === HISTOGRAMS.messageLatency) into.push((step.latency ??= createHistogram(64)));
       if (step && name === HISTOGRAMS.deliveryLatency) into.push((step.delivery ??= createHistogram(64)));
-      if ((measured && (name === HISTOGRAMS.messageLatency || name === HISTOGRAMS.deliveryLatency)) || name === HISTOGRAMS.wsConnect) into.push(slot(agent.hs, name));
+      if ((measured && (name === HISTOGRAMS.messageLatency || name === HISTOGRAMS.deliveryLatency)) || name === HISTOGRAMS.wsConnect)
+        into.push(slot(agent.hs, name));
       addEncoded(into, b64);
     }
     for (const [k, v] of Object.entries(f.counters)) {
@@ -150,7 +151,17 @@ export class RunTally {
       second.activeMs = Math.max(second.activeMs!, f.activeMs ?? f.durationMs);
       second.health.saturated ||= f.health.saturated;
     } else {
-      this.seconds.set(key, { index: f.index, startedAt: f.startedAt, durationMs: f.durationMs, activeMs: f.activeMs ?? f.durationMs, warmup: f.warmup, counters: {}, histograms: {}, health: { ...f.health }, samples: [] });
+      this.seconds.set(key, {
+        index: f.index,
+        startedAt: f.startedAt,
+        durationMs: f.durationMs,
+        activeMs: f.activeMs ?? f.durationMs,
+        warmup: f.warmup,
+        counters: {},
+        histograms: {},
+        health: { ...f.health },
+        samples: [],
+      });
     }
     f.samples?.forEach((sample, i) => {
       this.keepSample(key, [f.index, shard, i], sample);
@@ -228,9 +239,24 @@ export class RunTally {
     let carrier = this.stepCarriers.get(key);
     if (!carrier) {
       // Adds nothing to rates, times or flags (rate 0, no sending time, no flag), only counts and histograms.
-      const bare = Object.fromEntries(Object.entries(step).map(([k, v]) => [k, k === "index" || k === "per" || k === "attempt" ? v : typeof v === "number" ? 0 : typeof v === "boolean" ? false : undefined]));
+      const bare = Object.fromEntries(
+        Object.entries(step).map(([k, v]) => [
+          k,
+          k === "index" || k === "per" || k === "attempt" ? v : typeof v === "number" ? 0 : typeof v === "boolean" ? false : undefined,
+        ]),
+      );
       carrier = {
-        frame: { index: f.index, startedAt: Infinity, durationMs: 1000, activeMs: 0, warmup: false, counters: {}, histograms: {}, health: { ...f.health, saturated: false }, step: bare as typeof step },
+        frame: {
+          index: f.index,
+          startedAt: Infinity,
+          durationMs: 1000,
+          activeMs: 0,
+          warmup: false,
+          counters: {},
+          histograms: {},
+          health: { ...f.health, saturated: false },
+          step: bare as typeof step,
+        },
         encoded: true,
       };
       this.stepCarriers.set(key, carrier);
@@ -245,7 +271,17 @@ export class RunTally {
     const id = f.agentId ?? "unknown";
     let a = this.agents.get(id);
     if (!a) {
-      a = { shards: new Set(), intervals: 0, saturated: 0, counters: new Map(), errors: 0, hs: new Map(), health: { cpuMax: 0, eventLoopMaxMs: 0, sendLagMaxMs: 0, rssMbMax: 0 }, deliveries: false, seconds: new IndexBits() };
+      a = {
+        shards: new Set(),
+        intervals: 0,
+        saturated: 0,
+        counters: new Map(),
+        errors: 0,
+        hs: new Map(),
+        health: { cpuMax: 0, eventLoopMaxMs: 0, sendLagMaxMs: 0, rssMbMax: 0 },
+        deliveries: false,
+        seconds: new IndexBits(),
+      };
       this.agents.set(id, a);
     }
     a.shards.add(f.shardId ?? id);
@@ -332,7 +368,15 @@ export class RunTally {
           disconnects: c(COUNTERS.connectionsDropped),
           latency: latencySummary(a.hs.get(HISTOGRAMS.messageLatency)),
           connect: latencySummary(a.hs.get(HISTOGRAMS.wsConnect)),
-          ...(a.deliveries ? { delivery: { received: c(COUNTERS.deliveriesReceived), lost: c(COUNTERS.deliveriesLost), latency: latencySummary(a.hs.get(HISTOGRAMS.deliveryLatency)) } } : {}),
+          ...(a.deliveries
+            ? {
+                delivery: {
+                  received: c(COUNTERS.deliveriesReceived),
+                  lost: c(COUNTERS.deliveriesLost),
+                  latency: latencySummary(a.hs.get(HISTOGRAMS.deliveryLatency)),
+                },
+              }
+            : {}),
           health: { ...a.health },
         };
       });
@@ -375,7 +419,16 @@ class Carrier {
     const counters: Record<string, number> = {};
     for (const name of [...this.counters.keys()].sort(by("counter"))) counters[name] = this.counters.get(name)!;
     const f = this.first_;
-    this.cached = { index: this.index, startedAt: f.startedAt, durationMs: 0, activeMs: 0, warmup: f.warmup, counters, histograms, health: { ...f.health, saturated: false } };
+    this.cached = {
+      index: this.index,
+      startedAt: f.startedAt,
+      durationMs: 0,
+      activeMs: 0,
+      warmup: f.warmup,
+      counters,
+      histograms,
+      health: { ...f.health, saturated: false },
+    };
     this.dirty = false;
     return this.cached;
   }

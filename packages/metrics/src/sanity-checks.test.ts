@@ -5,7 +5,9 @@ import { IntervalRecorder } from "./interval-recorder";
 import { summarizeRun } from "./summarize-run";
 
 const health = { cpu: 10, eventLoopDelayMs: { p50: 1, max: 2 }, rssMb: 50, sendLagMaxMs: 0, saturated: false };
-const echo = { scenario: { kind: "echo", message: { bytes: 64, rate: 1, per: "connection", arrival: "constant", timeout: "10s" }, duration: "1s", warmup: 0 } } as unknown as Pick<Plan, "scenario">;
+const echo = {
+  scenario: { kind: "echo", message: { bytes: 64, rate: 1, per: "connection", arrival: "constant", timeout: "10s" }, duration: "1s", warmup: 0 },
+} as unknown as Pick<Plan, "scenario">;
 
 function frame(fill: (r: IntervalRecorder) => void): FrameLike {
   const r = new IntervalRecorder();
@@ -60,11 +62,18 @@ describe("default sanity checks", () => {
       for (let i = 0; i < 100; i++) r.recordMicros(HISTOGRAMS.messageLatency, 1000);
     });
     const failed = sanityOf([shedding]).filter((t) => !t.ok);
-    expect(failed.map((t) => t.message)).toEqual([expect.stringMatching(/^sanity check: 90% .*\(900 of 1000, 900 of them shed by a saturated agent: add agents or lower the rate\)/)]);
+    expect(failed.map((t) => t.message)).toEqual([
+      expect.stringMatching(/^sanity check: 90% .*\(900 of 1000, 900 of them shed by a saturated agent: add agents or lower the rate\)/),
+    ]);
   });
 
   it("blame the agent's saturation only when it shed or flagged itself saturated, not when it was stopped", () => {
-    const at = (index: number, f: FrameLike, h: Partial<FrameLike["health"]> = {}, agentId = "agt_a"): FrameLike => ({ ...f, index, agentId, health: { ...f.health, ...h } });
+    const at = (index: number, f: FrameLike, h: Partial<FrameLike["health"]> = {}, agentId = "agt_a"): FrameLike => ({
+      ...f,
+      index,
+      agentId,
+      health: { ...f.health, ...h },
+    });
     const shedding = (sent: number, received: number, shed: number) =>
       frame((r) => {
         r.increment(COUNTERS.connectionsOpened, 1);
@@ -77,15 +86,23 @@ describe("default sanity checks", () => {
     const lossOf = (frames: FrameLike[]) => sanityOf(frames).find((t) => !t.ok && t.expression.startsWith("sanity: loss"))?.message;
 
     // Frozen 13 s (SIGSTOP): one interval's event loop stalled 13 s; what fell due meanwhile was shed on waking.
-    const frozen = lossOf([at(0, echoed(100, 100)), at(1, shedding(50, 20, 900), { eventLoopDelayMs: { p50: 1, max: 13_000 }, saturated: true }), at(2, echoed(100, 100))]);
-    expect(frozen).toMatch(/an agent stopped running for up to 13 s \(its process was paused or blocked, not overloaded\), and 900 of them were shed when it resumed, too late to send: check the agent's host/);
+    const frozen = lossOf([
+      at(0, echoed(100, 100)),
+      at(1, shedding(50, 20, 900), { eventLoopDelayMs: { p50: 1, max: 13_000 }, saturated: true }),
+      at(2, echoed(100, 100)),
+    ]);
+    expect(frozen).toMatch(
+      /an agent stopped running for up to 13 s \(its process was paused or blocked, not overloaded\), and 900 of them were shed when it resumed, too late to send: check the agent's host/,
+    );
     expect(frozen).not.toMatch(/saturated/);
 
     // Really overloaded: shedding with a responsive event loop.
     expect(lossOf([at(0, shedding(100, 100, 900), { saturated: true })])).toMatch(/900 of them shed by a saturated agent: add agents or lower the rate/);
 
     // Flagged saturated, nothing shed: said as a possibility, with its count.
-    expect(lossOf([at(0, echoed(100, 50), { saturated: true, cpu: 99 }), at(1, echoed(100, 100))])).toMatch(/\(50 of 200, an agent reported itself saturated in 1 interval, which may have delayed replies/);
+    expect(lossOf([at(0, echoed(100, 50), { saturated: true, cpu: 99 }), at(1, echoed(100, 100))])).toMatch(
+      /\(50 of 200, an agent reported itself saturated in 1 interval, which may have delayed replies/,
+    );
 
     // A healthy agent and a lossy target: the loss is stated, no agent is blamed.
     const target = lossOf([at(0, echoed(100, 50)), at(1, echoed(100, 50))]);
@@ -93,7 +110,13 @@ describe("default sanity checks", () => {
     expect(target).not.toMatch(/agent/);
 
     // One agent's frames stop two seconds before the other's: said, alongside the loss.
-    const silent = lossOf([at(0, echoed(100, 50)), at(0, echoed(100, 100), {}, "agt_b"), at(1, echoed(100, 100), {}, "agt_b"), at(2, echoed(100, 100), {}, "agt_b"), at(3, echoed(100, 100), {}, "agt_b")]);
+    const silent = lossOf([
+      at(0, echoed(100, 50)),
+      at(0, echoed(100, 100), {}, "agt_b"),
+      at(1, echoed(100, 100), {}, "agt_b"),
+      at(2, echoed(100, 100), {}, "agt_b"),
+      at(3, echoed(100, 100), {}, "agt_b"),
+    ]);
     expect(silent).toMatch(/agent agt_a stopped reporting \(2 intervals missing\)/);
     expect(silent).not.toMatch(/agt_b|saturated/);
   });
@@ -106,7 +129,9 @@ describe("default sanity checks", () => {
       r.increment(COUNTERS.deliveriesReceived, 13_490);
       r.recordMicros(HISTOGRAMS.deliveryLatency, 2000);
     });
-    const s = runSummarySchema.parse(summarizeRun([groups], ["delivery.ratio > 99%", "delivery.p95 < 200ms", "latency.p95 < 1s"], { ...echo, sanity: undefined }));
+    const s = runSummarySchema.parse(
+      summarizeRun([groups], ["delivery.ratio > 99%", "delivery.p95 < 200ms", "latency.p95 < 1s"], { ...echo, sanity: undefined }),
+    );
     expect(s.thresholds.filter((t) => t.kind === "sanity").every((t) => t.ok)).toBe(true);
     const [ratio, p95, roundTrip] = s.thresholds;
     expect(ratio).toMatchObject({ ok: true, actual: 100 });

@@ -107,19 +107,26 @@ function lossCause(shed: number, summary: Measured, agents: AgentEvidence | unde
   const stalled = agents && agents.stallMaxMs >= AGENT_STALL_MS;
   if (stalled) {
     const resumed = shed ? `, and ${shed} of them were shed when it resumed, too late to send` : "";
-    parts.push(`an agent stopped running for up to ${round(agents.stallMaxMs / 1000)} s (its process was paused or blocked, not overloaded)${resumed}: check the agent's host`);
+    parts.push(
+      `an agent stopped running for up to ${round(agents.stallMaxMs / 1000)} s (its process was paused or blocked, not overloaded)${resumed}: check the agent's host`,
+    );
   } else if (shed) {
     parts.push(`${shed} of them shed by a saturated agent: add agents or lower the rate`);
   } else if ((agents?.saturatedIntervals ?? summary.intervals.saturated) > 0) {
     const n = agents?.saturatedIntervals ?? summary.intervals.saturated;
-    parts.push(`an agent reported itself saturated in ${n} interval${n === 1 ? "" : "s"}, which may have delayed replies past the timeout: add agents or lower the rate`);
+    parts.push(
+      `an agent reported itself saturated in ${n} interval${n === 1 ? "" : "s"}, which may have delayed replies past the timeout: add agents or lower the rate`,
+    );
   }
   for (const a of agents?.silent ?? []) parts.push(`agent ${a.agentId} stopped reporting (${a.missing} interval${a.missing === 1 ? "" : "s"} missing)`);
   return parts.length > 0 ? `, ${parts.join("; ")}` : "";
 }
 
 function topErrors(s: Measured): string {
-  const top = Object.entries(s.errors).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]).slice(0, 3);
+  const top = Object.entries(s.errors)
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 3);
   return top.length ? top.map(([k, n]) => `${k} ${n}`).join(", ") : "no error class recorded";
 }
 

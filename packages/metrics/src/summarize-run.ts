@@ -9,7 +9,11 @@ import { evaluateThresholds } from "./thresholds";
  * thresholds and the default sanity checks. Pass the plan (its sweep and scenario) so sweep steps are judged on the merged
  * measurements and the capacity is found; without it, steps carry only the shards' own verdicts.
  */
-export function summarizeRun(frames: readonly FrameLike[], thresholds: ReadonlyArray<string | Threshold>, plan?: SweepContext & Partial<Pick<Plan, "sanity">>): RunSummary {
+export function summarizeRun(
+  frames: readonly FrameLike[],
+  thresholds: ReadonlyArray<string | Threshold>,
+  plan?: SweepContext & Partial<Pick<Plan, "sanity">>,
+): RunSummary {
   const measured = summarizeFrames(frames);
   const steps = summarizeSteps(frames, plan);
   const capacity = capacityOf(steps, plan);

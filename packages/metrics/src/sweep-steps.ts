@@ -48,7 +48,10 @@ export function summarizeSteps(frames: readonly FrameLike[], ctx?: SweepContext)
     if (last === 0) continue;
     const before = all.filter((f) => (f.step!.attempt ?? 0) === last - 1);
     retried.set(index, { attempts: last + 1, reason: before.find((f) => f.step!.generatorLimited)?.step?.generatorLimited ?? null });
-    byStep.set(index, all.filter((f) => (f.step!.attempt ?? 0) === last));
+    byStep.set(
+      index,
+      all.filter((f) => (f.step!.attempt ?? 0) === last),
+    );
   }
   const holdSeconds = ctx?.sweep ? durationMs(ctx.sweep.hold) / 1000 : undefined;
   const main = ctx ? mainLatencyMetric(ctx.scenario) : HISTOGRAMS.messageLatency;
@@ -86,7 +89,8 @@ export function summarizeSteps(frames: readonly FrameLike[], ctx?: SweepContext)
       const shardFailed = list.some((f) => f.step!.failed);
       // Agents that mark the step say why; a saturated frame from an older agent still limits it.
       const saturated = list.some((f) => f.health.saturated);
-      const limitedBy = list.find((f) => f.step!.generatorLimited)?.step?.generatorLimited ?? (saturated ? "an agent reported itself saturated during the hold" : null);
+      const limitedBy =
+        list.find((f) => f.step!.generatorLimited)?.step?.generatorLimited ?? (saturated ? "an agent reported itself saturated during the hold" : null);
       const retry = retried.get(index);
       return {
         index,

@@ -88,7 +88,9 @@ export function evaluateThresholds(thresholds: ReadonlyArray<string | Threshold 
       expression,
       ok,
       actual: metric.value,
-      message: ok ? `${name} = ${shown}` : `${name} = ${shown}, limit ${op} ${limit}${metric.unit} (off by ${round(Math.abs(metric.value - limit))}${metric.unit})`,
+      message: ok
+        ? `${name} = ${shown}`
+        : `${name} = ${shown}, limit ${op} ${limit}${metric.unit} (off by ${round(Math.abs(metric.value - limit))}${metric.unit})`,
     };
   });
 }

@@ -19,11 +19,12 @@ export function phasesToConnections(phases: Phase[] | undefined, flowSeconds: nu
     if (p.pause !== undefined) return 0;
     const d = p.duration ?? 0;
     if (p.arrivalCount !== undefined) return p.arrivalCount;
-    if (p.rampTo !== undefined) return ((p.arrivalRate ?? 0) + p.rampTo) / 2 * d;
+    if (p.rampTo !== undefined) return (((p.arrivalRate ?? 0) + p.rampTo) / 2) * d;
     return (p.arrivalRate ?? 0) * d;
   };
   const cap = (n: number, p: Phase) => (p.maxVusers !== undefined ? Math.min(n, p.maxVusers) : n);
-  for (const p of phases) if (p.maxVusers !== undefined) notes.push(`phase ${p.name ?? ""} maxVusers ${p.maxVusers}: the connection count is capped at it`.replace("  ", " "));
+  for (const p of phases)
+    if (p.maxVusers !== undefined) notes.push(`phase ${p.name ?? ""} maxVusers ${p.maxVusers}: the connection count is capped at it`.replace("  ", " "));
 
   if (phases.length === 1 && phases[0]!.rampTo === undefined && phases[0]!.pause === undefined) {
     const p = phases[0]!;
@@ -43,8 +44,13 @@ export function phasesToConnections(phases: Phase[] | undefined, flowSeconds: nu
     stages.push({ duration: secs(d), target: open });
   }
   stages.push({ duration: secs(Math.max(1, flowSeconds)), target: open });
-  if (phases.some((p) => p.rampTo !== undefined)) notes.push("a rampTo phase became a stage whose connections grow linearly to the phase's arrivals (Artillery's arrival rate ramps, so its users grow faster at the end): approximated");
+  if (phases.some((p) => p.rampTo !== undefined))
+    notes.push(
+      "a rampTo phase became a stage whose connections grow linearly to the phase's arrivals (Artillery's arrival rate ramps, so its users grow faster at the end): approximated",
+    );
   if (phases.some((p) => p.pause !== undefined)) notes.push("a pause phase became a stage that holds the connections open");
-  notes.push(`the phases became connections.stages (the connections open at the end of each phase), with a last stage of ${secs(Math.max(1, flowSeconds))} so the last users finish their flow`);
+  notes.push(
+    `the phases became connections.stages (the connections open at the end of each phase), with a last stage of ${secs(Math.max(1, flowSeconds))} so the last users finish their flow`,
+  );
   return { count: Math.max(1, highest), stages };
 }

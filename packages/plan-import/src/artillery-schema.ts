@@ -6,7 +6,13 @@ import { PlanImportError } from "./import-error";
  * The parts of an Artillery script (https://www.artillery.io/docs/reference/test-script) that a
  * WebSocket or Socket.IO load test uses. Unknown fields are kept and reported, never fatal.
  */
-const num = z.union([z.number(), z.string().regex(/^\d+(\.\d+)?$/).transform(Number)]);
+const num = z.union([
+  z.number(),
+  z
+    .string()
+    .regex(/^\d+(\.\d+)?$/)
+    .transform(Number),
+]);
 
 export const phaseSchema = z.looseObject({
   name: z.string().optional(),
@@ -62,9 +68,17 @@ export const scriptSchema = z.object(
       { error: "config is missing: an Artillery script starts with config: { target, phases }" },
     ),
     scenarios: z
-      .array(z.looseObject({ name: z.string().optional(), engine: z.string().optional(), weight: z.number().optional(), flow: z.array(z.record(z.string(), z.unknown()), { error: "each scenario needs flow: [steps]" }) }), {
-        error: "scenarios is missing: a list with at least one { engine: ws | socketio, flow: [...] }",
-      })
+      .array(
+        z.looseObject({
+          name: z.string().optional(),
+          engine: z.string().optional(),
+          weight: z.number().optional(),
+          flow: z.array(z.record(z.string(), z.unknown()), { error: "each scenario needs flow: [steps]" }),
+        }),
+        {
+          error: "scenarios is missing: a list with at least one { engine: ws | socketio, flow: [...] }",
+        },
+      )
       .min(1, "scenarios is empty: add one { engine: ws | socketio, flow: [...] }"),
   },
   { error: "not an Artillery script: expected a YAML mapping with config and scenarios" },
@@ -82,7 +96,9 @@ export function parseArtillery(yamlText: string): Script {
   if (!result.success) {
     const issue = result.error.issues[0]!;
     const at = issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";
-    throw new PlanImportError(issue.message.startsWith("not an") || issue.message.includes(" is missing") ? issue.message : `not an Artillery script: ${at}${issue.message}`);
+    throw new PlanImportError(
+      issue.message.startsWith("not an") || issue.message.includes(" is missing") ? issue.message : `not an Artillery script: ${at}${issue.message}`,
+    );
   }
   return result.data;
 }

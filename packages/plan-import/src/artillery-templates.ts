@@ -50,7 +50,9 @@ function convertExpression(expr: string, scope: TemplateScope): string {
     return typeof v === "string" ? v : JSON.stringify(v);
   }
   if (expr === "target" || expr === "$target") return "";
-  scope.notes.push(`${scope.where}: {{ ${expr} }} has no Volley equivalent (functions, $environment, $processEnvironment, $loopElement and helpers do not carry over); it became the text <${expr}>: replace it`);
+  scope.notes.push(
+    `${scope.where}: {{ ${expr} }} has no Volley equivalent (functions, $environment, $processEnvironment, $loopElement and helpers do not carry over); it became the text <${expr}>: replace it`,
+  );
   return `<${expr}>`;
 }
 
@@ -75,7 +77,10 @@ export function constantsOf(variables: Record<string, unknown> | undefined, note
   for (const [k, v] of Object.entries(variables ?? {})) {
     if (Array.isArray(v)) {
       out.set(k, v[0]);
-      if (v.length > 1) notes.push(`config.variables.${k} lists ${v.length} values (Artillery picks one per user); the plan uses the first, ${JSON.stringify(v[0])}: list them in flow.data to vary them`);
+      if (v.length > 1)
+        notes.push(
+          `config.variables.${k} lists ${v.length} values (Artillery picks one per user); the plan uses the first, ${JSON.stringify(v[0])}: list them in flow.data to vary them`,
+        );
     } else out.set(k, v);
   }
   return out;

@@ -50,7 +50,10 @@ describe("the recorded chat HAR, imported and run", { timeout: 30_000 }, () => {
     apps.push(app);
     // Only the origin is given: the recorded path (/rpc) is kept.
     const { plan } = importHar(fixture("jsonrpc-ws.har"), { targetUrl: app.httpUrl, connections: 3, rate: 5, duration: "2s" });
-    expect(plan.flow?.messages?.[0]).toMatchObject({ json: { id: "{{ msg.id }}", method: "echo", params: { text: "ping {{ msg.seq }}" } }, reply: { match: { path: "$.id", equals: "{{ msg.id }}" } } });
+    expect(plan.flow?.messages?.[0]).toMatchObject({
+      json: { id: "{{ msg.id }}", method: "echo", params: { text: "ping {{ msg.seq }}" } },
+      reply: { match: { path: "$.id", equals: "{{ msg.id }}" } },
+    });
     const frames: EngineFrame[] = [];
     const outcome = await runShard(planSchema.parse(plan), { startAt: Date.now() + 20, onFrame: (f) => frames.push(f) });
     expect(outcome.status, outcome.error).toBe("completed");

@@ -50,7 +50,8 @@ export function parseHar(input: unknown): HarEntry[] {
     }
   }
   const log = (input as { log?: { entries?: unknown } } | null)?.log;
-  if (typeof input !== "object" || input === null || typeof log !== "object" || log === null) throw new PlanImportError("not a HAR: log is missing (a HAR file is { log: { entries: [...] } })");
+  if (typeof input !== "object" || input === null || typeof log !== "object" || log === null)
+    throw new PlanImportError("not a HAR: log is missing (a HAR file is { log: { entries: [...] } })");
   if (!Array.isArray(log.entries)) throw new PlanImportError("not a HAR: log.entries missing (a HAR file is { log: { entries: [...] } })");
   const result = harSchema.safeParse(input);
   if (!result.success) {
@@ -67,4 +68,5 @@ export function responseText(entry: HarEntry): string | undefined {
   return content.encoding === "base64" ? Buffer.from(content.text, "base64").toString("utf8") : content.text;
 }
 
-export const isWebSocketEntry = (e: HarEntry): boolean => e._resourceType === "websocket" || e._webSocketMessages !== undefined || /^wss?:/i.test(e.request.url);
+export const isWebSocketEntry = (e: HarEntry): boolean =>
+  e._resourceType === "websocket" || e._webSocketMessages !== undefined || /^wss?:/i.test(e.request.url);

@@ -21,19 +21,39 @@ describe("importArtillery: the socketio chat script", () => {
     // fields name the columns; skipHeader drops the file's own header line.
     expect(plan.flow!.data).toEqual({ csv: "username,password\nann,secret1\nbob,secret2\ncid,secret3", reuse: true });
     expect(plan.flow!.setup).toEqual([
-      { request: { name: "login", method: "POST", url: "/login", json: { user: "{{ data.username }}", password: "{{ data.password }}" }, capture: { token: "$.token" } } },
+      {
+        request: {
+          name: "login",
+          method: "POST",
+          url: "/login",
+          json: { user: "{{ data.username }}", password: "{{ data.password }}" },
+          capture: { token: "$.token" },
+        },
+      },
       { connect: { headers: { "x-client": "artillery" } } },
       { send: { name: "join", event: "join", json: { room: "lobby", token: "{{ vars.token }}" } } },
       { waitFor: { name: "joined", event: "joined", capture: { members: "$.members" } } },
       { think: "1s" },
     ]);
     expect(plan.flow!.messages).toEqual([
-      { name: "chat", event: "chat", json: { room: "lobby", text: "message {{ msg.seq }} from {{ data.username }}" }, reply: { event: "message", match: { path: "$.user", equals: "{{ data.username }}" } } },
+      {
+        name: "chat",
+        event: "chat",
+        json: { room: "lobby", text: "message {{ msg.seq }} from {{ data.username }}" },
+        reply: { event: "message", match: { path: "$.user", equals: "{{ data.username }}" } },
+      },
     ]);
     // One emit per 2 s think, 20 rounds: 0.5/s for 40 s.
     expect(p.scenario).toMatchObject({ kind: "echo", duration: "40s", message: { rate: 0.5 } });
     // 2/s for 10 s, then 2→10/s over 30 s: 20, then 20 + 180 users; a hold for the last ones' flow.
-    expect(p.connections).toMatchObject({ count: 200, stages: [{ duration: "10s", target: 20 }, { duration: "30s", target: 200 }, { duration: "40s", target: 200 }] });
+    expect(p.connections).toMatchObject({
+      count: 200,
+      stages: [
+        { duration: "10s", target: 20 },
+        { duration: "30s", target: 200 },
+        { duration: "40s", target: 200 },
+      ],
+    });
     const text = notes.join("\n");
     expect(text).toMatch(/rampTo .*approximated/);
     expect(text).toMatch(/step\(s\) after the loop left out/);
@@ -91,12 +111,16 @@ describe("importArtillery: errors", () => {
     expect(() => importArtillery("a: [")).toThrow(/^not an Artillery script: not valid YAML/);
     expect(() => importArtillery("scenarios: []")).toThrow(/config is missing/);
     expect(() => importArtillery("config: { target: 'http://x' }\n")).toThrow(/scenarios is missing/);
-    expect(() => importArtillery("config: { target: 'http://x' }\nscenarios: [{ flow: [{ get: { url: / } }] }]")).toThrow(/uses the http engine: only engine: ws and engine: socketio/);
+    expect(() => importArtillery("config: { target: 'http://x' }\nscenarios: [{ flow: [{ get: { url: / } }] }]")).toThrow(
+      /uses the http engine: only engine: ws and engine: socketio/,
+    );
     expect(() => importArtillery("config: { target: 'ws://x' }\nscenarios: [{ engine: ws, flow: [{ think: 1 }] }]")).toThrow(/neither emits nor sends/);
   });
 
   it("a flow without a loop: its last emit is the message kind", () => {
-    const { plan, notes } = importArtillery("config: { target: 'http://127.0.0.1:3000', phases: [{ duration: 5, arrivalRate: 1 }] }\nscenarios:\n  - engine: socketio\n    flow:\n      - emit: { channel: join, data: { room: r } }\n      - emit: { channel: chat, data: { text: hi }, response: { channel: message } }\n");
+    const { plan, notes } = importArtillery(
+      "config: { target: 'http://127.0.0.1:3000', phases: [{ duration: 5, arrivalRate: 1 }] }\nscenarios:\n  - engine: socketio\n    flow:\n      - emit: { channel: join, data: { room: r } }\n      - emit: { channel: chat, data: { text: hi }, response: { channel: message } }\n",
+    );
     valid(plan);
     expect(plan.flow!.setup).toEqual([{ send: { name: "join", event: "join", json: { room: "r" } } }]);
     expect(plan.flow!.messages).toEqual([{ name: "chat", event: "chat", json: { text: "hi" }, reply: { event: "message" } }]);
@@ -108,6 +132,8 @@ describe("importArtillery: malformed steps", () => {
   it("names a loop that is not a list and a think that is not seconds", () => {
     const head = "config: { target: 'ws://127.0.0.1:1' }\nscenarios:\n  - engine: ws\n    flow:\n";
     expect(() => importArtillery(`${head}      - loop: 5\n`)).toThrow("flow[0].loop must be a list of steps");
-    expect(() => importArtillery(`${head}      - think: soon\n      - send: hi\n`)).toThrow('flow[0]: think takes seconds, like think: 1 or think: 0.5 (got "soon")');
+    expect(() => importArtillery(`${head}      - think: soon\n      - send: hi\n`)).toThrow(
+      'flow[0]: think takes seconds, like think: 1 or think: 0.5 (got "soon")',
+    );
   });
 });

@@ -26,10 +26,14 @@ export function importArtillery(yamlText: string, options: ArtilleryImportOption
   const script = parseArtillery(yamlText);
   const { config } = script;
   const scenario = script.scenarios[0]!;
-  if (script.scenarios.length > 1) notes.push(`the script has ${script.scenarios.length} scenarios; imported the first (${scenario.name ?? "unnamed"}); make a plan per scenario`);
+  if (script.scenarios.length > 1)
+    notes.push(`the script has ${script.scenarios.length} scenarios; imported the first (${scenario.name ?? "unnamed"}); make a plan per scenario`);
   const engine = scenario.engine ?? Object.keys(config.engines ?? {}).find((e) => e.startsWith("socketio") || e === "ws");
   const protocol = engine === "ws" ? "ws" : engine?.startsWith("socketio") ? "socketio" : undefined;
-  if (!protocol) throw new PlanImportError(`scenario "${scenario.name ?? 0}" uses the ${engine ?? "http"} engine: only engine: ws and engine: socketio (or socketio-v3) scenarios import`);
+  if (!protocol)
+    throw new PlanImportError(
+      `scenario "${scenario.name ?? 0}" uses the ${engine ?? "http"} engine: only engine: ws and engine: socketio (or socketio-v3) scenarios import`,
+    );
 
   const { data, fields } = payloadData(config.payload, options.files ?? {}, notes);
   const scope: TemplateScope = { dataFields: fields, captures: new Set(), constants: constantsOf(config.variables, notes), inLoop: false, notes, where: "" };
@@ -45,13 +49,19 @@ export function importArtillery(yamlText: string, options: ArtilleryImportOption
   const iterations = loopAt === -1 ? 1 : loopCount(flow[loopAt]!);
   if (loopAt === -1) {
     // No loop: the last emit/send is what the user does repeatedly; what precedes it is setup.
-    const last = before.map((s, i) => ({ s, i })).filter(({ s }) => "emit" in s || "send" in s).pop();
+    const last = before
+      .map((s, i) => ({ s, i }))
+      .filter(({ s }) => "emit" in s || "send" in s)
+      .pop();
     if (!last) throw new PlanImportError(`scenario "${scenario.name ?? 0}" neither emits nor sends: add an emit (socketio) or send (ws) step`);
     loopSteps = before.slice(last.i);
     before = before.slice(0, last.i);
     loopAt = last.i;
-    notes.push(`the flow has no loop: its last ${"emit" in last.s ? "emit" : "send"} became the message kind, sent at scenario.message.rate for scenario.duration, and what precedes it the setup`);
-  } else if (flow.length > loopAt + 1) notes.push(`${flow.length - loopAt - 1} step(s) after the loop left out: a Volley connection sends until scenario.duration ends`);
+    notes.push(
+      `the flow has no loop: its last ${"emit" in last.s ? "emit" : "send"} became the message kind, sent at scenario.message.rate for scenario.duration, and what precedes it the setup`,
+    );
+  } else if (flow.length > loopAt + 1)
+    notes.push(`${flow.length - loopAt - 1} step(s) after the loop left out: a Volley connection sends until scenario.duration ends`);
 
   const setup: SetupInput[] = [];
   let namespace: string | undefined;
@@ -63,10 +73,25 @@ export function importArtillery(yamlText: string, options: ArtilleryImportOption
     else if (kind === "emit" || kind === "send") {
       const out = outgoing(step, protocol, scope);
       namespace ??= out.namespace;
-      setup.push({ send: { name: uniqueName(setupNames(setup), out.event ?? jsonType(out) ?? "send"), ...out.body, ...(out.ack ? { ack: true, ...(out.ackCapture ? { capture: out.ackCapture } : {}) } : {}) } });
-      if (out.response) setup.push({ waitFor: { name: uniqueName(setupNames(setup), out.response.event ?? "reply"), ...(out.response.event ? { event: out.response.event } : {}), ...(out.response.match ? { match: out.response.match } : {}), ...(out.response.capture ? { capture: out.response.capture } : {}) } });
+      setup.push({
+        send: {
+          name: uniqueName(setupNames(setup), out.event ?? jsonType(out) ?? "send"),
+          ...out.body,
+          ...(out.ack ? { ack: true, ...(out.ackCapture ? { capture: out.ackCapture } : {}) } : {}),
+        },
+      });
+      if (out.response)
+        setup.push({
+          waitFor: {
+            name: uniqueName(setupNames(setup), out.response.event ?? "reply"),
+            ...(out.response.event ? { event: out.response.event } : {}),
+            ...(out.response.match ? { match: out.response.match } : {}),
+            ...(out.response.capture ? { capture: out.response.capture } : {}),
+          },
+        });
     } else if (HTTP_STEPS.includes(kind!)) setup.push(httpStep(kind!, step[kind!] as Record<string, unknown>, scope));
-    else if (kind === "connect" && typeof step.connect === "string") notes.push(`${scope.where}: connect to ${step.connect} — set target.url to it if it differs`);
+    else if (kind === "connect" && typeof step.connect === "string")
+      notes.push(`${scope.where}: connect to ${step.connect} — set target.url to it if it differs`);
     else notes.push(`${scope.where}: "${kind}" has no Volley equivalent (functions and custom code do not carry over); left out`);
   });
 
@@ -81,22 +106,42 @@ export function importArtillery(yamlText: string, options: ArtilleryImportOption
       const out = outgoing(step, protocol, scope);
       namespace ??= out.namespace;
       if (out.response?.capture || out.ackCapture) notes.push(`${scope.where}: captures inside the loop are left out (messages cannot capture)`);
-      let reply: MessageInput["reply"] = out.ack ? { ack: true } : out.response ? { ...(out.response.event ? { event: out.response.event } : {}), ...(out.response.match ? { match: out.response.match } : {}) } : false;
+      let reply: MessageInput["reply"] = out.ack
+        ? { ack: true }
+        : out.response
+          ? { ...(out.response.event ? { event: out.response.event } : {}), ...(out.response.match ? { match: out.response.match } : {}) }
+          : false;
       if (reply === false && protocol === "ws") {
         reply = {};
-        notes.push(`${scope.where}: the next message the server sends is taken as this one's reply, in order (Artillery's ws engine awaits none); match it on a field if the server sends other messages too`);
-      } else if (reply === false) notes.push(`${scope.where}: no response is awaited, so it is sent fire and forget (reply: false) and has no latency; add reply: { event: … } if the server answers`);
-      messages.push({ name: uniqueName(messages.map((m) => m.name), out.event ?? jsonType(out) ?? "message"), ...out.body, reply });
+        notes.push(
+          `${scope.where}: the next message the server sends is taken as this one's reply, in order (Artillery's ws engine awaits none); match it on a field if the server sends other messages too`,
+        );
+      } else if (reply === false)
+        notes.push(
+          `${scope.where}: no response is awaited, so it is sent fire and forget (reply: false) and has no latency; add reply: { event: … } if the server answers`,
+        );
+      messages.push({
+        name: uniqueName(
+          messages.map((m) => m.name),
+          out.event ?? jsonType(out) ?? "message",
+        ),
+        ...out.body,
+        reply,
+      });
     } else notes.push(`${scope.where}: "${kind}" in the loop has no Volley equivalent; left out`);
   });
   if (messages.length === 0) throw new PlanImportError(`the loop of scenario "${scenario.name ?? 0}" neither emits nor sends: add an emit or send step to it`);
 
   // Artillery's loop: `iterations` rounds of its emits and thinks; Volley: a rate for a duration.
   const rate = options.rate ?? (think > 0 ? messages.length / think : 1);
-  if (think === 0 && options.rate === undefined) notes.push("the loop has no think time, so its pace is unknown: scenario.message.rate is 1 per connection; set it");
+  if (think === 0 && options.rate === undefined)
+    notes.push("the loop has no think time, so its pace is unknown: scenario.message.rate is 1 per connection; set it");
   const flowSeconds = think > 0 && Number.isFinite(iterations) ? iterations * think : 30;
   if (!Number.isFinite(iterations)) notes.push("the loop runs without a count: scenario.duration is 30s; set it");
-  const connections = options.connections !== undefined ? { count: options.connections, rate: Math.min(options.connections, 100) } : phasesToConnections(config.phases, flowSeconds, notes);
+  const connections =
+    options.connections !== undefined
+      ? { count: options.connections, rate: Math.min(options.connections, 100) }
+      : phasesToConnections(config.phases, flowSeconds, notes);
 
   const target = artilleryTarget(config, protocol, namespace, options, connect, notes);
   if (Object.keys(connect).length > 0) {
@@ -113,7 +158,9 @@ export function importArtillery(yamlText: string, options: ArtilleryImportOption
     scenario: { kind: "echo", duration: options.duration ?? ms(flowSeconds), message: { rate: Math.round(rate * 1000) / 1000, timeout: "10s" } },
     flow: flowOut,
   };
-  notes.push("the schedule comes from config.phases (connections) and the loop (scenario.message.rate from its think time, scenario.duration from its count): check both");
+  notes.push(
+    "the schedule comes from config.phases (connections) and the loop (scenario.message.rate from its think time, scenario.duration from its count): check both",
+  );
   return checked(plan, notes);
 }
 
@@ -142,7 +189,11 @@ const setupNames = (steps: SetupInput[]) =>
   });
 
 function uniqueName(names: (string | undefined)[], raw: string): string {
-  const base = raw.replace(/[^A-Za-z0-9_-]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 50) || "step";
+  const base =
+    raw
+      .replace(/[^A-Za-z0-9_-]+/g, "-")
+      .replace(/^-+|-+$/g, "")
+      .slice(0, 50) || "step";
   const taken = new Set(names);
   let n = base;
   for (let k = 2; taken.has(n); k++) n = `${base}-${k}`;
@@ -162,9 +213,13 @@ interface Outgoing {
 function outgoing(step: Step, protocol: "ws" | "socketio", scope: TemplateScope): Outgoing {
   if ("send" in step) {
     const raw = step.send;
-    const wrapped = typeof raw === "object" && raw !== null && "payload" in raw ? (raw as { payload: unknown; match?: unknown; capture?: ArtilleryCapture }) : undefined;
+    const wrapped =
+      typeof raw === "object" && raw !== null && "payload" in raw ? (raw as { payload: unknown; match?: unknown; capture?: ArtilleryCapture }) : undefined;
     const payload = convertValue(wrapped ? wrapped.payload : raw, scope);
-    const response = wrapped && (wrapped.match !== undefined || wrapped.capture !== undefined) ? convertResponse({ match: wrapped.match as never, capture: wrapped.capture }, scope) : undefined;
+    const response =
+      wrapped && (wrapped.match !== undefined || wrapped.capture !== undefined)
+        ? convertResponse({ match: wrapped.match as never, capture: wrapped.capture }, scope)
+        : undefined;
     return { body: typeof payload === "string" ? { text: payload } : { json: payload as never }, ack: false, ...(response ? { response } : {}) };
   }
   const emit = step.emit;
@@ -190,9 +245,17 @@ function outgoing(step: Step, protocol: "ws" | "socketio", scope: TemplateScope)
   const [first, ...rest] = converted;
   const body: Outgoing["body"] = { event, json: (first ?? {}) as never, ...(rest.length > 0 ? { args: rest as never[] } : {}) };
   const response = responseRaw ? convertResponse(responseRaw, scope) : undefined;
-  if (responseRaw?.data !== undefined) scope.notes.push(`${scope.where}: the expected response data is not compared (match on a field with match: { json, value } instead)`);
+  if (responseRaw?.data !== undefined)
+    scope.notes.push(`${scope.where}: the expected response data is not compared (match on a field with match: { json, value } instead)`);
   const ack = convertResponse(ackRaw ?? {}, scope);
-  return { event, ...(namespace ? { namespace } : {}), body, ack: ackRaw !== undefined, ...(ack.capture ? { ackCapture: ack.capture } : {}), ...(response ? { response } : {}) };
+  return {
+    event,
+    ...(namespace ? { namespace } : {}),
+    body,
+    ack: ackRaw !== undefined,
+    ...(ack.capture ? { ackCapture: ack.capture } : {}),
+    ...(response ? { response } : {}),
+  };
 }
 
 function convertResponse(r: ArtilleryResponse & { on?: string }, scope: TemplateScope): NonNullable<Outgoing["response"]> {
@@ -210,7 +273,9 @@ function captures(c: ArtilleryCapture | undefined, scope: TemplateScope): Record
     if (one.json) out[one.as] = one.json;
     else if (one.header) out[one.as] = { header: one.header };
     else {
-      scope.notes.push(`${scope.where}: capture ${one.as} uses ${one.regexp ? "regexp" : "a form"} Volley does not capture with (JSON path or header); left out`);
+      scope.notes.push(
+        `${scope.where}: capture ${one.as} uses ${one.regexp ? "regexp" : "a form"} Volley does not capture with (JSON path or header); left out`,
+      );
       continue;
     }
     scope.captures.add(one.as);
@@ -234,8 +299,18 @@ function httpStep(method: string, spec: Record<string, unknown>, scope: Template
   };
 }
 
-function artilleryTarget(config: ReturnType<typeof parseArtillery>["config"], protocol: "ws" | "socketio", namespace: string | undefined, options: ImportOptions, connect: Record<string, unknown>, notes: string[]): PlanInput["target"] {
-  if (!URL.canParse(config.target)) throw new PlanImportError(`config.target "${config.target}" is not a URL: write it like ${protocol === "ws" ? "ws://localhost:8080" : "http://localhost:3000"}`);
+function artilleryTarget(
+  config: ReturnType<typeof parseArtillery>["config"],
+  protocol: "ws" | "socketio",
+  namespace: string | undefined,
+  options: ImportOptions,
+  connect: Record<string, unknown>,
+  notes: string[],
+): PlanInput["target"] {
+  if (!URL.canParse(config.target))
+    throw new PlanImportError(
+      `config.target "${config.target}" is not a URL: write it like ${protocol === "ws" ? "ws://localhost:8080" : "http://localhost:3000"}`,
+    );
   if (protocol === "ws") {
     const ws = config.ws ?? {};
     if (ws.headers) connect.headers = ws.headers;
@@ -247,16 +322,23 @@ function artilleryTarget(config: ReturnType<typeof parseArtillery>["config"], pr
   if (io.query) connect.query = typeof io.query === "string" ? Object.fromEntries(new URLSearchParams(io.query)) : io.query;
   if (io.extraHeaders) connect.headers = io.extraHeaders;
   if (io.auth) connect.auth = io.auth;
-  const transports = Array.isArray(io.transports) ? (io.transports as ("websocket" | "polling")[]).filter((t) => t === "websocket" || t === "polling") : undefined;
+  const transports = Array.isArray(io.transports)
+    ? (io.transports as ("websocket" | "polling")[]).filter((t) => t === "websocket" || t === "polling")
+    : undefined;
   const base = config.target.replace(/^ws/, "http").replace(/\/$/, "");
   const url = retarget(`${base}${namespace && namespace !== "/" ? namespace : ""}`, options.targetUrl);
   const socketio = { ...(transports && transports.length > 0 ? { transports } : {}), ...(typeof io.path === "string" ? { path: io.path } : {}) };
-  if (Object.keys(config.engines ?? {}).includes("socketio-v3") === false) notes.push("Artillery's socketio engine: the plan assumes a Socket.IO 3/4 server; for Socket.IO 2 set target.socketio.version: 2");
+  if (Object.keys(config.engines ?? {}).includes("socketio-v3") === false)
+    notes.push("Artillery's socketio engine: the plan assumes a Socket.IO 3/4 server; for Socket.IO 2 set target.socketio.version: 2");
   return { url, protocol: "socketio", ...(Object.keys(socketio).length > 0 ? { socketio } : {}) };
 }
 
 /** config.payload as flow.data: the CSV file from options.files, with `fields` as its header. */
-function payloadData(payload: Payload | Payload[] | undefined, files: Record<string, string>, notes: string[]): { data?: FlowInput["data"]; fields: Set<string> } {
+function payloadData(
+  payload: Payload | Payload[] | undefined,
+  files: Record<string, string>,
+  notes: string[],
+): { data?: FlowInput["data"]; fields: Set<string> } {
   if (!payload) return { fields: new Set() };
   const list = Array.isArray(payload) ? payload : [payload];
   if (list.length > 1) notes.push(`config.payload lists ${list.length} files; imported the first (${list[0]!.path})`);
@@ -264,7 +346,9 @@ function payloadData(payload: Payload | Payload[] | undefined, files: Record<str
   const fields = p.fields ?? [];
   const text = files[p.path] ?? files[p.path.split("/").pop()!];
   if (text === undefined) {
-    notes.push(`payload file ${p.path} was not given: flow.data holds one placeholder row; pass the file (--payload ${p.path.split("/").pop()}=<path>) or paste its rows into flow.data.csv`);
+    notes.push(
+      `payload file ${p.path} was not given: flow.data holds one placeholder row; pass the file (--payload ${p.path.split("/").pop()}=<path>) or paste its rows into flow.data.csv`,
+    );
     return { data: { rows: [Object.fromEntries(fields.map((f) => [f, `<${f}>`]))], reuse: true }, fields: new Set(fields) };
   }
   const delimiter = p.delimiter ?? ",";

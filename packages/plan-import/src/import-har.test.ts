@@ -22,8 +22,17 @@ const wsEntry = (url: string, messages: { type: "send" | "receive"; data: string
 });
 const fetchEntry = (method: string, url: string, body: unknown, response: unknown, responseHeaders: Record<string, string> = {}): Entry => ({
   _resourceType: "fetch",
-  request: { method, url, headers: [{ name: "Content-Type", value: "application/json" }], postData: { mimeType: "application/json", text: JSON.stringify(body) } },
-  response: { status: 200, headers: Object.entries(responseHeaders).map(([name, value]) => ({ name, value })), content: { mimeType: "application/json", text: JSON.stringify(response) } },
+  request: {
+    method,
+    url,
+    headers: [{ name: "Content-Type", value: "application/json" }],
+    postData: { mimeType: "application/json", text: JSON.stringify(body) },
+  },
+  response: {
+    status: 200,
+    headers: Object.entries(responseHeaders).map(([name, value]) => ({ name, value })),
+    content: { mimeType: "application/json", text: JSON.stringify(response) },
+  },
 });
 const har = (...entries: Entry[]) => ({ log: { version: "1.2", entries } });
 
@@ -65,7 +74,13 @@ describe("importHar: the committed Chromium recording of the Socket.IO chat", ()
 });
 
 describe("importHar: raw WebSocket", () => {
-  const login = fetchEntry("POST", "https://app.test/api/session", { email: "a@b.c" }, { sessionToken: "tok_9f8e7d6c5b", user: { id: "u1" } }, { "Set-Cookie": "sid=abc; HttpOnly" });
+  const login = fetchEntry(
+    "POST",
+    "https://app.test/api/session",
+    { email: "a@b.c" },
+    { sessionToken: "tok_9f8e7d6c5b", user: { id: "u1" } },
+    { "Set-Cookie": "sid=abc; HttpOnly" },
+  );
   const socket = wsEntry(
     "wss://app.test/live?token=tok_9f8e7d6c5b&v=2",
     [
@@ -79,7 +94,14 @@ describe("importHar: raw WebSocket", () => {
       { type: "send", data: JSON.stringify({ type: "quote", symbol: "ACME", requestId: "r-0b13" }) },
       { type: "receive", data: JSON.stringify({ type: "quote.result", ref: "r-0b13", price: 12 }) },
     ],
-    { "User-Agent": "Mozilla/5.0", "Sec-WebSocket-Key": "x", "Sec-WebSocket-Protocol": "quotes.v2", Cookie: "sid=abc; theme=dark", "X-Tenant": "acme", "Accept-Encoding": "gzip" },
+    {
+      "User-Agent": "Mozilla/5.0",
+      "Sec-WebSocket-Key": "x",
+      "Sec-WebSocket-Protocol": "quotes.v2",
+      Cookie: "sid=abc; theme=dark",
+      "X-Tenant": "acme",
+      "Accept-Encoding": "gzip",
+    },
   );
 
   it("captures the login's token where the socket uses it, matches replies by the echoed id, keeps app headers only", () => {
@@ -87,12 +109,16 @@ describe("importHar: raw WebSocket", () => {
     valid(plan);
     expect(plan.target).toEqual({ url: "wss://app.test/live?v=2", protocol: "ws", ws: { subprotocols: ["quotes.v2"] } });
     const [request, connect, auth, ready] = plan.flow!.setup!;
-    expect(request).toEqual({ request: { name: "session", method: "POST", url: "/api/session", json: { email: "a@b.c" }, capture: { sessionToken: "$.sessionToken" } } });
+    expect(request).toEqual({
+      request: { name: "session", method: "POST", url: "/api/session", json: { email: "a@b.c" }, capture: { sessionToken: "$.sessionToken" } },
+    });
     // sid came from the login (the agent's cookie jar sends it); theme was set elsewhere and stays.
     expect(connect).toEqual({ connect: { headers: { Cookie: "theme=dark", "X-Tenant": "acme" }, query: { token: "{{ vars.sessionToken }}" } } });
     expect(auth).toEqual({ send: { name: "auth", json: { type: "auth", token: "{{ vars.sessionToken }}" } } });
     expect(ready).toEqual({ waitFor: { name: "ready", match: { path: "$.type", equals: "ready" } } });
-    expect(plan.flow!.messages).toEqual([{ name: "quote", json: { type: "quote", symbol: "ACME", requestId: "{{ msg.id }}" }, reply: { match: { path: "$.ref", equals: "{{ msg.id }}" } } }]);
+    expect(plan.flow!.messages).toEqual([
+      { name: "quote", json: { type: "quote", symbol: "ACME", requestId: "{{ msg.id }}" }, reply: { match: { path: "$.ref", equals: "{{ msg.id }}" } } },
+    ]);
     expect(notes.join("\n")).toMatch(/received but not awaited by the plan: tick/);
   });
 
@@ -118,10 +144,16 @@ describe("importHar: JSON-RPC over WebSocket (numeric ids)", () => {
   it("an id echoed back under the same key becomes msg.id, the reply matched on it", () => {
     const call = (id: number, text: string) => ({ type: "send" as const, data: JSON.stringify({ jsonrpc: "2.0", id, method: "echo", params: { text } }) });
     const result = (id: number, text: string) => ({ type: "receive" as const, data: JSON.stringify({ jsonrpc: "2.0", id, result: { text } }) });
-    const { plan, notes } = importHar(har(wsEntry("ws://127.0.0.1:9011/rpc", [call(1, "a"), call(2, "b"), result(2, "b"), result(1, "a"), call(3, "c"), result(3, "c")])));
+    const { plan, notes } = importHar(
+      har(wsEntry("ws://127.0.0.1:9011/rpc", [call(1, "a"), call(2, "b"), result(2, "b"), result(1, "a"), call(3, "c"), result(3, "c")])),
+    );
     valid(plan);
     expect(plan.flow!.messages).toEqual([
-      { name: "echo", json: { jsonrpc: "2.0", id: "{{ msg.id }}", method: "echo", params: { text: "a" } }, reply: { match: { path: "$.id", equals: "{{ msg.id }}" } } },
+      {
+        name: "echo",
+        json: { jsonrpc: "2.0", id: "{{ msg.id }}", method: "echo", params: { text: "a" } },
+        reply: { match: { path: "$.id", equals: "{{ msg.id }}" } },
+      },
     ]);
     expect(notes.join("\n")).toMatch(/echo: its id \$\.id was a number in the recording/);
     expect(notes.join("\n")).toMatch(/params\.text varies across the recorded messages/);
@@ -160,7 +192,9 @@ describe("importHar: errors name what is wrong and how to record", () => {
   });
 
   it("refuses a HAR without WebSocket messages, saying how to get them", () => {
-    expect(() => importHar(har(fetchEntry("POST", "https://a.test/login", {}, {})))).toThrow(/no WebSocket entry \(_webSocketMessages\) in the HAR: record with the DevTools Network panel open and 'Preserve log'/);
+    expect(() => importHar(har(fetchEntry("POST", "https://a.test/login", {}, {})))).toThrow(
+      /no WebSocket entry \(_webSocketMessages\) in the HAR: record with the DevTools Network panel open and 'Preserve log'/,
+    );
     expect(() => importHar(har(wsEntry("ws://a.test/", [])))).toThrow(/1 WebSocket entry but no messages/);
   });
 });

@@ -24,7 +24,9 @@ export function importHar(har: unknown, options: ImportOptions = {}): ImportResu
   const entries = parseHar(har);
   const session = recordedSession(entries, notes);
   if (!session.frames.some((f) => f.dir === "send")) {
-    throw new PlanImportError(`the WebSocket session ${session.entry.request.url} sent no ${session.protocol === "socketio" ? "Socket.IO events" : "text messages"}: record while using the feature you want to load (send a few messages), then export again`);
+    throw new PlanImportError(
+      `the WebSocket session ${session.entry.request.url} sent no ${session.protocol === "socketio" ? "Socket.IO events" : "text messages"}: record while using the feature you want to load (send a few messages), then export again`,
+    );
   }
   const requests = new SessionRequests(entries, session.index, session.url.host, notes);
   const parts = analyzeFrames(session.frames, session.protocol, notes);
@@ -34,7 +36,10 @@ export function importHar(har: unknown, options: ImportOptions = {}): ImportResu
   for (const h of session.entry.request.headers) {
     if (h.name.startsWith(":")) continue;
     if (h.name.toLowerCase() === "cookie") {
-      const kept = h.value.split(";").map((c) => c.trim()).filter((c) => c !== "" && !requests.setsCookie(c.split("=")[0]!));
+      const kept = h.value
+        .split(";")
+        .map((c) => c.trim())
+        .filter((c) => c !== "" && !requests.setsCookie(c.split("=")[0]!));
       if (kept.length > 0) {
         headers.Cookie = kept.join("; ");
         notes.push("the handshake sends the recorded cookies (Cookie header): they may have expired; log in in flow.setup instead if the server checks them");
@@ -62,7 +67,8 @@ export function importHar(har: unknown, options: ImportOptions = {}): ImportResu
 
   const target: PlanInput["target"] = session.protocol === "socketio" ? socketioTarget(session, options, notes) : wsTarget(session, url, options);
   const flow: FlowInput = { setup, messages };
-  const where = session.protocol === "socketio" ? `${session.url.host}${session.nsp === "/" ? "" : session.nsp} (Socket.IO)` : `${session.url.host}${session.url.pathname}`;
+  const where =
+    session.protocol === "socketio" ? `${session.url.host}${session.nsp === "/" ? "" : session.nsp} (Socket.IO)` : `${session.url.host}${session.url.pathname}`;
   const plan: PlanInput = { name: options.name ?? `Imported from HAR: ${where}`, target, ...schedule(options), flow };
   notes.push(SCHEDULE_NOTE);
   return checked(plan, notes);
@@ -84,7 +90,10 @@ function socketioTarget(session: ReturnType<typeof recordedSession>, options: Im
 
 function wsTarget(session: ReturnType<typeof recordedSession>, url: URL, options: ImportOptions): PlanInput["target"] {
   const subprotocol = session.entry.request.headers.find((h) => h.name.toLowerCase() === "sec-websocket-protocol")?.value;
-  const subprotocols = subprotocol?.split(",").map((s) => s.trim()).filter(Boolean);
+  const subprotocols = subprotocol
+    ?.split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   return { url: retarget(url.toString(), options.targetUrl), protocol: "ws", ...(subprotocols && subprotocols.length > 0 ? { ws: { subprotocols } } : {}) };
 }
 

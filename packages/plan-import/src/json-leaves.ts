@@ -47,6 +47,9 @@ export function mapStrings<T>(value: T, f: (s: string) => string): T {
 
 /** A name usable for a step or capture, from a recorded key or event. */
 export function safeName(raw: string, fallback: string): string {
-  const s = raw.replace(/[^A-Za-z0-9_-]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 60);
+  const s = raw
+    .replace(/[^A-Za-z0-9_-]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 60);
   return s === "" ? fallback : /^[A-Za-z_]/.test(s) ? s : `_${s}`.slice(0, 60);
 }

@@ -88,7 +88,10 @@ export function analyzeFrames(frames: Frame[], protocol: "ws" | "socketio", note
   for (const step of setup) {
     if (!("send" in step) || typeof step.send.json !== "object" || step.send.json === null) continue;
     const room = Object.entries(step.send.json).find(([k, v]) => /^(room|channel|topic|group)$/i.test(k) && typeof v === "string");
-    if (room) notes.push(`every connection sends ${step.send.name} with ${room[0]} "${String(room[1])}": they all share it, so each message reaches every connection there; for one per connection write "${String(room[1])}-{{ conn.index }}" (here and in the messages), or use scenario broadcast with "{{ conn.room }}"`);
+    if (room)
+      notes.push(
+        `every connection sends ${step.send.name} with ${room[0]} "${String(room[1])}": they all share it, so each message reaches every connection there; for one per connection write "${String(room[1])}-{{ conn.index }}" (here and in the messages), or use scenario broadcast with "{{ conn.room }}"`,
+      );
   }
   const messages = repeated.map(([, indices]) => messageKind(frames, indices, protocol, notes, unique, awaited));
   const received = frames.filter((f) => f.dir === "receive" && f.ackOf === undefined);
@@ -105,7 +108,14 @@ function outgoing(f: Frame, body: unknown): Pick<MessageInput, "event" | "json" 
   };
 }
 
-function messageKind(frames: Frame[], indices: number[], protocol: "ws" | "socketio", notes: string[], unique: (n: string) => string, awaited: Set<string>): MessageInput {
+function messageKind(
+  frames: Frame[],
+  indices: number[],
+  protocol: "ws" | "socketio",
+  notes: string[],
+  unique: (n: string) => string,
+  awaited: Set<string>,
+): MessageInput {
   const samples = indices.map((i) => frames[i]!);
   const first = samples[0]!;
   const name = unique(safeName(label(first), "message"));
@@ -127,7 +137,10 @@ function messageKind(frames: Frame[], indices: number[], protocol: "ws" | "socke
     if (echoed) {
       awaited.add(echoed.label);
       idPath = echoed.sentPath;
-      if (typeof getAt(first.body, idPath) === "number") notes.push(`${name}: its id ${jsonPath(idPath)} was a number in the recording; the plan sends Volley's message id there, a string ("{{ msg.id }}"): check that the server echoes string ids (JSON-RPC servers do)`);
+      if (typeof getAt(first.body, idPath) === "number")
+        notes.push(
+          `${name}: its id ${jsonPath(idPath)} was a number in the recording; the plan sends Volley's message id there, a string ("{{ msg.id }}"): check that the server echoes string ids (JSON-RPC servers do)`,
+        );
       const match = { path: echoed.receivedPath, equals: "{{ msg.id }}" };
       reply = protocol === "socketio" && echoed.event !== undefined ? { event: echoed.event, match } : { match };
     } else {
@@ -139,7 +152,9 @@ function messageKind(frames: Frame[], indices: number[], protocol: "ws" | "socke
         awaited.add(label(best.f));
         const d = discriminator(best.f);
         reply = protocol === "socketio" && best.f.event ? { event: best.f.event } : d ? { match: { path: jsonPath(d.path), equals: d.value } } : {};
-        notes.push(`${name}: no received message carries a value of it back, so its reply is the next "${label(best.f)}" in order; if the server copies an id, put "{{ msg.id }}" in that field and match on it`);
+        notes.push(
+          `${name}: no received message carries a value of it back, so its reply is the next "${label(best.f)}" in order; if the server copies an id, put "{{ msg.id }}" in that field and match on it`,
+        );
       } else notes.push(`${name}: no reply found in the recording; sent fire and forget (reply: false)`);
     }
   }
@@ -158,15 +173,23 @@ function messageKind(frames: Frame[], indices: number[], protocol: "ws" | "socke
  */
 function candidateIds(first: Frame, varying: Map<string, { path: Path; values: unknown[] }>): Path[] {
   const all = leaves(first.body).filter((l) => typeof l.value === "string" || typeof l.value === "number");
-  const score = (l: { path: Path; value: unknown }) => (varying.has(jsonPath(l.path)) ? 2 : 0) + (ID_KEY.test(String(l.path[l.path.length - 1])) ? 1 : 0) + (UUIDISH.test(String(l.value)) ? 1 : 0);
-  return all.filter((l) => score(l) >= (weak(l.value) ? 3 : 2)).sort((a, b) => score(b) - score(a)).map((l) => l.path);
+  const score = (l: { path: Path; value: unknown }) =>
+    (varying.has(jsonPath(l.path)) ? 2 : 0) + (ID_KEY.test(String(l.path[l.path.length - 1])) ? 1 : 0) + (UUIDISH.test(String(l.value)) ? 1 : 0);
+  return all
+    .filter((l) => score(l) >= (weak(l.value) ? 3 : 2))
+    .sort((a, b) => score(b) - score(a))
+    .map((l) => l.path);
 }
 
 /** A value too common to be found by chance alone: it must come back under the same key. */
 const weak = (v: unknown) => typeof v !== "string" || v.length < 4;
 
 /** The first candidate field whose value comes back in a later received message, for most samples. */
-function findEchoed(frames: Frame[], indices: number[], candidates: Path[]): { sentPath: Path; receivedPath: string; event?: string; label: string } | undefined {
+function findEchoed(
+  frames: Frame[],
+  indices: number[],
+  candidates: Path[],
+): { sentPath: Path; receivedPath: string; event?: string; label: string } | undefined {
   for (const sentPath of candidates) {
     const hits = new Map<string, { n: number; path: Path; event?: string; label: string }>();
     for (const i of indices) {
@@ -180,7 +203,8 @@ function findEchoed(frames: Frame[], indices: number[], candidates: Path[]): { s
       hits.set(hit, { n: (hits.get(hit)?.n ?? 0) + 1, path: leaf.path, label: label(back), ...(back.event !== undefined ? { event: back.event } : {}) });
     }
     const best = [...hits.values()].sort((a, b) => b.n - a.n)[0];
-    if (best && best.n * 2 >= indices.length + (indices.length === 1 ? 0 : 1)) return { sentPath, receivedPath: jsonPath(best.path), label: best.label, ...(best.event !== undefined ? { event: best.event } : {}) };
+    if (best && best.n * 2 >= indices.length + (indices.length === 1 ? 0 : 1))
+      return { sentPath, receivedPath: jsonPath(best.path), label: best.label, ...(best.event !== undefined ? { event: best.event } : {}) };
   }
   return undefined;
 }
@@ -197,11 +221,20 @@ function templated(path: Path, values: unknown[], key: string, kind: string, not
     const strs = values as string[];
     if (new Set(strs).size === strs.length && (ID_KEY.test(field) || strs.every((s) => UUIDISH.test(s)))) return "{{ msg.id }}";
     const prefix = commonPrefix(strs);
-    const suffix = commonPrefix(strs.map((s) => [...s].reverse().join(""))).split("").reverse().join("");
+    const suffix = commonPrefix(strs.map((s) => [...s].reverse().join("")))
+      .split("")
+      .reverse()
+      .join("");
     const middles = strs.map((s) => s.slice(prefix.length, s.length - suffix.length));
-    if (prefix.length + suffix.length < Math.min(...strs.map((s) => s.length)) + 1 && middles.every((m) => /^\d+$/.test(m))) return `${prefix}{{ msg.seq }}${suffix}`;
+    if (prefix.length + suffix.length < Math.min(...strs.map((s) => s.length)) + 1 && middles.every((m) => /^\d+$/.test(m)))
+      return `${prefix}{{ msg.seq }}${suffix}`;
   }
-  notes.push(`${kind}: ${key} varies across the recorded messages (${values.slice(0, 3).map((v) => JSON.stringify(v)).join(", ")}…); kept the first value — template it if it matters`);
+  notes.push(
+    `${kind}: ${key} varies across the recorded messages (${values
+      .slice(0, 3)
+      .map((v) => JSON.stringify(v))
+      .join(", ")}…); kept the first value — template it if it matters`,
+  );
   return values[0];
 }
 

@@ -42,10 +42,15 @@ export function recordedSession(entries: HarEntry[], notes: string[]): RecordedS
   const sockets = entries.map((e, index) => ({ e, index })).filter(({ e }) => isWebSocketEntry(e));
   const withMessages = sockets.filter(({ e }) => (e._webSocketMessages?.length ?? 0) > 0);
   if (withMessages.length === 0) {
-    const why = sockets.length > 0 ? `the HAR has ${sockets.length} WebSocket ${sockets.length === 1 ? "entry" : "entries"} but no messages in them` : "no WebSocket entry (_webSocketMessages) in the HAR";
-    throw new PlanImportError(`${why}: record with the DevTools Network panel open and 'Preserve log' on before the page connects, use the app, then "Save all as HAR with content" (Chromium writes WebSocket messages as _webSocketMessages)`);
+    const why =
+      sockets.length > 0
+        ? `the HAR has ${sockets.length} WebSocket ${sockets.length === 1 ? "entry" : "entries"} but no messages in them`
+        : "no WebSocket entry (_webSocketMessages) in the HAR";
+    throw new PlanImportError(
+      `${why}: record with the DevTools Network panel open and 'Preserve log' on before the page connects, use the app, then "Save all as HAR with content" (Chromium writes WebSocket messages as _webSocketMessages)`,
+    );
   }
-  const { e: entry, index } = withMessages.reduce((a, b) => ((b.e._webSocketMessages!.length > a.e._webSocketMessages!.length) ? b : a));
+  const { e: entry, index } = withMessages.reduce((a, b) => (b.e._webSocketMessages!.length > a.e._webSocketMessages!.length ? b : a));
   if (withMessages.length > 1) notes.push(`the HAR has ${withMessages.length} WebSocket sessions with messages; imported the busiest, ${entry.request.url}`);
   const url = new URL(entry.request.url);
   const binary = entry._webSocketMessages!.filter((m) => m.opcode === 2).length;
@@ -87,14 +92,31 @@ export function recordedSession(entries: HarEntry[], notes: string[]): RecordedS
     else if (p.kind === "connect" && dir === "send") {
       if (p.data !== undefined) auth = p.data;
       if (p.query) query = p.query;
-    }
-    else if (p.kind === "connect_error") notes.push(`the server refused the recorded connect: ${JSON.stringify(p.data)}`);
+    } else if (p.kind === "connect_error") notes.push(`the server refused the recorded connect: ${JSON.stringify(p.data)}`);
     else if (p.kind === "event") {
-      frames.push({ dir, event: p.event, body: p.args[0] ?? null, json: true, ...(p.args.length > 1 ? { args: p.args.slice(1) } : {}), ...(p.ackId !== undefined ? { ackId: p.ackId } : {}) });
+      frames.push({
+        dir,
+        event: p.event,
+        body: p.args[0] ?? null,
+        json: true,
+        ...(p.args.length > 1 ? { args: p.args.slice(1) } : {}),
+        ...(p.ackId !== undefined ? { ackId: p.ackId } : {}),
+      });
     } else if (p.kind === "ack") frames.push({ dir, body: p.args[0] ?? null, json: true, ackOf: p.ackId });
   }
   if (binaryEvents > 0) notes.push(`${binaryEvents} Socket.IO binary events were left out: a flow sends JSON`);
-  return { protocol: "socketio", entry, index, url, nsp, version, ...(auth !== undefined ? { auth } : {}), ...(query ? { query } : {}), upgraded: sid !== null, frames };
+  return {
+    protocol: "socketio",
+    entry,
+    index,
+    url,
+    nsp,
+    version,
+    ...(auth !== undefined ? { auth } : {}),
+    ...(query ? { query } : {}),
+    upgraded: sid !== null,
+    frames,
+  };
 }
 
 function textBody(data: string): Pick<Frame, "body" | "json"> {

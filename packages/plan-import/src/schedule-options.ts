@@ -23,7 +23,11 @@ export function schedule(options: ImportOptions): Pick<PlanInput, "connections" 
   const count = options.connections ?? DEFAULT_SCHEDULE.connections;
   return {
     connections: { count, rate: Math.max(1, Math.min(count, 100)) },
-    scenario: { kind: "echo", duration: options.duration ?? DEFAULT_SCHEDULE.duration, message: { rate: options.rate ?? DEFAULT_SCHEDULE.rate, timeout: "10s" } },
+    scenario: {
+      kind: "echo",
+      duration: options.duration ?? DEFAULT_SCHEDULE.duration,
+      message: { rate: options.rate ?? DEFAULT_SCHEDULE.rate, timeout: "10s" },
+    },
   };
 }
 

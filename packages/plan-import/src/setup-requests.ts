@@ -28,7 +28,12 @@ export class SessionRequests {
   private readonly candidates: Candidate[] = [];
   private readonly taken = new Set<string>();
 
-  constructor(entries: HarEntry[], before: number, origin: string, private readonly notes: string[]) {
+  constructor(
+    entries: HarEntry[],
+    before: number,
+    origin: string,
+    private readonly notes: string[],
+  ) {
     for (const entry of entries.slice(0, before)) {
       const url = URL.canParse(entry.request.url) ? new URL(entry.request.url) : undefined;
       if (!url || url.host !== origin || url.pathname.includes("/socket.io")) continue;
@@ -43,7 +48,9 @@ export class SessionRequests {
       }
       if (method !== "GET" && json === undefined) continue;
       const keep = ["authorization", "x-csrf-token", "x-xsrf-token"];
-      const headers = Object.fromEntries(entry.request.headers.filter((h) => keep.includes(h.name.toLowerCase()) || /^x-(?!forwarded)/i.test(h.name)).map((h) => [h.name, h.value]));
+      const headers = Object.fromEntries(
+        entry.request.headers.filter((h) => keep.includes(h.name.toLowerCase()) || /^x-(?!forwarded)/i.test(h.name)).map((h) => [h.name, h.value]),
+      );
       const step: RequestStep = {
         name: safeName(url.pathname.split("/").filter(Boolean).pop() ?? "request", "request"),
         method: method as RequestStep["method"] & string,
@@ -60,7 +67,10 @@ export class SessionRequests {
       const values = leaves(response)
         .filter((l) => typeof l.value === "string" && l.value.length >= 6)
         .map((l) => ({ value: l.value as string, name: this.name(String(l.path[l.path.length - 1] ?? "value")), path: jsonPath(l.path) }));
-      const cookies = (entry.response?.headers ?? []).filter((h) => h.name.toLowerCase() === "set-cookie").flatMap((h) => h.value.split("\n")).map((c) => c.split("=")[0]!.trim());
+      const cookies = (entry.response?.headers ?? [])
+        .filter((h) => h.name.toLowerCase() === "set-cookie")
+        .flatMap((h) => h.value.split("\n"))
+        .map((c) => c.split("=")[0]!.trim());
       this.candidates.push({ entry, step, values, cookies, used: false, captured: new Set() });
     }
   }
@@ -106,7 +116,10 @@ export class SessionRequests {
       }
       const capture = Object.fromEntries(c.values.filter((v) => c.captured.has(v.name)).map((v) => [v.name, v.path]));
       out.push({ request: { ...c.step, ...(Object.keys(capture).length > 0 ? { capture } : {}) } });
-      if (c.step.json !== undefined) this.notes.push(`${c.step.name}: every connection sends the recorded body ${JSON.stringify(c.step.json)}; give each its own user with flow.data (rows or csv) and "{{ data.<column> }}"`);
+      if (c.step.json !== undefined)
+        this.notes.push(
+          `${c.step.name}: every connection sends the recorded body ${JSON.stringify(c.step.json)}; give each its own user with flow.data (rows or csv) and "{{ data.<column> }}"`,
+        );
     }
     return out;
   }

@@ -10,7 +10,8 @@ describe("Socket.IO framing", () => {
     expect(decodeEnginePacket("40/chat?token=t&v=1,")).toEqual({ kind: "connect", nsp: "/chat", data: undefined, query: { token: "t", v: "1" } });
     expect(decodeEnginePacket('44{"message":"unauthorized"}')).toEqual({ kind: "connect_error", nsp: "/", data: { message: "unauthorized" } });
     expect(decodeEnginePacket('451-["upload",{"_placeholder":true,"num":0}]')).toEqual({ kind: "binary", nsp: "/" });
-    for (const control of ["2", "3", "2probe", "3probe", "5", "6", '0{"sid":"x"}', "42[not json"]) expect(decodeEnginePacket(control)).toEqual({ kind: "other" });
+    for (const control of ["2", "3", "2probe", "3probe", "5", "6", '0{"sid":"x"}', "42[not json"])
+      expect(decodeEnginePacket(control)).toEqual({ kind: "other" });
   });
 
   it("splits polling bodies of Engine.IO 4 (\\x1e) and 3 (length-prefixed)", () => {

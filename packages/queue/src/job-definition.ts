@@ -13,12 +13,7 @@ export function defineJob<S extends z.ZodType>(def: JobDefinition<S>): JobDefini
 }
 
 /** Validates the payload before it reaches Redis, so a bad job never sits in a queue. */
-export async function enqueue<S extends z.ZodType>(
-  queue: Queue,
-  def: JobDefinition<S>,
-  payload: z.input<S>,
-  opts: JobsOptions = {},
-) {
+export async function enqueue<S extends z.ZodType>(queue: Queue, def: JobDefinition<S>, payload: z.input<S>, opts: JobsOptions = {}) {
   const data = def.schema.parse(payload);
   return queue.add(def.name, data, { ...def.options, ...opts });
 }

@@ -14,7 +14,11 @@ export async function upsertPlanScheduler(
   s: { id: string; planId: string; orgId: string; cron: string; timezone: string },
 ): Promise<number | null> {
   const data = scheduledRunJob.schema.parse({ scheduleId: s.id, planId: s.planId, orgId: s.orgId });
-  await queue.upsertJobScheduler(planSchedulerId(s.planId), { pattern: s.cron, tz: s.timezone }, { name: scheduledRunJob.name, data, opts: scheduledRunJob.options });
+  await queue.upsertJobScheduler(
+    planSchedulerId(s.planId),
+    { pattern: s.cron, tz: s.timezone },
+    { name: scheduledRunJob.name, data, opts: scheduledRunJob.options },
+  );
   return nextPlanFiring(queue, s.planId);
 }
 

@@ -80,6 +80,7 @@ function sourceAddressesArg(value: string): string[] {
 
 function workersArg(value: string): number {
   const n = Number(value);
-  if (!/^\d+$/.test(value.trim()) || n > 1024) throw new InvalidArgumentError("give a whole number of threads from 0 to 1024, e.g. 4 (0 runs the engine on the main thread)");
+  if (!/^\d+$/.test(value.trim()) || n > 1024)
+    throw new InvalidArgumentError("give a whole number of threads from 0 to 1024, e.g. 4 (0 runs the engine on the main thread)");
   return n;
 }

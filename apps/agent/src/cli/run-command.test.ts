@@ -41,7 +41,8 @@ thresholds: ${thresholds}
 function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "", stderr = "";
+    let stdout = "",
+      stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     const timer = setTimeout(() => child.kill("SIGKILL"), 25_000);
@@ -98,7 +99,10 @@ flow:
     const r = await cli(["run", planFile("frames.yaml", smallPlan(server.url)), "--json", "--frames", framesFile]);
     expect(r.code, r.stderr).toBe(0);
     const summary = runSummarySchema.parse(JSON.parse(r.stdout));
-    const frames = readFileSync(framesFile, "utf8").trimEnd().split("\n").map((line) => intervalFrameSchema.parse(JSON.parse(line)));
+    const frames = readFileSync(framesFile, "utf8")
+      .trimEnd()
+      .split("\n")
+      .map((line) => intervalFrameSchema.parse(JSON.parse(line)));
     expect(frames.map((f) => f.seq)).toEqual(frames.map((_, i) => i));
     expect(frames.reduce((n, f) => n + (f.counters[COUNTERS.sent] ?? 0), 0)).toBe(summary.messages.sent);
     const latency = mergeEncoded(frames.flatMap((f) => f.histograms[HISTOGRAMS.messageLatency] ?? []));
@@ -178,7 +182,13 @@ sweep: { step: 10, steps: 2, hold: 1s, gap: 1s, stopWhen: { p99: 5s } }
   });
 
   it("--source-addresses binds every connection to the list (an address this machine lacks fails them all)", async () => {
-    const ok = await cli(["run", planFile("pool.yaml", smallPlan(server.url, '["connections.failed == 0"]')), "--source-addresses", "127.0.0.2-127.0.0.3", "--json"]);
+    const ok = await cli([
+      "run",
+      planFile("pool.yaml", smallPlan(server.url, '["connections.failed == 0"]')),
+      "--source-addresses",
+      "127.0.0.2-127.0.0.3",
+      "--json",
+    ]);
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stderr).toMatch(/from 2 source addresses/);
     // 192.0.2.1 is TEST-NET-1: never a local address, so binding it fails and the run errors.

@@ -66,7 +66,10 @@ export async function runCommand(file: string, options: RunCommandOptions, io: R
   }
   // Output files are opened before the run: a bad path fails now, not after a long run is lost.
   const files: { flag: string; path: string; handle: FileHandle }[] = [];
-  for (const [flag, target] of [["--out", options.out], ["--frames", options.frames]] as const) {
+  for (const [flag, target] of [
+    ["--out", options.out],
+    ["--frames", options.frames],
+  ] as const) {
     if (!target) continue;
     try {
       files.push({ flag, path: target, handle: await open(target, "w") });
@@ -88,7 +91,9 @@ export async function runCommand(file: string, options: RunCommandOptions, io: R
   const from = options.sourceAddresses?.length ? ` from ${options.sourceAddresses.length} source addresses` : "";
   // http-rps: a closed loop's rate is only a cap, and an exact count ends the run: said up front.
   const closed = sc.kind === "http-rps" && sc.loop === "closed";
-  const pace = closed ? `closed loop (each user waits for its reply${durationMs(sc.thinkTime) > 0 ? ` + ${sc.thinkTime} think time` : ""}), at most ${rate}/s per ${sc.message.per}` : `${rate} msg/s per ${sc.message.per}`;
+  const pace = closed
+    ? `closed loop (each user waits for its reply${durationMs(sc.thinkTime) > 0 ? ` + ${sc.thinkTime} think time` : ""}), at most ${rate}/s per ${sc.message.per}`
+    : `${rate} msg/s per ${sc.message.per}`;
   const exact = sc.kind === "http-rps" && sc.requests !== undefined ? `, exactly ${sc.requests} requests` : "";
   err(`running "${plan.name}" against ${plan.target.url}${from}: ${population}, ${pace}${exact}`);
 
@@ -138,6 +143,8 @@ export async function runCommand(file: string, options: RunCommandOptions, io: R
   else [code, verdict] = [EXIT.passed, "passed"];
   if (writeFailed && code === EXIT.passed) [code, verdict] = [EXIT.errored, "passed, but an output file could not be written"];
   if (outcome.sweepStopped) err(`sweep stopped: ${outcome.sweepStopped}`);
-  err(`${verdict} — ${wallSeconds.toFixed(1)} s, agent cpu ${cpuSeconds.toFixed(3)} s (user ${(cpu.user / 1e6).toFixed(3)}, system ${(cpu.system / 1e6).toFixed(3)})`);
+  err(
+    `${verdict} — ${wallSeconds.toFixed(1)} s, agent cpu ${cpuSeconds.toFixed(3)} s (user ${(cpu.user / 1e6).toFixed(3)}, system ${(cpu.system / 1e6).toFixed(3)})`,
+  );
   return code;
 }

@@ -25,7 +25,8 @@ afterAll(async () => {
 function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "", stderr = "";
+    let stdout = "",
+      stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     const timer = setTimeout(() => child.kill("SIGKILL"), 40_000);
@@ -40,7 +41,10 @@ function cli(args: string[]): Promise<{ code: number | null; stdout: string; std
 describe("volley-agent run --workers", { timeout: 45_000 }, () => {
   it("splits the plan across the threads and reports exactly what one thread does: the planned count, echoed by the server, in one frame per second", async () => {
     const plan = path.join(dir, "plan.yaml");
-    writeFileSync(plan, `name: workers\ntarget: { url: "${server.url}", connectTimeout: 5s }\nconnections: { count: 6, rate: 1000 }\nscenario: { kind: echo, message: { rate: 25, per: connection, arrival: constant, timeout: 5s }, duration: 2s }\n`);
+    writeFileSync(
+      plan,
+      `name: workers\ntarget: { url: "${server.url}", connectTimeout: 5s }\nconnections: { count: 6, rate: 1000 }\nscenario: { kind: echo, message: { rate: 25, per: connection, arrival: constant, timeout: 5s }, duration: 2s }\n`,
+    );
     for (const workers of ["3", "0"]) {
       server.resetHoldStats();
       const frames = path.join(dir, `frames-${workers}.jsonl`);
@@ -50,7 +54,10 @@ describe("volley-agent run --workers", { timeout: 45_000 }, () => {
       // 6 connections × 25/s × 2 s from each one's open.
       expect(summary.messages, `--workers ${workers}`).toMatchObject({ sent: 300, received: 300, lost: 0 });
       expect(server.holdStats().count).toBe(300);
-      const lines = readFileSync(frames, "utf8").trim().split("\n").map((l) => intervalFrameSchema.parse(JSON.parse(l)));
+      const lines = readFileSync(frames, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => intervalFrameSchema.parse(JSON.parse(l)));
       expect(lines.map((f) => f.index)).toEqual(lines.map((_, i) => i));
       expect(lines.reduce((n, f) => n + (f.counters[COUNTERS.sent] ?? 0), 0)).toBe(300);
       expect(mergeEncoded(lines.flatMap((f) => f.histograms[HISTOGRAMS.messageLatency] ?? [])).totalCount).toBe(300);

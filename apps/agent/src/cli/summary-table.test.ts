@@ -41,7 +41,15 @@ describe("volley-agent run's summary table", () => {
     const r = new IntervalRecorder();
     r.increment(COUNTERS.sent, 10);
     r.increment("errors.closed", 3);
-    const frame = { index: 0, startedAt: 0, durationMs: 1000, warmup: false, ...r.take(), health, samples: [{ kind: "error" as const, event: "closed", data: "close 1008 (policy violation): rate limit" }] };
+    const frame = {
+      index: 0,
+      startedAt: 0,
+      durationMs: 1000,
+      warmup: false,
+      ...r.take(),
+      health,
+      samples: [{ kind: "error" as const, event: "closed", data: "close 1008 (policy violation): rate limit" }],
+    };
     const text = summaryTable(summarizeRun([frame], []));
     expect(text).toContain("\nerrors.closed: close 1008 (policy violation): rate limit\n");
   });

@@ -36,9 +36,13 @@ function stepsTable(s: RunSummary): string {
   const c = s.capacity;
   if (c) {
     const none = c.agentSaturated ? "unknown — the agent was the bottleneck from the first step" : "none — the first step already failed";
-    const rate = c.rate === null ? none : `${c.lowerBound ? "≥ " : ""}${c.rate}/s per ${c.per} (step ${c.step}, sent ${c.sendRate}/s)${c.lowerBound && !c.agentSaturated ? ", never broke" : ""}`;
+    const rate =
+      c.rate === null
+        ? none
+        : `${c.lowerBound ? "≥ " : ""}${c.rate}/s per ${c.per} (step ${c.step}, sent ${c.sendRate}/s)${c.lowerBound && !c.agentSaturated ? ", never broke" : ""}`;
     text += `\ncapacity (${c.slo}): ${rate}`;
-    if (c.agentSaturated) text += `\nwarning: ${c.endedBy ?? "the search ended at a step the agent limited"}; that step decides nothing, so the capacity is a lower bound: add agents and rerun`;
+    if (c.agentSaturated)
+      text += `\nwarning: ${c.endedBy ?? "the search ended at a step the agent limited"}; that step decides nothing, so the capacity is a lower bound: add agents and rerun`;
     else if (c.endedBy) text += `\nended: ${c.endedBy}`;
   }
   return text;
@@ -49,7 +53,8 @@ function flowEventsTable(flow: NonNullable<RunSummary["flow"]>): string {
   const events = new Table({ head: ["event", "received", "unmatched"], style: PLAIN });
   for (const e of flow.events) events.push([e.event, String(e.received), String(e.unmatched)]);
   let text = events.toString();
-  for (const sample of flow.samples.slice(0, 5)) text += `\nunmatched ${sample.event}: ${sample.data.length > 160 ? `${sample.data.slice(0, 160)}…` : sample.data}`;
+  for (const sample of flow.samples.slice(0, 5))
+    text += `\nunmatched ${sample.event}: ${sample.data.length > 160 ? `${sample.data.slice(0, 160)}…` : sample.data}`;
   return text;
 }
 

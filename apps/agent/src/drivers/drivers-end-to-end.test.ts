@@ -1,13 +1,19 @@
 import { afterEach, describe, it } from "vitest";
-import { HTTP_PATHS, startHttpTargetServer, startSocketclusterEchoServer, startSocketioEchoServer, startSocketioV2EchoServer, startStompEchoServer, type EchoServer } from "@volley/targets";
+import {
+  HTTP_PATHS,
+  startHttpTargetServer,
+  startSocketclusterEchoServer,
+  startSocketioEchoServer,
+  startSocketioV2EchoServer,
+  startStompEchoServer,
+  type EchoServer,
+} from "@volley/targets";
 import { echoRun } from "../engine/engine-test-kit";
 
 const servers: EchoServer[] = [];
 afterEach(async () => {
   for (const s of servers.splice(0)) await s.close();
 });
-
-
 
 async function serve<T extends EchoServer>(s: Promise<T>): Promise<T> {
   const server = await s;

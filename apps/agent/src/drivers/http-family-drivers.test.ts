@@ -55,7 +55,13 @@ describe("HTTP-family drivers against the HTTP reference target", () => {
       const [a, b, c] = [await kit.connect(driver, opts), await kit.connect(driver, opts), await kit.connect(driver, opts)];
       const other = await kit.connect(driver, { ...opts, room: "r2" });
       const seen: string[] = [];
-      for (const [label, conn] of [["a", a], ["b", b], ["c", c], ["other", other]] as const) conn.onMessage((d) => seen.push(`${label}:${(d as Buffer)[0]}`));
+      for (const [label, conn] of [
+        ["a", a],
+        ["b", b],
+        ["c", c],
+        ["other", other],
+      ] as const)
+        conn.onMessage((d) => seen.push(`${label}:${(d as Buffer)[0]}`));
       a.send(Buffer.alloc(40, 7));
       await expect.poll(() => seen.length, { timeout: 3000 }).toBe(2);
       await new Promise((r) => setTimeout(r, 100));
@@ -76,7 +82,10 @@ describe("HTTP-family drivers against the HTTP reference target", () => {
 
   it("plain http: GET without a body and a fixed body both count the 2xx as the reply", async () => {
     const server = await kit.serve(startHttpTargetServer());
-    for (const http of [{ method: "GET" as const, pipelining: 1, keepAlive: true }, { method: "POST" as const, body: '{"hello":1}', pipelining: 1, keepAlive: true }]) {
+    for (const http of [
+      { method: "GET" as const, pipelining: 1, keepAlive: true },
+      { method: "POST" as const, body: '{"hello":1}', pipelining: 1, keepAlive: true },
+    ]) {
       const conn = await kit.connect(httpDriver, { url: `${server.url}${HTTP_PATHS.echo}?delay=5`, http });
       const got = await roundTrip(conn, EVERY_BYTE);
       expect(Buffer.compare(got as Buffer, EVERY_BYTE)).toBe(0);
@@ -114,7 +123,11 @@ describe("HTTP-family drivers against the HTTP reference target", () => {
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
     try {
-      for (const [kind, method] of [["chunked", "GET"], ["204", "POST"], ["chunked", "HEAD"]] as const) {
+      for (const [kind, method] of [
+        ["chunked", "GET"],
+        ["204", "POST"],
+        ["chunked", "HEAD"],
+      ] as const) {
         sockets = 0;
         const conn = await kit.connect(httpDriver, { url: `${base}?kind=${kind}`, http: { method, pipelining: 1, keepAlive: true } });
         for (let i = 0; i < 4; i++) expect((await roundTrip(conn, Buffer.alloc(40, i))) as Buffer).toEqual(Buffer.alloc(40, i));
@@ -137,7 +150,10 @@ describe("HTTP-family drivers against the HTTP reference target", () => {
     server.on("connection", () => sockets++);
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     try {
-      const conn = await kit.connect(httpDriver, { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, http: { method: "GET", pipelining: 1, keepAlive: true } });
+      const conn = await kit.connect(httpDriver, {
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+        http: { method: "GET", pipelining: 1, keepAlive: true },
+      });
       let closedInfo: unknown;
       conn.onClose((info) => (closedInfo = info));
       for (let i = 0; i < 3; i++) {
@@ -153,4 +169,3 @@ describe("HTTP-family drivers against the HTTP reference target", () => {
     }
   });
 });
-

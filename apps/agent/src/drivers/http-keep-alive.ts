@@ -139,7 +139,8 @@ export class KeepAliveHttpConnection extends ConnectionBase {
   };
 
   private flush(): void {
-    while (this.waiting.length > 0 && this.socket && !this.draining && this.inFlight.length < this.options.pipelining && !this.closingByUs) this.write(this.waiting.shift()!);
+    while (this.waiting.length > 0 && this.socket && !this.draining && this.inFlight.length < this.options.pipelining && !this.closingByUs)
+      this.write(this.waiting.shift()!);
   }
 
   /** Closes the current (idle) socket without a word: its close is no one's error. */
@@ -155,7 +156,9 @@ export class KeepAliveHttpConnection extends ConnectionBase {
     this.socket = undefined;
     // Requests cut off with the socket, or a reconnect that failed: the connection is gone.
     if (this.inFlight.length > 0 || this.error) {
-      const { errorClass, detail } = this.error ? classifyHttpError(this.error) : { errorClass: "closed" as ErrorClass, detail: "the server closed the connection with requests in flight" };
+      const { errorClass, detail } = this.error
+        ? classifyHttpError(this.error)
+        : { errorClass: "closed" as ErrorClass, detail: "the server closed the connection with requests in flight" };
       this.inFlight.length = 0;
       this.waiting.length = 0;
       this.ended({ reason: detail }, errorClass);

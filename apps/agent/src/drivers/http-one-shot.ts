@@ -26,9 +26,28 @@ const READ_BUFFER = Buffer.allocUnsafe(65_536);
 
 /** Opens one socket to `t` (TCP, or TLS for https); `onRead` takes every read of a plain TCP socket (TLS sockets emit `data`). */
 export function openSocket(t: OneShotTarget, onRead?: (n: number, buf: Buffer) => void): Socket {
-  const common = { host: t.host, port: t.port, noDelay: true, ...(t.localAddress ? { localAddress: t.localAddress } : {}), ...(t.lookup ? { lookup: t.lookup } : {}) };
+  const common = {
+    host: t.host,
+    port: t.port,
+    noDelay: true,
+    ...(t.localAddress ? { localAddress: t.localAddress } : {}),
+    ...(t.lookup ? { lookup: t.lookup } : {}),
+  };
   if (t.tls) return tlsConnect({ ...common, servername: t.servername, ALPNProtocols: ["http/1.1"] });
-  return netConnect(onRead ? { ...common, onread: { buffer: READ_BUFFER, callback: (n: number, buf: Uint8Array) => { onRead(n, buf as Buffer); return true; } } } : common);
+  return netConnect(
+    onRead
+      ? {
+          ...common,
+          onread: {
+            buffer: READ_BUFFER,
+            callback: (n: number, buf: Uint8Array) => {
+              onRead(n, buf as Buffer);
+              return true;
+            },
+          },
+        }
+      : common,
+  );
 }
 
 /**
@@ -137,7 +156,12 @@ class Exchange {
     if (this.done) return;
     // A response that ends at the close (no length) is complete; anything else was cut short.
     if (!this.error && this.total === -2) return this.finish();
-    this.fail(this.error ?? Object.assign(new Error(this.status ? "the server closed before the response was complete" : "the server closed without answering"), { code: "UND_ERR_SOCKET" }));
+    this.fail(
+      this.error ??
+        Object.assign(new Error(this.status ? "the server closed before the response was complete" : "the server closed without answering"), {
+          code: "UND_ERR_SOCKET",
+        }),
+    );
   };
 
   private fail(err: unknown): void {

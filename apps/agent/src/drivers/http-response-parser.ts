@@ -3,7 +3,15 @@ const LF = 10;
 const HEADER_END = Buffer.from("\r\n\r\n");
 
 /** Parse states: the head, a body of known length, chunk sizes and data, the close. */
-const enum State { Head, Body, ChunkSize, ChunkData, ChunkDataEnd, Trailers, UntilClose }
+const enum State {
+  Head,
+  Body,
+  ChunkSize,
+  ChunkData,
+  ChunkDataEnd,
+  Trailers,
+  UntilClose,
+}
 
 /**
  * HTTP/1.1 responses read off a kept-alive socket one after another, with the least work a load

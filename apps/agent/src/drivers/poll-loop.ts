@@ -52,14 +52,18 @@ class PollLoopConnection extends ConnectionBase {
       return this.end("other", `poll: ${(err as Error).message}`);
     }
     const url = new URL(out.url);
-    if (url.origin !== this.origin) return this.end("other", `poll URL ${url.origin} is not target.url's origin ${this.origin}: make it relative to target.url`);
+    if (url.origin !== this.origin)
+      return this.end("other", `poll URL ${url.origin} is not target.url's origin ${this.origin}: make it relative to target.url`);
     this.pool.request({ method: out.method as "GET", path: pathOf(url), headers: { ...this.headers, ...out.headers }, body: out.body }).then(
       async (res) => {
         const text = await res.body.text();
         if (this.closingByUs) return;
         if (res.statusCode < 200 || res.statusCode >= 300) {
           const why = redirectDetail(res.statusCode, res.headers.location) ?? `HTTP ${res.statusCode}`;
-          return this.end(res.statusCode === 404 || res.statusCode === 410 ? "closed" : "protocol", `poll answered ${why}${text ? `: ${text.slice(0, 200)}` : ""}`);
+          return this.end(
+            res.statusCode === 404 || res.statusCode === 410 ? "closed" : "protocol",
+            `poll answered ${why}${text ? `: ${text.slice(0, 200)}` : ""}`,
+          );
         }
         let messages: unknown[];
         try {

@@ -54,7 +54,8 @@ class PollingConnection extends ConnectionBase {
         const text = await res.body.text();
         if (this.closingByUs) return;
         if (res.statusCode === 404 || res.statusCode === 410) return this.end("closed", `session ended (HTTP ${res.statusCode})`);
-        if (res.statusCode !== 200) return this.end("protocol", `${redirectDetail(res.statusCode, res.headers.location) ?? `HTTP ${res.statusCode}`} on receive`);
+        if (res.statusCode !== 200)
+          return this.end("protocol", `${redirectDetail(res.statusCode, res.headers.location) ?? `HTTP ${res.statusCode}`} on receive`);
         let messages: unknown;
         try {
           messages = (JSON.parse(text) as { messages?: unknown }).messages;
@@ -80,7 +81,8 @@ class PollingConnection extends ConnectionBase {
       async (res) => {
         await res.body.dump();
         if (res.statusCode === 404 || res.statusCode === 410) this.end("closed", `session ended (HTTP ${res.statusCode})`);
-        else if (res.statusCode >= 300) this.messageError("protocol", `${redirectDetail(res.statusCode, res.headers.location) ?? `HTTP ${res.statusCode}`} on send`);
+        else if (res.statusCode >= 300)
+          this.messageError("protocol", `${redirectDetail(res.statusCode, res.headers.location) ?? `HTTP ${res.statusCode}`} on send`);
       },
       (err: unknown) => {
         if (this.closingByUs) return;
@@ -101,7 +103,10 @@ class PollingConnection extends ConnectionBase {
     if (this.timer) clearTimeout(this.timer);
     // Tell the server, so the session does not linger until its idle sweep; then drop the sockets.
     const bye = this.pool.request({ method: "POST", path: routeOf(this.base, "close", this.session), headers: this.headers });
-    void bye.then((res) => res.body.dump()).catch(() => {}).finally(() => void this.pool.destroy().catch(() => {}));
+    void bye
+      .then((res) => res.body.dump())
+      .catch(() => {})
+      .finally(() => void this.pool.destroy().catch(() => {}));
     this.ended({ reason: "closed by the client" });
   }
 }

@@ -3,7 +3,15 @@ import type { LookupFunction } from "node:net";
 import { describe, expect, it } from "vitest";
 import { socketioOptionsSchema, sockjsOptionsSchema } from "@volley/contracts";
 import { publicOnlyLookup, type ResolveAll } from "@volley/contracts/public-lookup";
-import { HTTP_PATHS, startHttpTargetServer, startSocketclusterEchoServer, startSocketioEchoServer, startSockjsEchoServer, startStompEchoServer, startWsEchoServer } from "@volley/targets";
+import {
+  HTTP_PATHS,
+  startHttpTargetServer,
+  startSocketclusterEchoServer,
+  startSocketioEchoServer,
+  startSockjsEchoServer,
+  startStompEchoServer,
+  startWsEchoServer,
+} from "@volley/targets";
 import type { ConnectOptions, Driver } from "./driver";
 import { connectError, driverTestKit } from "./driver-test-kit";
 import { httpDriver } from "./http-driver";
@@ -43,9 +51,33 @@ const CASES: [string, Driver, () => Promise<{ url: string; close(): Promise<void
   ["sockjs websocket", sockjsDriver, () => startSockjsEchoServer(), { sockjs: sockjsOptionsSchema.parse({ transports: ["websocket"] }) }],
   ["sockjs xhr-streaming", sockjsDriver, () => startSockjsEchoServer(), { sockjs: sockjsOptionsSchema.parse({ transports: ["xhr-streaming"] }) }],
   ["sockjs xhr-polling", sockjsDriver, () => startSockjsEchoServer(), { sockjs: sockjsOptionsSchema.parse({ transports: ["xhr-polling"] }) }],
-  ["sse", sseDriver, async () => { const s = await startHttpTargetServer(); return { url: `${s.url}${HTTP_PATHS.sse}`, close: () => s.close() }; }, {}],
-  ["long polling", longPollingDriver, async () => { const s = await startHttpTargetServer(); return { url: `${s.url}/poll`, close: () => s.close() }; }, {}],
-  ["http", httpDriver, async () => { const s = await startHttpTargetServer(); return { url: `${s.url}${HTTP_PATHS.echo}`, close: () => s.close() }; }, {}],
+  [
+    "sse",
+    sseDriver,
+    async () => {
+      const s = await startHttpTargetServer();
+      return { url: `${s.url}${HTTP_PATHS.sse}`, close: () => s.close() };
+    },
+    {},
+  ],
+  [
+    "long polling",
+    longPollingDriver,
+    async () => {
+      const s = await startHttpTargetServer();
+      return { url: `${s.url}/poll`, close: () => s.close() };
+    },
+    {},
+  ],
+  [
+    "http",
+    httpDriver,
+    async () => {
+      const s = await startHttpTargetServer();
+      return { url: `${s.url}${HTTP_PATHS.echo}`, close: () => s.close() };
+    },
+    {},
+  ],
 ];
 
 describe("drivers resolve through ConnectOptions.lookup (hosted mode's public-only check)", () => {
@@ -71,7 +103,11 @@ describe("sockjs under the public-only lookup", () => {
         asked.push(host);
         plain(host, options, cb);
       };
-      const conn = await kit.connect(sockjsDriver, { url: renamed(server.url), lookup: counting, sockjs: sockjsOptionsSchema.parse({ transports: [transport] }) });
+      const conn = await kit.connect(sockjsDriver, {
+        url: renamed(server.url),
+        lookup: counting,
+        sockjs: sockjsOptionsSchema.parse({ transports: [transport] }),
+      });
       const reply = new Promise<Buffer | string>((resolve) => conn.onMessage(resolve));
       const before = asked.length;
       conn.send(Buffer.from("ping"));
@@ -85,7 +121,11 @@ describe("sockjs under the public-only lookup", () => {
 
   it("eventsource, whose stream takes no lookup, is refused in hosted mode rather than resolved unchecked", async () => {
     const server = await kit.serve(startSockjsEchoServer());
-    const err = await connectError(sockjsDriver, { url: renamed(server.url), lookup: plain, sockjs: sockjsOptionsSchema.parse({ transports: ["eventsource"] }) });
+    const err = await connectError(sockjsDriver, {
+      url: renamed(server.url),
+      lookup: plain,
+      sockjs: sockjsOptionsSchema.parse({ transports: ["eventsource"] }),
+    });
     expect(err.detail).toMatch(/SockJS transport eventsource cannot be held to hosted Volley's public-address check/);
   });
 });

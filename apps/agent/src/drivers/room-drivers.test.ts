@@ -18,7 +18,12 @@ async function roomCase(driver: Driver, url: string, extra: Extra = {}) {
   const [a, b, c] = await Promise.all([1, 2, 3].map(() => kit.connect(driver, { url, room: "lobby", ...extra })));
   const outsider = await kit.connect(driver, { url, room: "elsewhere", ...extra });
   const seen: string[] = [];
-  for (const [label, conn] of [["a", a!], ["b", b!], ["c", c!], ["x", outsider]] as const) {
+  for (const [label, conn] of [
+    ["a", a!],
+    ["b", b!],
+    ["c", c!],
+    ["x", outsider],
+  ] as const) {
     conn.onMessage((d) => seen.push(`${label}:${Buffer.from(d as Buffer)[0]}`));
   }
   a!.send(Buffer.alloc(40, 9));
@@ -45,7 +50,11 @@ describe("rooms on the echo targets", () => {
     const base = { event: "echo", path: "/socket.io", version: 4 } as const;
     await roomCase(socketioDriver, server.url, { socketio: { ...base, transports: ["websocket"], ack: false } });
     await roomCase(socketioDriver, server.url, { socketio: { ...base, transports: ["polling"], ack: true } });
-    const refused = await connectError(socketioDriver, { url: server.url, room: "x".repeat(201), socketio: { ...base, transports: ["websocket"], ack: false } });
+    const refused = await connectError(socketioDriver, {
+      url: server.url,
+      room: "x".repeat(201),
+      socketio: { ...base, transports: ["websocket"], ack: false },
+    });
     expect(refused).toMatchObject({ errorClass: "handshake", detail: expect.stringContaining("join") });
   });
 });

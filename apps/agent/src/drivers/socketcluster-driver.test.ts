@@ -81,7 +81,10 @@ describe("socketcluster driver", () => {
       detail: "ECONNREFUSED",
     });
     const server = await kit.serve(startSocketclusterEchoServer());
-    expect(await connectError(socketclusterDriver, { url: `ws://127.0.0.1:${server.port}/nope/` })).toMatchObject({ errorClass: "handshake", detail: "HTTP 404" });
+    expect(await connectError(socketclusterDriver, { url: `ws://127.0.0.1:${server.port}/nope/` })).toMatchObject({
+      errorClass: "handshake",
+      detail: "HTTP 404",
+    });
     expect(await connectError(socketclusterDriver, { url: `${server.url}?delay=soon` })).toMatchObject({ errorClass: "handshake", detail: "HTTP 400" });
   });
 });

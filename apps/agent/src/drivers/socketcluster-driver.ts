@@ -218,12 +218,21 @@ export const socketclusterDriver: Driver = {
         .then(async () => {
           if (settled) return;
           // Lost between the handshake and the subscription: a close, not a connect failure class of its own.
-          const lost = client.listener("disconnect").once().then((e) => ({ lost: e }));
+          const lost = client
+            .listener("disconnect")
+            .once()
+            .then((e) => ({ lost: e }));
           if (route?.kind === "publish") {
             const channel = client.subscribe(route.channel);
             const outcome = await Promise.race([
-              channel.listener("subscribe").once().then(() => ({ ok: true as const })),
-              channel.listener("subscribeFail").once().then(({ error }) => ({ error })),
+              channel
+                .listener("subscribe")
+                .once()
+                .then(() => ({ ok: true as const })),
+              channel
+                .listener("subscribeFail")
+                .once()
+                .then(({ error }) => ({ error })),
               lost,
             ]);
             if ("error" in outcome) return fail("handshake", `subscribe to ${route.channel} refused: ${outcome.error.message}`);

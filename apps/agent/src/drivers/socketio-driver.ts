@@ -129,7 +129,10 @@ export const socketioDriver: Driver = {
       };
       // socket.io-client times the Engine.IO handshake only; this also covers the namespace connect.
       const timer = setTimeout(() => fail("timeout", `no answer in ${opts.connectTimeoutMs} ms`), opts.connectTimeoutMs);
-      const opened = openIoSocket({ url: opts.url, socketio: options, connectTimeoutMs: opts.connectTimeoutMs, agent, headers: opts.headers, auth: opts.auth }, fail);
+      const opened = openIoSocket(
+        { url: opts.url, socketio: options, connectTimeoutMs: opts.connectTimeoutMs, agent, headers: opts.headers, auth: opts.auth },
+        fail,
+      );
       socket = opened;
       if (settled) {
         opened.disconnect();

@@ -60,7 +60,10 @@ describe.each(SERVERS)("socket.io driver against a v%i server", (version, startS
     expect(refused).toMatchObject({ errorClass: "refused", detail: "ECONNREFUSED" });
 
     const again = await kit.serve(startServer());
-    const wrongPath = await connectError(socketioDriver, { url: again.url, socketio: socketioOptionsSchema.parse({ version, path: "/nope", transports: ["polling"] }) });
+    const wrongPath = await connectError(socketioDriver, {
+      url: again.url,
+      socketio: socketioOptionsSchema.parse({ version, path: "/nope", transports: ["polling"] }),
+    });
     expect(wrongPath).toMatchObject({ errorClass: "handshake", detail: "HTTP 404" });
     const badDelay = await connectError(socketioDriver, { url: `${again.url}/?delay=soon`, socketio: socketioOptionsSchema.parse({ version }) });
     expect(badDelay.errorClass).toBe("handshake");

@@ -136,7 +136,10 @@ function loadSockjsClient(): SockjsConstructor {
   const driverPath = path.join(libDir, "transport", "driver", "xhr.js");
   for (const key of Object.keys(require.cache)) if (key.startsWith(libDir + path.sep)) delete require.cache[key];
   const wsDriverPath = path.join(libDir, "transport", "driver", "websocket.js");
-  for (const [file, exports] of [[driverPath, XhrDriver], [wsDriverPath, WebsocketDriver]] as const) {
+  for (const [file, exports] of [
+    [driverPath, XhrDriver],
+    [wsDriverPath, WebsocketDriver],
+  ] as const) {
     const m = new NodeModule(file);
     Object.assign(m, { filename: file, loaded: true, exports });
     require.cache[file] = m;
@@ -144,7 +147,9 @@ function loadSockjsClient(): SockjsConstructor {
   const SockJS = require(entry) as SockjsConstructor;
   const xhrCors = require(path.join(libDir, "transport", "sender", "xhr-cors.js")) as { prototype: object };
   if (require(driverPath) !== XhrDriver || require(wsDriverPath) !== WebsocketDriver || !(xhrCors.prototype instanceof XhrDriver)) {
-    throw new Error(`sockjs-client at ${libDir} no longer connects through lib/transport/driver/{xhr,websocket}.js: the hosted-mode lookup cannot reach its sockets`);
+    throw new Error(
+      `sockjs-client at ${libDir} no longer connects through lib/transport/driver/{xhr,websocket}.js: the hosted-mode lookup cannot reach its sockets`,
+    );
   }
   return SockJS;
 }

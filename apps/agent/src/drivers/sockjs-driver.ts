@@ -32,10 +32,14 @@ function infoUrl(url: string): string {
 function diagnose(url: string, timeoutMs: number, lookup: ConnectOptions["lookup"]): Promise<{ errorClass: ErrorClass; detail: string } | undefined> {
   return new Promise((resolve) => {
     const target = infoUrl(url);
-    const req = (target.startsWith("https:") ? requestTls : request)(target, { method: "GET", timeout: timeoutMs, agent: false, ...(lookup ? { lookup } : {}) }, (res) => {
-      res.resume();
-      resolve(res.statusCode === 200 ? undefined : { errorClass: "handshake", detail: `HTTP ${res.statusCode ?? "?"}` });
-    });
+    const req = (target.startsWith("https:") ? requestTls : request)(
+      target,
+      { method: "GET", timeout: timeoutMs, agent: false, ...(lookup ? { lookup } : {}) },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode === 200 ? undefined : { errorClass: "handshake", detail: `HTTP ${res.statusCode ?? "?"}` });
+      },
+    );
     req.on("timeout", () => {
       req.destroy();
       resolve({ errorClass: "timeout", detail: `no answer in ${timeoutMs} ms` });
@@ -85,7 +89,12 @@ export const sockjsDriver: Driver = {
     // sockjs-client's eventsource transport opens its stream with no way to pass one: left out then.
     const usable = lookup ? transports.filter((t) => t !== "eventsource") : transports;
     if (usable.length === 0) {
-      return Promise.reject(new ConnectError("other", "SockJS transport eventsource cannot be held to hosted Volley's public-address check: allow websocket, xhr-streaming or xhr-polling in target.sockjs.transports"));
+      return Promise.reject(
+        new ConnectError(
+          "other",
+          "SockJS transport eventsource cannot be held to hosted Volley's public-address check: allow websocket, xhr-streaming or xhr-polling in target.sockjs.transports",
+        ),
+      );
     }
     const context: SockjsRequestContext = lookup ? { lookup } : {};
     return new Promise((resolve, reject) => {

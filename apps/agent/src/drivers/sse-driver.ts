@@ -75,7 +75,12 @@ export const sseDriver: Driver = {
       const es = new EventSource(withRoom(opts.url, opts.room), {
         // eventsource asks fetch to follow redirects; we never do (see redirectDetail), and keep the Location for the error.
         fetch: (url, init) =>
-          undiciFetch(url, { ...init, redirect: "manual", headers: { ...(init?.headers as Record<string, string>), ...headers }, dispatcher: pool } as Parameters<typeof undiciFetch>[1]).then(
+          undiciFetch(url, {
+            ...init,
+            redirect: "manual",
+            headers: { ...(init?.headers as Record<string, string>), ...headers },
+            dispatcher: pool,
+          } as Parameters<typeof undiciFetch>[1]).then(
             (res) => {
               redirect = redirectDetail(res.status, res.headers.get("location"));
               return res;

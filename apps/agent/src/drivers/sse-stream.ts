@@ -123,7 +123,9 @@ export async function connectSseStream(opts: ConnectOptions): Promise<Connection
     const type = String(res.headers["content-type"] ?? "");
     if (res.statusCode !== 200 || !type.startsWith("text/event-stream")) {
       const text = await res.body.text().catch(() => "");
-      const why = redirectDetail(res.statusCode, res.headers.location) ?? (res.statusCode !== 200 ? `HTTP ${res.statusCode}` : `content-type ${type || "(none)"}, not text/event-stream`);
+      const why =
+        redirectDetail(res.statusCode, res.headers.location) ??
+        (res.statusCode !== 200 ? `HTTP ${res.statusCode}` : `content-type ${type || "(none)"}, not text/event-stream`);
       throw new ConnectError("handshake", `${why}${text ? `: ${text.slice(0, 200)}` : ""}`);
     }
     return new SseStreamConnection(pool, res.body);

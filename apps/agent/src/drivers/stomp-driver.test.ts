@@ -31,7 +31,12 @@ describe("stomp driver", () => {
     const server = await kit.serve(startStompEchoServer());
     const [a, b, c] = await Promise.all([1, 2, 3].map(() => kit.connect(stompDriver, { url: server.url, room: "lobby" })));
     const seen: string[] = [];
-    for (const [label, conn] of [["a", a!], ["b", b!], ["c", c!]] as const) conn.onMessage((d) => seen.push(`${label}:${(d as Buffer)[0]}`));
+    for (const [label, conn] of [
+      ["a", a!],
+      ["b", b!],
+      ["c", c!],
+    ] as const)
+      conn.onMessage((d) => seen.push(`${label}:${(d as Buffer)[0]}`));
     a!.send(Buffer.alloc(40, 9));
     await expect.poll(() => seen.length, { timeout: 3000 }).toBe(2);
     await new Promise((r) => setTimeout(r, 100));
@@ -57,7 +62,10 @@ describe("stomp driver", () => {
   });
 
   it("classifies refused, wrong path and bad delay", async () => {
-    expect(await connectError(stompDriver, { url: `ws://127.0.0.1:${await freePort()}/stomp` })).toMatchObject({ errorClass: "refused", detail: "ECONNREFUSED" });
+    expect(await connectError(stompDriver, { url: `ws://127.0.0.1:${await freePort()}/stomp` })).toMatchObject({
+      errorClass: "refused",
+      detail: "ECONNREFUSED",
+    });
     const server = await kit.serve(startStompEchoServer());
     expect(await connectError(stompDriver, { url: `ws://127.0.0.1:${server.port}/nope` })).toMatchObject({ errorClass: "handshake", detail: "HTTP 404" });
     expect(await connectError(stompDriver, { url: `${server.url}?delay=soon` })).toMatchObject({ errorClass: "handshake", detail: "HTTP 400" });

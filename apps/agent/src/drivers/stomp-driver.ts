@@ -90,7 +90,8 @@ class StompConnection extends ConnectionBase {
   send(payload: Buffer | string): void {
     if (this.closingByUs || !this.client.connected) return;
     if (typeof payload === "string") this.client.publish({ destination: this.destination, headers: this.headers, body: payload });
-    else if (this.textBodies) this.client.publish({ destination: this.destination, headers: { ...this.headers, "content-type": "text/plain" }, body: payload.toString("base64") });
+    else if (this.textBodies)
+      this.client.publish({ destination: this.destination, headers: { ...this.headers, "content-type": "text/plain" }, body: payload.toString("base64") });
     else this.client.publish({ destination: this.destination, headers: this.headers, binaryBody: payload });
   }
 
@@ -171,7 +172,9 @@ export const stompDriver: Driver = {
           resolve(conn);
         };
         // Flow mode: the destinations the flow waits on, nothing of Volley's own (no reply-to queue).
-        const subscriptions: [string, (m: IMessage) => void][] = opts.listen ? opts.listen.map((d, i) => [d, conn.listener(opts.listenNames?.[i] ?? d)]) : [[subscribeTo, conn.onStompMessage]];
+        const subscriptions: [string, (m: IMessage) => void][] = opts.listen
+          ? opts.listen.map((d, i) => [d, conn.listener(opts.listenNames?.[i] ?? d)])
+          : [[subscribeTo, conn.onStompMessage]];
         if (!options.receipt || subscriptions.length === 0) {
           for (const [dest, cb] of subscriptions) client.subscribe(dest, cb);
           return open();

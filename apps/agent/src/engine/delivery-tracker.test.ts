@@ -116,4 +116,3 @@ describe("delivery tracker", () => {
     expect(t.outstandingFor(1)).toBe(2);
   });
 });
-

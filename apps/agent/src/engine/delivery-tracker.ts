@@ -1,7 +1,9 @@
 /** What a delivery turned out to be (besides a timed one, which returns its intended send time). */
 export const DELIVERY = { duplicate: -1, late: -2, unknown: -3, retired: -4, preJoin: -5, lateJoiner: -6 } as const;
 
-const WAITING = 0, RECEIVED = 1, LOST = 2;
+const WAITING = 0,
+  RECEIVED = 1,
+  LOST = 2;
 const NONE: ReadonlyMap<number, number> = new Map();
 
 interface Entry {

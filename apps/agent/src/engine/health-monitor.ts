@@ -114,8 +114,10 @@ const r1 = (n: number) => Math.round(n * 10) / 10;
 export function saturationCauses(health: Pick<Health, "cpu" | "eventLoopDelayMs">, sendLag: Pick<SendLagSample, "lateShare" | "shed">): string[] {
   const causes: string[] = [];
   if (health.cpu > SATURATION.cpuPercent) causes.push(`CPU ${r1(health.cpu)}% > ${SATURATION.cpuPercent}%`);
-  if (health.eventLoopDelayMs.p50 > SATURATION.eventLoopP50Ms) causes.push(`event-loop delay p50 ${r1(health.eventLoopDelayMs.p50)} ms > ${SATURATION.eventLoopP50Ms} ms`);
-  if (health.eventLoopDelayMs.max > SATURATION.eventLoopMaxMs) causes.push(`event-loop delay max ${r1(health.eventLoopDelayMs.max)} ms > ${SATURATION.eventLoopMaxMs} ms`);
+  if (health.eventLoopDelayMs.p50 > SATURATION.eventLoopP50Ms)
+    causes.push(`event-loop delay p50 ${r1(health.eventLoopDelayMs.p50)} ms > ${SATURATION.eventLoopP50Ms} ms`);
+  if (health.eventLoopDelayMs.max > SATURATION.eventLoopMaxMs)
+    causes.push(`event-loop delay max ${r1(health.eventLoopDelayMs.max)} ms > ${SATURATION.eventLoopMaxMs} ms`);
   if (sendLag.lateShare > SATURATION.lateSendShare) causes.push(`${Math.round(sendLag.lateShare * 100)}% of sends > ${SATURATION.sendLagMs} ms late`);
   if ((sendLag.shed ?? 0) > 0) causes.push(`${sendLag.shed} slot${sendLag.shed === 1 ? "" : "s"} shed unsent`);
   return causes;

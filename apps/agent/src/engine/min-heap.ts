@@ -16,7 +16,8 @@ export class MinHeap {
   }
 
   push(id: number, key: number): void {
-    const ids = this.ids, keys = this.keys;
+    const ids = this.ids,
+      keys = this.keys;
     let i = ids.length;
     ids.push(id);
     keys.push(key);
@@ -33,7 +34,8 @@ export class MinHeap {
 
   /** Removes and returns the id with the smallest key; undefined when empty. */
   pop(): number | undefined {
-    const ids = this.ids, keys = this.keys;
+    const ids = this.ids,
+      keys = this.keys;
     if (ids.length === 0) return undefined;
     const top = ids[0]!;
     const lastId = ids.pop()!;

@@ -125,7 +125,9 @@ export class PendingTracker {
 
   private grow(): void {
     const size = this.ringConn.length * 2;
-    const conn = new Uint32Array(size), seq = new Float64Array(size), deadline = new Float64Array(size);
+    const conn = new Uint32Array(size),
+      seq = new Float64Array(size),
+      deadline = new Float64Array(size);
     for (let k = 0; k < this.length; k++) {
       const i = (this.head + k) % this.ringConn.length;
       conn[k] = this.ringConn[i]!;

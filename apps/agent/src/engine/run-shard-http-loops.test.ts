@@ -28,7 +28,12 @@ async function run(plan: PlanInput) {
   return { outcome, frames, histogram };
 }
 
-const target = (url: string, http: Record<string, unknown> = {}) => ({ url, protocol: "http" as const, connectTimeout: "5s", http: { method: "GET" as const, ...http } });
+const target = (url: string, http: Record<string, unknown> = {}) => ({
+  url,
+  protocol: "http" as const,
+  connectTimeout: "5s",
+  http: { method: "GET" as const, ...http },
+});
 
 describe("http-rps load modes against a real server", () => {
   it("requests: sends exactly N in total (the server's count), then ends without waiting out duration", async () => {

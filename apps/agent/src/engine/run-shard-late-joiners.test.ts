@@ -34,7 +34,10 @@ class LateJoinDriver implements Driver {
   /** Messages sent before the late member joined. */
   sentBeforeLateJoin = 0;
 
-  constructor(private readonly late: number, private readonly holdMs: number) {}
+  constructor(
+    private readonly late: number,
+    private readonly holdMs: number,
+  ) {}
 
   async connect(opts: Parameters<Driver["connect"]>[0]): Promise<Connection> {
     const inner = await wsDriver.connect(opts);

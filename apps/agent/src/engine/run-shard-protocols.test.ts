@@ -9,8 +9,6 @@ afterEach(async () => {
   for (const s of servers.splice(0)) await s.close();
 });
 
-
-
 async function socketio(): Promise<string> {
   const server = await startSocketioEchoServer();
   servers.push(server);

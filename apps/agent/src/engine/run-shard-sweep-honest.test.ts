@@ -92,7 +92,9 @@ describe("sweep steps judged honestly", () => {
     });
 
     expect(outcome.status).toBe("completed");
-    expect(outcome.sweepStopped).toMatch(/^step 1 \(rate 40 per aggregate\) was limited by the agent, not the server \(the agent was saturated in 1 of 1 s: .*event-loop delay max \d+(\.\d+)? ms > 250 ms.*\); the sweep stops \(sweep.onSaturated: stop\)/);
+    expect(outcome.sweepStopped).toMatch(
+      /^step 1 \(rate 40 per aggregate\) was limited by the agent, not the server \(the agent was saturated in 1 of 1 s: .*event-loop delay max \d+(\.\d+)? ms > 250 ms.*\); the sweep stops \(sweep.onSaturated: stop\)/,
+    );
     const stepped = frames.filter((f) => f.step);
     expect(stepped.map((f) => [f.step!.index, f.step!.failed ?? false, f.step!.generatorLimited !== undefined])).toEqual([
       [0, false, false],
@@ -123,7 +125,9 @@ describe("sweep steps judged honestly", () => {
     expect(outcome.status).toBe("completed");
     expect(outcome.sweepStopped).toBeUndefined();
     // Slots: step 0, step 1 (limited), step 1 again, step 2.
-    expect(frames.filter((f) => f.step).map((f) => [f.index, f.step!.index, f.step!.rate, f.step!.attempt ?? 0, f.step!.generatorLimited !== undefined])).toEqual([
+    expect(
+      frames.filter((f) => f.step).map((f) => [f.index, f.step!.index, f.step!.rate, f.step!.attempt ?? 0, f.step!.generatorLimited !== undefined]),
+    ).toEqual([
       [1, 0, 20, 0, false],
       [3, 1, 40, 0, true],
       [5, 1, 40, 1, false],

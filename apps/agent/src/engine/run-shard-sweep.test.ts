@@ -12,7 +12,6 @@ afterEach(async () => {
   for (const fn of cleanup.splice(0)) await fn();
 });
 
-
 function sweepPlan(url: string, sweep: PlanInput["sweep"], message: Partial<PlanInput["scenario"]["message"]> = {}): Plan {
   return planSchema.parse({
     name: "sweep",
@@ -131,7 +130,15 @@ describe("sweep", () => {
 
     expect(summary.steps!.map((s) => s.failed)).toEqual([false, false, true]);
     expect(summary.steps![2]!.reason).toMatch(/p50/);
-    expect(summary.capacity).toMatchObject({ slo: "p50 <= 100ms", rate: 40, per: "aggregate", step: 1, sendRate: 40, lowerBound: false, agentSaturated: false });
+    expect(summary.capacity).toMatchObject({
+      slo: "p50 <= 100ms",
+      rate: 40,
+      per: "aggregate",
+      step: 1,
+      sendRate: 40,
+      lowerBound: false,
+      agentSaturated: false,
+    });
   }, 30_000);
 
   it("a sweep that never breaks its SLO reports its last rate as a lower bound of the capacity", async () => {

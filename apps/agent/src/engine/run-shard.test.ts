@@ -37,7 +37,10 @@ async function echoProcess(delayMs: number): Promise<string> {
   return `${/(ws:\/\/[^\s"]+)/.exec(line)![1]}?delay=${delayMs}`;
 }
 
-function plan(url: string, overrides: { connections?: PlanInput["connections"]; message?: Partial<PlanInput["scenario"]["message"]>; duration?: string; warmup?: string } = {}): Plan {
+function plan(
+  url: string,
+  overrides: { connections?: PlanInput["connections"]; message?: Partial<PlanInput["scenario"]["message"]>; duration?: string; warmup?: string } = {},
+): Plan {
   return planSchema.parse({
     name: "test",
     target: { url, connectTimeout: "2s" },
@@ -50,7 +53,6 @@ function plan(url: string, overrides: { connections?: PlanInput["connections"]; 
     },
   });
 }
-
 
 function latencyMs(frames: EngineFrame[], percentile: number): number {
   const h = mergeEncoded(frames.flatMap((f) => f.histograms[HISTOGRAMS.messageLatency] ?? []));
@@ -198,11 +200,12 @@ describe("shard engine", () => {
         opened++;
         return {
           send: (payload) => conn.send(payload),
-          onMessage: (cb) => conn.onMessage((data) => {
-            // Once both are open: a connection opening after the jump would be past the end, with nothing to send.
-            if (opened === 2) jumpUs = 2_000_000;
-            cb(data);
-          }),
+          onMessage: (cb) =>
+            conn.onMessage((data) => {
+              // Once both are open: a connection opening after the jump would be past the end, with nothing to send.
+              if (opened === 2) jumpUs = 2_000_000;
+              cb(data);
+            }),
           onClose: (cb) => conn.onClose(cb),
           close: () => conn.close(),
         };
@@ -221,7 +224,12 @@ describe("shard engine", () => {
   it("spreads an aggregate rate over the open connections and marks warm-up", async () => {
     const server = await echo(0);
     const { outcome, frames } = await run(
-      plan(server.url, { connections: { count: 10, rate: 1000 }, message: { rate: 200, per: "aggregate", arrival: "poisson" }, duration: "1500ms", warmup: "1s" }),
+      plan(server.url, {
+        connections: { count: 10, rate: 1000 },
+        message: { rate: 200, per: "aggregate", arrival: "poisson" },
+        duration: "1500ms",
+        warmup: "1s",
+      }),
     );
     expect(outcome.status).toBe("completed");
     const sent = total(frames, COUNTERS.sent);

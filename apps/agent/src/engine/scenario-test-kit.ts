@@ -23,7 +23,10 @@ export class WatchedConnection implements Connection {
   /** The engine has heard of the close. */
   closed = false;
 
-  constructor(private readonly inner: Connection, private readonly kit: WatchedDriver) {}
+  constructor(
+    private readonly inner: Connection,
+    private readonly kit: WatchedDriver,
+  ) {}
 
   send(payload: Buffer | string): void {
     const m = typeof payload === "string" ? null : decodeMessage(payload);
@@ -68,7 +71,10 @@ export class WatchedDriver implements Driver {
   private readonly owed = new Map<WatchedConnection, number>();
   private waiting: (() => void)[] = [];
 
-  constructor(private readonly inner: Driver, private readonly barrier = 0) {
+  constructor(
+    private readonly inner: Driver,
+    private readonly barrier = 0,
+  ) {
     this.protocol = inner.protocol;
   }
 

@@ -28,7 +28,13 @@ const FAIL_FAST_ATTEMPTS = 100;
 const S = 1_000_000;
 
 /** Retiring: a falling stage is closing it; it sends no more and waits for its last replies. */
-const enum State { Idle, Connecting, Open, Retiring, Gone }
+const enum State {
+  Idle,
+  Connecting,
+  Open,
+  Retiring,
+  Gone,
+}
 
 /**
  * One shard, open-loop. Connections are attempted at plan.connections.rate from the start instant;
@@ -106,7 +112,10 @@ export class ShardEngine {
   private started = false;
   private resolveRun: (o: ShardOutcome) => void = () => {};
 
-  constructor(private readonly plan: Plan, private readonly opts: RunShardOptions) {
+  constructor(
+    private readonly plan: Plan,
+    private readonly opts: RunShardOptions,
+  ) {
     this.clock = opts.clock ?? systemClock();
     this.driver = opts.driver ?? driverFor(plan.target.protocol);
     this.lookup = opts.publicOnly ? { lookup: publicOnlyLookup() } : {};
@@ -126,7 +135,15 @@ export class ShardEngine {
     this.timing = planTiming(plan);
     this.durationUs = this.timing.durationMs * 1000;
     const { stages } = plan.connections;
-    if (stages) this.stages = new StagePopulation(stages, this.populationHost, this.canaryId, msg.arrival === "constant", this.intervalUs, durationMs(msg.timeout) * 1000);
+    if (stages)
+      this.stages = new StagePopulation(
+        stages,
+        this.populationHost,
+        this.canaryId,
+        msg.arrival === "constant",
+        this.intervalUs,
+        durationMs(msg.timeout) * 1000,
+      );
     if (plan.sweep) this.sweep = new SweepStepper(plan, this.stepperHost, opts.random);
     this.frames = new ShardFrames(this.recorder, opts, this.warmupMs, this.sweep, this.stages);
     const s = plan.scenario;
@@ -140,7 +157,17 @@ export class ShardEngine {
     const program = compileFlow(plan);
     if (program && this.driver) {
       this.accounting.useFlow(program, opts.random ?? Math.random);
-      this.flow = new FlowShard(plan, program, this.driver, this.recorder, this.accounting, () => this.clock.monoUs(), this.lookup.lookup, durationMs(plan.target.connectTimeout), this.afterReply);
+      this.flow = new FlowShard(
+        plan,
+        program,
+        this.driver,
+        this.recorder,
+        this.accounting,
+        () => this.clock.monoUs(),
+        this.lookup.lookup,
+        durationMs(plan.target.connectTimeout),
+        this.afterReply,
+      );
     }
   }
 
@@ -305,7 +332,13 @@ export class ShardEngine {
 
   private scheduleNext(now: number): void {
     // Slots due before the end count even after it (drained waits for them), so they always wake the loop.
-    let next = Math.min(this.frames.nextUs, this.accounting.nextDeadline(), this.schedule.nextDue(), this.sweep?.nextDue() ?? Infinity, this.closed?.nextDue() ?? Infinity);
+    let next = Math.min(
+      this.frames.nextUs,
+      this.accounting.nextDeadline(),
+      this.schedule.nextDue(),
+      this.sweep?.nextDue() ?? Infinity,
+      this.closed?.nextDue() ?? Infinity,
+    );
     if (now < this.endUs) {
       next = Math.min(next, this.endUs);
       if (!this.stages && this.attempts < this.count) next = Math.min(next, this.t0 + this.attempts * this.attemptGapUs);
@@ -426,8 +459,7 @@ export class ShardEngine {
     if (this.totals.opened === 0 && allFailed) {
       const attempts = this.attempts + (this.canaryAttempted ? 1 : 0);
       this.finish("errored", this.failures.reason(this.plan.target.url, this.totals.failed, attempts, this.planned));
-    }
-    else if (this.drained(this.clock.monoUs())) this.finish("completed");
+    } else if (this.drained(this.clock.monoUs())) this.finish("completed");
     else if (this.sweep && !this.sweep.begun) this.wake(); // the last connect settled: stepping may begin
   }
 
@@ -549,7 +581,13 @@ export class ShardEngine {
     this.frames.stop();
     // An exact count caps what was expected: the schedule's reckoning covers the whole duration.
     const expected = Math.round(Math.min(this.totals.expected, this.plan.scenario.kind === "http-rps" ? (this.plan.scenario.requests ?? Infinity) : Infinity));
-    return { status, ...(error ? { error } : {}), ...(this.sweep?.stopped ? { sweepStopped: this.sweep.stopped } : {}), frames: this.frames.index, totals: { ...this.totals, expected } };
+    return {
+      status,
+      ...(error ? { error } : {}),
+      ...(this.sweep?.stopped ? { sweepStopped: this.sweep.stopped } : {}),
+      frames: this.frames.index,
+      totals: { ...this.totals, expected },
+    };
   }
 }
 

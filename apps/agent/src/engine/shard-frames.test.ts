@@ -50,7 +50,10 @@ describe("ShardFrames", () => {
     recorder.recordMicros("message.latency", 2_000);
     frames.emit({ active: 1, endUs: 1_500_000 }, 1_500_000);
 
-    expect(got.map((f) => [f.index, decodeHistogram(f.histograms["message.latency"]!).totalCount])).toEqual([[0, 1], [1, 2]]);
+    expect(got.map((f) => [f.index, decodeHistogram(f.histograms["message.latency"]!).totalCount])).toEqual([
+      [0, 1],
+      [1, 2],
+    ]);
     expect(got[1]!.durationMs).toBe(500);
   });
 

@@ -102,7 +102,10 @@ export class ShardFrames {
     const sendLag = { maxMs: this.lagMaxUs / 1000, lateShare, shed: this.intervalShed };
     const health = this.health.sample(sendLag);
     // A sweep step is judged knowing whether the agent itself was the bottleneck, and why.
-    const step = this.sweep?.stepOf(fromUs, body, partialEndUs !== undefined, { saturated: health.saturated, causes: health.saturated ? saturationCauses(health, sendLag) : [] });
+    const step = this.sweep?.stepOf(fromUs, body, partialEndUs !== undefined, {
+      saturated: health.saturated,
+      causes: health.saturated ? saturationCauses(health, sendLag) : [],
+    });
     this.lagMaxUs = this.intervalSends = this.lateSends = this.intervalShed = 0;
     const durationMs = partialEndUs === undefined ? 1000 : Math.max(0.001, (toUs - fromUs) / 1000);
     // A sweep sends only in its steps' holds; any other run from the start instant to its end.

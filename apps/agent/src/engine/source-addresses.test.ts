@@ -21,10 +21,13 @@ async function recordingEcho(): Promise<{ url: string; remotes: string[] }> {
     ws.on("message", (data, isBinary) => ws.send(data, { binary: isBinary }));
   });
   await new Promise<void>((resolve) => wss.once("listening", resolve));
-  cleanup.push(() => new Promise<void>((resolve) => {
-    for (const ws of wss.clients) ws.terminate();
-    wss.close(() => resolve());
-  }));
+  cleanup.push(
+    () =>
+      new Promise<void>((resolve) => {
+        for (const ws of wss.clients) ws.terminate();
+        wss.close(() => resolve());
+      }),
+  );
   return { url: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}/echo`, remotes };
 }
 
@@ -32,9 +35,15 @@ const countBy = (xs: string[]) => Object.fromEntries([...new Set(xs)].sort().map
 
 describe("source addresses", () => {
   it("parses addresses and ranges, IPv4 and IPv6, in order and without duplicates", () => {
-    expect(parseSourceAddresses("127.0.0.2-127.0.0.4, 127.0.0.9,127.0.0.3")).toEqual({ ok: true, addresses: ["127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.9"] });
+    expect(parseSourceAddresses("127.0.0.2-127.0.0.4, 127.0.0.9,127.0.0.3")).toEqual({
+      ok: true,
+      addresses: ["127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.9"],
+    });
     expect(parseSourceAddresses("127.0.0.255-127.0.1.1")).toEqual({ ok: true, addresses: ["127.0.0.255", "127.0.1.0", "127.0.1.1"] });
-    expect(parseSourceAddresses("::1,fd00::fffe-fd00::1:0")).toEqual({ ok: true, addresses: ["::1", "fd00:0:0:0:0:0:0:fffe", "fd00:0:0:0:0:0:0:ffff", "fd00:0:0:0:0:0:1:0"] });
+    expect(parseSourceAddresses("::1,fd00::fffe-fd00::1:0")).toEqual({
+      ok: true,
+      addresses: ["::1", "fd00:0:0:0:0:0:0:fffe", "fd00:0:0:0:0:0:0:ffff", "fd00:0:0:0:0:0:1:0"],
+    });
     expect(parseSourceAddresses("::ffff:127.0.0.1-::ffff:127.0.0.2")).toEqual({ ok: true, addresses: ["0:0:0:0:0:ffff:7f00:1", "0:0:0:0:0:ffff:7f00:2"] });
   });
 
@@ -95,6 +104,10 @@ describe("source addresses", () => {
       throw new Error(`exit ${code}`);
     });
     expect(() => loadEnv({ AGENT_SOURCE_ADDRESSES: "127.0.0.2-localhost" })).toThrow("exit 1");
-    expect(lines).toEqual([expect.stringMatching(/^invalid environment variable AGENT_SOURCE_ADDRESSES="127.0.0.2-localhost": .*not a range of two IPv4 or two IPv6 addresses; e\.g\. 127\.0\.0\.2-127\.0\.0\.9/)]);
+    expect(lines).toEqual([
+      expect.stringMatching(
+        /^invalid environment variable AGENT_SOURCE_ADDRESSES="127.0.0.2-localhost": .*not a range of two IPv4 or two IPv6 addresses; e\.g\. 127\.0\.0\.2-127\.0\.0\.9/,
+      ),
+    ]);
   });
 });

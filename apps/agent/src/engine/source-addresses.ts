@@ -28,7 +28,7 @@ export function parseSourceAddresses(text: string): SourceAddressParse {
     const dash = item.indexOf("-");
     const expanded = dash < 0 ? single(item) : range(item.slice(0, dash).trim(), item.slice(dash + 1).trim(), out.length);
     if (typeof expanded === "string") return { ok: false, error: expanded };
-    for (const a of expanded) if (!seen.has(a)) (seen.add(a), out.push(a));
+    for (const a of expanded) if (!seen.has(a)) seen.add(a), out.push(a);
   }
   return { ok: true, addresses: out };
 }
@@ -44,7 +44,8 @@ function range(from: string, to: string, already: number): string[] | string {
   if (!v4 && !v6) return `"${from}-${to}" is not a range of two IPv4 or two IPv6 addresses; ${EXAMPLE}`;
   const [lo, hi] = v4 ? [v4ToInt(from), v4ToInt(to)] : [v6ToInt(from), v6ToInt(to)];
   if (hi < lo) return `range "${from}-${to}" runs backwards; put the lower address first`;
-  if (hi - lo + 1n + BigInt(already) > BigInt(MAX_SOURCE_ADDRESSES)) return `"${from}-${to}" makes more than ${MAX_SOURCE_ADDRESSES} addresses; use a smaller range`;
+  if (hi - lo + 1n + BigInt(already) > BigInt(MAX_SOURCE_ADDRESSES))
+    return `"${from}-${to}" makes more than ${MAX_SOURCE_ADDRESSES} addresses; use a smaller range`;
   const out: string[] = [];
   for (let n = lo; n <= hi; n++) out.push(v4 ? intToV4(n) : intToV6(n));
   return out;

@@ -33,7 +33,8 @@ export class StagePlan {
     if (tUs >= this.totalUs) return this.stages.at(-1)!.target;
     if (tUs < 0) return 0;
     const i = this.stageAt(tUs);
-    const a = this.from[i]!, b = this.stages[i]!.target;
+    const a = this.from[i]!,
+      b = this.stages[i]!.target;
     const v = a + ((b - a) * (tUs - this.starts[i]!)) / this.lengthOf(i);
     // The epsilon keeps float error from moving a crossing past the instant nextChange promised.
     return b >= a ? Math.floor(v + 1e-9) : Math.ceil(v - 1e-9);
@@ -44,8 +45,10 @@ export class StagePlan {
     if (tUs >= this.totalUs) return Infinity;
     if (tUs < 0) return 0;
     const i = this.stageAt(tUs);
-    const a = this.from[i]!, b = this.stages[i]!.target;
-    const start = this.starts[i]!, end = start + this.lengthOf(i);
+    const a = this.from[i]!,
+      b = this.stages[i]!.target;
+    const start = this.starts[i]!,
+      end = start + this.lengthOf(i);
     if (a === b) return end;
     const n = this.targetAt(tUs);
     const next = b > a ? n + 1 : n - 1;

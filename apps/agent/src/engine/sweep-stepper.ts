@@ -46,7 +46,11 @@ export class SweepStepper {
   /** Why the sweep stopped early (a step broke stopWhen). */
   stopped: string | undefined;
 
-  constructor(private readonly plan: Plan, private readonly host: StepperHost, private readonly random?: () => number) {
+  constructor(
+    private readonly plan: Plan,
+    private readonly host: StepperHost,
+    private readonly random?: () => number,
+  ) {
     this.sweep = new SweepPlan(plan);
     this.judge = new StepJudge(plan);
   }
@@ -99,7 +103,8 @@ export class SweepStepper {
     const msg = this.plan.scenario.message;
     const rate = this.sweep.rates[this.current.step]!;
     const intervalUs = S / rate;
-    const start = this.t0 + this.sweep.sendStart(j), end = this.t0 + this.sweep.holdEnd(j);
+    const start = this.t0 + this.sweep.sendStart(j),
+      end = this.t0 + this.sweep.holdEnd(j);
     const schedule = new SendSchedule(msg.per === "connection", createArrival(msg.arrival, rate, this.random));
     schedule.endUs = end;
     const open = this.host.openIds();
@@ -126,7 +131,12 @@ export class SweepStepper {
     if (j < 0 || j !== this.index) return undefined;
     this.judge.add(body, saturation);
     const { step: k, attempt } = this.current;
-    const step: NonNullable<EngineFrame["step"]> = { index: k, rate: this.sweep.rates[k]!, per: this.plan.scenario.message.per, ...(attempt > 0 ? { attempt } : {}) };
+    const step: NonNullable<EngineFrame["step"]> = {
+      index: k,
+      rate: this.sweep.rates[k]!,
+      per: this.plan.scenario.message.per,
+      ...(attempt > 0 ? { attempt } : {}),
+    };
     if (partial || frameUs + S < this.sweep.holdEnd(j)) return step;
     const limited = this.judge.generatorLimit();
     const reason = this.judge.verdict(this.host.awaitedAges(this.judge.roundTrip));
@@ -140,7 +150,12 @@ export class SweepStepper {
       if (onSaturated === "retry" && attempt < retries && j + 1 < this.sweep.slots) next = { step: k, attempt: attempt + 1 };
       else {
         next = undefined;
-        const tried = onSaturated !== "retry" ? "" : attempt < retries ? ", and no slot is left in scenario.duration to retry it" : `, still so after ${attempt} ${attempt === 1 ? "retry" : "retries"}`;
+        const tried =
+          onSaturated !== "retry"
+            ? ""
+            : attempt < retries
+              ? ", and no slot is left in scenario.duration to retry it"
+              : `, still so after ${attempt} ${attempt === 1 ? "retry" : "retries"}`;
         const also = reason === null ? "" : `; its stopWhen figures (${reason}) are the agent's as much as the server's`;
         this.stopped = `${label} was limited by the agent, not the server (${limited})${tried}${also}; the sweep stops (sweep.onSaturated: ${onSaturated}): add agents or lower the rates`;
       }

@@ -70,12 +70,23 @@ function scaled(plan: Plan, target: PlanInput["target"]): Plan {
       count: Math.min(plan.connections.count, CONNECTIONS),
       rate: Math.max(plan.connections.rate, 20),
       ...(stages && {
-        stages: stages.map((st) => ({ duration: `${Math.max(100, Math.round((durationMs(st.duration) * DURATION_MS) / stagesMs))}ms`, target: Math.min(st.target, CONNECTIONS) })),
+        stages: stages.map((st) => ({
+          duration: `${Math.max(100, Math.round((durationMs(st.duration) * DURATION_MS) / stagesMs))}ms`,
+          target: Math.min(st.target, CONNECTIONS),
+        })),
       }),
     },
     scenario: { ...plan.scenario, message: { ...message, rate: Math.min(message.rate, cap) }, duration: `${DURATION_MS}ms` },
     ...(plan.sweep && {
-      sweep: { ...plan.sweep, from: Math.min(plan.sweep.from ?? message.rate, cap / 2), step: Math.min(plan.sweep.step, cap / 2), steps: 2, hold: "1s", gap: "0s", until: undefined },
+      sweep: {
+        ...plan.sweep,
+        from: Math.min(plan.sweep.from ?? message.rate, cap / 2),
+        step: Math.min(plan.sweep.step, cap / 2),
+        steps: 2,
+        hold: "1s",
+        gap: "0s",
+        until: undefined,
+      },
     }),
   } as PlanInput;
   return planSchema.parse(input);

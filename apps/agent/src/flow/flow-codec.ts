@@ -74,7 +74,7 @@ export class FlowCodec {
     if (this.kindOfSeq && kind.reply) (this.kindOfSeq[id] ??= new Map()).set(seq, kind);
     if (kind.reply && kind.reply !== "ack") {
       const m = kind.reply;
-      if (m.equals && !m.byId) ((this.byValue.get(kind)![id] ??= new Map())).set(m.equals(ctx), seq);
+      if (m.equals && !m.byId) (this.byValue.get(kind)![id] ??= new Map()).set(m.equals(ctx), seq);
       else if (!m.byId) (this.inOrder.get(kind)![id] ??= []).push(seq);
     }
     return { out, kind };

@@ -15,14 +15,19 @@ async function todoApi(): Promise<TestApp<TodoApiStats>> {
   return app;
 }
 
-
-
 type Flow = NonNullable<PlanInput["flow"]>;
-const login: Flow["setup"] = [{ request: { name: "login", method: "POST", url: "/api/login", json: { user: "{{ data.user }}", password: "secret" }, capture: { token: "$.token" } } }];
+const login: Flow["setup"] = [
+  { request: { name: "login", method: "POST", url: "/api/login", json: { user: "{{ data.user }}", password: "secret" }, capture: { token: "$.token" } } },
+];
 /** Made with the bearer token; the response carries the ref the plan sent, so it is matched by id. */
 const create = {
   name: "create",
-  request: { method: "POST" as const, url: "/api/todos", headers: { authorization: "Bearer {{ vars.token }}" }, json: { title: "todo #{{ msg.seq }}", ref: "{{ msg.id }}" } },
+  request: {
+    method: "POST" as const,
+    url: "/api/todos",
+    headers: { authorization: "Bearer {{ vars.token }}" },
+    json: { title: "todo #{{ msg.seq }}", ref: "{{ msg.id }}" },
+  },
   reply: { match: { path: "$.ref", equals: "{{ msg.id }}" } },
 };
 
@@ -69,7 +74,9 @@ describe("flows against a REST API (login, bearer token, session cookie)", { tim
   it("a response that fails the reply check is counted unmatched, sampled, and its message lost", async () => {
     const app = await todoApi();
     const wrong = { ...create, reply: { match: { path: "$.reference", equals: "{{ msg.id }}" } } };
-    const { frames } = await run(plan(app, { messages: [wrong] }, { sanity: false, scenario: { kind: "echo", duration: "1s", message: { rate: 3, timeout: "1s" } } }));
+    const { frames } = await run(
+      plan(app, { messages: [wrong] }, { sanity: false, scenario: { kind: "echo", duration: "1s", message: { rate: 3, timeout: "1s" } } }),
+    );
     const sent = total(frames, COUNTERS.sent);
     expect(sent).toBeGreaterThan(0);
     expect(app.stats().created).toBe(sent);
@@ -81,7 +88,13 @@ describe("flows against a REST API (login, bearer token, session cookie)", { tim
 
   it("an answer outside 2xx is a protocol error per message: without the login every create is refused", async () => {
     const app = await todoApi();
-    const { frames } = await run(plan(app, { setup: [], data: undefined, messages: [{ ...create, request: { ...create.request, headers: { authorization: "Bearer nobody" } } }] }, { sanity: false, scenario: { kind: "echo", duration: "1s", message: { rate: 3, timeout: "1s" } } }));
+    const { frames } = await run(
+      plan(
+        app,
+        { setup: [], data: undefined, messages: [{ ...create, request: { ...create.request, headers: { authorization: "Bearer nobody" } } }] },
+        { sanity: false, scenario: { kind: "echo", duration: "1s", message: { rate: 3, timeout: "1s" } } },
+      ),
+    );
     const sent = total(frames, COUNTERS.sent);
     expect(sent).toBeGreaterThan(0);
     expect(app.stats().unauthorized).toBe(sent);

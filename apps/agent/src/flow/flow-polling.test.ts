@@ -16,7 +16,6 @@ async function chat(): Promise<TestApp<LongpollChatStats>> {
   return app;
 }
 
-
 /** The chat's own protocol: a session from a request, polls that move a cursor, sends by POST. */
 function plan(app: TestApp<LongpollChatStats>, protocol: "long-polling" | "short-polling", wait: number, count: number): PlanInput {
   return {
@@ -47,7 +46,12 @@ function plan(app: TestApp<LongpollChatStats>, protocol: "long-polling" | "short
 /** No setup: the poll is the first thing the connection does. */
 function noSession(input: PlanInput): void {
   input.flow!.setup = [];
-  input.flow!.messages = [{ request: { method: "POST", url: "/chat/send", json: { sessionId: "s", text: "x", clientMsgId: "{{ msg.id }}" } }, reply: { match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } } }];
+  input.flow!.messages = [
+    {
+      request: { method: "POST", url: "/chat/send", json: { sessionId: "s", text: "x", clientMsgId: "{{ msg.id }}" } },
+      reply: { match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } },
+    },
+  ];
 }
 
 /** What the chat handed out is exactly what Volley counted: each sender's own copy plus every other session's. */

@@ -1,4 +1,14 @@
-import { compileJsonPath, compileText, compileValue, type Flow, type FlowMessage, type JsonPath, type Match, type Plan, type TemplateContext } from "@volley/contracts";
+import {
+  compileJsonPath,
+  compileText,
+  compileValue,
+  type Flow,
+  type FlowMessage,
+  type JsonPath,
+  type Match,
+  type Plan,
+  type TemplateContext,
+} from "@volley/contracts";
 import type { OutMessage } from "../drivers/driver";
 
 type Render<T> = (ctx: TemplateContext) => T;

@@ -65,8 +65,7 @@ export class FlowShard {
           this.accounting.acked(id, seq, this.monoUs());
           this.afterReply(id);
         });
-      }
-      else conn.emit!(out);
+      } else conn.emit!(out);
       return;
     }
     const ctx = this.accounting.flowContext(id)!;

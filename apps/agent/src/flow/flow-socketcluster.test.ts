@@ -12,7 +12,6 @@ afterEach(async () => {
   for (const c of closers.splice(0)) await c();
 });
 
-
 describe("flows against SocketCluster", { timeout: 30_000 }, () => {
   it("ping answered by pong {count} on another event: every pong matched in order, counts equal the server's", async () => {
     const app: TestApp<SocketclusterPingpongStats> = await startSocketclusterPingpong();

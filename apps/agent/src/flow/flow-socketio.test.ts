@@ -25,7 +25,6 @@ const setup = (joinRoom: string): SetupInput => [
   { waitFor: { name: "joined", event: "joined", capture: { members: "$.members" } } },
 ];
 
-
 describe("flows against a Socket.IO chat written like a real app", { timeout: 30_000 }, () => {
   it("echo: each chat's own copy is its reply, matched by the clientMsgId the plan put in", async () => {
     const app = await chat();
@@ -38,7 +37,13 @@ describe("flows against a Socket.IO chat written like a real app", { timeout: 30
         data: { rows: [{ user: "ann" }, { user: "bob" }], reuse: true },
         // Every connection its own room, so the only copy of a chat is the sender's.
         setup: setup("room-{{ conn.index }}"),
-        messages: [{ event: "chat", json: { room: "room-{{ conn.index }}", text: "hello #{{ msg.seq }}", clientMsgId: "{{ msg.id }}" }, reply: { event: "message", match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } } }],
+        messages: [
+          {
+            event: "chat",
+            json: { room: "room-{{ conn.index }}", text: "hello #{{ msg.seq }}", clientMsgId: "{{ msg.id }}" },
+            reply: { event: "message", match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } },
+          },
+        ],
       },
     });
     expect(outcome.status).toBe("completed");
@@ -72,7 +77,13 @@ describe("flows against a Socket.IO chat written like a real app", { timeout: 30
       flow: {
         data: { csv: "user\nann\nbob\ncid\ndan\neve" },
         setup: setup("{{ conn.room }}"),
-        messages: [{ event: "chat", json: { room: "{{ conn.room }}", text: "hi", clientMsgId: "{{ msg.id }}" }, reply: { event: "message", match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } } }],
+        messages: [
+          {
+            event: "chat",
+            json: { room: "{{ conn.room }}", text: "hi", clientMsgId: "{{ msg.id }}" },
+            reply: { event: "message", match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } },
+          },
+        ],
       },
     });
     expect(outcome.status).toBe("completed");
@@ -164,7 +175,11 @@ describe("flows against a Socket.IO chat written like a real app", { timeout: 30
         target: { url: server.url, protocol: "socketio", connectTimeout: "5s", socketio: { version: 2, transports: ["websocket"] } },
         connections: { count: 3, rate: 1000 },
         scenario: { kind: "echo", duration: "1s", message: { rate: 5, timeout: "5s" } },
-        flow: { messages: [{ event: "chat", json: { id: "{{ msg.id }}", n: "{{ msg.seq }}" }, reply: { event: "chat", match: { path: "$.id", equals: "{{ msg.id }}" } } }] },
+        flow: {
+          messages: [
+            { event: "chat", json: { id: "{{ msg.id }}", n: "{{ msg.seq }}" }, reply: { event: "chat", match: { path: "$.id", equals: "{{ msg.id }}" } } },
+          ],
+        },
       });
       expect(outcome.status).toBe("completed");
       const sent = total(frames, COUNTERS.sent);
@@ -186,7 +201,13 @@ describe("flows against a Socket.IO chat written like a real app", { timeout: 30
         data: { rows: [{ user: "ann" }], reuse: true },
         setup: setup("k-{{ conn.index }}"),
         messages: [
-          { name: "tracked", weight: 3, event: "chat", json: { room: "k-{{ conn.index }}", text: "t", clientMsgId: "{{ msg.id }}" }, reply: { event: "message", match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } } },
+          {
+            name: "tracked",
+            weight: 3,
+            event: "chat",
+            json: { room: "k-{{ conn.index }}", text: "t", clientMsgId: "{{ msg.id }}" },
+            reply: { event: "message", match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } },
+          },
           // Acknowledged: the server's { id } ack is the reply; its room copy carries no clientMsgId and matches nothing.
           { name: "acked", event: "chat", json: { room: "k-{{ conn.index }}", text: "a" }, reply: { ack: true } },
         ],

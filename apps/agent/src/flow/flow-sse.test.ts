@@ -18,7 +18,6 @@ async function news(): Promise<TestApp<SseNewsStats>> {
   return app;
 }
 
-
 const headline = (topic: string) => ({
   request: { method: "POST" as const, url: `/news/publish?topic=${topic}`, json: { title: "Breaking #{{ msg.seq }}", clientMsgId: "{{ msg.id }}" } },
   reply: { event: "headline", match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } },
@@ -104,6 +103,10 @@ describe("SseParser", () => {
     const got: [string, string][] = [];
     const p = new SseParser((t, d) => got.push([t, d]));
     for (const chunk of [": hi\r", "\nevent: a\r\ndata: 1\r", "\ndata:2\n\n", "data: x\r\r", "id: 7\nevent: b\ndata\n\n", "data: only-half"]) p.feed(chunk);
-    expect(got).toEqual([["a", "1\n2"], ["message", "x"], ["b", ""]]);
+    expect(got).toEqual([
+      ["a", "1\n2"],
+      ["message", "x"],
+      ["b", ""],
+    ]);
   });
 });

@@ -50,7 +50,6 @@ afterEach(async () => {
   for (const c of closers.splice(0)) await c();
 });
 
-
 describe.skipIf(!up)("flows against RabbitMQ Web-STOMP (text frames)", { timeout: 30_000 }, () => {
   it("echo through the broker: each connection sends to its own destination (a template) and hears it there", async () => {
     // amq.direct: SUBSCRIBE makes an exclusive auto-delete queue bound by the key, so nothing outlives the run.
@@ -63,7 +62,12 @@ describe.skipIf(!up)("flows against RabbitMQ Web-STOMP (text frames)", { timeout
       scenario: { kind: "echo", duration: "2s", message: { rate: 4, timeout: "5s" } },
       flow: {
         messages: [
-          { name: "json", event: queue, json: { clientMsgId: "{{ msg.id }}", n: "{{ msg.seq }}" }, reply: { event: queue, match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } } },
+          {
+            name: "json",
+            event: queue,
+            json: { clientMsgId: "{{ msg.id }}", n: "{{ msg.seq }}" },
+            reply: { event: queue, match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } },
+          },
           // Text bodies answered in order: the next message on the connection's own destination.
           { name: "text", event: queue, text: "plain #{{ msg.seq }}", reply: { event: queue } },
         ],

@@ -10,7 +10,6 @@ afterEach(async () => {
   for (const a of apps.splice(0)) await a.close();
 });
 
-
 const POSTS = "subscription { posts { id text clientMsgId } }";
 const POST = "mutation ($text: String!, $clientMsgId: String) { post(text: $text, clientMsgId: $clientMsgId) { id clientMsgId } }";
 
@@ -65,7 +64,12 @@ describe("flows over raw WebSocket text frames of JSON", { timeout: 30_000 }, ()
           { send: { name: "subscribe", json: { id: "feed", type: "subscribe", payload: { query: POSTS } } } },
           // graphql-transport-ws never confirms a subscription: the connection's own post coming back
           // through it proves the server has it, so every later post is a delivery the server owes it.
-          { send: { name: "ready", json: { id: "ready", type: "subscribe", payload: { query: POST, variables: { text: "ready", clientMsgId: "ready-{{ conn.index }}" } } } } },
+          {
+            send: {
+              name: "ready",
+              json: { id: "ready", type: "subscribe", payload: { query: POST, variables: { text: "ready", clientMsgId: "ready-{{ conn.index }}" } } },
+            },
+          },
           { waitFor: { name: "subscribed", match: { path: "$.payload.data.posts.clientMsgId", equals: "ready-{{ conn.index }}" } } },
         ],
         messages: [

@@ -40,13 +40,19 @@ export function flowDispatcher(lookup: LookupFunction | undefined, timeoutMs: nu
   return new Agent({ connect: { timeout: timeoutMs, ...(lookup ? { lookup } : {}) }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
 }
 
-export function compileRequest(req: Omit<HttpRequest, "capture">, base: string, dispatcher: Dispatcher, baseHeaders: Record<string, string> | undefined): CompiledRequest {
+export function compileRequest(
+  req: Omit<HttpRequest, "capture">,
+  base: string,
+  dispatcher: Dispatcher,
+  baseHeaders: Record<string, string> | undefined,
+): CompiledRequest {
   const url = compileText(req.url);
   const headers = Object.entries(req.headers ?? {}).map(([k, v]) => [k.toLowerCase(), compileText(v)] as const);
   const json = req.json !== undefined ? compileValue(req.json) : undefined;
   const body = req.body !== undefined ? compileText(req.body) : undefined;
   const expected = req.expect?.status;
-  const ok = (status: number) => (expected === undefined ? status >= 200 && status < 300 : Array.isArray(expected) ? expected.includes(status) : status === expected);
+  const ok = (status: number) =>
+    expected === undefined ? status >= 200 && status < 300 : Array.isArray(expected) ? expected.includes(status) : status === expected;
   return {
     async run(ctx, jar) {
       const h: Record<string, string> = { ...baseHeaders };
@@ -64,14 +70,18 @@ export function compileRequest(req: Omit<HttpRequest, "capture">, base: string, 
       takeCookies(jar, res.headers["set-cookie"]);
       const redirect = redirectDetail(res.statusCode, res.headers.location);
       if (redirect && !ok(res.statusCode)) throw new Error(`${req.method} ${target.pathname}: ${redirect}`);
-      if (!ok(res.statusCode)) throw new HttpStatusError(`${req.method} ${target.pathname} answered HTTP ${res.statusCode}${text ? `: ${text.slice(0, 200)}` : ""}`);
+      if (!ok(res.statusCode))
+        throw new HttpStatusError(`${req.method} ${target.pathname} answered HTTP ${res.statusCode}${text ? `: ${text.slice(0, 200)}` : ""}`);
       return { status: res.statusCode, body: text, headers: res.headers };
     },
   };
 }
 
 /** Compiled captures: each reads its value from a response (or a message) into ctx.vars. */
-export type CompiledCaptures = (into: Record<string, unknown>, from: { json?: unknown; body?: string; headers?: Record<string, string | string[] | undefined>; jar?: CookieJar }) => string | undefined;
+export type CompiledCaptures = (
+  into: Record<string, unknown>,
+  from: { json?: unknown; body?: string; headers?: Record<string, string | string[] | undefined>; jar?: CookieJar },
+) => string | undefined;
 
 /** Returns the name of the first capture that found nothing (the step fails), or undefined. */
 export function compileCaptures(capture: Record<string, CaptureSource> | undefined): CompiledCaptures {
@@ -82,10 +92,13 @@ export function compileCaptures(capture: Record<string, CaptureSource> | undefin
     }
     if ("header" in source) {
       const key = source.header.toLowerCase();
-      return [name, (f: Parameters<CompiledCaptures>[1]) => {
-        const v = f.headers?.[key];
-        return Array.isArray(v) ? v[0] : v;
-      }] as const;
+      return [
+        name,
+        (f: Parameters<CompiledCaptures>[1]) => {
+          const v = f.headers?.[key];
+          return Array.isArray(v) ? v[0] : v;
+        },
+      ] as const;
     }
     return [name, (f: Parameters<CompiledCaptures>[1]) => f.jar?.get(source.cookie)] as const;
   });

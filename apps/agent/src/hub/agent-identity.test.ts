@@ -57,5 +57,4 @@ describe("agent identity", () => {
     await restarted.kill();
     mine.release();
   }, 30_000);
-
 });

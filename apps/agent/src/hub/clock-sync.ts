@@ -10,11 +10,7 @@ export interface ClockEstimate {
  * smallest round trip, whose midpoint is least disturbed by queueing. Returns undefined when no
  * exchange succeeded.
  */
-export async function estimateClockOffset(
-  askHubTime: () => Promise<number>,
-  samples = 8,
-  now: () => number = Date.now,
-): Promise<ClockEstimate | undefined> {
+export async function estimateClockOffset(askHubTime: () => Promise<number>, samples = 8, now: () => number = Date.now): Promise<ClockEstimate | undefined> {
   let best: ClockEstimate | undefined;
   for (let i = 0; i < samples; i++) {
     const t0 = now();

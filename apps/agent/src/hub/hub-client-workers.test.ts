@@ -48,7 +48,9 @@ describe("hub client with engine worker threads", () => {
 
     const arrivals = [watchFrom, ...hub.heartbeatArrivals.slice(from)];
     const gaps = arrivals.slice(1).map((t, i) => t - arrivals[i]!);
-    console.info(`2 workers under 100 × 1,700/s: ${gaps.length} heartbeats, widest gap ${Math.round(Math.max(...gaps))} ms; shard.end ${Math.round(at - abortedAt)} ms after the abort`);
+    console.info(
+      `2 workers under 100 × 1,700/s: ${gaps.length} heartbeats, widest gap ${Math.round(Math.max(...gaps))} ms; shard.end ${Math.round(at - abortedAt)} ms after the abort`,
+    );
     expect(gaps.length).toBeGreaterThan(20);
     expect(Math.max(...gaps)).toBeLessThan(600);
     expect(hub.connections).toBe(1); // never dropped

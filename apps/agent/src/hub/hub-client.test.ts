@@ -192,7 +192,10 @@ describe("hub client", () => {
     expect(await ask("shard.assign", job("s-hosted", "2s"))).toEqual({ ok: true });
     expect(await ask("shard.start", { shardId: "s-hosted", startAt: Date.now() + HUB_AHEAD_MS + 50 })).toEqual({ ok: true });
     const { end } = await hub.end;
-    expect(end).toMatchObject({ status: "errored", error: expect.stringMatching(/^target refused: the host 127\.0\.0\.1 resolves to 127\.0\.0\.1 \(loopback\); hosted Volley only reaches public addresses/) });
+    expect(end).toMatchObject({
+      status: "errored",
+      error: expect.stringMatching(/^target refused: the host 127\.0\.0\.1 resolves to 127\.0\.0\.1 \(loopback\); hosted Volley only reaches public addresses/),
+    });
     const sent = hub.frames.reduce((n, f) => n + (f.counters["messages.sent"] ?? 0) + (f.counters["connections.opened"] ?? 0), 0);
     expect(sent).toBe(0);
   });
@@ -229,7 +232,9 @@ describe("hub client", () => {
     // Heartbeats every 100 ms all through the overload: never a gap a hub would take for a lost agent.
     const arrivals = [abortedAt - 4000, ...hub.heartbeatArrivals.slice(from)];
     const gaps = arrivals.slice(1).map((t, i) => t - arrivals[i]!);
-    console.info(`overload over the hub link: ${gaps.length} heartbeats, widest gap ${Math.round(Math.max(...gaps))} ms; shard.end ${Math.round(at - abortedAt)} ms after the abort`);
+    console.info(
+      `overload over the hub link: ${gaps.length} heartbeats, widest gap ${Math.round(Math.max(...gaps))} ms; shard.end ${Math.round(at - abortedAt)} ms after the abort`,
+    );
     expect(gaps.length).toBeGreaterThan(20);
     expect(Math.max(...gaps)).toBeLessThan(600);
     expect(hub.heartbeats.slice(from).some((h) => h.busy)).toBe(true);

@@ -94,7 +94,10 @@ export class ShardSlot {
     }, ARMED_LIMIT_MS);
     expiry.unref();
     this.state = { kind: "armed", job, expiry };
-    this.deps.log.info({ runId: job.runId, shardId: job.shardId }, `shard ${job.shardId} armed: ${job.plan.connections.count} connections to ${job.plan.target.url}`);
+    this.deps.log.info(
+      { runId: job.runId, shardId: job.shardId },
+      `shard ${job.shardId} armed: ${job.plan.connections.count} connections to ${job.plan.target.url}`,
+    );
     return OK;
   }
 
@@ -166,8 +169,20 @@ export class ShardSlot {
     let ended: Pick<ShardOutcome, "status" | "error">;
     try {
       const engine = this.deps.engine ?? runShard;
-      const outcome = await engine(job.plan, { startAt, clock, onFrame, onStart, signal, shard: job.shardId, sourceAddresses: this.deps.sourceAddresses, publicOnly: this.deps.publicOnly?.() ?? false });
-      log.info({ shardId: job.shardId, error: outcome.error, sweepStopped: outcome.sweepStopped, totals: outcome.totals }, `shard ${job.shardId} ${outcome.status}`);
+      const outcome = await engine(job.plan, {
+        startAt,
+        clock,
+        onFrame,
+        onStart,
+        signal,
+        shard: job.shardId,
+        sourceAddresses: this.deps.sourceAddresses,
+        publicOnly: this.deps.publicOnly?.() ?? false,
+      });
+      log.info(
+        { shardId: job.shardId, error: outcome.error, sweepStopped: outcome.sweepStopped, totals: outcome.totals },
+        `shard ${job.shardId} ${outcome.status}`,
+      );
       ended = outcome;
     } catch (err) {
       // runShard is not meant to throw; if it does, the hub must still hear how the shard ended.

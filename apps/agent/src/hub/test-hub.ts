@@ -28,7 +28,11 @@ export interface TestHub {
  */
 export async function startTestHub(opts: { pingIntervalMs?: number; pingTimeoutMs?: number } = {}): Promise<TestHub> {
   const http = createServer();
-  const io = new Server(http, { maxHttpBufferSize: 8 * 1024 * 1024, ...(opts.pingIntervalMs ? { pingInterval: opts.pingIntervalMs } : {}), ...(opts.pingTimeoutMs ? { pingTimeout: opts.pingTimeoutMs } : {}) });
+  const io = new Server(http, {
+    maxHttpBufferSize: 8 * 1024 * 1024,
+    ...(opts.pingIntervalMs ? { pingInterval: opts.pingIntervalMs } : {}),
+    ...(opts.pingTimeoutMs ? { pingTimeout: opts.pingTimeoutMs } : {}),
+  });
   await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
   let current: HubSocket | undefined;
   let resolveEnd!: (v: { end: ShardEnd; at: number }) => void;

@@ -21,7 +21,12 @@ describe("the packed agent", () => {
     expect(list.stdout.trim().split("\n").sort()).toEqual(["package/bin/volley-agent.js", "package/package.json"]);
     const extract = spawnSync("tar", ["xzf", tarball, "-C", out], { encoding: "utf8" });
     expect(extract.status, extract.stderr).toBe(0);
-    const manifest = JSON.parse(readFileSync(path.join(out, "package", "package.json"), "utf8")) as { name: string; version: string; bin: Record<string, string>; dependencies: Record<string, string> };
+    const manifest = JSON.parse(readFileSync(path.join(out, "package", "package.json"), "utf8")) as {
+      name: string;
+      version: string;
+      bin: Record<string, string>;
+      dependencies: Record<string, string>;
+    };
     expect(manifest).toMatchObject({ name: "@volley/agent", version: AGENT_VERSION, bin: { "volley-agent": "bin/volley-agent.js" } });
     // The workspaces are inside the bundle; what is left is what npm installs, each at the version tested here.
     const deps = Object.keys(manifest.dependencies);

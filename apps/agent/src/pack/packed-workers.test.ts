@@ -43,10 +43,14 @@ describe("the packed agent's engine worker threads", () => {
     const server = await startWsEchoServer({ port: 0 });
     try {
       const plan = path.join(out, "plan.yaml");
-      writeFileSync(plan, `name: packed\ntarget: { url: "${server.url}", connectTimeout: 5s }\nconnections: { count: 4, rate: 1000 }\nscenario: { kind: echo, message: { rate: 20, per: connection, arrival: constant, timeout: 5s }, duration: 1s }\n`);
+      writeFileSync(
+        plan,
+        `name: packed\ntarget: { url: "${server.url}", connectTimeout: 5s }\nconnections: { count: 4, rate: 1000 }\nscenario: { kind: echo, message: { rate: 20, per: connection, arrival: constant, timeout: 5s }, duration: 1s }\n`,
+      );
       const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
         const child = spawn(process.execPath, [path.join(out, "package", "bin", "volley-agent.js"), "run", plan, "--json", "--workers", "2"], { cwd: out });
-        let stdout = "", stderr = "";
+        let stdout = "",
+          stderr = "";
         child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
         child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
         const timer = setTimeout(() => child.kill("SIGKILL"), 40_000);

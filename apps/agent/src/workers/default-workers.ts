@@ -15,7 +15,8 @@ export function defaultWorkers(cpuMax = readCpuMax()): number {
 /** Cores a cgroup v2 `cpu.max` ("<quota> <period>", or "max <period>") allows, rounded up; undefined when unlimited. */
 export function quotaCores(cpuMax: string): number | undefined {
   const [quota, period] = cpuMax.trim().split(/\s+/);
-  const q = Number(quota), p = Number(period);
+  const q = Number(quota),
+    p = Number(period);
   if (quota === "max" || !(q > 0) || !(p > 0)) return undefined;
   return Math.ceil(q / p);
 }

@@ -56,7 +56,13 @@ describe("engine worker threads", () => {
           { send: { name: "join", event: "join", json: { room: "room-{{ conn.index }}" } } },
           { waitFor: { name: "joined", event: "joined" } },
         ],
-        messages: [{ event: "chat", json: { room: "room-{{ conn.index }}", text: "hi", clientMsgId: "{{ msg.id }}" }, reply: { event: "message", match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } } }],
+        messages: [
+          {
+            event: "chat",
+            json: { room: "room-{{ conn.index }}", text: "hi", clientMsgId: "{{ msg.id }}" },
+            reply: { event: "message", match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } },
+          },
+        ],
       },
     });
     const outcome = await workers.run(plan, { startAt: Date.now() + 50, onFrame: (f) => merged.push(f) });
@@ -96,7 +102,8 @@ describe("engine worker threads", () => {
       expect(f.counters).toEqual(counters);
       const names = new Set(parts.flatMap((p) => Object.keys(p.histograms)));
       expect(Object.keys(f.histograms).sort()).toEqual([...names].sort());
-      for (const name of names) expect(shape([f.histograms[name]!]), `${name} in frame ${f.index}`).toEqual(shape(parts.flatMap((p) => p.histograms[name] ?? [])));
+      for (const name of names)
+        expect(shape([f.histograms[name]!]), `${name} in frame ${f.index}`).toEqual(shape(parts.flatMap((p) => p.histograms[name] ?? [])));
       expect(f.health.workers).toHaveLength(2);
     }
     const latency = mergeEncoded(merged.flatMap((f) => f.histograms[HISTOGRAMS.messageLatency] ?? []));
@@ -110,7 +117,10 @@ describe("engine worker threads", () => {
     const workers = await pool(2);
     const merged: EngineFrame[] = [];
     const controller = new AbortController();
-    const plan = echoPlan(server.url, { connections: { count: 20, rate: 1000 }, scenario: { kind: "echo", message: { rate: 50, timeout: "5s" }, duration: "30s" } });
+    const plan = echoPlan(server.url, {
+      connections: { count: 20, rate: 1000 },
+      scenario: { kind: "echo", message: { rate: 50, timeout: "5s" }, duration: "30s" },
+    });
     const running = workers.run(plan, { startAt: Date.now() + 50, onFrame: (f) => merged.push(f), signal: controller.signal });
     await new Promise((r) => setTimeout(r, 1600));
     const abortedAt = performance.now();

@@ -90,7 +90,12 @@ export class EngineWorkers {
             const t = threads[w]!;
             t.gone = true;
             void t.worker.terminate();
-            ended(w, { status: "errored", error: `engine worker ${w} did not stop within ${ABORT_GRACE_MS / 1000} s of the abort and was terminated`, frames: received[w]!, totals: zeroTotals() });
+            ended(w, {
+              status: "errored",
+              error: `engine worker ${w} did not stop within ${ABORT_GRACE_MS / 1000} s of the abort and was terminated`,
+              frames: received[w]!,
+              totals: zeroTotals(),
+            });
           }
         }, ABORT_GRACE_MS);
       };
@@ -108,7 +113,7 @@ export class EngineWorkers {
         // connections keep running (their failures are counted as errors either way).
         const noneOpened = n > 1 && outcome.status === "errored" && outcome.totals.opened === 0 && outcome.totals.failed > 0;
         if (outcome.status === "errored" && !noneOpened && failure === undefined && aborted === undefined) {
-          failure = n > 1 ? `${outcome.error ?? "errored"} (engine worker ${w} of ${n})` : outcome.error ?? "errored";
+          failure = n > 1 ? `${outcome.error ?? "errored"} (engine worker ${w} of ${n})` : (outcome.error ?? "errored");
           abortAll(failure);
         }
         if (outcomes.every((o) => o !== undefined)) finish();
@@ -133,7 +138,13 @@ export class EngineWorkers {
             if (starts.length === n) reportStart();
           } else if (m.type === "end") ended(w, m.outcome);
         };
-        const onExit = () => ended(w, { status: "errored", error: `agent failure: engine worker ${w} exited (${threads[w]!.exitReason ?? "no reason given"})`, frames: received[w]!, totals: zeroTotals() });
+        const onExit = () =>
+          ended(w, {
+            status: "errored",
+            error: `agent failure: engine worker ${w} exited (${threads[w]!.exitReason ?? "no reason given"})`,
+            frames: received[w]!,
+            totals: zeroTotals(),
+          });
         worker.on("message", onMessage);
         worker.on("exit", onExit);
         listeners.push(() => {
@@ -143,7 +154,15 @@ export class EngineWorkers {
       });
       opts.signal?.addEventListener("abort", onAbort, { once: true });
       shares.forEach((share, w) => {
-        post(w, { type: "run", plan: share.plan, startAt, offsetMs, shard: share.shard, sourceAddresses: share.sourceAddresses, publicOnly: opts.publicOnly ?? false });
+        post(w, {
+          type: "run",
+          plan: share.plan,
+          startAt,
+          offsetMs,
+          shard: share.shard,
+          sourceAddresses: share.sourceAddresses,
+          publicOnly: opts.publicOnly ?? false,
+        });
       });
     });
   }

@@ -20,7 +20,10 @@ export class FrameMerge {
   /** Frames emitted so far. */
   emitted = 0;
 
-  constructor(private readonly workers: number, private readonly onFrame: (frame: EngineFrame) => void) {
+  constructor(
+    private readonly workers: number,
+    private readonly onFrame: (frame: EngineFrame) => void,
+  ) {
     this.lastIndex = Array.from({ length: workers }, () => undefined);
   }
 

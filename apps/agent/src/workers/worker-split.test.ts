@@ -9,7 +9,12 @@ function flowPlan(count: number, data?: { rows?: Record<string, string>[]; reuse
     target: { url: "ws://127.0.0.1:9/rpc", protocol: "ws" },
     connections: { count, rate: count },
     scenario: { kind: "echo", message: { rate: 10, per: "aggregate" }, duration: "10s" },
-    flow: { ...(data ? { data } : {}), messages: [{ json: { id: "{{ msg.id }}", user: data ? "{{ data.user }}" : "{{ conn.index }}" }, reply: { match: { path: "$.id", equals: "{{ msg.id }}" } } }] },
+    flow: {
+      ...(data ? { data } : {}),
+      messages: [
+        { json: { id: "{{ msg.id }}", user: data ? "{{ data.user }}" : "{{ conn.index }}" }, reply: { match: { path: "$.id", equals: "{{ msg.id }}" } } },
+      ],
+    },
   });
 }
 
@@ -30,7 +35,10 @@ describe("splitting a shard across worker threads", () => {
     expect(oneThread.map((p) => p.user)).toEqual(users.map((u) => u.user));
     for (const workers of [2, 3, 5]) {
       const shares = planShards(plan, [2, 1]).flatMap((shard, i) => splitAcrossWorkers(shard, workers, `s${i}`));
-      expect(shares.flatMap((s) => picks(s.plan)), `${workers} workers`).toEqual(oneThread);
+      expect(
+        shares.flatMap((s) => picks(s.plan)),
+        `${workers} workers`,
+      ).toEqual(oneThread);
       // Without reuse, a worker is sent only its own rows.
       for (const s of shares) expect(flowRows(s.plan.flow!.data)).toHaveLength(s.plan.connections.count);
     }
@@ -61,7 +69,12 @@ describe("splitting a shard across worker threads", () => {
 
   it("shares the source-address pool: each connection binds the address it binds with one thread", () => {
     const addresses = ["127.0.0.2", "127.0.0.3", "127.0.0.4"];
-    const plan = planSchema.parse({ name: "s", target: { url: "ws://127.0.0.1:9/echo" }, connections: { count: 11, rate: 100 }, scenario: { kind: "echo", message: { rate: 1 }, duration: "1s" } });
+    const plan = planSchema.parse({
+      name: "s",
+      target: { url: "ws://127.0.0.1:9/echo" },
+      connections: { count: 11, rate: 100 },
+      scenario: { kind: "echo", message: { rate: 1 }, duration: "1s" },
+    });
     const oneThread = Array.from({ length: 11 }, (_, id) => sourceAddressFor(addresses, id).localAddress);
     const shares = splitAcrossWorkers(plan, 2, "s", addresses);
     const bound = shares.flatMap((s) => Array.from({ length: s.plan.connections.count }, (_, id) => sourceAddressFor(s.sourceAddresses, id).localAddress));
@@ -69,13 +82,31 @@ describe("splitting a shard across worker threads", () => {
   });
 
   it("keeps a broadcast in one worker, and splits groups in whole groups so none straddles two workers", () => {
-    const broadcast = planSchema.parse({ name: "b", target: { url: "ws://127.0.0.1:9/broadcast" }, connections: { count: 40, rate: 100 }, scenario: { kind: "broadcast", message: { rate: 1 }, duration: "5s" } });
+    const broadcast = planSchema.parse({
+      name: "b",
+      target: { url: "ws://127.0.0.1:9/broadcast" },
+      connections: { count: 40, rate: 100 },
+      scenario: { kind: "broadcast", message: { rate: 1 }, duration: "5s" },
+    });
     expect(splitAcrossWorkers(broadcast, 4, "s")).toHaveLength(1);
-    const groups = (count: number) => planSchema.parse({ name: "g", target: { url: "ws://127.0.0.1:9/group" }, connections: { count, rate: 100 }, scenario: { kind: "groups", size: 5, message: { rate: 1 }, duration: "5s" } });
-    expect(splitAcrossWorkers(groups(22), 2, "s").map((s) => [s.base, s.plan.connections.count])).toEqual([[0, 15], [15, 7]]);
+    const groups = (count: number) =>
+      planSchema.parse({
+        name: "g",
+        target: { url: "ws://127.0.0.1:9/group" },
+        connections: { count, rate: 100 },
+        scenario: { kind: "groups", size: 5, message: { rate: 1 }, duration: "5s" },
+      });
+    expect(splitAcrossWorkers(groups(22), 2, "s").map((s) => [s.base, s.plan.connections.count])).toEqual([
+      [0, 15],
+      [15, 7],
+    ]);
     expect(splitAcrossWorkers(groups(40), 3, "s").map((s) => s.plan.connections.count)).toEqual([15, 15, 10]);
     expect(splitAcrossWorkers(groups(8), 4, "s").map((s) => s.plan.connections.count)).toEqual([5, 3]);
-    const rates = splitAcrossWorkers(planSchema.parse({ ...groups(22), scenario: { kind: "groups", size: 5, message: { rate: 22, per: "aggregate" }, duration: "5s" } }), 2, "s");
+    const rates = splitAcrossWorkers(
+      planSchema.parse({ ...groups(22), scenario: { kind: "groups", size: 5, message: { rate: 22, per: "aggregate" }, duration: "5s" } }),
+      2,
+      "s",
+    );
     expect(rates.map((s) => s.plan.scenario.message.rate)).toEqual([15, 7]);
   });
 

@@ -32,7 +32,12 @@ export function splitAcrossWorkers(plan: Plan, workers: number, shard: string, s
   const kind = plan.scenario.kind;
   const n = plan.sweep || kind === "broadcast" ? 1 : Math.max(1, Math.min(Math.floor(workers), plan.connections.count));
   if (n === 1) return [{ plan, shard, sourceAddresses: [...sourceAddresses], base: 0 }];
-  const plans = planShards(plan, plan.scenario.kind === "groups" && !plan.connections.stages ? wholeGroups(plan.connections.count, plan.scenario.size, n) : Array.from({ length: n }, () => 1));
+  const plans = planShards(
+    plan,
+    plan.scenario.kind === "groups" && !plan.connections.stages
+      ? wholeGroups(plan.connections.count, plan.scenario.size, n)
+      : Array.from({ length: n }, () => 1),
+  );
   let base = 0;
   return plans.map((p, w) => {
     const share: WorkerShare = {

@@ -35,7 +35,17 @@ afterAll(async () => {
 });
 
 function aggregator(consumer = "test-hub", claimIdleMs = 30_000) {
-  return new Aggregator({ db: h.db, redis, reader, consumer, log: pino({ level: "silent" }), onStored: (r, n) => stored.push([r, n]), blockMs: 100, claimIdleMs, maintenanceEveryMs: 0 });
+  return new Aggregator({
+    db: h.db,
+    redis,
+    reader,
+    consumer,
+    log: pino({ level: "silent" }),
+    onStored: (r, n) => stored.push([r, n]),
+    blockMs: 100,
+    claimIdleMs,
+    maintenanceEveryMs: 0,
+  });
 }
 
 async function runWithShard() {
@@ -44,7 +54,8 @@ async function runWithShard() {
   return { runId: run.id, shardId: shard!.id, agentId: "agt_test" };
 }
 
-const xadd = (runId: string, value: unknown) => redis.multi().xadd(REDIS_KEYS.frames(runId), "*", "f", JSON.stringify(value)).sadd(REDIS_KEYS.activeRuns, runId).exec();
+const xadd = (runId: string, value: unknown) =>
+  redis.multi().xadd(REDIS_KEYS.frames(runId), "*", "f", JSON.stringify(value)).sadd(REDIS_KEYS.activeRuns, runId).exec();
 
 describe("aggregator", () => {
   it("stores a frame delivered twice once, and acks both entries", async () => {

@@ -70,7 +70,8 @@ export class Aggregator {
       try {
         await this.pollOnce();
       } catch (err) {
-        if (/NOGROUP/.test(errorMessage(err))) this.groups.clear(); // a stream expired under us: recreate groups
+        if (/NOGROUP/.test(errorMessage(err)))
+          this.groups.clear(); // a stream expired under us: recreate groups
         else this.opts.log.error({ err: errorMessage(err) }, "aggregator iteration failed; retrying");
         await sleep(500, signal);
       }
@@ -94,10 +95,16 @@ export class Aggregator {
     const runOf = new Map(runIds.map((id) => [REDIS_KEYS.frames(id), id]));
     if (this.ownPending) await this.retryOwnPending(keys, runOf);
     const res = (await reader.xreadgroup(
-      "GROUP", AGGREGATOR_GROUP, consumer,
-      "COUNT", this.opts.batchSize ?? 500,
-      "BLOCK", this.opts.blockMs ?? 1000,
-      "STREAMS", ...keys, ...keys.map(() => ">"),
+      "GROUP",
+      AGGREGATOR_GROUP,
+      consumer,
+      "COUNT",
+      this.opts.batchSize ?? 500,
+      "BLOCK",
+      this.opts.blockMs ?? 1000,
+      "STREAMS",
+      ...keys,
+      ...keys.map(() => ">"),
     )) as Array<[key: string, entries: StreamEntry[]]> | null;
     let read = 0;
     for (const [key, entries] of res ?? []) {
@@ -115,11 +122,9 @@ export class Aggregator {
   private async retryOwnPending(keys: string[], runOf: Map<string, string>): Promise<void> {
     const { reader, consumer, log } = this.opts;
     const batchSize = this.opts.batchSize ?? 500;
-    const again = (await reader.xreadgroup(
-      "GROUP", AGGREGATOR_GROUP, consumer,
-      "COUNT", batchSize,
-      "STREAMS", ...keys, ...keys.map(() => "0"),
-    )) as Array<[key: string, entries: StreamEntry[]]> | null;
+    const again = (await reader.xreadgroup("GROUP", AGGREGATOR_GROUP, consumer, "COUNT", batchSize, "STREAMS", ...keys, ...keys.map(() => "0"))) as Array<
+      [key: string, entries: StreamEntry[]]
+    > | null;
     // More than a batch left over, or a batch that fails again: retry on the next iteration.
     let failing = (again ?? []).some(([, entries]) => entries.length >= batchSize);
     for (const [key, entries] of again ?? []) {
@@ -210,10 +215,21 @@ export class Aggregator {
       const key = REDIS_KEYS.frames(runId);
       let cursor = "0-0";
       for (let round = 0; round < 20; round++) {
-        const [next, entries] = (await redis.xautoclaim(key, AGGREGATOR_GROUP, consumer, this.opts.claimIdleMs ?? 30_000, cursor, "COUNT", this.opts.batchSize ?? 500)) as [string, StreamEntry[]];
+        const [next, entries] = (await redis.xautoclaim(
+          key,
+          AGGREGATOR_GROUP,
+          consumer,
+          this.opts.claimIdleMs ?? 30_000,
+          cursor,
+          "COUNT",
+          this.opts.batchSize ?? 500,
+        )) as [string, StreamEntry[]];
         if (entries.length > 0) {
           log.info({ runId, entries: entries.length }, "claimed stale frame entries");
-          await this.store(runId, entries.filter(([, fields]) => fields !== null));
+          await this.store(
+            runId,
+            entries.filter(([, fields]) => fields !== null),
+          );
         }
         if (next === "0-0") break;
         cursor = next;

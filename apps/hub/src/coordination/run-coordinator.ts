@@ -193,7 +193,9 @@ export class RunCoordinator {
   holdShard(shardId: string): { stop(): void } {
     const key = shardHeldKey(shardId);
     const touch = () =>
-      void this.redis.set(key, "1", "PX", this.holdTtlMs).catch((err) => this.log.warn({ shardId, err: errorMessage(err) }, "could not refresh a shard's hold mark"));
+      void this.redis
+        .set(key, "1", "PX", this.holdTtlMs)
+        .catch((err) => this.log.warn({ shardId, err: errorMessage(err) }, "could not refresh a shard's hold mark"));
     touch();
     const timer = setInterval(touch, Math.max(50, Math.floor(this.holdTtlMs / 3)));
     timer.unref();

@@ -89,7 +89,10 @@ describe("agent gateway", () => {
       expect(await a1!.sendFrame(testFrame({ runId: "run_elsewhere", shardId: j1!.shardId, agentId: a1!.agentId }, 0, [5]))).toMatchObject({ ok: false });
       expect(await h.redis.xlen(REDIS_KEYS.frames(runId))).toBe(0);
 
-      for (const [a, j, ms] of [[a1!, j1!, 5], [a2!, j2!, 7]] as const) {
+      for (const [a, j, ms] of [
+        [a1!, j1!, 5],
+        [a2!, j2!, 7],
+      ] as const) {
         // The frame's own agentId is not trusted: it is stored as the authenticated agent's.
         expect(await a.sendFrame(testFrame({ runId, shardId: j.shardId, agentId: "agt_someone_else" }, 0, [ms]))).toEqual({ ok: true });
         expect(await a.end({ runId, shardId: j.shardId, status: "completed", frames: 1 })).toEqual({ ok: true });
@@ -100,7 +103,12 @@ describe("agent gateway", () => {
       expect(run.summary?.latency.max).toBeLessThan(100); // the forged 999 ms never counted
       expect(await h.redis.xlen(REDIS_KEYS.frames(runId))).toBe(2);
       const stored = await listFrames(h.db.db, runId);
-      expect(stored.map((f) => [f.shardId, f.agentId]).sort()).toEqual([[j1!.shardId, a1!.agentId], [j2!.shardId, a2!.agentId]].sort());
+      expect(stored.map((f) => [f.shardId, f.agentId]).sort()).toEqual(
+        [
+          [j1!.shardId, a1!.agentId],
+          [j2!.shardId, a2!.agentId],
+        ].sort(),
+      );
 
       // Lease over: a frame still in a1's spool for its own shard is its measurement and is kept
       // (the shard row names a1); a2 sending for a1's shard is refused by that same row.

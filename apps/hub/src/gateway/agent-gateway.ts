@@ -103,14 +103,26 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
             const { shard, ...rest } = hello;
             hello = rest;
             refusedShard = { shardId: shard.shardId, reason: refusal.reason };
-            const fields = { agentId: row.id, name: hello.name, orgId, tokenId: admission.enrollment.tokenId, address: socket.handshake.address, runId: shard.runId, shardId: shard.shardId, why: refusal.audit };
+            const fields = {
+              agentId: row.id,
+              name: hello.name,
+              orgId,
+              tokenId: admission.enrollment.tokenId,
+              address: socket.handshake.address,
+              runId: shard.runId,
+              shardId: shard.shardId,
+              why: refusal.audit,
+            };
             log.warn(fields, "refused an agent's claim to a shard it was not assigned; telling it to drop the shard");
             // Recorded for the run's org (someone aimed at its run) and for the agent's own.
             const orgs = new Set([refusal.runOrgId, orgId].filter((o): o is string => o !== null));
             for (const org of orgs) {
-              await recordAudit(db, { orgId: org, actor: `agent:${row.id}`, action: "agent.shard_claim_refused", runId: org === refusal.runOrgId ? shard.runId : null }).catch((err) =>
-                log.error({ ...fields, err: errorMessage(err) }, "could not record the refused shard claim in the audit log"),
-              );
+              await recordAudit(db, {
+                orgId: org,
+                actor: `agent:${row.id}`,
+                action: "agent.shard_claim_refused",
+                runId: org === refusal.runOrgId ? shard.runId : null,
+              }).catch((err) => log.error({ ...fields, err: errorMessage(err) }, "could not record the refused shard claim in the audit log"));
             }
           }
         }
@@ -119,7 +131,10 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
       })
       .catch((err) => {
         if (err instanceof AgentKeyConflictError) {
-          log.warn({ address: socket.handshake.address, agentKey: err.agentKey, ownerOrgId: err.ownerOrgId, name: auth.name }, "refused agent: its persisted id belongs to an agent of another organization");
+          log.warn(
+            { address: socket.handshake.address, agentKey: err.agentKey, ownerOrgId: err.ownerOrgId, name: auth.name },
+            "refused agent: its persisted id belongs to an agent of another organization",
+          );
           return next(
             new Error(
               `agent id taken: this agent's persisted id (${err.agentKey}) belongs to an agent of another Volley organization than its token's; remove that agent there (Agents → Remove), or give this agent a new identity by deleting the agent-id file in its AGENT_STATE_DIR`,
@@ -127,7 +142,10 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
           );
         }
         if (err instanceof AgentInstanceConflictError) {
-          log.warn({ address: socket.handshake.address, instanceId: err.instanceId, orgId: err.orgId, name: auth.name }, "refused agent: its instance id belongs to another agent of its organization (another token or persisted id)");
+          log.warn(
+            { address: socket.handshake.address, instanceId: err.instanceId, orgId: err.orgId, name: auth.name },
+            "refused agent: its instance id belongs to another agent of its organization (another token or persisted id)",
+          );
           return next(
             new Error(
               `agent instance id taken: instanceId ${err.instanceId} belongs to another agent of this Volley organization, enrolled with another join token or persisted id; each agent process sends its own instanceId (a restart makes a new one) — restart this agent`,

@@ -76,7 +76,8 @@ describe("agent identity at the gateway", () => {
 // live session, from another org (a row of its own) or from the same org with another token or
 // persisted id (refused).
 describe("instance ids at the gateway", () => {
-  const rowsWithInstance = (instanceId: string) => h.db.db.select().from(schema.agents).where(eq(schema.agents.instanceId, instanceId)).orderBy(schema.agents.createdAt);
+  const rowsWithInstance = (instanceId: string) =>
+    h.db.db.select().from(schema.agents).where(eq(schema.agents.instanceId, instanceId)).orderBy(schema.agents.createdAt);
   const watchDrop = (a: ScriptedAgent) => {
     const seen = { reason: null as string | null };
     a.socket.once("disconnect", (reason) => (seen.reason = reason));
@@ -85,7 +86,10 @@ describe("instance ids at the gateway", () => {
 
   it("another org's agent reusing a connected agent's instanceId gets its own row; the original row, org and session are untouched", async () => {
     const { secret } = await createAgentToken(h.db.db, { orgId: OTHER_ORG, name: "intruder's token" });
-    for (const [instanceId, victimKey, intruderKey] of [["printed-instance-1", undefined, undefined], ["printed-instance-2", "victim-key-2", "intruder-key-2"]] as const) {
+    for (const [instanceId, victimKey, intruderKey] of [
+      ["printed-instance-1", undefined, undefined],
+      ["printed-instance-2", "victim-key-2", "intruder-key-2"],
+    ] as const) {
       const victim = await h.connect({ name: "victim", instanceId, agentKey: victimKey });
       const drop = watchDrop(victim);
       const intruder = await h.connect({ token: secret, name: "intruder", instanceId, agentKey: intruderKey });
@@ -118,8 +122,12 @@ describe("instance ids at the gateway", () => {
     await expect(h.connect({ name: "intruder", instanceId: "printed-instance-4" })).rejects.toThrow(taken);
     await expect(h.connect({ token: secret, name: "intruder", instanceId: "printed-instance-4", agentKey: "intruder-key-4" })).rejects.toThrow(taken);
 
-    expect(await rowsWithInstance("printed-instance-3")).toMatchObject([{ id: victim.agentId, name: "victim", tokenId: null, agentKey: null, status: "online" }]);
-    expect(await rowsWithInstance("printed-instance-4")).toMatchObject([{ id: keyedVictim.agentId, name: "keyed-victim", agentKey: "victim-key-4", status: "online" }]);
+    expect(await rowsWithInstance("printed-instance-3")).toMatchObject([
+      { id: victim.agentId, name: "victim", tokenId: null, agentKey: null, status: "online" },
+    ]);
+    expect(await rowsWithInstance("printed-instance-4")).toMatchObject([
+      { id: keyedVictim.agentId, name: "keyed-victim", agentKey: "victim-key-4", status: "online" },
+    ]);
     expect((await victim.clockPing()).hubTime).toBeGreaterThan(0);
     expect((await keyedVictim.clockPing()).hubTime).toBeGreaterThan(0);
     expect(drops.map((d) => d.reason)).toEqual([null, null]);
@@ -136,7 +144,14 @@ describe("instance ids at the gateway", () => {
 describe("the real agent process", () => {
   it("killed with SIGKILL and started again, is still one agent: same row, its persisted id in AGENT_STATE_DIR", async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), "volley-agent-restart-"));
-    const env = { ...process.env, HUB_URL: h.hubUrl, AGENT_TOKEN: TEST_AGENT_TOKEN, AGENT_NAME: "restarted-agent", AGENT_STATE_DIR: path.join(dir, "state"), LOG_LEVEL: "info" };
+    const env = {
+      ...process.env,
+      HUB_URL: h.hubUrl,
+      AGENT_TOKEN: TEST_AGENT_TOKEN,
+      AGENT_NAME: "restarted-agent",
+      AGENT_STATE_DIR: path.join(dir, "state"),
+      LOG_LEVEL: "info",
+    };
     const named = () => h.db.db.select().from(schema.agents).where(eq(schema.agents.name, "restarted-agent"));
     try {
       const first = startApp("agent", env);

@@ -4,7 +4,6 @@ import type { Logger } from "pino";
 import { AGENT_EVENTS, type AgentHello, type AgentStatus, type Heartbeat, type ShardEnd } from "@volley/contracts";
 import { deferred, seconds, type Deferred } from "../util/wait";
 
-
 /** One shard held by one agent; settles when the agent ends it or is declared lost. */
 export interface ShardLease {
   runId: string;
@@ -44,9 +43,7 @@ export const describeAgent = (s: Pick<AgentSession, "name" | "agentId">) => `age
 export class AgentRegistry extends EventEmitter {
   private readonly sessions = new Map<string, AgentSession>();
 
-  constructor(
-    private readonly opts: { graceMs: number; log: Logger; onStatus: (agentId: string, status: AgentStatus) => void },
-  ) {
+  constructor(private readonly opts: { graceMs: number; log: Logger; onStatus: (agentId: string, status: AgentStatus) => void }) {
     super();
     this.setMaxListeners(0);
   }
@@ -73,7 +70,17 @@ export class AgentRegistry extends EventEmitter {
     }
     this.supersede(agentId, hello.instanceId);
     const held = hello.shard;
-    const session: AgentSession = { agentId, instanceId: hello.instanceId, name: hello.name, pool: hello.pool, socket, busy: !!held, lease: null, graceTimer: null, outbox: [] };
+    const session: AgentSession = {
+      agentId,
+      instanceId: hello.instanceId,
+      name: hello.name,
+      pool: hello.pool,
+      socket,
+      busy: !!held,
+      lease: null,
+      graceTimer: null,
+      outbox: [],
+    };
     this.sessions.set(agentId, session);
     this.emit("pool", session.pool);
     if (held) {
@@ -125,7 +132,10 @@ export class AgentRegistry extends EventEmitter {
       this.opts.onStatus(session.agentId, "offline");
       return;
     }
-    this.opts.log.warn({ agentId: session.agentId, name: session.name, reason, graceMs: this.opts.graceMs }, "busy agent disconnected; waiting for it to reconnect");
+    this.opts.log.warn(
+      { agentId: session.agentId, name: session.name, reason, graceMs: this.opts.graceMs },
+      "busy agent disconnected; waiting for it to reconnect",
+    );
     session.graceTimer = setTimeout(() => {
       session.graceTimer = null;
       if (session.socket) return;
@@ -168,8 +178,14 @@ export class AgentRegistry extends EventEmitter {
     const held = hb.shard;
     const lease = session.lease;
     if (held && held.state !== "ending" && (!lease || lease.shardId !== held.shardId)) {
-      this.opts.log.warn({ agentId: session.agentId, shardId: held.shardId, state: held.state, leased: lease?.shardId ?? null }, "agent holds a shard this hub does not supervise; telling it to drop it");
-      this.send(session, AGENT_EVENTS.shardAbort, { shardId: held.shardId, reason: "the hub no longer supervises this shard (it ended, or was aborted before it started); dropped so the agent is free" });
+      this.opts.log.warn(
+        { agentId: session.agentId, shardId: held.shardId, state: held.state, leased: lease?.shardId ?? null },
+        "agent holds a shard this hub does not supervise; telling it to drop it",
+      );
+      this.send(session, AGENT_EVENTS.shardAbort, {
+        shardId: held.shardId,
+        reason: "the hub no longer supervises this shard (it ended, or was aborted before it started); dropped so the agent is free",
+      });
       return;
     }
     if (!hb.busy && !held && lease?.confirmed && !lease.ended.settled && !lease.lost.settled) {

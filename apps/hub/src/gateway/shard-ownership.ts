@@ -9,7 +9,12 @@ import { describeAgent, type AgentSession } from "./agent-registry";
  * spool) the shard row's assigned agent decides: those frames are the agent's own measurements,
  * and refusing them would lose them; anyone else's report on the shard is refused.
  */
-export async function shardOwnershipError(db: Db, session: Pick<AgentSession, "agentId" | "name" | "lease">, runId: string, shardId: string): Promise<string | null> {
+export async function shardOwnershipError(
+  db: Db,
+  session: Pick<AgentSession, "agentId" | "name" | "lease">,
+  runId: string,
+  shardId: string,
+): Promise<string | null> {
   const who = describeAgent(session);
   const lease = session.lease;
   if (lease) {
@@ -36,11 +41,19 @@ export interface HeldShardRefusal {
  * running shard would otherwise be leased it on connect and could report measurements into another
  * agent's — or another org's — run. Checked before the agent is registered, so no lease exists yet.
  */
-export async function heldShardRefusal(db: Db, agent: { agentId: string; orgId: string }, held: { runId: string; shardId: string }): Promise<HeldShardRefusal | null> {
+export async function heldShardRefusal(
+  db: Db,
+  agent: { agentId: string; orgId: string },
+  held: { runId: string; shardId: string },
+): Promise<HeldShardRefusal | null> {
   const run = await getRunOfAnyOrg(db, held.runId);
   const row = run ? (await listShards(db, held.runId)).find((s) => s.id === held.shardId) : undefined;
   // Another org's run reads as missing to the agent: it learns nothing about runs it cannot see.
-  const refuse = (audit: string, reason = audit): HeldShardRefusal => ({ reason: `shard not resumed by the restarted hub: ${reason}`, audit, runOrgId: run?.orgId ?? null });
+  const refuse = (audit: string, reason = audit): HeldShardRefusal => ({
+    reason: `shard not resumed by the restarted hub: ${reason}`,
+    audit,
+    runOrgId: run?.orgId ?? null,
+  });
   if (!run || !row) return refuse("no such shard");
   if (run.orgId !== agent.orgId) return refuse(`the shard belongs to a run of organization ${run.orgId}, not the agent's ${agent.orgId}`, "no such shard");
   if (row.agentId !== agent.agentId) return refuse(row.agentId ? "the shard is assigned to another agent" : "the shard is not assigned to any agent");

@@ -50,7 +50,8 @@ describe("hub /metrics", () => {
     const runId = await h.startRun(testPlan({ duration: "1s" }));
     const job = await a.until((r) => r.assign.find((j) => j.runId === runId), 5000, "the shard");
     const start = await a.nextStart();
-    for (const seq of [0, 1]) await a.sendFrame(testFrame({ runId, shardId: job.shardId, agentId: a.agentId }, seq, [4], { startedAt: start.startAt + seq * 1000 }));
+    for (const seq of [0, 1])
+      await a.sendFrame(testFrame({ runId, shardId: job.shardId, agentId: a.agentId }, seq, [4], { startedAt: start.startAt + seq * 1000 }));
     await a.end({ runId, shardId: job.shardId, status: "completed", frames: 2 });
     expect((await h.waitForFinal(runId)).status).toBe("passed");
 
@@ -67,35 +68,40 @@ describe("hub /metrics", () => {
     expect(text).toMatch(/hub="hub-/);
   });
 
-  it.skipIf(prometheusMissing)("pushes a run it supervises to the org's remote-write endpoint: every second the meter merged, once", async () => {
-    const prom = await startPrometheus();
-    try {
-      await putMetricsExport(h.db.db, DEFAULT_ORG_ID, { kind: "prometheus-remote-write", url: prom.writeUrl, labels: { suite: "hub" }, enabled: true }, null);
-      const a = await h.connect({ name: "export-agent", pool: "export" });
-      const runId = await h.startRun(testPlan({ name: "exported", duration: "3s", agents: { pool: "export" } }));
-      const job = await a.until((r) => r.assign.find((j) => j.runId === runId), 5000, "the shard");
-      const start = await a.nextStart();
-      for (const seq of [0, 1, 2]) await a.sendFrame(testFrame({ runId, shardId: job.shardId, agentId: a.agentId }, seq, [4, 5, 6 + seq], { startedAt: start.startAt + seq * 1000 }));
-      await a.end({ runId, shardId: job.shardId, status: "completed", frames: 3 });
-      expect((await h.waitForFinal(runId)).status).toBe("passed");
-      let sent: Awaited<ReturnType<typeof prom.query>> = [];
-      for (let i = 0; i < 150 && (sent[0]?.values?.length ?? 0) < 3; i++) {
-        await new Promise((r) => setTimeout(r, 100));
-        sent = await prom.query(`volley_run_messages_sent_per_second{run_id="${runId}"}[10m]`);
+  it.skipIf(prometheusMissing)(
+    "pushes a run it supervises to the org's remote-write endpoint: every second the meter merged, once",
+    async () => {
+      const prom = await startPrometheus();
+      try {
+        await putMetricsExport(h.db.db, DEFAULT_ORG_ID, { kind: "prometheus-remote-write", url: prom.writeUrl, labels: { suite: "hub" }, enabled: true }, null);
+        const a = await h.connect({ name: "export-agent", pool: "export" });
+        const runId = await h.startRun(testPlan({ name: "exported", duration: "3s", agents: { pool: "export" } }));
+        const job = await a.until((r) => r.assign.find((j) => j.runId === runId), 5000, "the shard");
+        const start = await a.nextStart();
+        for (const seq of [0, 1, 2])
+          await a.sendFrame(testFrame({ runId, shardId: job.shardId, agentId: a.agentId }, seq, [4, 5, 6 + seq], { startedAt: start.startAt + seq * 1000 }));
+        await a.end({ runId, shardId: job.shardId, status: "completed", frames: 3 });
+        expect((await h.waitForFinal(runId)).status).toBe("passed");
+        let sent: Awaited<ReturnType<typeof prom.query>> = [];
+        for (let i = 0; i < 150 && (sent[0]?.values?.length ?? 0) < 3; i++) {
+          await new Promise((r) => setTimeout(r, 100));
+          sent = await prom.query(`volley_run_messages_sent_per_second{run_id="${runId}"}[10m]`);
+        }
+        expect(sent[0]?.metric).toMatchObject({ run_name: "exported", suite: "hub" });
+        expect(sent[0]?.values?.map(([, v]) => Number(v))).toEqual([3, 3, 3]);
+        const max = await prom.query(`volley_run_latency_seconds{run_id="${runId}",quantile="1"}[10m]`);
+        // The merged HdrHistogram's max (3 significant digits): 6.003 ms for a recorded 6 ms.
+        const maxes = max[0]?.values?.map(([, v]) => Number(v)) ?? [];
+        expect(maxes).toHaveLength(3);
+        maxes.forEach((v, i) => {
+          expect(v).toBeCloseTo((6 + i) / 1000, 4);
+        });
+        const text = await (await scrape(`Bearer ${TOKEN}`)).text();
+        expect(sample(text, "volley_hub_remote_writes_total", { outcome: "ok" })).toBeGreaterThanOrEqual(1);
+      } finally {
+        await prom.stop();
       }
-      expect(sent[0]?.metric).toMatchObject({ run_name: "exported", suite: "hub" });
-      expect(sent[0]?.values?.map(([, v]) => Number(v))).toEqual([3, 3, 3]);
-      const max = await prom.query(`volley_run_latency_seconds{run_id="${runId}",quantile="1"}[10m]`);
-      // The merged HdrHistogram's max (3 significant digits): 6.003 ms for a recorded 6 ms.
-      const maxes = max[0]?.values?.map(([, v]) => Number(v)) ?? [];
-      expect(maxes).toHaveLength(3);
-      maxes.forEach((v, i) => {
-        expect(v).toBeCloseTo((6 + i) / 1000, 4);
-      });
-      const text = await (await scrape(`Bearer ${TOKEN}`)).text();
-      expect(sample(text, "volley_hub_remote_writes_total", { outcome: "ok" })).toBeGreaterThanOrEqual(1);
-    } finally {
-      await prom.stop();
-    }
-  }, 45_000);
+    },
+    45_000,
+  );
 });

@@ -29,8 +29,17 @@ export class HubMetrics {
   constructor(private readonly deps: HubMetricsDeps) {
     this.registry.setDefaultLabels({ hub: deps.hubId });
     collectDefaultMetrics({ register: this.registry, prefix: "volley_hub_" });
-    this.framesStored = new Counter({ name: "volley_hub_frames_stored_total", help: "Interval frames this hub's aggregator stored in PostgreSQL", registers: [this.registry] });
-    this.remoteWrites = new Counter({ name: "volley_hub_remote_writes_total", help: "Run-metric pushes to orgs' remote-write endpoints, by outcome", labelNames: ["outcome"], registers: [this.registry] });
+    this.framesStored = new Counter({
+      name: "volley_hub_frames_stored_total",
+      help: "Interval frames this hub's aggregator stored in PostgreSQL",
+      registers: [this.registry],
+    });
+    this.remoteWrites = new Counter({
+      name: "volley_hub_remote_writes_total",
+      help: "Run-metric pushes to orgs' remote-write endpoints, by outcome",
+      labelNames: ["outcome"],
+      registers: [this.registry],
+    });
     const { db, queues, connectedAgents } = deps;
     new Gauge({
       name: "volley_hub_runs",

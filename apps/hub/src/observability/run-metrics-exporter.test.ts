@@ -40,7 +40,12 @@ describe.skipIf(prometheusMissing)("run metrics to a real Prometheus remote-writ
 
   it("pushes every settled second once, then the rest at the end, with the org's labels and auth; values as merged", async () => {
     const { db } = handle;
-    await putMetricsExport(db, DEFAULT_ORG_ID, { kind: "prometheus-remote-write", url: prom.writeUrl, authorization: "Bearer not-checked-by-prometheus", labels: { env: "ci" }, enabled: true }, KEYS);
+    await putMetricsExport(
+      db,
+      DEFAULT_ORG_ID,
+      { kind: "prometheus-remote-write", url: prom.writeUrl, authorization: "Bearer not-checked-by-prometheus", labels: { env: "ci" }, enabled: true },
+      KEYS,
+    );
     const run = await insertRun(db, { plan: testPlan({ name: "export me" }) });
     const exporter = new RunMetricsExporter({ db, log, secretsKeys: KEYS, publicOnly: false, settleSeconds: 2 });
     const t0 = Math.floor(Date.now() / 1000) * 1000 - 30_000;

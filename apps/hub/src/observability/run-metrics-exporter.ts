@@ -137,7 +137,11 @@ export class RunMetricsExporter {
       const answer = await pushTimeseries([...series.values()], {
         url: config.url,
         labels: { ...config.labels, ...state.labels },
-        headers: { "content-encoding": "snappy", "x-prometheus-remote-write-version": "0.1.0", ...(config.authorization ? { authorization: config.authorization } : {}) },
+        headers: {
+          "content-encoding": "snappy",
+          "x-prometheus-remote-write-version": "0.1.0",
+          ...(config.authorization ? { authorization: config.authorization } : {}),
+        },
         fetch: remoteWriteFetch({ publicOnly: this.deps.publicOnly, resolveAll: this.deps.resolveAll, timeoutMs: this.deps.timeoutMs ?? 5000 }),
       });
       status = answer.status;

@@ -4,7 +4,23 @@ import { Queue, QueueEvents } from "bullmq";
 import { eq } from "drizzle-orm";
 import { pino } from "pino";
 import type { Redis } from "ioredis";
-import { createDb, createTestDatabase, finishRun, getRunMeter, getRunOfAnyOrg, insertFrames, insertRun, insertShards, listFrames, listRunPoints, markRunRunning, saveRunMeter, schema, upsertRunPoints, type DbHandle } from "@volley/db";
+import {
+  createDb,
+  createTestDatabase,
+  finishRun,
+  getRunMeter,
+  getRunOfAnyOrg,
+  insertFrames,
+  insertRun,
+  insertShards,
+  listFrames,
+  listRunPoints,
+  markRunRunning,
+  saveRunMeter,
+  schema,
+  upsertRunPoints,
+  type DbHandle,
+} from "@volley/db";
 import { IntervalMerger } from "@volley/metrics";
 import { createRedis, MAINTENANCE_QUEUE, retentionJob, scheduleRetention } from "@volley/queue";
 import { redisDbUrl } from "../test-support/hub-harness";
@@ -37,16 +53,23 @@ async function run(endedDaysAgo: number | null, metered = true) {
   const frames = [0, 1, 2].map((s) => testFrame({ runId: row.id, shardId: shard!.id, agentId: "agt_r" }, s, [10, 20]));
   await insertFrames(h.db, frames);
   if (metered) {
-    await upsertRunPoints(h.db, row.id, frames.map((f) => {
-      const m = new IntervalMerger(f.index);
-      m.add(f);
-      return { point: m.point(), histograms: m.histograms(), frames: 1 };
-    }));
+    await upsertRunPoints(
+      h.db,
+      row.id,
+      frames.map((f) => {
+        const m = new IntervalMerger(f.index);
+        m.add(f);
+        return { point: m.point(), histograms: m.histograms(), frames: 1 };
+      }),
+    );
     await saveRunMeter(h.db, row.id, { frames: frames.length, summary: null });
   }
   if (endedDaysAgo !== null) {
     await finishRun(h.db, row.id, { status: "passed" });
-    await h.db.update(schema.runs).set({ endedAt: new Date(Date.now() - endedDaysAgo * DAY) }).where(eq(schema.runs.id, row.id));
+    await h.db
+      .update(schema.runs)
+      .set({ endedAt: new Date(Date.now() - endedDaysAgo * DAY) })
+      .where(eq(schema.runs.id, row.id));
   }
   return row.id;
 }

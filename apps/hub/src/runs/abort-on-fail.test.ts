@@ -36,7 +36,9 @@ describe("abortOnFail thresholds", () => {
     const run = await h.waitForFinal(runId);
     expect(run.status).toBe("failed");
     // p95 of 20 × 20 ms and 40 × 500 ms is 500 ms (HdrHistogram 3 digits: within 0.1 %).
-    expect(run.reason).toMatch(/^threshold "latency\.p95 < 200ms" broke \(latency\.p95 = 50\d(\.\d+)?ms, limit < 200ms \(off by 30\d(\.\d+)?ms\)\); the run was stopped early \(abortOnFail\)$/);
+    expect(run.reason).toMatch(
+      /^threshold "latency\.p95 < 200ms" broke \(latency\.p95 = 50\d(\.\d+)?ms, limit < 200ms \(off by 30\d(\.\d+)?ms\)\); the run was stopped early \(abortOnFail\)$/,
+    );
     // Far ahead of the planned 60 s: the run was stopped, and everything sent is kept.
     expect(run.summary?.messages.sent).toBe(60);
     expect(run.summary?.thresholds.find((t) => t.expression === "latency.p95 < 200ms")?.ok).toBe(false);

@@ -19,10 +19,27 @@ const processes: ManagedProcess[] = [];
 let echoUrl = "";
 
 beforeAll(async () => {
-  const targets = startApp("targets", { ...process.env, WS_ECHO_PORT: "0", SOCKETIO_ECHO_PORT: "0", SOCKJS_ECHO_PORT: "0", SOCKETCLUSTER_ECHO_PORT: "0", STOMP_ECHO_PORT: "0", HTTP_ECHO_PORT: "0", HTTP_CLUSTER_WORKERS: "0" }, (l) => output.push(`[targets] ${l}`));
+  const targets = startApp(
+    "targets",
+    {
+      ...process.env,
+      WS_ECHO_PORT: "0",
+      SOCKETIO_ECHO_PORT: "0",
+      SOCKJS_ECHO_PORT: "0",
+      SOCKETCLUSTER_ECHO_PORT: "0",
+      STOMP_ECHO_PORT: "0",
+      HTTP_ECHO_PORT: "0",
+      HTTP_CLUSTER_WORKERS: "0",
+    },
+    (l) => output.push(`[targets] ${l}`),
+  );
   processes.push(targets);
   echoUrl = (await targets.waitFor(/ws echo listening on ws:\/\/\S+/, 60_000)).match(/ws:\/\/[^\s"]+/)![0];
-  const agent = startApp("agent", { ...process.env, HUB_URL: h.hubUrl, AGENT_TOKEN: TEST_AGENT_TOKEN, AGENT_NAME: "racer", AGENT_POOL: "race", LOG_LEVEL: "info" }, (l) => output.push(`[agent] ${l}`));
+  const agent = startApp(
+    "agent",
+    { ...process.env, HUB_URL: h.hubUrl, AGENT_TOKEN: TEST_AGENT_TOKEN, AGENT_NAME: "racer", AGENT_POOL: "race", LOG_LEVEL: "info" },
+    (l) => output.push(`[agent] ${l}`),
+  );
   processes.push(agent);
   await agent.waitFor(/connected to/, 60_000);
 });
@@ -77,7 +94,10 @@ describe("aborts racing the shard assignment", () => {
     await expect.poll(async () => (await listAgents(h.db.db)).find((a) => a.name === "racer")?.status, { timeout: 15_000, interval: 200 }).toBe("online");
     const fresh = await h.waitForFinal(await h.startRun(shortPlan("after the race")), 60_000);
     expect(fresh.status, `${fresh.reason}\n${tail()}`).toBe("passed");
-    expect(output.some((l) => /busy with shard/.test(l)), tail()).toBe(false);
+    expect(
+      output.some((l) => /busy with shard/.test(l)),
+      tail(),
+    ).toBe(false);
   }, 240_000);
 });
 

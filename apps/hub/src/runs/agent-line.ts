@@ -105,7 +105,8 @@ export class AgentLine {
           if (turn.kind !== "wait") return turn;
           if (turn.short) shortSince ??= Date.now();
           else shortSince = null;
-          if (shortSince !== null && Date.now() - shortSince >= opts.connectGraceMs) return { kind: "refused", reason: `${turn.short} (waited ${seconds(opts.connectGraceMs)} for more to connect)` };
+          if (shortSince !== null && Date.now() - shortSince >= opts.connectGraceMs)
+            return { kind: "refused", reason: `${turn.short} (waited ${seconds(opts.connectGraceMs)} for more to connect)` };
         }
         if (maxWaitMs !== null && Date.now() - queuedAt >= maxWaitMs) {
           return {
@@ -132,7 +133,12 @@ export class AgentLine {
       offIdle();
       opts.signal?.removeEventListener("abort", onAbort);
       // Admitted or not, the run leaves the line (re-entering, as a recovered job does, restores its place: the score is its creation time).
-      await redis.multi().zrem(line, run.id).del(aliveKey(run.id)).exec().catch(() => undefined);
+      await redis
+        .multi()
+        .zrem(line, run.id)
+        .del(aliveKey(run.id))
+        .exec()
+        .catch(() => undefined);
       await coordinator.wakeLine(pool).catch(() => undefined);
     }
   }
@@ -158,7 +164,11 @@ export class AgentLine {
   }
 
   /** At the head of the line: reserve the agents if enough are free, else say why it waits. */
-  private async tryTake(run: RunRow, plan: Plan, pool: string): Promise<Extract<Admission, { kind: "admitted" | "refused" }> | { kind: "wait"; short: string | null }> {
+  private async tryTake(
+    run: RunRow,
+    plan: Plan,
+    pool: string,
+  ): Promise<Extract<Admission, { kind: "admitted" | "refused" }> | { kind: "wait"; short: string | null }> {
     const { db, redis, log } = this.deps;
     const now = Date.now();
     const connected = (await listAgents(db, run.orgId)).filter((a) => a.pool === plan.agents.pool && effectiveAgentStatus(a, now) !== "offline");
@@ -198,7 +208,9 @@ export class AgentLine {
     const { redis, log, coordinator } = this.deps;
     const refresh = setInterval(() => {
       for (const id of agentIds) {
-        void redis.set(reservedKey(id), runId, "PX", RESERVATION_TTL_MS, "XX").catch((err) => log.warn({ runId, agentId: id, err: errorMessage(err) }, "could not refresh an agent reservation"));
+        void redis
+          .set(reservedKey(id), runId, "PX", RESERVATION_TTL_MS, "XX")
+          .catch((err) => log.warn({ runId, agentId: id, err: errorMessage(err) }, "could not refresh an agent reservation"));
       }
     }, RESERVATION_TTL_MS / 3);
     refresh.unref();
@@ -216,7 +228,9 @@ export class AgentLine {
 
   private async release(runId: string, agentIds: string[]): Promise<void> {
     for (const id of agentIds) {
-      await this.deps.redis.eval(RELEASE_SCRIPT, 1, reservedKey(id), runId).catch((err) => this.deps.log.warn({ runId, agentId: id, err: errorMessage(err) }, "could not release an agent reservation"));
+      await this.deps.redis
+        .eval(RELEASE_SCRIPT, 1, reservedKey(id), runId)
+        .catch((err) => this.deps.log.warn({ runId, agentId: id, err: errorMessage(err) }, "could not release an agent reservation"));
     }
   }
 }

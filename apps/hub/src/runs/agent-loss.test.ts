@@ -45,7 +45,9 @@ describe("an agent lost mid-run", () => {
     const run = await h.waitForFinal(runId);
     expect(run.status).toBe("degraded");
     expect(run.reason).toMatch(
-      new RegExp(`^shard ${j2.index + 1}/2: agent goes-away \\(${a2.agentId}\\) lost: disconnected \\(.+\\) and did not reconnect within 1 s; the other agents finished 1 of 2 shards \\(agents.onLoss: degrade\\)$`),
+      new RegExp(
+        `^shard ${j2.index + 1}/2: agent goes-away \\(${a2.agentId}\\) lost: disconnected \\(.+\\) and did not reconnect within 1 s; the other agents finished 1 of 2 shards \\(agents.onLoss: degrade\\)$`,
+      ),
     );
     expect(await listFrames(h.db.db, runId)).toHaveLength(3);
     expect(run.summary?.messages.sent).toBe(3);
@@ -65,7 +67,11 @@ describe("an agent lost mid-run", () => {
     expect(abort.reason).toContain(`agent vanishes (${a2.agentId}) lost`);
     const run = await h.waitForFinal(runId);
     expect(run.status).toBe("errored");
-    expect(run.reason).toMatch(new RegExp(`^shard ${j2.index + 1}/2: agent vanishes \\(${a2.agentId}\\) lost: .+; the other agents were stopped \\(agents.onLoss: error; "degrade" would let them finish\\)$`));
+    expect(run.reason).toMatch(
+      new RegExp(
+        `^shard ${j2.index + 1}/2: agent vanishes \\(${a2.agentId}\\) lost: .+; the other agents were stopped \\(agents.onLoss: error; "degrade" would let them finish\\)$`,
+      ),
+    );
     expect(await listFrames(h.db.db, runId)).toHaveLength(2);
     expect(run.summary?.messages.sent).toBe(2);
   });
@@ -108,7 +114,11 @@ describe("an agent lost mid-run", () => {
       throw new Error(`${err.message}\n${output.slice(-30).join("\n")}`);
     });
     expect(run.status, `${run.reason}\n${output.slice(-30).join("\n")}`).toBe("degraded");
-    expect(run.reason).toMatch(new RegExp(`^shard ${shard.index + 1}/2: agent victim \\(${shard.agentId}\\) lost: .+ and did not reconnect within 1 s; the other agents finished 1 of 2 shards`));
+    expect(run.reason).toMatch(
+      new RegExp(
+        `^shard ${shard.index + 1}/2: agent victim \\(${shard.agentId}\\) lost: .+ and did not reconnect within 1 s; the other agents finished 1 of 2 shards`,
+      ),
+    );
     const shards = await listShards(h.db.db, runId);
     expect(shards.find((s) => s.id === shard.id)).toMatchObject({ status: "errored" });
     expect(shards.find((s) => s.id !== shard.id)).toMatchObject({ status: "completed" });

@@ -28,12 +28,21 @@ describe("agent selection", () => {
       ],
     });
     // Nobody idle: equal shards that wait for whichever agent frees up.
-    expect(selectAgents(2, "p", [])).toEqual({ ok: true, slots: [{ agentId: null, weight: 1 }, { agentId: null, weight: 1 }] });
+    expect(selectAgents(2, "p", [])).toEqual({
+      ok: true,
+      slots: [
+        { agentId: null, weight: 1 },
+        { agentId: null, weight: 1 },
+      ],
+    });
   });
 
   it("gives equal agents their shards in the order they connected", () => {
     const at = (ms: number) => new Date(1_700_000_000_000 + ms);
-    const r = selectAgents(2, "p", [{ ...agent("agt_a", 100), connectedAt: at(5) }, { ...agent("agt_b", 100), connectedAt: at(1) }]);
+    const r = selectAgents(2, "p", [
+      { ...agent("agt_a", 100), connectedAt: at(5) },
+      { ...agent("agt_b", 100), connectedAt: at(1) },
+    ]);
     expect(r.ok && r.slots.map((s) => s.agentId)).toEqual(["agt_b", "agt_a"]);
   });
 
@@ -66,6 +75,12 @@ describe("agent selection", () => {
   it("does not judge capacity while some shards wait for an agent that is not idle yet", () => {
     // Two shards, one idle agent: the second shard's agent and its capacity are unknown.
     const r = selectAgents(2, "p", [agent("a", 1_000)], 50_000);
-    expect(r).toEqual({ ok: true, slots: [{ agentId: "a", weight: 1_000 }, { agentId: null, weight: 1_000 }] });
+    expect(r).toEqual({
+      ok: true,
+      slots: [
+        { agentId: "a", weight: 1_000 },
+        { agentId: null, weight: 1_000 },
+      ],
+    });
   });
 });

@@ -34,11 +34,11 @@ const weightOf = (a: IdleAgent) => a.capacity.maxConnections;
 export function selectAgents(count: AgentCount, pool: string, idle: readonly IdleAgent[], connections?: number): AgentSelection {
   const since = (a: IdleAgent) => a.connectedAt?.getTime() ?? Number.POSITIVE_INFINITY;
   const ranked = [...idle].sort(
-    (a, b) =>
-      weightOf(b) - weightOf(a) || b.capacity.cores - a.capacity.cores || since(a) - since(b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+    (a, b) => weightOf(b) - weightOf(a) || b.capacity.cores - a.capacity.cores || since(a) - since(b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
   );
   if (count === "all") {
-    if (ranked.length === 0) return { ok: false, reason: `agents.count is "all" but pool '${pool}' has no idle agent; start an agent in that pool or set agents.count to a number` };
+    if (ranked.length === 0)
+      return { ok: false, reason: `agents.count is "all" but pool '${pool}' has no idle agent; start an agent in that pool or set agents.count to a number` };
     return fits(ranked, ranked.length, count, pool, connections) ?? { ok: true, slots: ranked.map((a) => ({ agentId: a.id, weight: weightOf(a) })) };
   }
   const chosen = ranked.slice(0, count).map((a) => ({ agentId: a.id as string | null, weight: weightOf(a) }));
@@ -57,13 +57,21 @@ export function selectAgents(count: AgentCount, pool: string, idle: readonly Idl
  * split in proportion to maxConnections, so when the total fits every shard fits its agent; when
  * it does not, each agent would refuse its shard only after the run was dispatched.
  */
-function fits(chosen: readonly IdleAgent[], idle: number, count: AgentCount, pool: string, connections: number | undefined): { ok: false; reason: string } | undefined {
+function fits(
+  chosen: readonly IdleAgent[],
+  idle: number,
+  count: AgentCount,
+  pool: string,
+  connections: number | undefined,
+): { ok: false; reason: string } | undefined {
   if (connections === undefined) return undefined;
   const total = chosen.reduce((s, a) => s + weightOf(a), 0);
   if (connections <= total) return undefined;
   const each = chosen.map((a) => `${a.id} ${weightOf(a).toLocaleString("en-US")}`).join(", ");
   const more =
-    idle > chosen.length ? `raise agents.count (pool '${pool}' has ${idle} idle agents)` : `start more agents in pool '${pool}'${count === "all" ? "" : " and raise agents.count"}`;
+    idle > chosen.length
+      ? `raise agents.count (pool '${pool}' has ${idle} idle agents)`
+      : `start more agents in pool '${pool}'${count === "all" ? "" : " and raise agents.count"}`;
   return {
     ok: false,
     reason:

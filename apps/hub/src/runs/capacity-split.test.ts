@@ -29,7 +29,9 @@ describe("shards weighted by agent capacity", () => {
     // The small agent connects first: without the planned agent, it would be handed shard 1/2 (the big one).
     const small = await agent("agent-small", "weighted", 10_000);
     const big = await agent("agent-big", "weighted", 20_000);
-    const runId = await h.startRun(testPlan({ agents: { pool: "weighted", count: 2 }, connections: { count: 30, rate: 90 }, message: { rate: 600, per: "aggregate" } }));
+    const runId = await h.startRun(
+      testPlan({ agents: { pool: "weighted", count: 2 }, connections: { count: 30, rate: 90 }, message: { rate: 600, per: "aggregate" } }),
+    );
     const [jSmall, jBig] = await shardsOf(runId, [small, big]);
     expect(jBig).toMatchObject({ index: 0, count: 2, agentId: big.agentId });
     expect(jSmall).toMatchObject({ index: 1, count: 2, agentId: small.agentId });
@@ -44,7 +46,9 @@ describe("shards weighted by agent capacity", () => {
 
   it('splits over every idle agent of the pool for agents.count "all"', async () => {
     const as = [await agent("agent-all-1", "everyone", 1_000), await agent("agent-all-3", "everyone", 3_000), await agent("agent-all-6", "everyone", 6_000)];
-    const runId = await h.startRun(testPlan({ agents: { pool: "everyone", count: "all" }, connections: { count: 100 }, message: { rate: 50, per: "aggregate" } }));
+    const runId = await h.startRun(
+      testPlan({ agents: { pool: "everyone", count: "all" }, connections: { count: 100 }, message: { rate: 50, per: "aggregate" } }),
+    );
     const jobs = await shardsOf(runId, as);
     expect(jobs.map((j) => j.count)).toEqual([3, 3, 3]);
     expect(jobs.map((j) => j.agentId)).toEqual(as.map((a) => a.agentId));
@@ -73,7 +77,15 @@ describe("shards weighted by agent capacity", () => {
   });
 
   it("hands each shard to its planned agent across hub replicas", async () => {
-    const other = await startHub({ databaseUrl: h.databaseUrl, redisUrl: h.redisUrl, agentToken: TEST_AGENT_TOKEN, port: 0, log: pino({ level: "silent" }), shutdownGraceMs: 1000, armTimeoutMs: 8000 });
+    const other = await startHub({
+      databaseUrl: h.databaseUrl,
+      redisUrl: h.redisUrl,
+      agentToken: TEST_AGENT_TOKEN,
+      port: 0,
+      log: pino({ level: "silent" }),
+      shutdownGraceMs: 1000,
+      armTimeoutMs: 8000,
+    });
     try {
       const small = await agent("agent-here", "spread", 5_000);
       const big = await agent("agent-there", "spread", 15_000, `http://127.0.0.1:${other.port}`);
@@ -88,7 +100,10 @@ describe("shards weighted by agent capacity", () => {
 
   it("gives a shard whose planned agent never takes it to another idle agent after a bounded wait", async () => {
     // An agent row the hubs believe online (its hub died moments ago): planned for, never connected.
-    const ghost = await upsertAgent(h.db.db, ScriptedAgent.hello({ hubUrl: h.hubUrl, name: "agent-ghost", pool: "stale", capacity: { maxConnections: 50_000 } }));
+    const ghost = await upsertAgent(
+      h.db.db,
+      ScriptedAgent.hello({ hubUrl: h.hubUrl, name: "agent-ghost", pool: "stale", capacity: { maxConnections: 50_000 } }),
+    );
     const real = await agent("agent-real", "stale", 1_000);
     const t0 = Date.now();
     const runId = await h.startRun(testPlan({ agents: { pool: "stale", count: 1 } }));

@@ -39,7 +39,15 @@ beforeAll(async () => {
   redis = createRedis(redisUrl);
   await redis.flushdb();
   const port = await freePort();
-  env = { ...process.env, DATABASE_URL: testDb.url, REDIS_URL: redisUrl, HUB_PORT: String(port), HUB_URL: `http://127.0.0.1:${port}`, AGENT_TOKEN: TEST_AGENT_TOKEN, LOG_LEVEL: "info" };
+  env = {
+    ...process.env,
+    DATABASE_URL: testDb.url,
+    REDIS_URL: redisUrl,
+    HUB_PORT: String(port),
+    HUB_URL: `http://127.0.0.1:${port}`,
+    AGENT_TOKEN: TEST_AGENT_TOKEN,
+    LOG_LEVEL: "info",
+  };
   dbh = createDb(testDb.url, 2);
   runs = new Queue(QUEUE_NAMES.runs, { connection: redis });
 });
@@ -65,7 +73,15 @@ async function streamSeqs(runId: string): Promise<Set<string>> {
 
 describe("the hub process killed mid-run and started again", () => {
   it("adopts the running shard, finishes the run as if nothing happened, and stores every frame the agent made exactly once", async () => {
-    const targets = start("targets", "targets", { WS_ECHO_PORT: "0", SOCKETIO_ECHO_PORT: "0", SOCKJS_ECHO_PORT: "0", SOCKETCLUSTER_ECHO_PORT: "0", STOMP_ECHO_PORT: "0", HTTP_ECHO_PORT: "0", HTTP_CLUSTER_WORKERS: "0" });
+    const targets = start("targets", "targets", {
+      WS_ECHO_PORT: "0",
+      SOCKETIO_ECHO_PORT: "0",
+      SOCKJS_ECHO_PORT: "0",
+      SOCKETCLUSTER_ECHO_PORT: "0",
+      STOMP_ECHO_PORT: "0",
+      HTTP_ECHO_PORT: "0",
+      HTTP_CLUSTER_WORKERS: "0",
+    });
     const echoUrl = (await targets.waitFor(/ws echo listening on ws:\/\/\S+/, 60_000)).match(/ws:\/\/[^\s"]+/)![0];
     const hub1 = start("hub", "hub-1");
     await hub1.waitFor(/hub listening/, 90_000);
@@ -83,7 +99,12 @@ describe("the hub process killed mid-run and started again", () => {
     await enqueue(runs, runJob, { runId: run.id });
 
     // Kill once the first frames are acked (in the stream) and one is stored.
-    await expect.poll(async () => (await redis.xlen(REDIS_KEYS.frames(run.id))) >= 2 && (await listFrames(dbh.db, run.id)).length >= 1, { timeout: 60_000, interval: 100 }).toBe(true);
+    await expect
+      .poll(async () => (await redis.xlen(REDIS_KEYS.frames(run.id))) >= 2 && (await listFrames(dbh.db, run.id)).length >= 1, {
+        timeout: 60_000,
+        interval: 100,
+      })
+      .toBe(true);
     const killedAt = Date.now();
     hub1.child.kill("SIGKILL");
     expect(await hub1.exited).toBe("SIGKILL");
@@ -94,7 +115,9 @@ describe("the hub process killed mid-run and started again", () => {
     const hub2 = start("hub", "hub-2");
     await hub2.waitFor(/hub listening/, 90_000);
     // The agent reconnects by itself (socket.io backoff, at most 15 s between tries).
-    await expect.poll(() => output.filter((l) => l.startsWith("[agent]") && /connected to/.test(l)).length, { timeout: 45_000, interval: 200 }).toBeGreaterThan(connectsBefore);
+    await expect
+      .poll(() => output.filter((l) => l.startsWith("[agent]") && /connected to/.test(l)).length, { timeout: 45_000, interval: 200 })
+      .toBeGreaterThan(connectsBefore);
 
     // The agent runs its whole schedule (nothing told it to stop) and reports its totals.
     const reconnectedAt = Date.now();
@@ -113,13 +136,21 @@ describe("the hub process killed mid-run and started again", () => {
     const endedAt = Date.now();
     expect(final.status, `${final.reason}\n${tail()}`).toBe("passed");
     // The shard.end the agent spooled across the restart was taken by the adopting hub, first time or on a retry.
-    expect(output.some((l) => l.startsWith("[hub-2]") && /adopted a running shard/.test(l)), tail()).toBe(true);
-    expect(output.some((l) => l.startsWith("[agent]") && /dropping it/.test(l)), tail()).toBe(false);
+    expect(
+      output.some((l) => l.startsWith("[hub-2]") && /adopted a running shard/.test(l)),
+      tail(),
+    ).toBe(true);
+    expect(
+      output.some((l) => l.startsWith("[agent]") && /dropping it/.test(l)),
+      tail(),
+    ).toBe(false);
 
     // Every frame the agent made is stored exactly once: seqs 0..n-1, no gaps, no duplicates, and
     // their counts add up to the agent's own totals. Every entry acked before the kill is among them.
     const [shard] = await listShards(dbh.db, run.id);
-    await expect.poll(async () => (await listFrames(dbh.db, run.id)).reduce((n, f) => n + (f.counters[COUNTERS.sent] ?? 0), 0), { timeout: 60_000, interval: 250 }).toBe(totals.sent);
+    await expect
+      .poll(async () => (await listFrames(dbh.db, run.id)).reduce((n, f) => n + (f.counters[COUNTERS.sent] ?? 0), 0), { timeout: 60_000, interval: 250 })
+      .toBe(totals.sent);
     const frames = await listFrames(dbh.db, run.id);
     const seqs = frames.map((f) => f.seq).sort((a, b) => a - b);
     expect(seqs).toEqual([...seqs.keys()]);
@@ -133,7 +164,10 @@ describe("the hub process killed mid-run and started again", () => {
     expect(final.summary?.messages.sent).toBe(totals.sent);
     // hub-2 took the run over and rebuilt its meter from the stored frames: the final summary, the
     // merged timeline and the meter's row are what a from-scratch merge of every raw frame gives.
-    expect(output.some((l) => l.startsWith("[hub-2]") && /resuming a run whose hub stopped/.test(l)), tail()).toBe(true);
+    expect(
+      output.some((l) => l.startsWith("[hub-2]") && /resuming a run whose hub stopped/.test(l)),
+      tail(),
+    ).toBe(true);
     const { start: _start, ...measured } = final.summary!;
     expect(measured).toEqual(summarizeRun(frames, plan.thresholds, plan));
     expect(await listRunPoints(dbh.db, run.id)).toEqual(mergeTimeline(frames));
@@ -142,6 +176,8 @@ describe("the hub process killed mid-run and started again", () => {
       `hub restart: agent back ${((reconnectedAt - killedAt) / 1000).toFixed(1)} s after the kill, run completed ${((endedAt - killedAt) / 1000).toFixed(1)} s after it; ` +
         `${ackedBeforeKill.size} frames acked before the kill, ${frames.length} stored in all, ${totals.sent} messages sent`,
     );
-    console.info(output.filter((l) => l.startsWith("[hub-2]") && /adopt|resum|stood down|claimed stale|run finished|shard job|stalled|refused/.test(l)).join("\n"));
+    console.info(
+      output.filter((l) => l.startsWith("[hub-2]") && /adopt|resum|stood down|claimed stale|run finished|shard job|stalled|refused/.test(l)).join("\n"),
+    );
   }, 300_000);
 });

@@ -47,7 +47,14 @@ export async function watchOrphanedShards(opts: OrphanWatchOptions): Promise<voi
         const error = `${who} lost: the hub holding its shard stopped and the agent did not reconnect within ${seconds(graceMs)}`;
         log.warn({ runId, shardId, agentId: armed?.agentId }, "shard held by no hub past the grace period; its agent counts as lost");
         await updateShard(db, shardId, { status: "errored", error, endedAt: new Date() });
-        await coordinator.markEnded(runId, shardId, { status: "errored", error, frames: null, agentId: armed?.agentId ?? null, agentName: armed?.agentName ?? null, lost: true });
+        await coordinator.markEnded(runId, shardId, {
+          status: "errored",
+          error,
+          frames: null,
+          agentId: armed?.agentId ?? null,
+          agentName: armed?.agentName ?? null,
+          lost: true,
+        });
       }
     } catch (err) {
       // A Redis or database blip: the next check tries again.

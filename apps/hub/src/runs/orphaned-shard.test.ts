@@ -24,7 +24,14 @@ describe("a hub killed while holding a shard whose agent never comes back", () =
   // Hub start-up, then up to a 30 s recovery of the run job and the grace: past the default 60 s.
   it("errors the run naming the agent within the hold mark's life and the grace period, not at the run's deadline", async () => {
     const port = await freePort();
-    const env = { ...process.env, DATABASE_URL: h.databaseUrl, REDIS_URL: h.redisUrl, HUB_PORT: String(port), AGENT_TOKEN: TEST_AGENT_TOKEN, LOG_LEVEL: "info" };
+    const env = {
+      ...process.env,
+      DATABASE_URL: h.databaseUrl,
+      REDIS_URL: h.redisUrl,
+      HUB_PORT: String(port),
+      AGENT_TOKEN: TEST_AGENT_TOKEN,
+      LOG_LEVEL: "info",
+    };
     doomed = startApp("hub", env, (l) => output.push(`[doomed hub] ${l}`));
     await doomed.waitFor(/hub listening/, 90_000);
     const agent = await h.connect({ hubUrl: `http://127.0.0.1:${port}`, name: "orphaned", pool: "orphans" });

@@ -165,7 +165,9 @@ export class RunExecution {
           return this.supervise(run.plan, state.startAt);
         }
         // Stopped while arming: nothing was measured yet, and the shards' agents are stood down.
-        return this.standDown("the hub orchestrating this run stopped before the run started (its job stalled); the run was ended rather than left unsupervised");
+        return this.standDown(
+          "the hub orchestrating this run stopped before the run started (its job stalled); the run was ended rather than left unsupervised",
+        );
       }
       return void log.info({ runId, status: run.status }, "run is no longer queued; skipped");
     }
@@ -181,7 +183,10 @@ export class RunExecution {
 
     const selection = await this.selectAgents(run.plan);
     if (!selection.ok) return this.finalize(selection.reason);
-    const plans = planShards(run.plan, selection.slots.map((s) => s.weight));
+    const plans = planShards(
+      run.plan,
+      selection.slots.map((s) => s.weight),
+    );
     this.shards = await insertShards(db, runId, plans);
     const queue = this.deps.queues.get(poolKey(run.orgId, run.plan.agents.pool));
     for (const s of this.shards) {
@@ -189,7 +194,10 @@ export class RunExecution {
       const agentId = selection.slots[s.index]?.agentId ?? null;
       await enqueue(queue, shardJob, { runId, shardId: s.id, index: s.index, count: s.count, plan: s.plan, agentId }, { jobId: s.id });
     }
-    log.info({ runId, shards: this.shards.map((s) => ({ connections: s.plan.connections.count, agentId: selection.slots[s.index]?.agentId ?? null })) }, "run planned");
+    log.info(
+      { runId, shards: this.shards.map((s) => ({ connections: s.plan.connections.count, agentId: selection.slots[s.index]?.agentId ?? null })) },
+      "run planned",
+    );
 
     const arming = await coordinator.waitFor(
       runId,
@@ -314,7 +322,9 @@ export class RunExecution {
     if (watched.length === 0) return null;
     const { log, timing } = this.deps;
     const watch = new ThresholdWatch(this.meter!, watched, startAt);
-    const reason = await watch.watch(timing.thresholdCheckMs, stop.signal, (err) => log.warn({ runId: this.runId, err: errorMessage(err) }, "could not check abortOnFail thresholds"));
+    const reason = await watch.watch(timing.thresholdCheckMs, stop.signal, (err) =>
+      log.warn({ runId: this.runId, err: errorMessage(err) }, "could not check abortOnFail thresholds"),
+    );
     if (reason) stop.abort();
     return reason;
   }
@@ -360,7 +370,10 @@ export class RunExecution {
       await sleep(100);
     }
     const why = Date.now() >= deadline ? `still draining after ${seconds(Date.now() - began)}` : `no progress for ${seconds(timing.storeWaitMs)}`;
-    log.warn({ runId: this.runId, stored: counts, backlog: Number.isFinite(minBacklog) ? minBacklog : null }, `frames not all stored (${why}); finalizing with what is stored, and restating the run when the rest lands`);
+    log.warn(
+      { runId: this.runId, stored: counts, backlog: Number.isFinite(minBacklog) ? minBacklog : null },
+      `frames not all stored (${why}); finalizing with what is stored, and restating the run when the rest lands`,
+    );
   }
 
   private outcomeShards(state: RunState) {

@@ -7,7 +7,18 @@ import { Server } from "socket.io";
 import { createAdapter } from "@socket.io/redis-adapter";
 import { io as connect, type Socket } from "socket.io-client";
 import { LIVE_FEED, type IntervalFrame, type LivePoints, type RunEvent } from "@volley/contracts";
-import { createDb, createTestDatabase, getRunMeter, insertFrames, insertRun, insertShards, listFrames, listRunPointRows, type Db, type DbHandle } from "@volley/db";
+import {
+  createDb,
+  createTestDatabase,
+  getRunMeter,
+  insertFrames,
+  insertRun,
+  insertShards,
+  listFrames,
+  listRunPointRows,
+  type Db,
+  type DbHandle,
+} from "@volley/db";
 import { analyzeFrames, decodeHistogram, mergeEncoded, mergeTimeline, summarizeRun } from "@volley/metrics";
 import { createRedis } from "@volley/queue";
 import type { Redis } from "ioredis";
@@ -35,7 +46,11 @@ beforeAll(async () => {
   [pub, sub, emitterRedis] = [createRedis(url), createRedis(url), createRedis(url)];
   http = createServer();
   server = new Server(http, { adapter: createAdapter(pub, sub) });
-  server.of(LIVE_FEED.namespace).on("connection", (s) => s.on(LIVE_FEED.events.subscribe, (m: { runId: string }, ack: () => void) => void Promise.resolve(s.join(LIVE_FEED.room(m.runId))).then(ack)));
+  server
+    .of(LIVE_FEED.namespace)
+    .on("connection", (s) =>
+      s.on(LIVE_FEED.events.subscribe, (m: { runId: string }, ack: () => void) => void Promise.resolve(s.join(LIVE_FEED.room(m.runId))).then(ack)),
+    );
   await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
   client = connect(`http://127.0.0.1:${(http.address() as AddressInfo).port}${LIVE_FEED.namespace}`, { transports: ["websocket"] });
 });
@@ -67,11 +82,22 @@ function collect<T>(event: string, until: (all: T[]) => boolean, timeoutMs = 500
 async function runWithFrames(shards: number, seconds: number) {
   const plan = testPlan({ thresholds: ["latency.p95 < 30ms"] });
   const run = await insertRun(h.db, { plan });
-  const rows = await insertShards(h.db, run.id, Array.from({ length: shards }, () => plan));
+  const rows = await insertShards(
+    h.db,
+    run.id,
+    Array.from({ length: shards }, () => plan),
+  );
   const frames: IntervalFrame[] = [];
   for (const [k, sh] of rows.entries())
     for (let s = 0; s < seconds; s++)
-      frames.push(testFrame({ runId: run.id, shardId: sh.id, agentId: `agt_${k}` }, s, Array.from({ length: 3 + ((s * 7 + k) % 9) }, (_, i) => 1 + ((s * 13 + k * 31 + i * 17) % 60)), { startedAt: 1_000_000 + s * 1000 + k, warmup: s < 2 }));
+      frames.push(
+        testFrame(
+          { runId: run.id, shardId: sh.id, agentId: `agt_${k}` },
+          s,
+          Array.from({ length: 3 + ((s * 7 + k) % 9) }, (_, i) => 1 + ((s * 13 + k * 31 + i * 17) % 60)),
+          { startedAt: 1_000_000 + s * 1000 + k, warmup: s < 2 },
+        ),
+      );
   return { run, plan, frames };
 }
 
@@ -81,12 +107,18 @@ async function expectMergedRowsExact(db: Db, runId: string) {
   const rows = await listRunPointRows(db, runId);
   expect(rows.map((r) => r.point)).toEqual(mergeTimeline(raw));
   for (const row of rows) {
-    const fresh = mergeEncoded(raw.filter((f) => f.index === row.index).flatMap((f) => (f.histograms["message.latency"] ? [f.histograms["message.latency"]] : [])));
+    const fresh = mergeEncoded(
+      raw.filter((f) => f.index === row.index).flatMap((f) => (f.histograms["message.latency"] ? [f.histograms["message.latency"]] : [])),
+    );
     const stored = decodeHistogram(row.histograms["message.latency"]!);
     expect(row.frames).toBe(raw.filter((f) => f.index === row.index).length);
     expect(stored.totalCount).toBe(fresh.totalCount);
     for (const p of [0, 50, 90, 99, 99.9, 100]) expect(stored.getValueAtPercentile(p)).toBe(fresh.getValueAtPercentile(p));
-    const buckets = (x: typeof stored) => Array.from({ length: 1 + (x as unknown as { countsArrayIndex(v: number): number }).countsArrayIndex(Math.max(stored.maxValue, fresh.maxValue)) }, (_, i) => (x as unknown as { getCountAtIndex(i: number): number }).getCountAtIndex(i));
+    const buckets = (x: typeof stored) =>
+      Array.from(
+        { length: 1 + (x as unknown as { countsArrayIndex(v: number): number }).countsArrayIndex(Math.max(stored.maxValue, fresh.maxValue)) },
+        (_, i) => (x as unknown as { getCountAtIndex(i: number): number }).getCountAtIndex(i),
+      );
     expect(buckets(stored)).toEqual(buckets(fresh));
   }
 }
@@ -98,7 +130,10 @@ describe("run meter", () => {
     // Arrival: mostly in order, shard 2 a batch at a time and 30 s late (past the meter's window), one frame resent.
     const onTime = frames.filter((f) => f.agentId !== "agt_2");
     for (let s = 0; s < 40; s += 5) {
-      await insertFrames(h.db, onTime.filter((f) => f.index >= s && f.index < s + 5));
+      await insertFrames(
+        h.db,
+        onTime.filter((f) => f.index >= s && f.index < s + 5),
+      );
       await meter.poll();
     }
     const late = frames.filter((f) => f.agentId === "agt_2");
@@ -155,7 +190,10 @@ describe("run meter", () => {
     expect(taken.frames).toBe(before.length);
     expect(taken.summary(false)).toEqual(first.summary(false));
     expect(taken.tally.analysis()).toEqual(first.tally.analysis());
-    await insertFrames(h.db, frames.filter((f) => f.index >= 70));
+    await insertFrames(
+      h.db,
+      frames.filter((f) => f.index >= 70),
+    );
     await taken.poll();
     expect(taken.frames).toBe(frames.length);
     expect(taken.summary(true)).toEqual(summarizeRun(await listFrames(h.db, run.id), plan.thresholds, plan));
@@ -175,7 +213,10 @@ describe("run meter", () => {
     await insertFrames(h.db, [testFrame(ids(a!.id, "agt_a"), 0, [10, 20]), testFrame(ids(a!.id, "agt_a"), 1, [30])]);
     await meter.poll();
     const [p1] = await first;
-    expect(p1!.points.map((p) => [p.index, p.sent])).toEqual([[0, 2], [1, 1]]);
+    expect(p1!.points.map((p) => [p.index, p.sent])).toEqual([
+      [0, 2],
+      [1, 1],
+    ]);
 
     // Shard b's frame for second 1 lands later: only second 1 is re-sent, merged across both shards.
     const second = collect<LivePoints>(LIVE_FEED.events.points, (all) => all.length >= 1);

@@ -175,7 +175,8 @@ export class RunMeter {
       touched.add(row.index);
       const m = this.window.get(row.index);
       if (m) m.add(row);
-      else if (this.merged.has(row.index)) remerge.add(row.index); // its second left memory: merged again from what is stored
+      else if (this.merged.has(row.index))
+        remerge.add(row.index); // its second left memory: merged again from what is stored
       else {
         const fresh = new IntervalMerger(row.index);
         fresh.add(row);
@@ -197,10 +198,12 @@ export class RunMeter {
   }
 
   private async writePoints(indexes: Iterable<number>): Promise<IntervalPoint[]> {
-    const rows = [...indexes].sort((a, b) => a - b).map((i) => {
-      const m = this.window.get(i)!;
-      return { point: m.point(), histograms: m.histograms(), frames: m.frameCount };
-    });
+    const rows = [...indexes]
+      .sort((a, b) => a - b)
+      .map((i) => {
+        const m = this.window.get(i)!;
+        return { point: m.point(), histograms: m.histograms(), frames: m.frameCount };
+      });
     await upsertRunPoints(this.opts.db, this.opts.runId, rows);
     return rows.map((r) => r.point);
   }
@@ -252,7 +255,10 @@ export class RunMeter {
           await this.reconcile();
         }
       } catch (err) {
-        this.opts.log.warn({ runId: this.opts.runId, err: err instanceof Error ? err.message : String(err) }, "run meter could not read stored frames; retrying");
+        this.opts.log.warn(
+          { runId: this.opts.runId, err: err instanceof Error ? err.message : String(err) },
+          "run meter could not read stored frames; retrying",
+        );
       }
     }
   }

@@ -12,25 +12,47 @@ describe("run outcome", () => {
     expect(decideOutcome({ abort: null, runError: "deadline", shards, thresholds: [] })).toEqual({ status: "errored", reason: "deadline" });
     expect(decideOutcome({ abort: null, runError: null, shards, thresholds: [failedThreshold] })).toEqual({ status: "errored", reason: "connect refused: x" });
     const ok = [{ index: 0, count: 1, ended: ended("completed") }];
-    expect(decideOutcome({ abort: null, runError: null, shards: ok, thresholds: [failedThreshold] })).toEqual({ status: "failed", reason: failedThreshold.message });
-    expect(decideOutcome({ abort: null, runError: null, shards: ok, thresholds: [{ ...failedThreshold, ok: true }] })).toEqual({ status: "passed", reason: null });
+    expect(decideOutcome({ abort: null, runError: null, shards: ok, thresholds: [failedThreshold] })).toEqual({
+      status: "failed",
+      reason: failedThreshold.message,
+    });
+    expect(decideOutcome({ abort: null, runError: null, shards: ok, thresholds: [{ ...failedThreshold, ok: true }] })).toEqual({
+      status: "passed",
+      reason: null,
+    });
   });
 
   it("a passed capacity search that ended at a step the agent limited says its capacity is a lower bound", () => {
     const ok = [{ index: 0, count: 1, ended: ended("completed") }];
-    const capacity = { slo: "p95 <= 200ms", rate: 3800, per: "aggregate" as const, sendRate: 3790, deliveryRate: null, step: 18, lowerBound: true, agentSaturated: true, endedBy: "the step at 4000/s per aggregate was limited by the load generator, not the server (the agent was saturated in 2 of 3 s: CPU 97% > 90%)" };
+    const capacity = {
+      slo: "p95 <= 200ms",
+      rate: 3800,
+      per: "aggregate" as const,
+      sendRate: 3790,
+      deliveryRate: null,
+      step: 18,
+      lowerBound: true,
+      agentSaturated: true,
+      endedBy: "the step at 4000/s per aggregate was limited by the load generator, not the server (the agent was saturated in 2 of 3 s: CPU 97% > 90%)",
+    };
     expect(decideOutcome({ abort: null, runError: null, shards: ok, thresholds: [], capacity })).toEqual({
       status: "passed",
       reason: `capacity at least 3800/s per aggregate, a lower bound: ${capacity.endedBy}; add agents and rerun`,
     });
     // A search the server itself ended, or that never broke, passes without a note.
-    expect(decideOutcome({ abort: null, runError: null, shards: ok, thresholds: [], capacity: { ...capacity, agentSaturated: false } })).toEqual({ status: "passed", reason: null });
+    expect(decideOutcome({ abort: null, runError: null, shards: ok, thresholds: [], capacity: { ...capacity, agentSaturated: false } })).toEqual({
+      status: "passed",
+      reason: null,
+    });
   });
 
   it("judges a run an abortOnFail threshold stopped as failed, not errored by the shards it stopped; a user abort still wins", () => {
     const stopped = [{ index: 0, count: 1, ended: ended("aborted", "threshold broke") }];
     const thresholdStop = 'threshold "latency.p95 < 200ms" broke (…); the run was stopped early (abortOnFail)';
-    expect(decideOutcome({ abort: null, runError: null, shards: stopped, thresholds: [failedThreshold], thresholdStop })).toEqual({ status: "failed", reason: thresholdStop });
+    expect(decideOutcome({ abort: null, runError: null, shards: stopped, thresholds: [failedThreshold], thresholdStop })).toEqual({
+      status: "failed",
+      reason: thresholdStop,
+    });
     expect(decideOutcome({ abort: "user", runError: null, shards: stopped, thresholds: [], thresholdStop }).status).toBe("aborted");
   });
 
@@ -40,7 +62,9 @@ describe("run outcome", () => {
       { index: 1, count: 3, ended: ended("errored", "agent b (agt_b) lost: gone") },
       { index: 2, count: 3, ended: ended("aborted", "hub shutting down") },
     ];
-    expect(decideOutcome({ abort: null, runError: null, shards, thresholds: [] }).reason).toBe("shard 2/3: agent b (agt_b) lost: gone; shard 3/3: aborted: hub shutting down");
+    expect(decideOutcome({ abort: null, runError: null, shards, thresholds: [] }).reason).toBe(
+      "shard 2/3: agent b (agt_b) lost: gone; shard 3/3: aborted: hub shutting down",
+    );
   });
 
   it("degrades only under onLoss degrade, only when every broken shard lost its agent and another completed", () => {
@@ -53,20 +77,30 @@ describe("run outcome", () => {
       status: "degraded",
       reason: "shard 2/2: agent b (agt_b) lost: gone; the other agents finished 1 of 2 shards (agents.onLoss: degrade)",
     });
-    expect(decideOutcome({ abort: null, runError: null, shards, thresholds: [failedThreshold], onLoss: "degrade" }).reason).toMatch(/; thresholds on the reduced load: latency\.p95 = 250ms/);
+    expect(decideOutcome({ abort: null, runError: null, shards, thresholds: [failedThreshold], onLoss: "degrade" }).reason).toMatch(
+      /; thresholds on the reduced load: latency\.p95 = 250ms/,
+    );
     expect(decideOutcome({ abort: null, runError: null, shards, thresholds: [] }).status).toBe("errored");
     // An agent's own error is not a loss; nor is a run where nobody finished.
     const ownError = [shards[0]!, { index: 1, count: 2, ended: ended("errored", "connect refused") }];
     expect(decideOutcome({ abort: null, runError: null, shards: ownError, thresholds: [], onLoss: "degrade" }).status).toBe("errored");
-    const allLost = [{ index: 0, count: 2, ended: lost }, { index: 1, count: 2, ended: lost }];
+    const allLost = [
+      { index: 0, count: 2, ended: lost },
+      { index: 1, count: 2, ended: lost },
+    ];
     expect(decideOutcome({ abort: null, runError: null, shards: allLost, thresholds: [], onLoss: "degrade" }).status).toBe("errored");
     expect(decideOutcome({ abort: "user", runError: null, shards, thresholds: [], onLoss: "degrade" }).status).toBe("aborted");
   });
 
   it("stops a started run on a lost agent unless onLoss is degrade", () => {
     const lost: EndedShard = { ...ended("errored", "agent b (agt_b) lost: gone"), lost: true };
-    const running = [{ index: 0, count: 2, ended: undefined }, { index: 1, count: 2, ended: lost }];
-    expect(lossStopReason(running, undefined)).toBe('shard 2/2: agent b (agt_b) lost: gone; the other agents were stopped (agents.onLoss: error; "degrade" would let them finish)');
+    const running = [
+      { index: 0, count: 2, ended: undefined },
+      { index: 1, count: 2, ended: lost },
+    ];
+    expect(lossStopReason(running, undefined)).toBe(
+      'shard 2/2: agent b (agt_b) lost: gone; the other agents were stopped (agents.onLoss: error; "degrade" would let them finish)',
+    );
     expect(lossStopReason(running, "error")).not.toBeNull();
     expect(lossStopReason(running, "degrade")).toBeNull();
     expect(lossStopReason([{ index: 0, count: 1, ended: lost }], undefined)).toBe("agent b (agt_b) lost: gone");
@@ -75,6 +109,12 @@ describe("run outcome", () => {
 
   it("measures start skew from the shards' first intervals", () => {
     expect(startSkewMs([{ shardId: "a", index: 0, startedAt: 1000 }])).toBeNull();
-    expect(startSkewMs([{ shardId: "a", index: 0, startedAt: 1000 }, { shardId: "b", index: 0, startedAt: 1004.5 }, { shardId: "b", index: 1, startedAt: 2004 }])).toBe(4.5);
+    expect(
+      startSkewMs([
+        { shardId: "a", index: 0, startedAt: 1000 },
+        { shardId: "b", index: 0, startedAt: 1004.5 },
+        { shardId: "b", index: 1, startedAt: 2004 },
+      ]),
+    ).toBe(4.5);
   });
 });

@@ -60,7 +60,10 @@ export function decideOutcome(input: {
   const c = input.capacity;
   if (c?.agentSaturated) {
     const floor = c.rate === null ? "unknown" : `at least ${c.rate}/s per ${c.per}`;
-    return { status: "passed", reason: `capacity ${floor}, a lower bound: ${c.endedBy ?? "the search ended at a step the load generator limited"}; add agents and rerun` };
+    return {
+      status: "passed",
+      reason: `capacity ${floor}, a lower bound: ${c.endedBy ?? "the search ended at a step the load generator limited"}; add agents and rerun`,
+    };
   }
   return { status: "passed", reason: null };
 }
@@ -97,7 +100,18 @@ const ms3 = (n: number) => Math.round(n * 1000) / 1000;
 export function startReport(shards: ReadonlyArray<{ id: string; index: number }>, started: ReadonlyMap<string, StartedShard>): StartReport | null {
   const rows = shards.flatMap((sh) => {
     const s = started.get(sh.id);
-    return s ? [{ index: sh.index, agentId: s.agentId, agentName: s.agentName, startedAt: s.startedAt, lateMs: ms3(s.startedAt - s.plannedAt), plannedAt: s.plannedAt }] : [];
+    return s
+      ? [
+          {
+            index: sh.index,
+            agentId: s.agentId,
+            agentName: s.agentName,
+            startedAt: s.startedAt,
+            lateMs: ms3(s.startedAt - s.plannedAt),
+            plannedAt: s.plannedAt,
+          },
+        ]
+      : [];
   });
   if (rows.length === 0) return null;
   const starts = rows.map((r) => r.startedAt);

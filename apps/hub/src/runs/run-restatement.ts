@@ -37,7 +37,9 @@ export async function restateLateFrames(deps: RestatementDeps, runId: string): P
   const measured = meter.summary(true)!;
   const summary = run.summary?.start ? { ...measured, start: run.summary.start } : measured;
   const frames = { length: meter.frames };
-  const verdict = judged.byThresholds ? decideOutcome({ abort: null, runError: null, shards: [], thresholds: summary.thresholds, capacity: summary.capacity }) : { status: run.status, reason: run.reason };
+  const verdict = judged.byThresholds
+    ? decideOutcome({ abort: null, runError: null, shards: [], thresholds: summary.thresholds, capacity: summary.capacity })
+    : { status: run.status, reason: run.reason };
   const restated = await restateRun(db, runId, run.status, { status: verdict.status, reason: verdict.reason, summary });
   await redis.hset(runStateKey(runId), JUDGED_FIELD, JSON.stringify({ ...judged, frames: frames.length } satisfies JudgedRun));
   if (!restated) return false;

@@ -19,9 +19,7 @@ export class RunWorker {
   /** Fired at close(): runs waiting for agents put their jobs back for another hub. */
   private readonly stopWaiting = new AbortController();
 
-  constructor(
-    private readonly deps: RunExecutionDeps & { connection: Redis; concurrency: number },
-  ) {
+  constructor(private readonly deps: RunExecutionDeps & { connection: Redis; concurrency: number }) {
     this.worker = new Worker(QUEUE_NAMES.runs, (job, token) => this.process(job, token, runJob.schema.parse(job.data).runId, job.stalledCounter > 0), {
       connection: deps.connection,
       concurrency: deps.concurrency,
@@ -93,7 +91,8 @@ export class RunWorker {
           this.deps.log.error({ runId, err: errorMessage(err), attempt }, "could not record the run's end: the database did not answer for 10 minutes");
           return false;
         }
-        if (attempt === 1) this.deps.log.warn({ runId, err: errorMessage(err) }, "could not record the run's end; retrying every 2 s until the database answers");
+        if (attempt === 1)
+          this.deps.log.warn({ runId, err: errorMessage(err) }, "could not record the run's end; retrying every 2 s until the database answers");
         await sleep(2000);
       }
     }
@@ -113,7 +112,8 @@ export class RunWorker {
    * other replicas), through the same channel a user abort takes.
    */
   async abortLocalRuns(redis: Redis, reason: string): Promise<void> {
-    for (const runId of this.running.keys()) if (!this.waiting.has(runId)) await redis.publish(REDIS_KEYS.abort, JSON.stringify(abortRequestSchema.parse({ runId, reason })));
+    for (const runId of this.running.keys())
+      if (!this.waiting.has(runId)) await redis.publish(REDIS_KEYS.abort, JSON.stringify(abortRequestSchema.parse({ runId, reason })));
   }
 
   /** Stops taking run jobs; resolves when the running ones have finished (or at once with force). */

@@ -30,14 +30,28 @@ describe("shard planning", () => {
 
   it("splits stage targets and an aggregate sweep so the shards add up to the plan at every stage and step", () => {
     const base = testPlan({ connections: { count: 10 }, message: { rate: 100, per: "aggregate" }, agents: { count: 3 } });
-    const staged = planShards({ ...base, connections: { ...base.connections, stages: [{ duration: "10s", target: 10 }, { duration: "5s", target: 5 }, { duration: "5s", target: 0 }] } });
+    const staged = planShards({
+      ...base,
+      connections: {
+        ...base.connections,
+        stages: [
+          { duration: "10s", target: 10 },
+          { duration: "5s", target: 5 },
+          { duration: "5s", target: 0 },
+        ],
+      },
+    });
     for (const [k, total] of [10, 5, 0].entries()) expect(sum(staged.map((s) => s.connections.stages![k]!.target))).toBe(total);
     for (const s of staged) for (const st of s.connections.stages!) expect(st.target).toBeLessThanOrEqual(s.connections.count);
     const swept = planShards({ ...base, sweep: { from: 100, step: 50, until: 300, steps: 20, hold: "3s", gap: "1s" } });
     expect(sum(swept.map((s) => s.sweep!.from!))).toBe(100);
     expect(sum(swept.map((s) => s.sweep!.step))).toBe(50);
     // until 300 from 100 by 50 is 5 steps: every shard stops after the same step.
-    expect(swept.map((s) => [s.sweep!.steps, s.sweep!.until])).toEqual([[5, undefined], [5, undefined], [5, undefined]]);
+    expect(swept.map((s) => [s.sweep!.steps, s.sweep!.until])).toEqual([
+      [5, undefined],
+      [5, undefined],
+      [5, undefined],
+    ]);
     for (let k = 0; k < 5; k++) expect(sum(swept.map((s) => s.sweep!.from! + k * s.sweep!.step))).toBe(100 + k * 50);
   });
 
@@ -61,17 +75,46 @@ describe("shard planning", () => {
     expect(shards.map((s) => s.connections.count)).toEqual([200, 100]);
     expect(shards.map((s) => s.connections.rate)).toEqual([60, 30]);
     expect(shards.map((s) => s.scenario.message.rate)).toEqual([400, 200]);
-    const staged = planShards({ ...base, connections: { ...base.connections, stages: [{ duration: "5s", target: 300 }, { duration: "5s", target: 31 }, { duration: "5s", target: 0 }] } }, [20_000, 10_000]);
-    expect(staged.map((s) => s.connections.stages!.map((st) => st.target))).toEqual([[200, 21, 0], [100, 10, 0]]);
+    const staged = planShards(
+      {
+        ...base,
+        connections: {
+          ...base.connections,
+          stages: [
+            { duration: "5s", target: 300 },
+            { duration: "5s", target: 31 },
+            { duration: "5s", target: 0 },
+          ],
+        },
+      },
+      [20_000, 10_000],
+    );
+    expect(staged.map((s) => s.connections.stages!.map((st) => st.target))).toEqual([
+      [200, 21, 0],
+      [100, 10, 0],
+    ]);
     const swept = planShards({ ...base, sweep: { from: 300, step: 150, until: 900, steps: 20, hold: "3s", gap: "1s" } }, [20_000, 10_000]);
-    expect(swept.map((s) => [s.sweep!.from, s.sweep!.step])).toEqual([[200, 100], [100, 50]]);
+    expect(swept.map((s) => [s.sweep!.from, s.sweep!.step])).toEqual([
+      [200, 100],
+      [100, 50],
+    ]);
     for (let k = 0; k < swept[0]!.sweep!.steps; k++) expect(sum(swept.map((s) => s.sweep!.from! + k * s.sweep!.step))).toBe(300 + k * 150);
   });
 
   it("sums exactly to the plan for awkward weights, at every stage and sweep step", () => {
     const base = testPlan({ connections: { count: 1001, rate: 97 }, message: { rate: 333, per: "aggregate" }, agents: { count: 4 } });
     const weights = [7_000, 3_000, 3_000, 1_500];
-    const plan = { ...base, connections: { ...base.connections, stages: [{ duration: "5s", target: 1001 }, { duration: "5s", target: 17 }] }, sweep: { from: 101, step: 7, until: 200, steps: 20, hold: "3s", gap: "1s" } };
+    const plan = {
+      ...base,
+      connections: {
+        ...base.connections,
+        stages: [
+          { duration: "5s", target: 1001 },
+          { duration: "5s", target: 17 },
+        ],
+      },
+      sweep: { from: 101, step: 7, until: 200, steps: 20, hold: "3s", gap: "1s" },
+    };
     const shards = planShards(plan, weights);
     expect(sum(shards.map((s) => s.connections.count))).toBe(1001);
     expect(sum(shards.map((s) => s.connections.rate))).toBeCloseTo(97, 9);
@@ -93,7 +136,11 @@ describe("shard planning", () => {
     const users = Array.from({ length: 9 }, (_, k) => `user${k}`);
     const plan = flowPlan(7, { csv: `user,pass\n${users.map((u) => `${u},pw-${u}`).join("\n")}` });
     const shards = planShards(plan, [3, 2, 2]);
-    expect(shards.map((s) => [s.connections.count, s.flow!.indexBase])).toEqual([[3, 0], [2, 3], [2, 5]]);
+    expect(shards.map((s) => [s.connections.count, s.flow!.indexBase])).toEqual([
+      [3, 0],
+      [2, 3],
+      [2, 5],
+    ]);
     const used: string[] = [];
     for (const shard of shards) {
       // What an agent receives: rows (the CSV parsed once, by the hub), a plan it validates as it is.
@@ -116,8 +163,13 @@ describe("shard planning", () => {
   it("gives every flow shard all rows with reuse, its connection index doing the rotation", () => {
     const rows = [{ user: "ann" }, { user: "bob" }];
     const shards = planShards(flowPlan(5, { rows, reuse: true }), [1, 1]);
-    expect(shards.map((s) => [s.flow!.indexBase, s.flow!.data!.rows])).toEqual([[0, rows], [3, rows]]);
-    const picks = shards.flatMap((s) => Array.from({ length: s.connections.count }, (_, id) => s.flow!.data!.rows![(s.flow!.indexBase! + id) % rows.length]!.user));
+    expect(shards.map((s) => [s.flow!.indexBase, s.flow!.data!.rows])).toEqual([
+      [0, rows],
+      [3, rows],
+    ]);
+    const picks = shards.flatMap((s) =>
+      Array.from({ length: s.connections.count }, (_, id) => s.flow!.data!.rows![(s.flow!.indexBase! + id) % rows.length]!.user),
+    );
     expect(picks).toEqual(["ann", "bob", "ann", "bob", "ann"]);
     // A flow without data still gets the index base; a plan without a flow gets no flow.
     expect(planShards(flowPlan(4), [1, 1]).map((s) => s.flow!.indexBase)).toEqual([0, 2]);
@@ -136,6 +188,14 @@ function flowPlan(count: number, data?: { rows?: Record<string, string>[]; csv?:
   return planSchema.parse({
     ...base,
     target: { url: "ws://127.0.0.1:9/rpc", protocol: "ws" },
-    flow: { ...(data ? { data } : {}), messages: [{ json: { method: "echo", params: [data ? "{{ data.user }}" : "{{ conn.index }}"], id: "{{ msg.id }}" }, reply: { match: { path: "$.id", equals: "{{ msg.id }}" } } }] },
+    flow: {
+      ...(data ? { data } : {}),
+      messages: [
+        {
+          json: { method: "echo", params: [data ? "{{ data.user }}" : "{{ conn.index }}"], id: "{{ msg.id }}" },
+          reply: { match: { path: "$.id", equals: "{{ msg.id }}" } },
+        },
+      ],
+    },
   });
 }

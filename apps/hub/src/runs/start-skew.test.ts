@@ -111,7 +111,13 @@ describe("frames stored late", () => {
     const ids = { runId, shardId: job.shardId, agentId: a.agentId };
     // Each frame's insert takes 1.6 s: two batches of two store 3.2 s apart, 6.4 s in all, past the 5 s window.
     await gate.delay(ids.shardId, [0, 1, 2, 3], 1.6);
-    const frame = (seq: number) => testFrame(ids, seq, Array.from({ length: 20 }, () => 20), { startedAt: start.startAt + seq * 1000 });
+    const frame = (seq: number) =>
+      testFrame(
+        ids,
+        seq,
+        Array.from({ length: 20 }, () => 20),
+        { startedAt: start.startAt + seq * 1000 },
+      );
     for (const seq of [0, 1]) expect(await a.sendFrame(frame(seq))).toEqual({ ok: true });
     // The aggregator is storing 0-1 before 2-3 reach the stream: a second batch.
     await until("frames 0-1 read by the aggregator", async () => ((await pendingEntries(runId)) >= 2 ? true : undefined), 10_000);
@@ -132,7 +138,13 @@ describe("frames stored late", () => {
     const job = await a.until((r) => r.assign.find((j) => j.runId === runId));
     const start = await a.nextStart();
     const ids = { runId, shardId: job.shardId, agentId: a.agentId };
-    const frame = (seq: number, ms: number) => testFrame(ids, seq, Array.from({ length: 20 }, () => ms), { startedAt: start.startAt + seq * 1000 });
+    const frame = (seq: number, ms: number) =>
+      testFrame(
+        ids,
+        seq,
+        Array.from({ length: 20 }, () => ms),
+        { startedAt: start.startAt + seq * 1000 },
+      );
     expect(await a.sendFrame(frame(0, 20))).toEqual({ ok: true });
     await until("frame 0 stored", async () => ((await stored(runId)) >= 1 ? true : undefined), 10_000);
     // The database refuses the slow seconds for longer than the finalizer waits without progress.

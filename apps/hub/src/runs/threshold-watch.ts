@@ -5,7 +5,9 @@ import type { RunMeter } from "./run-meter";
 
 /** A plan's abortOnFail thresholds, each with how long after the start its checks may begin. */
 export function abortOnFailThresholds(plan: Plan): Array<{ expression: string; delayMs: number }> {
-  return plan.thresholds.flatMap((t) => (typeof t !== "string" && t.abortOnFail ? [{ expression: t.expression, delayMs: t.delay === undefined ? 0 : durationMs(t.delay) }] : []));
+  return plan.thresholds.flatMap((t) =>
+    typeof t !== "string" && t.abortOnFail ? [{ expression: t.expression, delayMs: t.delay === undefined ? 0 : durationMs(t.delay) }] : [],
+  );
 }
 
 /**
@@ -29,7 +31,10 @@ export class ThresholdWatch {
     // Warm-up measures a server still settling in; a verdict on it alone would be unfair.
     if (this.meter.tally.measured === 0) return null;
     // A metric not measured yet (null) is no breach: the final verdict still judges it.
-    const broken = evaluateThresholds(due.map((t) => t.expression), this.meter.tally.measuredSummary()).filter((r) => !r.ok && r.actual !== null);
+    const broken = evaluateThresholds(
+      due.map((t) => t.expression),
+      this.meter.tally.measuredSummary(),
+    ).filter((r) => !r.ok && r.actual !== null);
     if (broken.length === 0) return null;
     return `${broken.map((r) => `threshold "${r.expression}" broke (${r.message})`).join("; ")}; the run was stopped early (abortOnFail)`;
   }

@@ -11,7 +11,12 @@ import { useHubHarness } from "../test-support/use-hub-harness";
 // its runJob on the runs queue, and the schedule's last run. Real PostgreSQL and Redis; bounded to
 // a few seconds and a few firings.
 
-const doc = planSchema.parse({ name: "nightly echo", target: { url: "ws://127.0.0.1:9001/echo" }, connections: { count: 1 }, scenario: { kind: "echo", message: { rate: 1 }, duration: "1s" } });
+const doc = planSchema.parse({
+  name: "nightly echo",
+  target: { url: "ws://127.0.0.1:9001/echo" },
+  connections: { count: 1 },
+  scenario: { kind: "echo", message: { rate: 1 }, duration: "1s" },
+});
 const h = useHubHarness(9);
 let schedules: Queue;
 let runs: Queue;
@@ -40,7 +45,14 @@ describe("scheduled runs", () => {
   it("each firing of the plan's job scheduler queues a run of the plan's latest version", async () => {
     const plan = await insertPlan(h.db.db, { orgId: DEFAULT_ORG_ID, document: doc });
     // The API refuses schedules firing more than once a minute; the scheduler itself takes any cron.
-    const row = await upsertPlanSchedule(h.db.db, { orgId: DEFAULT_ORG_ID, planId: plan.id, cron: "* * * * * *", timezone: "UTC", enabled: true, createdBy: null });
+    const row = await upsertPlanSchedule(h.db.db, {
+      orgId: DEFAULT_ORG_ID,
+      planId: plan.id,
+      cron: "* * * * * *",
+      timezone: "UTC",
+      enabled: true,
+      createdBy: null,
+    });
     const next = await upsertPlanScheduler(schedules, { id: row.id, planId: plan.id, orgId: DEFAULT_ORG_ID, cron: row.cron, timezone: row.timezone });
     expect(next).toBeGreaterThan(Date.now() - 1000);
     expect(next).toBeLessThanOrEqual(Date.now() + 1500);
@@ -69,7 +81,14 @@ describe("scheduled runs", () => {
 
   it("a firing whose schedule was disabled or deleted starts nothing and removes its job scheduler", async () => {
     const plan = await insertPlan(h.db.db, { orgId: DEFAULT_ORG_ID, document: { ...doc, name: "paused" } });
-    const row = await upsertPlanSchedule(h.db.db, { orgId: DEFAULT_ORG_ID, planId: plan.id, cron: "* * * * * *", timezone: "UTC", enabled: false, createdBy: null });
+    const row = await upsertPlanSchedule(h.db.db, {
+      orgId: DEFAULT_ORG_ID,
+      planId: plan.id,
+      cron: "* * * * * *",
+      timezone: "UTC",
+      enabled: false,
+      createdBy: null,
+    });
     // A scheduler left behind (web removes it when disabling; a crash between the two would leave it).
     await upsertPlanScheduler(schedules, { id: row.id, planId: plan.id, orgId: DEFAULT_ORG_ID, cron: row.cron, timezone: row.timezone });
     // Removed: BullMQ no longer plans a next firing (its job scheduler record has no pattern and no next).

@@ -100,7 +100,9 @@ export class PoolDispatcher {
         // The shard was sized for an agent that is not idle on this hub: another replica may hold it,
         // or it is just finishing a shard. Put the job back briefly so that agent's hub can take it;
         // the delay keeps this hub from fetching it again at once.
-        await job.moveToDelayed(Date.now() + PLANNED_AGENT_RETRY_MS, token).catch((err) => log.error({ jobId: job.id, err: errorMessage(err) }, "could not put back shard job"));
+        await job
+          .moveToDelayed(Date.now() + PLANNED_AGENT_RETRY_MS, token)
+          .catch((err) => log.error({ jobId: job.id, err: errorMessage(err) }, "could not put back shard job"));
         return;
       }
       // Better a run on the agents there are than a run that never arms: the split by capacity is best effort.
@@ -127,7 +129,9 @@ export class PoolDispatcher {
       await job.moveToCompleted(ended, token, false);
     } catch (err) {
       log.warn({ jobId: job.id, err: errorMessage(err) }, "shard job failed");
-      await job.moveToFailed(err instanceof Error ? err : new Error(String(err)), token, false).catch((e) => log.error({ jobId: job.id, err: errorMessage(e) }, "could not fail shard job"));
+      await job
+        .moveToFailed(err instanceof Error ? err : new Error(String(err)), token, false)
+        .catch((e) => log.error({ jobId: job.id, err: errorMessage(e) }, "could not fail shard job"));
     } finally {
       clearInterval(renew);
     }

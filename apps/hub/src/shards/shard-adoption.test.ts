@@ -19,7 +19,10 @@ const closers: Array<() => void> = [];
 
 beforeAll(async () => {
   const [commands, subscriber] = [createRedis(h.redisUrl), createRedis(h.redisUrl)];
-  closers.push(() => commands.disconnect(), () => subscriber.disconnect());
+  closers.push(
+    () => commands.disconnect(),
+    () => subscriber.disconnect(),
+  );
   coordinator = new RunCoordinator(commands, subscriber, pino({ level: "silent" }));
   await coordinator.start();
 });
@@ -88,14 +91,18 @@ describe("an agent that connects holding a shard", () => {
     const foreign = await h.connect({ token: secret, name: "intruder", shard: held });
     const neighbour = await h.connect({ name: "neighbour", pool: "victim", shard: held });
     // Another org's run reads as missing: the intruder learns nothing about it.
-    for (const [a, why] of [[foreign, "no such shard"], [neighbour, "the shard is assigned to another agent"]] as const) {
+    for (const [a, why] of [
+      [foreign, "no such shard"],
+      [neighbour, "the shard is assigned to another agent"],
+    ] as const) {
       expect(await a.nextAbort(5000)).toMatchObject({ shardId: s.shardId, reason: `shard not resumed by the restarted hub: ${why}` });
       const ack = await a.sendFrame(testFrame({ runId: s.runId, shardId: s.shardId, agentId: a.agentId }, 0, [1, 1]));
       expect(ack.ok).toBe(false);
       if (!ack.ok) expect(ack.error).toMatch(new RegExp(`^shard ${s.shardId} of run ${s.runId} is not leased to agent ${a.name} \\(${a.agentId}\\)`));
       expect((await a.end({ runId: s.runId, shardId: s.shardId, status: "completed", frames: 1 })).ok).toBe(false);
     }
-    const refusals = (rows: Awaited<ReturnType<typeof listAudit>>) => rows.filter((e) => e.action === "agent.shard_claim_refused").map((e) => ({ actor: e.actor, runId: e.runId }));
+    const refusals = (rows: Awaited<ReturnType<typeof listAudit>>) =>
+      rows.filter((e) => e.action === "agent.shard_claim_refused").map((e) => ({ actor: e.actor, runId: e.runId }));
     expect(refusals(await listAudit(h.db.db, DEFAULT_ORG_ID))).toEqual(
       expect.arrayContaining([
         { actor: `agent:${foreign.agentId}`, runId: s.runId },

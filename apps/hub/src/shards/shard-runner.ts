@@ -120,7 +120,13 @@ export class ShardRunner {
     try {
       const row = (await listShards(db, runId)).find((s) => s.id === shardId);
       const state = await coordinator.getState(runId);
-      const notOurs = !row ? "no such shard" : row.agentId !== session.agentId ? "the shard is assigned to another agent" : state.ended.has(shardId) ? "the shard has already ended" : null;
+      const notOurs = !row
+        ? "no such shard"
+        : row.agentId !== session.agentId
+          ? "the shard is assigned to another agent"
+          : state.ended.has(shardId)
+            ? "the shard has already ended"
+            : null;
       if (!row || notOurs) {
         log.warn({ runId, shardId, agentId: session.agentId, why: notOurs }, "not adopting a shard; telling the agent to stop it");
         registry.send(session, AGENT_EVENTS.shardAbort, { shardId, reason: `shard not resumed by the restarted hub: ${notOurs}` });
@@ -131,7 +137,11 @@ export class ShardRunner {
       this.active.set(shardId, exec);
       held = coordinator.holdShard(shardId);
       log.info({ runId, shardId, agentId: session.agentId }, "adopted a running shard from a hub that stopped");
-      const stopped = state.abort ?? state.cancel ?? (state.finalized ? `run already ${state.finalized}` : null) ?? (state.startAt === null ? "the hub that armed this shard stopped before the run started" : null);
+      const stopped =
+        state.abort ??
+        state.cancel ??
+        (state.finalized ? `run already ${state.finalized}` : null) ??
+        (state.startAt === null ? "the hub that armed this shard stopped before the run started" : null);
       if (stopped) this.abortExecution(exec, stopped);
       const ended = stopped ? await this.afterAbort(exec, lease, who, stopped) : await this.awaitEnd(exec, lease, who, state.startAt!, stop.signal);
       await this.record(exec.job, ended);

@@ -7,7 +7,17 @@ import { IntervalRecorder } from "@volley/metrics";
  * anything, and these tests are about orchestration (the checks are tested in packages/metrics and
  * end to end).
  */
-export function testPlan(overrides: { name?: string; connections?: Partial<PlanInput["connections"]>; message?: Partial<PlanInput["scenario"]["message"]>; agents?: Partial<NonNullable<PlanInput["agents"]>>; thresholds?: PlanInput["thresholds"]; duration?: string; sanity?: PlanInput["sanity"] } = {}): Plan {
+export function testPlan(
+  overrides: {
+    name?: string;
+    connections?: Partial<PlanInput["connections"]>;
+    message?: Partial<PlanInput["scenario"]["message"]>;
+    agents?: Partial<NonNullable<PlanInput["agents"]>>;
+    thresholds?: PlanInput["thresholds"];
+    duration?: string;
+    sanity?: PlanInput["sanity"];
+  } = {},
+): Plan {
   return planSchema.parse({
     name: overrides.name ?? "hub test",
     target: { url: "ws://127.0.0.1:9/echo", protocol: "ws" },

@@ -35,7 +35,13 @@ export async function startPrometheus(): Promise<PrometheusReceiver> {
   const base = `http://127.0.0.1:${port}`;
   const child: ChildProcess = spawn(
     PROMETHEUS_BIN,
-    [`--config.file=${path.join(dir, "prometheus.yml")}`, `--storage.tsdb.path=${path.join(dir, "data")}`, `--web.listen-address=127.0.0.1:${port}`, "--web.enable-remote-write-receiver", "--log.level=warn"],
+    [
+      `--config.file=${path.join(dir, "prometheus.yml")}`,
+      `--storage.tsdb.path=${path.join(dir, "data")}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      "--web.enable-remote-write-receiver",
+      "--log.level=warn",
+    ],
     { stdio: ["ignore", "ignore", "pipe"] },
   );
   let stderr = "";
@@ -43,7 +49,10 @@ export async function startPrometheus(): Promise<PrometheusReceiver> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`prometheus exited ${child.exitCode}: ${stderr.slice(-2000)}`);
-    const ready = await fetch(`${base}/-/ready`).then((r) => r.ok, () => false);
+    const ready = await fetch(`${base}/-/ready`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ready) break;
     if (Date.now() > deadline) throw new Error(`prometheus not ready within 30 s: ${stderr.slice(-2000)}`);
     await new Promise((r) => setTimeout(r, 200));

@@ -99,11 +99,24 @@ describe("webhook deliveries", () => {
     const slackBody = JSON.parse(got.find((d) => d.headers["x-volley-delivery"] === "d-slack")!.body) as { text: string };
     expect(slackBody).toEqual({ text: slackText(finished) });
     expect(slackBody.text).toBe(
-      [":x: Volley run *checkout &lt;echo&gt; &amp; more* failed: latency.p95 &lt; 50ms: 73.2 ms", "p95 73.2 ms · p99 140 ms · 997/s received · 10 lost", "run `run_slack1`"].join("\n"),
+      [
+        ":x: Volley run *checkout &lt;echo&gt; &amp; more* failed: latency.p95 &lt; 50ms: 73.2 ms",
+        "p95 73.2 ms · p99 140 ms · 997/s received · 10 lost",
+        "run `run_slack1`",
+      ].join("\n"),
     );
     expect(JSON.parse(got.find((d) => d.headers["x-volley-delivery"] === "d-generic")!.body)).toEqual(finished);
     for (const row of [s!, g!]) {
-      expect(row).toMatchObject({ event: "run.finished", runId: "run_slack1", attempt: 1, test: false, status: 200, ok: true, error: null, responseExcerpt: "ok" });
+      expect(row).toMatchObject({
+        event: "run.finished",
+        runId: "run_slack1",
+        attempt: 1,
+        test: false,
+        status: 200,
+        ok: true,
+        error: null,
+        responseExcerpt: "ok",
+      });
       expect(row.durationMs).toBeGreaterThan(0);
     }
   });
@@ -114,7 +127,14 @@ describe("webhook deliveries", () => {
     const test = { event: "webhook.test" as const, webhook: { id: hook.id }, message: "hello" };
     await enqueue(queue, webhookJob, { webhookId: hook.id, payload: test }, { jobId: "d-test-500", attempts: 1 });
     const [failed] = await attemptsOf("d-test-500", 1);
-    expect(failed).toMatchObject({ event: "webhook.test", runId: null, test: true, status: 500, ok: false, error: `POST ${url} answered 500; a receiver must answer 2xx` });
+    expect(failed).toMatchObject({
+      event: "webhook.test",
+      runId: null,
+      test: true,
+      status: 500,
+      ok: false,
+      error: `POST ${url} answered 500; a receiver must answer 2xx`,
+    });
     expect(failed!.responseExcerpt).toHaveLength(500);
     expect(failed!.responseExcerpt!.startsWith("upstream exploded: xxx")).toBe(true);
 

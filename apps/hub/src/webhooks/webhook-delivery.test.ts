@@ -30,7 +30,12 @@ const post = (url: string, extra: Partial<Parameters<typeof postWebhook>[0]> = {
 function rebinding(...answers: string[][]): ResolveAll & { asked: number } {
   const resolve = ((_host: string, cb: (err: NodeJS.ErrnoException | null, a: LookupAddress[]) => void) => {
     const next = answers[Math.min(resolve.asked++, answers.length - 1)]!;
-    setImmediate(() => cb(null, next.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }))));
+    setImmediate(() =>
+      cb(
+        null,
+        next.map((address) => ({ address, family: address.includes(":") ? 6 : 4 })),
+      ),
+    );
   }) as ResolveAll & { asked: number };
   resolve.asked = 0;
   return resolve;
@@ -68,7 +73,9 @@ describe("postWebhook", () => {
 
   it("hosted: refuses a name with any non-public address among public ones, and the real localhost", async () => {
     hits.length = 0;
-    const mixed = await post(`http://hooks.example.test:${port}/hook`, { publicOnly: true, resolveAll: rebinding(["93.184.216.34", "10.1.1.1"]) }).catch((e: unknown) => e);
+    const mixed = await post(`http://hooks.example.test:${port}/hook`, { publicOnly: true, resolveAll: rebinding(["93.184.216.34", "10.1.1.1"]) }).catch(
+      (e: unknown) => e,
+    );
     expect((mixed as Error).message).toMatch(/10\.1\.1\.1 \(private\)/);
     const local = await post(`http://localhost:${port}/hook`, { publicOnly: true }).catch((e: unknown) => e);
     expect((local as Error).message).toMatch(/localhost resolves to .*loopback/);

@@ -55,7 +55,8 @@ export async function postWebhook(input: WebhookPost): Promise<WebhookAnswer> {
   const url = new URL(input.url);
   const host = url.hostname.replace(/^\[|\]$/g, "");
   // An address literal never goes through lookup, so it is checked here.
-  if (input.publicOnly && isIpAddress(host) && !isPublicAddress(host)) throw new WebhookDeliveryError(`POST ${input.url} refused: ${nonPublicReason(host, host)}`);
+  if (input.publicOnly && isIpAddress(host) && !isPublicAddress(host))
+    throw new WebhookDeliveryError(`POST ${input.url} refused: ${nonPublicReason(host, host)}`);
   const send = url.protocol === "https:" ? httpsRequest : httpRequest;
   let answer: WebhookAnswer;
   try {
@@ -95,6 +96,7 @@ export async function postWebhook(input: WebhookPost): Promise<WebhookAnswer> {
     const why = timedOut ? `no answer within ${input.timeoutMs / 1000} s` : err instanceof Error ? err.message : String(err);
     throw new WebhookDeliveryError(`POST ${input.url} failed: ${why}`);
   }
-  if (answer.status < 200 || answer.status >= 300) throw new WebhookDeliveryError(`POST ${input.url} answered ${answer.status}; a receiver must answer 2xx`, answer);
+  if (answer.status < 200 || answer.status >= 300)
+    throw new WebhookDeliveryError(`POST ${input.url} answered ${answer.status}; a receiver must answer 2xx`, answer);
   return answer;
 }

@@ -17,7 +17,16 @@ export class WebhookWorker {
   private readonly worker: Worker;
 
   constructor(
-    private readonly deps: { db: Db; connection: Redis; log: Logger; concurrency?: number; timeoutMs?: number; publicOnly?: boolean; resolveAll?: ResolveAll; secretsKeys?: SecretKeys | null },
+    private readonly deps: {
+      db: Db;
+      connection: Redis;
+      log: Logger;
+      concurrency?: number;
+      timeoutMs?: number;
+      publicOnly?: boolean;
+      resolveAll?: ResolveAll;
+      secretsKeys?: SecretKeys | null;
+    },
   ) {
     this.worker = new Worker(QUEUE_NAMES.webhooks, (job) => this.deliver(job), {
       connection: deps.connection,
@@ -27,7 +36,10 @@ export class WebhookWorker {
     this.worker.on("error", (err) => deps.log.error({ err: errorMessage(err) }, "webhook worker error"));
     this.worker.on("failed", (job, err) => {
       const last = job ? job.attemptsMade >= (job.opts.attempts ?? 1) : false;
-      deps.log.warn({ deliveryId: job?.id, attempt: job?.attemptsMade, err: errorMessage(err) }, last ? "webhook delivery gave up" : "webhook delivery failed; will retry");
+      deps.log.warn(
+        { deliveryId: job?.id, attempt: job?.attemptsMade, err: errorMessage(err) },
+        last ? "webhook delivery gave up" : "webhook delivery failed; will retry",
+      );
     });
   }
 

@@ -27,7 +27,14 @@ function client(app: TestApp<unknown>): Client {
 function run<T>(c: Client, query: string, variables?: Record<string, unknown>): Promise<T> {
   return new Promise((resolve, reject) => {
     let data: T | undefined;
-    c.subscribe<T>({ query, variables }, { next: (r) => (r.errors ? reject(new Error(JSON.stringify(r.errors))) : (data = r.data as T)), error: (e) => reject(new Error(JSON.stringify(e))), complete: () => resolve(data as T) });
+    c.subscribe<T>(
+      { query, variables },
+      {
+        next: (r) => (r.errors ? reject(new Error(JSON.stringify(r.errors))) : (data = r.data as T)),
+        error: (e) => reject(new Error(JSON.stringify(e))),
+        complete: () => resolve(data as T),
+      },
+    );
   });
 }
 

@@ -126,7 +126,8 @@ export async function startGraphqlWsFeed(options: TestAppOptions = {}): Promise<
   });
 
   const http = createServer((req, res) => {
-    if (!serveStats(req, res, stats)) sendJson(res, 404, { error: `no route ${req.method} ${req.url}: connect graphql-ws to ${GRAPHQL_WS_PATH}, or GET /stats` });
+    if (!serveStats(req, res, stats))
+      sendJson(res, 404, { error: `no route ${req.method} ${req.url}: connect graphql-ws to ${GRAPHQL_WS_PATH}, or GET /stats` });
   });
   const wss = new WebSocketServer({ server: http, path: GRAPHQL_WS_PATH, perMessageDeflate: false });
   const graphqlWs = useServer({ schema }, wss);

@@ -119,7 +119,9 @@ describe("jsonrpc ws limits", () => {
     });
     expect(refusal).toEqual({ status: 503, body: JSON.stringify({ error: "too many connections: this server takes 1" }) });
 
-    const closed = new Promise<{ code: number; reason: string }>((resolve) => first.once("close", (code, reason) => resolve({ code, reason: reason.toString() })));
+    const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+      first.once("close", (code, reason) => resolve({ code, reason: reason.toString() })),
+    );
     // Ten calls in one go: the fourth within the same second closes the connection.
     for (let i = 0; i < 10; i++) first.send(JSON.stringify({ jsonrpc: "2.0", id: i, method: "time" }));
     expect(await closed).toEqual({ code: 1008, reason: "rate limit: more than 3 calls in a second" });

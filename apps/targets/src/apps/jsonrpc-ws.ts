@@ -101,7 +101,11 @@ export async function startJsonRpcWs(options: JsonRpcWsOptions = {}): Promise<Te
     const idOk = id === null || typeof id === "string" || typeof id === "number";
     const paramsOk = m.params === undefined || (typeof m.params === "object" && m.params !== null);
     if (m.jsonrpc !== "2.0" || typeof m.method !== "string" || (hasId && !idOk) || !paramsOk) {
-      return fail(hasId && idOk ? (id as Id) : null, JSONRPC_ERRORS.invalidRequest, 'Invalid Request: needs jsonrpc "2.0", a string method, params an array or object, id a string, number or null');
+      return fail(
+        hasId && idOk ? (id as Id) : null,
+        JSONRPC_ERRORS.invalidRequest,
+        'Invalid Request: needs jsonrpc "2.0", a string method, params an array or object, id a string, number or null',
+      );
     }
     if (hasId) counters.requests++;
     else counters.notifications++;

@@ -14,7 +14,10 @@ async function start() {
 }
 
 async function call<T = Record<string, unknown>>(app: TestApp<unknown>, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
-  const res = await fetch(`${app.httpUrl}${path}`, { method, ...(body !== undefined ? { headers: { "content-type": "application/json" }, body: JSON.stringify(body) } : {}) });
+  const res = await fetch(`${app.httpUrl}${path}`, {
+    method,
+    ...(body !== undefined ? { headers: { "content-type": "application/json" }, body: JSON.stringify(body) } : {}),
+  });
   return { status: res.status, body: (await res.json()) as T };
 }
 
@@ -84,21 +87,23 @@ describe("longpoll chat", () => {
     const app = await start();
     const ids = await Promise.all([session(app), session(app), session(app)]);
     const seen = await Promise.all(
-      ids.map(async (id) => {
-        const got: PollMessage[] = [];
-        let cursor = 0;
-        for (let i = 0; i < 60 && got.length < 40; i++) {
-          const r = await poll(app, id, `&cursor=${cursor}&wait=5000`);
-          got.push(...r.body.messages);
-          cursor = r.body.cursor;
-        }
-        return got;
-      }).concat([
-        (async () => {
-          for (let i = 0; i < 40; i++) await call(app, "POST", "/chat/send", { sessionId: ids[i % 3], text: `t${i}`, clientMsgId: `k${i}` });
-          return [];
-        })(),
-      ]),
+      ids
+        .map(async (id) => {
+          const got: PollMessage[] = [];
+          let cursor = 0;
+          for (let i = 0; i < 60 && got.length < 40; i++) {
+            const r = await poll(app, id, `&cursor=${cursor}&wait=5000`);
+            got.push(...r.body.messages);
+            cursor = r.body.cursor;
+          }
+          return got;
+        })
+        .concat([
+          (async () => {
+            for (let i = 0; i < 40; i++) await call(app, "POST", "/chat/send", { sessionId: ids[i % 3], text: `t${i}`, clientMsgId: `k${i}` });
+            return [];
+          })(),
+        ]),
     );
     for (const got of seen.slice(0, 3)) expect(got.map((m) => m.clientMsgId)).toEqual(Array.from({ length: 40 }, (_, i) => `k${i}`));
     expect(app.stats()).toMatchObject({ sends: 40, messagesDelivered: 120, waitingPolls: 0 });
@@ -106,7 +111,10 @@ describe("longpoll chat", () => {
 
   it("answers mistakes with a status naming the fix", async () => {
     const app = await start();
-    expect(await call(app, "POST", "/chat/send", { sessionId: "nope", text: "x" })).toMatchObject({ status: 404, body: { error: expect.stringContaining("POST /chat/session first") } });
+    expect(await call(app, "POST", "/chat/send", { sessionId: "nope", text: "x" })).toMatchObject({
+      status: 404,
+      body: { error: expect.stringContaining("POST /chat/session first") },
+    });
     const s = await session(app);
     expect(await call(app, "POST", "/chat/send", { sessionId: s })).toEqual({ status: 400, body: { error: "text is required (a non-empty string)" } });
     expect((await poll(app, s, "&wait=-1")).status).toBe(400);

@@ -1,6 +1,18 @@
 import { createServer, type ServerResponse } from "node:http";
 import { closeHttp, hostPort, listenHttp } from "../listen-http";
-import { asObject, HttpError, idMaker, optionalString, readJson, requiredString, sendError, sendJson, serveStats, type TestApp, type TestAppOptions } from "./app-http";
+import {
+  asObject,
+  HttpError,
+  idMaker,
+  optionalString,
+  readJson,
+  requiredString,
+  sendError,
+  sendJson,
+  serveStats,
+  type TestApp,
+  type TestAppOptions,
+} from "./app-http";
 
 export const LONGPOLL_CHAT_PATHS = { session: "/chat/session", send: "/chat/send", poll: "/chat/poll" } as const;
 /** How long a poll is held when it names no `?wait=`, and the most it may ask for. */
@@ -67,7 +79,8 @@ export async function startLongpollChat(options: TestAppOptions = {}): Promise<T
 
   const sessionOf = (id: string | undefined | null) => {
     const session = id ? sessions.get(id) : undefined;
-    if (!session) throw new HttpError(404, `unknown sessionId ${JSON.stringify(id ?? "")}: POST ${LONGPOLL_CHAT_PATHS.session} first and send the sessionId it returns`);
+    if (!session)
+      throw new HttpError(404, `unknown sessionId ${JSON.stringify(id ?? "")}: POST ${LONGPOLL_CHAT_PATHS.session} first and send the sessionId it returns`);
     return session;
   };
 
@@ -132,7 +145,13 @@ export async function startLongpollChat(options: TestAppOptions = {}): Promise<T
     const route = routes[`${req.method} ${url.pathname}`];
     if (!route) {
       const known = Object.values(LONGPOLL_CHAT_PATHS).includes(url.pathname as never);
-      return sendError(res, new HttpError(known ? 405 : 404, `use POST ${LONGPOLL_CHAT_PATHS.session}, POST ${LONGPOLL_CHAT_PATHS.send}, GET ${LONGPOLL_CHAT_PATHS.poll} or GET /stats`));
+      return sendError(
+        res,
+        new HttpError(
+          known ? 405 : 404,
+          `use POST ${LONGPOLL_CHAT_PATHS.session}, POST ${LONGPOLL_CHAT_PATHS.send}, GET ${LONGPOLL_CHAT_PATHS.poll} or GET /stats`,
+        ),
+      );
     }
     void readJson(req)
       .then((raw) => route(url, asObject(raw, `${req.method} ${url.pathname}`), res))

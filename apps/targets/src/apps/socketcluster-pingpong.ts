@@ -29,7 +29,8 @@ export async function startSocketclusterPingpong(options: TestAppOptions = {}): 
   const stats = () => ({ ...counters });
 
   const http = createServer((req, res) => {
-    if (!serveStats(req, res, stats)) sendJson(res, 404, { error: `no route ${req.method} ${req.url}: connect SocketCluster to ${SOCKETCLUSTER_PINGPONG_PATH}, or GET /stats` });
+    if (!serveStats(req, res, stats))
+      sendJson(res, 404, { error: `no route ${req.method} ${req.url}: connect SocketCluster to ${SOCKETCLUSTER_PINGPONG_PATH}, or GET /stats` });
   });
   const sc = attach(http, { path: SOCKETCLUSTER_PINGPONG_PATH, perMessageDeflate: false });
 

@@ -2,7 +2,19 @@ import { randomBytes } from "node:crypto";
 import { createServer } from "node:http";
 import { Server as IoServer } from "socket.io";
 import { closeHttp, hostPort, listenHttp } from "../listen-http";
-import { asObject, HttpError, idMaker, optionalString, readJson, requiredString, sendError, sendJson, serveStats, type TestApp, type TestAppOptions } from "./app-http";
+import {
+  asObject,
+  HttpError,
+  idMaker,
+  optionalString,
+  readJson,
+  requiredString,
+  sendError,
+  sendJson,
+  serveStats,
+  type TestApp,
+  type TestAppOptions,
+} from "./app-http";
 
 export const SOCKETIO_CHAT_LOGIN_PATH = "/login";
 

@@ -63,7 +63,11 @@ async function stream(url: string) {
 }
 
 async function publish(app: TestApp<unknown>, body: unknown, query = "") {
-  const res = await fetch(`${app.httpUrl}/news/publish${query}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const res = await fetch(`${app.httpUrl}/news/publish${query}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, body: (await res.json()) as { id?: string; delivered?: number; error?: string } };
 }
 

@@ -1,6 +1,18 @@
 import { createServer, type ServerResponse } from "node:http";
 import { closeHttp, hostPort, listenHttp } from "../listen-http";
-import { asObject, HttpError, idMaker, optionalString, readJson, requiredString, sendError, sendJson, serveStats, type TestApp, type TestAppOptions } from "./app-http";
+import {
+  asObject,
+  HttpError,
+  idMaker,
+  optionalString,
+  readJson,
+  requiredString,
+  sendError,
+  sendJson,
+  serveStats,
+  type TestApp,
+  type TestAppOptions,
+} from "./app-http";
 
 export const SSE_NEWS_PATHS = { stream: "/news/stream", publish: "/news/publish" } as const;
 export const SSE_NEWS_EVENT = "headline";

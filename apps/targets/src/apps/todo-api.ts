@@ -1,7 +1,19 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage } from "node:http";
 import { closeHttp, hostPort, listenHttp } from "../listen-http";
-import { asObject, HttpError, idMaker, optionalString, readJson, requiredString, sendError, sendJson, serveStats, type TestApp, type TestAppOptions } from "./app-http";
+import {
+  asObject,
+  HttpError,
+  idMaker,
+  optionalString,
+  readJson,
+  requiredString,
+  sendError,
+  sendJson,
+  serveStats,
+  type TestApp,
+  type TestAppOptions,
+} from "./app-http";
 
 export const TODO_API_PATHS = { login: "/api/login", todos: "/api/todos" } as const;
 
@@ -74,7 +86,13 @@ export async function startTodoApi(options: TestAppOptions = {}): Promise<TestAp
       if (route === `POST ${TODO_API_PATHS.todos}`) {
         const user = userOf(req, false);
         const body = asObject(await readJson(req), route);
-        const todo: Todo = { id: todoIds(), title: requiredString(body, "title"), owner: user, ref: optionalString(body, "ref") ?? null, createdAt: Date.now() };
+        const todo: Todo = {
+          id: todoIds(),
+          title: requiredString(body, "title"),
+          owner: user,
+          ref: optionalString(body, "ref") ?? null,
+          createdAt: Date.now(),
+        };
         const list = todos.get(user) ?? [];
         list.push(todo);
         todos.set(user, list);

@@ -15,7 +15,8 @@ const OUTAGES: Record<string, { title: string; message: string }> = {
   },
   "volley:redis-unreachable": {
     title: "Redis is unreachable",
-    message: "Volley cannot reach Redis, so this page cannot load. Check that Redis is running and that REDIS_URL points at it; the page loads again as soon as Redis answers.",
+    message:
+      "Volley cannot reach Redis, so this page cannot load. Check that Redis is running and that REDIS_URL points at it; the page loads again as soon as Redis answers.",
   },
 };
 

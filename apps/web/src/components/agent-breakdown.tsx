@@ -49,7 +49,10 @@ export function AgentBreakdown({ agents }: { agents: Agent[] }) {
               <td className="num">{fmtMs(a.health.sendLagMaxMs)}</td>
               <td>
                 {a.saturated > 0 ? (
-                  <span className="badge badge-failed" title="The agent's own CPU, event loop or send lag was over its limits: latency in those seconds includes agent delay">
+                  <span
+                    className="badge badge-failed"
+                    title="The agent's own CPU, event loop or send lag was over its limits: latency in those seconds includes agent delay"
+                  >
                     saturated {fmtInt(a.saturated)} s
                   </span>
                 ) : (

@@ -9,9 +9,21 @@ import { apiFetch, ApiRequestError } from "../lib/api-client";
 const describe = (err: unknown) => (err instanceof ApiRequestError ? err.message : String(err));
 
 const COMMANDS: { key: keyof AgentCommands; title: string; note: string }[] = [
-  { key: "script", title: "Linux server (systemd)", note: "Installs this Volley's agent (downloaded from here, checksum verified) and runs it as the volley-agent service. Needs root, systemd and Node.js 20+; run it again to change the token or hub." },
-  { key: "docker", title: "Docker", note: "Builds the agent image from this Volley's agent package (checksum pinned), then runs it. Host networking gives it the machine's full port range and lets it reach targets on 127.0.0.1." },
-  { key: "cli", title: "volley-agent in the foreground", note: "From a Volley checkout (npx volley-agent daemon) or wherever the agent is installed; keep it running under your own supervisor." },
+  {
+    key: "script",
+    title: "Linux server (systemd)",
+    note: "Installs this Volley's agent (downloaded from here, checksum verified) and runs it as the volley-agent service. Needs root, systemd and Node.js 20+; run it again to change the token or hub.",
+  },
+  {
+    key: "docker",
+    title: "Docker",
+    note: "Builds the agent image from this Volley's agent package (checksum pinned), then runs it. Host networking gives it the machine's full port range and lets it reach targets on 127.0.0.1.",
+  },
+  {
+    key: "cli",
+    title: "volley-agent in the foreground",
+    note: "From a Volley checkout (npx volley-agent daemon) or wherever the agent is installed; keep it running under your own supervisor.",
+  },
 ];
 
 function CopyButton({ text }: { text: string }) {
@@ -112,8 +124,8 @@ export function AgentTokensManager({ initialTokens, webOrigin, hubUrl }: { initi
         {created && (
           <div className="agent-install" role="status">
             <p>
-              Join token <strong>{created.token.name}</strong> for pool <code className="mono">{created.token.pool}</code> — the commands hold its secret;
-              copy one now, it is not shown again. Agents dial the hub at <code className="mono">{hubUrl}</code>.
+              Join token <strong>{created.token.name}</strong> for pool <code className="mono">{created.token.pool}</code> — the commands hold its secret; copy
+              one now, it is not shown again. Agents dial the hub at <code className="mono">{hubUrl}</code>.
             </p>
             {COMMANDS.map((c) => (
               <div key={c.key} className="agent-command">
@@ -130,7 +142,13 @@ export function AgentTokensManager({ initialTokens, webOrigin, hubUrl }: { initi
           </div>
         )}
       </section>
-      <CredentialList title="Join tokens" empty="No join tokens yet." tokens={tokens} extra={{ header: "Pool", cell: (t) => <span className="mono">{t.pool}</span> }} onRevoke={(t) => void revoke(t)} />
+      <CredentialList
+        title="Join tokens"
+        empty="No join tokens yet."
+        tokens={tokens}
+        extra={{ header: "Pool", cell: (t) => <span className="mono">{t.pool}</span> }}
+        onRevoke={(t) => void revoke(t)}
+      />
     </>
   );
 }

@@ -24,7 +24,15 @@ const PICKER_PAGE = 20;
  * with deltas against a reference run (the plan's baseline when it is among them), their
  * timelines overlaid on seconds since each run's start, and their sweep curves together.
  */
-export function CompareView({ plans, selected, initialFilters = NO_FILTERS }: { plans: { id: string; name: string }[]; selected: string[]; initialFilters?: RunFilterValues }) {
+export function CompareView({
+  plans,
+  selected,
+  initialFilters = NO_FILTERS,
+}: {
+  plans: { id: string; name: string }[];
+  selected: string[];
+  initialFilters?: RunFilterValues;
+}) {
   const router = useRouter();
   const [loaded, setLoaded] = useState<Record<string, Loaded>>({});
   const [error, setError] = useState<string | null>(null);
@@ -54,7 +62,10 @@ export function CompareView({ plans, selected, initialFilters = NO_FILTERS }: { 
     if (missing.length === 0) return;
     Promise.all(
       missing.map(async (id) => {
-        const [run, iv] = await Promise.all([apiFetch<RunWithMeta>(`/api/v1/runs/${id}`), apiFetch<{ intervals: IntervalPoint[] }>(`/api/v1/runs/${id}/intervals`)]);
+        const [run, iv] = await Promise.all([
+          apiFetch<RunWithMeta>(`/api/v1/runs/${id}`),
+          apiFetch<{ intervals: IntervalPoint[] }>(`/api/v1/runs/${id}/intervals`),
+        ]);
         return [id, { run, intervals: iv.intervals }] as const;
       }),
     )
@@ -82,8 +93,20 @@ export function CompareView({ plans, selected, initialFilters = NO_FILTERS }: { 
     // Runs of one plan share a name: the label adds when each started.
     const name = (r: Loaded) => `${r.run.name} · ${new Date(r.run.startedAt ?? r.run.createdAt).toLocaleTimeString()}`;
     // Off the chart, each legend shows its run's own figure (the summary's, merged from histograms).
-    const latency: ChartSeries[] = runs.map((r, n) => ({ label: `${name(r)} p95`, values: col(r, (p) => p.p95), color: CURVE_COLORS[n % CURVE_COLORS.length]!, format: fmtMs, runValue: r.run.summary && fmtMs(r.run.summary.latency.p95) }));
-    const rate: ChartSeries[] = runs.map((r, n) => ({ label: `${name(r)} received/s`, values: col(r, (p) => p.received), color: CURVE_COLORS[n % CURVE_COLORS.length]!, format: fmtRate, runValue: r.run.summary && `${fmtRate(r.run.summary.messages.receiveRate)} avg` }));
+    const latency: ChartSeries[] = runs.map((r, n) => ({
+      label: `${name(r)} p95`,
+      values: col(r, (p) => p.p95),
+      color: CURVE_COLORS[n % CURVE_COLORS.length]!,
+      format: fmtMs,
+      runValue: r.run.summary && fmtMs(r.run.summary.latency.p95),
+    }));
+    const rate: ChartSeries[] = runs.map((r, n) => ({
+      label: `${name(r)} received/s`,
+      values: col(r, (p) => p.received),
+      color: CURVE_COLORS[n % CURVE_COLORS.length]!,
+      format: fmtRate,
+      runValue: r.run.summary && `${fmtRate(r.run.summary.messages.receiveRate)} avg`,
+    }));
     return { x, latency, rate, none: x.map(() => false) };
   }, [runs]);
 
@@ -95,14 +118,23 @@ export function CompareView({ plans, selected, initialFilters = NO_FILTERS }: { 
         {page === null ? (
           <p className="small muted">Loading runs…</p>
         ) : page.runs.length === 0 ? (
-          <p className="small muted">{Object.values(filters).some(Boolean) ? "No runs match these filters." : "No runs yet: start two runs (the same plan, or different servers) and compare them here."}</p>
+          <p className="small muted">
+            {Object.values(filters).some(Boolean)
+              ? "No runs match these filters."
+              : "No runs yet: start two runs (the same plan, or different servers) and compare them here."}
+          </p>
         ) : (
           <ul className="compare-picker small" data-testid="compare-picker">
             {page.runs.map((c) => (
               <li key={c.id}>
                 <label>
-                  <input type="checkbox" checked={selected.includes(c.id)} onChange={() => toggle(c.id)} data-run={c.id} /> {c.name} <StatusBadge status={c.status} />{" "}
-                  {c.baseline && <span className="badge baseline-badge">baseline</span>} {c.tags.map((t) => <span key={t} className="tag-chip">{t}</span>)}{" "}
+                  <input type="checkbox" checked={selected.includes(c.id)} onChange={() => toggle(c.id)} data-run={c.id} /> {c.name}{" "}
+                  <StatusBadge status={c.status} /> {c.baseline && <span className="badge baseline-badge">baseline</span>}{" "}
+                  {c.tags.map((t) => (
+                    <span key={t} className="tag-chip">
+                      {t}
+                    </span>
+                  ))}{" "}
                   <span className="subtle">{new Date(c.createdAt).toLocaleString()}</span>
                 </label>
               </li>
@@ -131,7 +163,12 @@ export function CompareView({ plans, selected, initialFilters = NO_FILTERS }: { 
         <section className="panel">
           <h2 className="panel-title">Side by side</h2>
           <CompareTable
-            columns={runs.map((r) => ({ id: r.run.id, label: `${r.run.name} · ${new Date(r.run.startedAt ?? r.run.createdAt).toLocaleString()}`, summary: r.run.summary, baseline: r.run.baseline }))}
+            columns={runs.map((r) => ({
+              id: r.run.id,
+              label: `${r.run.name} · ${new Date(r.run.startedAt ?? r.run.createdAt).toLocaleString()}`,
+              summary: r.run.summary,
+              baseline: r.run.baseline,
+            }))}
             referenceId={reference ?? runs.find((r) => r.run.baseline)?.run.id ?? runs[0]!.run.id}
             onReference={setReference}
           />
@@ -145,7 +182,15 @@ export function CompareView({ plans, selected, initialFilters = NO_FILTERS }: { 
           </div>
           <div className="panel chart-panel">
             <h2 className="panel-title">Messages received per second</h2>
-            <TimelineChart x={overlay.x} series={overlay.rate} yLabel="messages/s" warmup={overlay.none} saturated={overlay.none} syncKey="compare" height={220} />
+            <TimelineChart
+              x={overlay.x}
+              series={overlay.rate}
+              yLabel="messages/s"
+              warmup={overlay.none}
+              saturated={overlay.none}
+              syncKey="compare"
+              height={220}
+            />
           </div>
           <div className="panel chart-panel">
             <h2 className="panel-title">Latency vs messages per second</h2>

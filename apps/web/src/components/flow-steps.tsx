@@ -19,7 +19,11 @@ function stepDetail(step: SetupStep): string {
   }
   if ("connect" in step) {
     const c = step.connect;
-    const parts = [c.auth !== undefined && "auth", keys(c.headers).length > 0 && `headers ${keys(c.headers).join(", ")}`, keys(c.query).length > 0 && `query ${keys(c.query).join(", ")}`].filter(Boolean);
+    const parts = [
+      c.auth !== undefined && "auth",
+      keys(c.headers).length > 0 && `headers ${keys(c.headers).join(", ")}`,
+      keys(c.query).length > 0 && `query ${keys(c.query).join(", ")}`,
+    ].filter(Boolean);
     return parts.length ? `with ${parts.join("; ")}` : "to the target";
   }
   if ("send" in step) {

@@ -24,7 +24,12 @@ const chatPlan: Plan = planSchema.parse({
       { think: "100ms" },
     ],
     messages: [
-      { event: "chat", weight: 3, json: { text: "hi #{{ msg.seq }}", clientMsgId: "{{ msg.id }}" }, reply: { event: "message", match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } } },
+      {
+        event: "chat",
+        weight: 3,
+        json: { text: "hi #{{ msg.seq }}", clientMsgId: "{{ msg.id }}" },
+        reply: { event: "message", match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } },
+      },
       { name: "typing", event: "typing", json: {}, reply: false },
     ],
   },
@@ -60,7 +65,17 @@ function flowRun(): Run {
     ),
   ];
   const summary = runSummarySchema.parse(summarizeRun(frames, ["messages.unmatched < 10"], chatPlan));
-  return { id: "run_flow", status: "passed", reason: null, name: "chat flow", plan: chatPlan, createdAt: "2026-01-01T00:00:00Z", startedAt: null, endedAt: null, summary };
+  return {
+    id: "run_flow",
+    status: "passed",
+    reason: null,
+    name: "chat flow",
+    plan: chatPlan,
+    createdAt: "2026-01-01T00:00:00Z",
+    startedAt: null,
+    endedAt: null,
+    summary,
+  };
 }
 
 const text = (html: string) => html.replace(/<[^>]+>/g, " ").replace(/\s+/g, " ");

@@ -64,9 +64,7 @@ export function FlowTables({ flow, plan }: { flow: FlowSummary; plan?: Flow }) {
       <div className="flow-grid">
         <div className="panel flush">
           <table className="table" data-testid="flow-events">
-            <caption>
-              Events received{received > 0 ? ` (${fmtInt(received)}, ${fmtPercent((100 * flow.unmatched) / received, 1)} unmatched)` : ""}
-            </caption>
+            <caption>Events received{received > 0 ? ` (${fmtInt(received)}, ${fmtPercent((100 * flow.unmatched) / received, 1)} unmatched)` : ""}</caption>
             <thead>
               <tr>
                 <th>Event</th>

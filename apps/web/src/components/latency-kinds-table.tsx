@@ -15,7 +15,14 @@ export function LatencyKindsTable({ summary }: { summary: RunSummary }) {
   ];
   // A closed loop has no round trips from an intended time: its empty row would read as "no latency".
   const shown = rows.filter((r) => r.s && (r.s.count > 0 || (r.kind === "Round trip" && !summary.closedLoop) || r.kind === "Connect"));
-  const table = <LatencyRowsTable caption="Latency by measured kind" testId="latency-kinds" className="kinds" rows={shown.map((r) => ({ name: r.kind, hint: r.hint, s: r.s! }))} />;
+  const table = (
+    <LatencyRowsTable
+      caption="Latency by measured kind"
+      testId="latency-kinds"
+      className="kinds"
+      rows={shown.map((r) => ({ name: r.kind, hint: r.hint, s: r.s! }))}
+    />
+  );
   if (!summary.closedLoop) return table;
   return (
     <>

@@ -10,7 +10,21 @@ export interface LatencyRow {
 }
 
 /** A table of latency distributions, one row each, with the same columns everywhere on the run page. */
-export function LatencyRowsTable({ caption, testId, rows, className, mono, children }: { caption: string; testId: string; rows: LatencyRow[]; className?: string; mono?: boolean; children?: ReactNode }) {
+export function LatencyRowsTable({
+  caption,
+  testId,
+  rows,
+  className,
+  mono,
+  children,
+}: {
+  caption: string;
+  testId: string;
+  rows: LatencyRow[];
+  className?: string;
+  mono?: boolean;
+  children?: ReactNode;
+}) {
   return (
     <div className="panel flush">
       <table className={className ? `table ${className}` : "table"} data-testid={testId}>

@@ -78,7 +78,12 @@ export function MembersManager({ orgId, currentUserId, currentRole, members, inv
 
   function remove(m: MemberView) {
     const self = m.userId === currentUserId;
-    if (!window.confirm(self ? "Leave this organization? You lose access to its runs at once." : `Remove ${m.email}? They lose access to this organization at once.`)) return;
+    if (
+      !window.confirm(
+        self ? "Leave this organization? You lose access to its runs at once." : `Remove ${m.email}? They lose access to this organization at once.`,
+      )
+    )
+      return;
     void act(() => orgRequest("remove-member", { memberIdOrEmail: m.id, organizationId: orgId }));
   }
 
@@ -100,8 +105,8 @@ export function MembersManager({ orgId, currentUserId, currentRole, members, inv
         <section className="panel">
           <h2 className="panel-title">Invite someone</h2>
           <p className="muted">
-            No email is sent (this installation has no mail server): copy the invitation link and send it yourself. Whoever opens it signs in or creates an account
-            with the invited address, then joins. The link works once and expires after 7 days.
+            No email is sent (this installation has no mail server): copy the invitation link and send it yourself. Whoever opens it signs in or creates an
+            account with the invited address, then joins. The link works once and expires after 7 days.
           </p>
           <form className="inline-form" onSubmit={invite}>
             <label>

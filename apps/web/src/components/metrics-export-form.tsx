@@ -18,7 +18,10 @@ const parseLabels = (text: string) =>
         return at < 0 ? [l, ""] : [l.slice(0, at).trim(), l.slice(at + 1).trim()];
       }),
   );
-const formatLabels = (labels: Record<string, string>) => Object.entries(labels).map(([k, v]) => `${k}=${v}`).join("\n");
+const formatLabels = (labels: Record<string, string>) =>
+  Object.entries(labels)
+    .map(([k, v]) => `${k}=${v}`)
+    .join("\n");
 
 /** The org's Prometheus remote-write export: set, see the last push, remove. */
 export function MetricsExportForm({ initial }: { initial: MetricsExport | null }) {
@@ -72,7 +75,12 @@ export function MetricsExportForm({ initial }: { initial: MetricsExport | null }
           <input type="text" name="url" required maxLength={2000} placeholder="https://prometheus.example.com/api/v1/write" defaultValue={current?.url ?? ""} />
         </label>
         <label>
-          Authorization header {current?.hasAuthorization ? <span className="muted">(one is stored; leave empty to keep it)</span> : <span className="muted">(optional: Bearer … or Basic …)</span>}
+          Authorization header{" "}
+          {current?.hasAuthorization ? (
+            <span className="muted">(one is stored; leave empty to keep it)</span>
+          ) : (
+            <span className="muted">(optional: Bearer … or Basic …)</span>
+          )}
           <input type="password" name="authorization" autoComplete="off" maxLength={4096} placeholder={current?.hasAuthorization ? "••••••••" : "Bearer …"} />
         </label>
         {current?.hasAuthorization && (
@@ -107,7 +115,11 @@ export function MetricsExportForm({ initial }: { initial: MetricsExport | null }
           {error}
         </p>
       )}
-      {saved && !error && <p className="good" role="status">Saved. Runs that start from now on are pushed there, running ones within 30 s.</p>}
+      {saved && !error && (
+        <p className="good" role="status">
+          Saved. Runs that start from now on are pushed there, running ones within 30 s.
+        </p>
+      )}
       {current && (
         <p className="muted" data-testid="metrics-export-last-push">
           Last push:{" "}

@@ -18,7 +18,16 @@ const KINDS: { metric: string; label: string; color: string }[] = [
 const toX = (p: number, total: number) => (p >= 100 ? Math.max(total, 10) : 1 / (1 - p / 100));
 const fmtPercentile = (x: number) => {
   const p = 100 * (1 - 1 / x);
-  return p <= 0 ? "0%" : `${p >= 99 ? p.toPrecision(Math.max(3, Math.ceil(-Math.log10(1 - p / 100)) + 1)).replace(/0+$/, "").replace(/\.$/, "") : Math.round(p)}%`;
+  return p <= 0
+    ? "0%"
+    : `${
+        p >= 99
+          ? p
+              .toPrecision(Math.max(3, Math.ceil(-Math.log10(1 - p / 100)) + 1))
+              .replace(/0+$/, "")
+              .replace(/\.$/, "")
+          : Math.round(p)
+      }%`;
 };
 
 /** The value at percentile `p` of a spectrum (the first point at or past it), ms. */
@@ -61,7 +70,13 @@ export function PercentileSpectrum({ spectra }: { spectra: Record<string, Spectr
       return [pts.map((p) => toX(p.percentile, total)), pts.map((p) => (logY ? Math.max(p.ms, 0.001) : p.ms))] as [number[], number[]];
     });
     const data = uPlot.join(tables);
-    const axis = { stroke: "#4b5563", grid: { stroke: "#eceef2", width: 1 }, ticks: { stroke: "#d6d9df", width: 1 }, font: "11px system-ui, sans-serif", labelFont: "12px system-ui, sans-serif" };
+    const axis = {
+      stroke: "#4b5563",
+      grid: { stroke: "#eceef2", width: 1 },
+      ticks: { stroke: "#d6d9df", width: 1 },
+      font: "11px system-ui, sans-serif",
+      labelFont: "12px system-ui, sans-serif",
+    };
     const u = new uPlot(
       {
         width: Math.max(300, el.clientWidth),
@@ -69,7 +84,14 @@ export function PercentileSpectrum({ spectra }: { spectra: Record<string, Spectr
         scales: { x: { time: false, distr: 3, log: 10 }, y: logY ? { distr: 3, log: 10 } : { range: (_u, _min, max) => [0, max > 0 ? max * 1.08 : 1] } },
         axes: [
           // Decades only (0, 90, 99, 99.9 … %): log splits at 2, 3, 4… crowded their labels into each other.
-          { ...axis, splits: (_u, _i, min, max) => decades(min, max), values: (_u, vals) => vals.map((v) => (v == null ? "" : fmtPercentile(v))), label: "percentile", labelSize: 20, size: 36 },
+          {
+            ...axis,
+            splits: (_u, _i, min, max) => decades(min, max),
+            values: (_u, vals) => vals.map((v) => (v == null ? "" : fmtPercentile(v))),
+            label: "percentile",
+            labelSize: 20,
+            size: 36,
+          },
           { ...axis, label: "ms", size: fitAxis, labelSize: 20, labelGap: 2 },
         ],
         series: [

@@ -86,7 +86,6 @@ export function PlanEditor({ initialText, saved, canSave = false }: PlanEditorPr
     }
   };
 
-
   const stale = deferred !== text;
   return (
     <div className="editor-layout">
@@ -147,14 +146,29 @@ export function PlanEditor({ initialText, saved, canSave = false }: PlanEditorPr
           {submit.kind === "submitting" ? "Starting…" : saved && dirty ? "Save and run" : "Run"}
         </button>
         {(canSave || saved) && (
-          <button type="button" className="button block" disabled={!result.ok || saveState.kind === "submitting" || (saved !== undefined && !dirty)} onClick={() => void save()}>
-            {saveState.kind === "submitting" ? "Saving…" : saved ? (dirty ? `Save as version ${saved.version + 1}` : `Saved (version ${saved.version})`) : "Save plan"}
+          <button
+            type="button"
+            className="button block"
+            disabled={!result.ok || saveState.kind === "submitting" || (saved !== undefined && !dirty)}
+            onClick={() => void save()}
+          >
+            {saveState.kind === "submitting"
+              ? "Saving…"
+              : saved
+                ? dirty
+                  ? `Save as version ${saved.version + 1}`
+                  : `Saved (version ${saved.version})`
+                : "Save plan"}
           </button>
         )}
         {(saveState.kind === "rejected" || saveState.kind === "failed") && (
           <div className="panel panel-error" role="alert">
             <h2 className="panel-title">The plan could not be saved</h2>
-            {saveState.kind === "rejected" && saveState.issues.length ? <IssueList issues={saveState.issues} /> : <p className="panel-message">{saveState.message}</p>}
+            {saveState.kind === "rejected" && saveState.issues.length ? (
+              <IssueList issues={saveState.issues} />
+            ) : (
+              <p className="panel-message">{saveState.message}</p>
+            )}
           </div>
         )}
         <p className="subtle small center">Ctrl+Enter runs the plan · Ctrl+Space completes a field</p>
@@ -177,8 +191,8 @@ export function PlanEditor({ initialText, saved, canSave = false }: PlanEditorPr
           <dl className="small">
             <dt>target</dt>
             <dd>
-              <code>url</code>, <code>protocol</code>: ws, socketio, sockjs, stomp, sse, long-polling, short-polling, http or socketcluster (each with its own options block, e.g.{" "}
-              <code>socketio: {"{ ack: true }"}</code>), <code>connectTimeout</code>, <code>headers</code>
+              <code>url</code>, <code>protocol</code>: ws, socketio, sockjs, stomp, sse, long-polling, short-polling, http or socketcluster (each with its own
+              options block, e.g. <code>socketio: {"{ ack: true }"}</code>), <code>connectTimeout</code>, <code>headers</code>
             </dd>
             <dt>connections</dt>
             <dd>
@@ -186,13 +200,13 @@ export function PlanEditor({ initialText, saved, canSave = false }: PlanEditorPr
             </dd>
             <dt>scenario</dt>
             <dd>
-              <code>kind</code>: echo, broadcast, groups, storm or http-rps; <code>message</code> {"{ bytes, rate, per: connection|aggregate, arrival: constant|poisson, timeout }"},{" "}
-              <code>duration</code>, <code>warmup</code>
+              <code>kind</code>: echo, broadcast, groups, storm or http-rps; <code>message</code>{" "}
+              {"{ bytes, rate, per: connection|aggregate, arrival: constant|poisson, timeout }"}, <code>duration</code>, <code>warmup</code>
             </dd>
             <dt>thresholds</dt>
             <dd>
-              <code>latency.p95 &lt; 200ms</code>, <code>errors.rate &lt; 1%</code>, <code>messages.loss_rate &lt; 0.1%</code>, <code>connect.p95 &lt; 1s</code>; or{" "}
-              <code>{'{ expression: "latency.p95 < 200ms", abortOnFail: true, delay: "10s" }'}</code> to stop the run as failed as soon as it breaks
+              <code>latency.p95 &lt; 200ms</code>, <code>errors.rate &lt; 1%</code>, <code>messages.loss_rate &lt; 0.1%</code>, <code>connect.p95 &lt; 1s</code>
+              ; or <code>{'{ expression: "latency.p95 < 200ms", abortOnFail: true, delay: "10s" }'}</code> to stop the run as failed as soon as it breaks
             </dd>
             <dt>flow</dt>
             <dd>

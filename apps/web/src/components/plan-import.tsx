@@ -27,10 +27,22 @@ async function guessFormat(file: File): Promise<Format> {
 function describeRefusal(err: unknown, fileName: string): { title: string; lines: string[] } {
   if (!(err instanceof ApiRequestError)) return { title: "The import failed", lines: [err instanceof Error ? err.message : String(err)] };
   if (err.code === "payload_too_large") {
-    return { title: "The file is too large to import", lines: [`${err.message}. Record a shorter session (only the log-in, the connect and a few messages), or raise VOLLEY_MAX_BODY_BYTES on the server.`] };
+    return {
+      title: "The file is too large to import",
+      lines: [`${err.message}. Record a shorter session (only the log-in, the connect and a few messages), or raise VOLLEY_MAX_BODY_BYTES on the server.`],
+    };
   }
   if (err.status !== 400) return { title: "The import failed", lines: [err.message] };
-  const label = (i: FieldIssue) => (i.path === "content" ? fileName : i.path === "targetUrl" ? "Target URL" : i.path.startsWith("files") ? "Payload files" : i.path === "format" ? "Format" : i.path);
+  const label = (i: FieldIssue) =>
+    i.path === "content"
+      ? fileName
+      : i.path === "targetUrl"
+        ? "Target URL"
+        : i.path.startsWith("files")
+          ? "Payload files"
+          : i.path === "format"
+            ? "Format"
+            : i.path;
   return { title: `${fileName} could not be imported`, lines: err.issues.length ? err.issues.map((i) => `${label(i)}: ${i.message}`) : [err.message] };
 }
 
@@ -154,13 +166,14 @@ export function PlanImport() {
       <section className="panel import-help small">
         <h2 className="panel-title">Recording a HAR with its WebSocket messages</h2>
         <p>
-          In Chrome or Edge, open DevTools on the Network panel and tick <strong>Preserve log</strong> <em>before</em> the page connects (reload it with the panel open), use the app
-          for a moment (log in, join, send a few messages), then right-click the request list → <strong>Save all as HAR with content</strong>. The WebSocket frames are saved in the file
-          (as <code>_webSocketMessages</code>); scripts and images are left out before upload.
+          In Chrome or Edge, open DevTools on the Network panel and tick <strong>Preserve log</strong> <em>before</em> the page connects (reload it with the
+          panel open), use the app for a moment (log in, join, send a few messages), then right-click the request list →{" "}
+          <strong>Save all as HAR with content</strong>. The WebSocket frames are saved in the file (as <code>_webSocketMessages</code>); scripts and images are
+          left out before upload.
         </p>
         <p>
-          An Artillery script imports its <code>ws</code> or <code>socketio</code> scenario (flow, emit/response, think, loop); add the CSV files its <code>config.payload</code>{" "}
-          names.
+          An Artillery script imports its <code>ws</code> or <code>socketio</code> scenario (flow, emit/response, think, loop); add the CSV files its{" "}
+          <code>config.payload</code> names.
         </p>
       </section>
     </>

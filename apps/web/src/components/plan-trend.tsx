@@ -23,10 +23,32 @@ export function PlanTrend({ trend }: { trend: Trend }) {
     const series: ChartSeries[] = [
       { label: "p95", values: trend.points.map((p) => p.p95), color: "#d97706", format: fmtMs, runValue: latest(last?.p95, fmtMs) },
       hasCapacity
-        ? { label: "capacity", values: trend.points.map((p) => p.capacity), color: "#7c3aed", axis: "right", format: fmtRate, runValue: latest(last?.capacity, fmtRate) }
-        : { label: "received/s", values: trend.points.map((p) => p.receiveRate), color: "#16a34a", axis: "right", format: fmtRate, runValue: latest(last?.receiveRate, fmtRate) },
+        ? {
+            label: "capacity",
+            values: trend.points.map((p) => p.capacity),
+            color: "#7c3aed",
+            axis: "right",
+            format: fmtRate,
+            runValue: latest(last?.capacity, fmtRate),
+          }
+        : {
+            label: "received/s",
+            values: trend.points.map((p) => p.receiveRate),
+            color: "#16a34a",
+            axis: "right",
+            format: fmtRate,
+            runValue: latest(last?.receiveRate, fmtRate),
+          },
     ];
-    const errors: ChartSeries[] = [{ label: "error rate", values: trend.points.map((p) => p.errorRate), color: "#c81e1e", format: (v) => fmtPercent(v, 2), runValue: latest(last?.errorRate, (v) => fmtPercent(v, 2)) }];
+    const errors: ChartSeries[] = [
+      {
+        label: "error rate",
+        values: trend.points.map((p) => p.errorRate),
+        color: "#c81e1e",
+        format: (v) => fmtPercent(v, 2),
+        runValue: latest(last?.errorRate, (v) => fmtPercent(v, 2)),
+      },
+    ];
     return { x, series, errors, none: x.map(() => false), y2: hasCapacity ? "capacity msg/s" : "messages/s" };
   }, [trend]);
   const regressed = trend.points.filter((p) => p.regressions.length > 0).length;
@@ -39,7 +61,8 @@ export function PlanTrend({ trend }: { trend: Trend }) {
         <p className="small muted">
           {trend.baselineRunId ? (
             <>
-              Judged against the baseline <Link href={`/runs/${trend.baselineRunId}`}>{trend.baselineRunId}</Link>: a run {trend.tolerancePct}% worse on a metric (past its noise floor) is flagged.{" "}
+              Judged against the baseline <Link href={`/runs/${trend.baselineRunId}`}>{trend.baselineRunId}</Link>: a run {trend.tolerancePct}% worse on a
+              metric (past its noise floor) is flagged.{" "}
               {regressed > 0 ? <strong className="bad">{regressed} regressed.</strong> : <span className="good">None regressed.</span>}
             </>
           ) : (
@@ -80,7 +103,12 @@ export function PlanTrend({ trend }: { trend: Trend }) {
                 <td>
                   <Link href={`/runs/${p.runId}`}>{p.name}</Link>
                   <div className="subtle small" suppressHydrationWarning>
-                    {fmtDateTime(p.at)} {p.tags.map((t) => <span key={t} className="tag-chip">{t}</span>)}
+                    {fmtDateTime(p.at)}{" "}
+                    {p.tags.map((t) => (
+                      <span key={t} className="tag-chip">
+                        {t}
+                      </span>
+                    ))}
                   </div>
                 </td>
                 <td>

@@ -11,7 +11,8 @@ export function RemoveAgentButton({ id, name }: { id: string; name: string }) {
   const [error, setError] = useState<string | null>(null);
 
   async function remove() {
-    if (!window.confirm(`Remove agent "${name}" from the list? Runs it took part in keep their data; if it connects again, it reappears as a new agent.`)) return;
+    if (!window.confirm(`Remove agent "${name}" from the list? Runs it took part in keep their data; if it connects again, it reappears as a new agent.`))
+      return;
     setBusy(true);
     setError(null);
     try {

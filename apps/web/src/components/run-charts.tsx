@@ -40,27 +40,99 @@ export const RunCharts = memo(function RunCharts({ run, intervals }: { run: Run;
           { label: "p50", values: col((p) => p.p50), color: "#2563eb", format: fmtMs, spanGaps, runValue: rl && fmtMs(rl.p50) },
           { label: "p95", values: col((p) => p.p95), color: "#d97706", format: fmtMs, spanGaps, runValue: rl && fmtMs(rl.p95) },
           { label: "p99", values: col((p) => p.p99), color: "#dc2626", format: fmtMs, spanGaps, runValue: rl && fmtMs(rl.p99) },
-          { label: "max", values: col((p) => p.max), color: "#6b7280", dash: [4, 4], width: 1, hidden: true, format: fmtMs, spanGaps, runValue: rl && fmtMs(rl.max) },
+          {
+            label: "max",
+            values: col((p) => p.max),
+            color: "#6b7280",
+            dash: [4, 4],
+            width: 1,
+            hidden: true,
+            format: fmtMs,
+            spanGaps,
+            runValue: rl && fmtMs(rl.max),
+          },
           ...(hasDelivery
-            ? [{ label: "delivery p95", values: col((p) => p.delivery?.p95 ?? null), color: "#0d9488", dash: [6, 3], format: fmtMs, spanGaps, runValue: s?.deliveries && fmtMs(s.deliveries.latency.p95) }]
+            ? [
+                {
+                  label: "delivery p95",
+                  values: col((p) => p.delivery?.p95 ?? null),
+                  color: "#0d9488",
+                  dash: [6, 3],
+                  format: fmtMs,
+                  spanGaps,
+                  runValue: s?.deliveries && fmtMs(s.deliveries.latency.p95),
+                },
+              ]
             : []),
         ];
     const throughput: ChartSeries[] = [
       { label: "sent/s", values: col((p) => p.sent), color: "#2563eb", format: fmtRate, runValue: s && `${fmtRate(s.messages.sendRate)} avg` },
-      ...(deliveryOnly ? [] : [{ label: "received/s", values: col((p) => p.received), color: "#16a34a", format: fmtRate, runValue: s && `${fmtRate(s.messages.receiveRate)} avg` }]),
-      ...(hasDelivery ? [{ label: "delivered/s", values: col((p) => p.delivery?.received ?? 0), color: "#0d9488", format: fmtRate, runValue: s?.deliveries && `${fmtRate(s.deliveries.rate)} avg` }] : []),
-      { label: "connections", values: col((p) => p.connections), color: "#7c3aed", axis: "right", width: 1.25, fill: "rgba(124, 58, 237, 0.06)", format: fmtInt, runValue: `${fmtInt(max((p) => p.connections))} peak` },
+      ...(deliveryOnly
+        ? []
+        : [
+            { label: "received/s", values: col((p) => p.received), color: "#16a34a", format: fmtRate, runValue: s && `${fmtRate(s.messages.receiveRate)} avg` },
+          ]),
+      ...(hasDelivery
+        ? [
+            {
+              label: "delivered/s",
+              values: col((p) => p.delivery?.received ?? 0),
+              color: "#0d9488",
+              format: fmtRate,
+              runValue: s?.deliveries && `${fmtRate(s.deliveries.rate)} avg`,
+            },
+          ]
+        : []),
+      {
+        label: "connections",
+        values: col((p) => p.connections),
+        color: "#7c3aed",
+        axis: "right",
+        width: 1.25,
+        fill: "rgba(124, 58, 237, 0.06)",
+        format: fmtInt,
+        runValue: `${fmtInt(max((p) => p.connections))} peak`,
+      },
     ];
     const problems: ChartSeries[] = [
       { label: "errors/s", values: col((p) => p.errors), color: "#dc2626", format: fmtRate, runValue: total((p) => p.errors) },
       { label: "disconnects/s", values: col((p) => p.disconnects), color: "#9333ea", format: fmtRate, runValue: total((p) => p.disconnects) },
-      { label: "lost/s", values: col((p) => p.lost + (p.delivery?.lost ?? 0)), color: "#ea580c", format: fmtRate, runValue: total((p) => p.lost + (p.delivery?.lost ?? 0)) },
-      { label: "connect failures/s", values: col((p) => p.connectFailed), color: "#0f766e", width: 1, format: fmtRate, runValue: total((p) => p.connectFailed) },
+      {
+        label: "lost/s",
+        values: col((p) => p.lost + (p.delivery?.lost ?? 0)),
+        color: "#ea580c",
+        format: fmtRate,
+        runValue: total((p) => p.lost + (p.delivery?.lost ?? 0)),
+      },
+      {
+        label: "connect failures/s",
+        values: col((p) => p.connectFailed),
+        color: "#0f766e",
+        width: 1,
+        format: fmtRate,
+        runValue: total((p) => p.connectFailed),
+      },
     ];
     const health: ChartSeries[] = [
       { label: "CPU (worst agent)", values: col((p) => p.health.cpu), color: "#0891b2", format: fmtPct, runValue: `${fmtPct(max((p) => p.health.cpu))} max` },
-      { label: "event-loop delay", values: col((p) => p.health.eventLoopMs), color: "#a16207", axis: "right", width: 1.25, format: fmtMs, runValue: `${fmtMs(max((p) => p.health.eventLoopMs))} max` },
-      { label: "send lag", values: col((p) => p.health.sendLagMs), color: "#be123c", axis: "right", width: 1.25, format: fmtMs, runValue: `${fmtMs(max((p) => p.health.sendLagMs))} max` },
+      {
+        label: "event-loop delay",
+        values: col((p) => p.health.eventLoopMs),
+        color: "#a16207",
+        axis: "right",
+        width: 1.25,
+        format: fmtMs,
+        runValue: `${fmtMs(max((p) => p.health.eventLoopMs))} max`,
+      },
+      {
+        label: "send lag",
+        values: col((p) => p.health.sendLagMs),
+        color: "#be123c",
+        axis: "right",
+        width: 1.25,
+        format: fmtMs,
+        runValue: `${fmtMs(max((p) => p.health.sendLagMs))} max`,
+      },
     ];
     return {
       x,
@@ -115,14 +187,17 @@ export const RunCharts = memo(function RunCharts({ run, intervals }: { run: Run;
         <TimelineChart {...common} series={d.throughput} thresholds={d.throughputThresholds} yLabel="messages/s" y2Label="connections" />
       </div>
       <div className="panel chart-panel">
-        <h2 className="panel-title">
-          Errors and disconnects{!d.anyProblem && <span className="title-note good"> none so far</span>}
-        </h2>
+        <h2 className="panel-title">Errors and disconnects{!d.anyProblem && <span className="title-note good"> none so far</span>}</h2>
         <TimelineChart {...common} series={d.problems} yLabel="per second" />
       </div>
       <div className="panel chart-panel">
         <h2 className="panel-title">
-          Agent health{anySaturated ? <span className="title-note bad"> saturated in {fmtInt(d.saturated.filter(Boolean).length)} s</span> : <span className="title-note good"> not saturated</span>}
+          Agent health
+          {anySaturated ? (
+            <span className="title-note bad"> saturated in {fmtInt(d.saturated.filter(Boolean).length)} s</span>
+          ) : (
+            <span className="title-note good"> not saturated</span>
+          )}
         </h2>
         <TimelineChart {...common} series={d.health} yLabel="CPU % of a core" y2Label="ms" />
       </div>

@@ -22,10 +22,20 @@ export function RunExports({ run, intervals }: { run: Run; intervals: IntervalPo
   return (
     <div className="exports" data-testid="run-exports">
       <span className="small subtle">Export</span>
-      <button type="button" className="button small" disabled={!run.summary} onClick={() => download(`${run.id}-summary.json`, "application/json", `${JSON.stringify(run, null, 2)}\n`)}>
+      <button
+        type="button"
+        className="button small"
+        disabled={!run.summary}
+        onClick={() => download(`${run.id}-summary.json`, "application/json", `${JSON.stringify(run, null, 2)}\n`)}
+      >
         Summary (JSON)
       </button>
-      <button type="button" className="button small" disabled={intervals.length === 0} onClick={() => download(`${run.id}-intervals.csv`, "text/csv", intervalsCsv(intervals))}>
+      <button
+        type="button"
+        className="button small"
+        disabled={intervals.length === 0}
+        onClick={() => download(`${run.id}-intervals.csv`, "text/csv", intervalsCsv(intervals))}
+      >
         Intervals (CSV)
       </button>
       <a className="button small" href={`/api/v1/runs/${run.id}/junit`} download>

@@ -5,14 +5,26 @@ import { useEffect, useState, type FormEvent } from "react";
 import { NO_FILTERS, type RunFilterValues } from "../lib/run-filter-values";
 
 /** Search, plan, status, tag and date filters for a run list; `onApply` gets them when the form is submitted (or a select changes). */
-export function RunFilters({ value, plans, onApply, compact = false }: { value: RunFilterValues; plans: { id: string; name: string }[]; onApply: (f: RunFilterValues) => void; compact?: boolean }) {
+export function RunFilters({
+  value,
+  plans,
+  onApply,
+  compact = false,
+}: {
+  value: RunFilterValues;
+  plans: { id: string; name: string }[];
+  onApply: (f: RunFilterValues) => void;
+  compact?: boolean;
+}) {
   const [f, setF] = useState(value);
   useEffect(() => setF(value), [value]);
-  const set = (k: keyof RunFilterValues, apply = false) => (e: { target: { value: string } }) => {
-    const next = { ...f, [k]: e.target.value };
-    setF(next);
-    if (apply) onApply(next);
-  };
+  const set =
+    (k: keyof RunFilterValues, apply = false) =>
+    (e: { target: { value: string } }) => {
+      const next = { ...f, [k]: e.target.value };
+      setF(next);
+      if (apply) onApply(next);
+    };
   const submit = (e: FormEvent) => {
     e.preventDefault();
     onApply(f);

@@ -85,7 +85,11 @@ export function RunView({ initialRun, initialIntervals }: { initialRun: Run; ini
             <span suppressHydrationWarning>Created {fmtDateTime(run.createdAt)}</span>
             {run.startedAt && <span suppressHydrationWarning>started {fmtDateTime(run.startedAt)}</span>}
             {run.endedAt && <span suppressHydrationWarning>ended {fmtDateTime(run.endedAt)}</span>}
-            {elapsed !== null && <span suppressHydrationWarning>{final ? "took" : "running for"} {fmtDuration(elapsed)}</span>}
+            {elapsed !== null && (
+              <span suppressHydrationWarning>
+                {final ? "took" : "running for"} {fmtDuration(elapsed)}
+              </span>
+            )}
           </div>
         </div>
         <div className="run-actions">
@@ -117,7 +121,17 @@ export function RunView({ initialRun, initialIntervals }: { initialRun: Run; ini
       )}
       {showReason && (
         <div className={`banner banner-${run.status}`} role="status">
-          <strong>{run.status === "failed" ? "Failed: " : run.status === "errored" ? "Errored: " : run.status === "aborted" ? "Aborted: " : run.status === "degraded" ? "Degraded: " : ""}</strong>
+          <strong>
+            {run.status === "failed"
+              ? "Failed: "
+              : run.status === "errored"
+                ? "Errored: "
+                : run.status === "aborted"
+                  ? "Aborted: "
+                  : run.status === "degraded"
+                    ? "Degraded: "
+                    : ""}
+          </strong>
           <ReasonText reason={run.reason!} />
         </div>
       )}

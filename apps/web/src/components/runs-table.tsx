@@ -44,7 +44,12 @@ export function RunsTable({ runs }: { runs: RunListItem[] }) {
                   <div className="mono subtle">{r.id}</div>
                   {(r.baseline || r.tags.length > 0) && (
                     <div>
-                      {r.baseline && <span className="badge baseline-badge">baseline</span>} {r.tags.map((t) => <span key={t} className="tag-chip">{t}</span>)}
+                      {r.baseline && <span className="badge baseline-badge">baseline</span>}{" "}
+                      {r.tags.map((t) => (
+                        <span key={t} className="tag-chip">
+                          {t}
+                        </span>
+                      ))}
                     </div>
                   )}
                 </td>

@@ -74,7 +74,14 @@ export function ScheduleEditor({ planId, initial, canEdit }: { planId: string; i
         <form className="inline-form" onSubmit={save}>
           <label>
             Cron <span className="subtle small">(minute hour day month weekday)</span>
-            <input type="text" value={cron} onChange={(e) => setCron(e.target.value)} className="mono" aria-invalid={issueOf("cron") ? true : undefined} aria-label="Cron expression" />
+            <input
+              type="text"
+              value={cron}
+              onChange={(e) => setCron(e.target.value)}
+              className="mono"
+              aria-invalid={issueOf("cron") ? true : undefined}
+              aria-label="Cron expression"
+            />
             {issueOf("cron") && (
               <span className="bad small" role="alert">
                 cron: {issueOf("cron")}
@@ -83,7 +90,13 @@ export function ScheduleEditor({ planId, initial, canEdit }: { planId: string; i
           </label>
           <label>
             Time zone
-            <input type="text" value={timezone} onChange={(e) => setTimezone(e.target.value)} aria-invalid={issueOf("timezone") ? true : undefined} aria-label="Time zone" />
+            <input
+              type="text"
+              value={timezone}
+              onChange={(e) => setTimezone(e.target.value)}
+              aria-invalid={issueOf("timezone") ? true : undefined}
+              aria-label="Time zone"
+            />
             {issueOf("timezone") && (
               <span className="bad small" role="alert">
                 timezone: {issueOf("timezone")}

@@ -67,7 +67,9 @@ export function SummaryTables({ run }: { run: Run }) {
     );
   }
   const m = s.messages;
-  const errors = Object.entries(s.errors).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]);
+  const errors = Object.entries(s.errors)
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1]);
   const errorTotal = errors.reduce((n, [, v]) => n + v, 0);
   const d = s.deliveries;
   // Groups and broadcast without echo time deliveries only: their "received" is the deliveries.
@@ -85,9 +87,10 @@ export function SummaryTables({ run }: { run: Run }) {
       </div>
       {s.intervals.saturated > 0 && (
         <div className="banner banner-warn">
-          The load generator was saturated in {fmtInt(s.intervals.saturated)} interval{s.intervals.saturated === 1 ? "" : "s"}: its own CPU or send lag was a bottleneck, so
-          latency there includes agent delay.
-          {(m.shed ?? 0) > 0 && ` It fell so far behind that it gave up on ${fmtInt(m.shed!)} planned message${m.shed === 1 ? "" : "s"} unsent (shed, not counted as sent).`}{" "}
+          The load generator was saturated in {fmtInt(s.intervals.saturated)} interval{s.intervals.saturated === 1 ? "" : "s"}: its own CPU or send lag was a
+          bottleneck, so latency there includes agent delay.
+          {(m.shed ?? 0) > 0 &&
+            ` It fell so far behind that it gave up on ${fmtInt(m.shed!)} planned message${m.shed === 1 ? "" : "s"} unsent (shed, not counted as sent).`}{" "}
           Use more agents or a lower rate for a clean measurement.
         </div>
       )}
@@ -99,15 +102,30 @@ export function SummaryTables({ run }: { run: Run }) {
             <tbody>
               <Row label="Sent" value={fmtInt(m.sent)} />
               {!deliveryOnly && <Row label="Replies received" value={fmtInt(m.received)} />}
-              {!deliveryOnly && <Row label="Replies lost" value={fmtInt(m.lost)} tone={m.lost > 0 ? "bad" : undefined} hint="No reply within the message timeout" />}
+              {!deliveryOnly && (
+                <Row label="Replies lost" value={fmtInt(m.lost)} tone={m.lost > 0 ? "bad" : undefined} hint="No reply within the message timeout" />
+              )}
               {!deliveryOnly && <Row label="Replied" value={fmtPercent(m.sent ? (100 * m.received) / m.sent : null, 2)} />}
               {d && <Row label="Deliveries due" value={fmtInt(d.expected)} hint="One per message and receiver (the other members of the room or group)" />}
               {d && <Row label="Delivered" value={fmtInt(d.received)} />}
-              {d && <Row label="Deliveries lost" value={fmtInt(d.lost)} tone={d.lost > 0 ? "bad" : undefined} hint="Not delivered within the message timeout" />}
+              {d && (
+                <Row label="Deliveries lost" value={fmtInt(d.lost)} tone={d.lost > 0 ? "bad" : undefined} hint="Not delivered within the message timeout" />
+              )}
               {d && <Row label="Delivery ratio" value={fmtPercent(d.ratio, 2)} tone={d.ratio !== null && d.ratio < 99 ? "bad" : undefined} />}
-              {d && d.duplicated > 0 && <Row label="Duplicate deliveries" value={fmtInt(d.duplicated)} tone="bad" hint="deliveries.duplicated: a second copy of a message to a member that already had it" />}
+              {d && d.duplicated > 0 && (
+                <Row
+                  label="Duplicate deliveries"
+                  value={fmtInt(d.duplicated)}
+                  tone="bad"
+                  hint="deliveries.duplicated: a second copy of a message to a member that already had it"
+                />
+              )}
               {d && (d.lateJoiner ?? 0) > 0 && (
-                <Row label="Copies to late joiners" value={fmtInt(d.lateJoiner!)} hint="deliveries.late_joiner: copies of messages sent before the member joined the room; not due, so neither delivered nor duplicates" />
+                <Row
+                  label="Copies to late joiners"
+                  value={fmtInt(d.lateJoiner!)}
+                  hint="deliveries.late_joiner: copies of messages sent before the member joined the room; not due, so neither delivered nor duplicates"
+                />
               )}
               <Row label="Send rate" value={fmtRate(m.sendRate)} hint="Over measured (non-warm-up) seconds" />
               {!deliveryOnly && <Row label="Receive rate" value={fmtRate(m.receiveRate)} />}

@@ -50,15 +50,41 @@ export function SweepChart({ runs }: { runs: Run[] }) {
     if (!el || curves.length === 0) return;
     const { data } = aligned(curves, lines);
     // Off the chart the legend shows each curve's marked point (capacity, else knee, else its last step), not dashes.
-    const series: uPlot.Series[] = [{ label: x === "delivery" ? "deliveries/s" : x === "sent" ? "sent/s" : "received/s", value: (_u, v, _s, idx) => (idx == null ? "marked point" : v == null ? "—" : fmtRate(v)) }];
+    const series: uPlot.Series[] = [
+      {
+        label: x === "delivery" ? "deliveries/s" : x === "sent" ? "sent/s" : "received/s",
+        value: (_u, v, _s, idx) => (idx == null ? "marked point" : v == null ? "—" : fmtRate(v)),
+      },
+    ];
     for (const c of curves) {
       const mark = c.points[c.capacity ?? c.knee ?? c.points.length - 1];
       const idle = mark && mark.y !== null ? `${fmtMs(mark.y)} at ${fmtRate(mark.x)}` : "—";
-      series.push({ label: c.label, stroke: c.color, width: 2, spanGaps: true, points: { show: true, size: 6, fill: c.color }, value: (_u, v, _s, idx) => (idx == null ? idle : v == null ? "—" : fmtMs(v)) });
-      series.push({ label: `${c.label} failed / cut short / agent-limited`, stroke: c.color, width: 0, points: { show: true, size: 9, fill: "#fff", stroke: c.color, width: 2 }, paths: () => null, value: (_u, v) => (v == null ? "" : "not held") });
+      series.push({
+        label: c.label,
+        stroke: c.color,
+        width: 2,
+        spanGaps: true,
+        points: { show: true, size: 6, fill: c.color },
+        value: (_u, v, _s, idx) => (idx == null ? idle : v == null ? "—" : fmtMs(v)),
+      });
+      series.push({
+        label: `${c.label} failed / cut short / agent-limited`,
+        stroke: c.color,
+        width: 0,
+        points: { show: true, size: 9, fill: "#fff", stroke: c.color, width: 2 },
+        paths: () => null,
+        value: (_u, v) => (v == null ? "" : "not held"),
+      });
       // One marked point per curve: the capacity when there is a stop rule, the knee (shape only) without one.
       const marker = c.capacity !== null ? "capacity (stop rule)" : "knee (no stop rule)";
-      series.push({ label: `${c.label} ${marker}`, stroke: "#111827", width: 0, points: { show: true, size: 14, fill: "rgba(0,0,0,0)", stroke: "#111827", width: 1.5 }, paths: () => null, value: (_u, v) => (v == null ? "" : marker) });
+      series.push({
+        label: `${c.label} ${marker}`,
+        stroke: "#111827",
+        width: 0,
+        points: { show: true, size: 14, fill: "rgba(0,0,0,0)", stroke: "#111827", width: 1.5 },
+        paths: () => null,
+        value: (_u, v) => (v == null ? "" : marker),
+      });
     }
     for (const l of lines) series.push({ label: l.label, stroke: "#9ca3af", dash: [6, 4], width: 1, points: { show: false }, value: () => "" });
     const u = new uPlot(
@@ -86,7 +112,11 @@ export function SweepChart({ runs }: { runs: Run[] }) {
   }, [curves, lines, log, percentile, x]);
 
   if (curves.length === 0) {
-    return <p className="small muted">None of these runs is a sweep or capacity search: a latency-vs-rate curve needs steps (a plan with <code>sweep</code>).</p>;
+    return (
+      <p className="small muted">
+        None of these runs is a sweep or capacity search: a latency-vs-rate curve needs steps (a plan with <code>sweep</code>).
+      </p>
+    );
   }
   return (
     <div data-testid="sweep-chart">

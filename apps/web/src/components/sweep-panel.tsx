@@ -28,13 +28,16 @@ export function SweepPanel({ run }: { run: Run }) {
               </strong>{" "}
               ({capacity.sendRate === null ? "—" : `${fmtRate(capacity.sendRate)} sent`}
               {capacity.deliveryRate ? `, ${fmtRate(capacity.deliveryRate)} delivered` : ""})
-              {capacity.lowerBound && !capacity.agentSaturated ? <span className="muted"> — never broke: the server holds at least this; add steps to find where it breaks</span> : null}
+              {capacity.lowerBound && !capacity.agentSaturated ? (
+                <span className="muted"> — never broke: the server holds at least this; add steps to find where it breaks</span>
+              ) : null}
             </>
           )}
           {capacity.agentSaturated ? (
             <span className="capacity-warn" data-testid="capacity-agent-saturated">
               {" "}
-              Ended: {capacity.endedBy ?? "at a step the load generator limited, not the server"}. That step decides nothing, so this is a lower bound: add agents and rerun.
+              Ended: {capacity.endedBy ?? "at a step the load generator limited, not the server"}. That step decides nothing, so this is a lower bound: add
+              agents and rerun.
             </span>
           ) : capacity.endedBy ? (
             <span className="muted" data-testid="capacity-ended-by">
@@ -85,7 +88,12 @@ export function SweepPanel({ run }: { run: Run }) {
                           : s.saturated
                             ? "held (agent saturated)"
                             : "held"}
-                    {(s.attempts ?? 1) > 1 ? <span className="muted"> · run {s.attempts} times; retried because {s.retryReason ?? "the agent was saturated"}</span> : null}
+                    {(s.attempts ?? 1) > 1 ? (
+                      <span className="muted">
+                        {" "}
+                        · run {s.attempts} times; retried because {s.retryReason ?? "the agent was saturated"}
+                      </span>
+                    ) : null}
                   </td>
                 </tr>
               );

@@ -59,7 +59,13 @@ export interface ChartRegion {
   failed?: boolean;
 }
 
-const AXIS = { stroke: "#4b5563", grid: { stroke: "#eceef2", width: 1 }, ticks: { stroke: "#d6d9df", width: 1 }, font: "11px system-ui, sans-serif", labelFont: "12px system-ui, sans-serif" };
+const AXIS = {
+  stroke: "#4b5563",
+  grid: { stroke: "#eceef2", width: 1 },
+  ticks: { stroke: "#d6d9df", width: 1 },
+  font: "11px system-ui, sans-serif",
+  labelFont: "12px system-ui, sans-serif",
+};
 
 /** Shades warm-up intervals and marks saturated ones (agent was the bottleneck), under the series. */
 function intervalMarks(get: () => { x: number[]; warmup: boolean[]; saturated: boolean[]; regions?: ChartRegion[] }): uPlot.Plugin {
@@ -181,7 +187,10 @@ function buildOptions(props: TimelineChartProps, width: number, plugins: uPlot.P
     axes,
     series: [
       // Off the chart, the legend shows the whole run's figures (runValue), not dashes.
-      { label: props.xAxis?.label ?? "second", value: (_u, v) => (v === null ? (props.xAxis?.none ?? "whole run") : props.xAxis ? props.xAxis.format(v) : `${v}s`) },
+      {
+        label: props.xAxis?.label ?? "second",
+        value: (_u, v) => (v === null ? (props.xAxis?.none ?? "whole run") : props.xAxis ? props.xAxis.format(v) : `${v}s`),
+      },
       ...props.series.map<uPlot.Series>((s, i) => ({
         label: s.label,
         stroke: s.color,
@@ -228,7 +237,11 @@ export function TimelineChart(props: TimelineChartProps) {
     const el = ref.current;
     if (!el) return;
     const plugins = [intervalMarks(() => latest.current), thresholdLines(() => latest.current.thresholds)];
-    const u = new uPlot(buildOptions(latest.current, Math.max(200, el.clientWidth), plugins, () => latest.current.series.map((s) => s.runValue)), toData(latest.current), el);
+    const u = new uPlot(
+      buildOptions(latest.current, Math.max(200, el.clientWidth), plugins, () => latest.current.series.map((s) => s.runValue)),
+      toData(latest.current),
+      el,
+    );
     plot.current = u;
     const ro = new ResizeObserver(() => {
       const w = Math.max(200, el.clientWidth);

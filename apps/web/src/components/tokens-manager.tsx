@@ -24,7 +24,10 @@ export function TokensManager({ initialTokens }: { initialTokens: ApiToken[] }) 
     setBusy(true);
     setError(null);
     try {
-      const res = await apiFetch<{ token: ApiToken; secret: string }>("/api/v1/tokens", { method: "POST", body: JSON.stringify({ name: String(form.get("name") ?? ""), scopes }) });
+      const res = await apiFetch<{ token: ApiToken; secret: string }>("/api/v1/tokens", {
+        method: "POST",
+        body: JSON.stringify({ name: String(form.get("name") ?? ""), scopes }),
+      });
       setCreated({ name: res.token.name, secret: res.secret });
       formEl.reset();
       await reload();
@@ -85,7 +88,13 @@ export function TokensManager({ initialTokens }: { initialTokens: ApiToken[] }) 
           </div>
         )}
       </section>
-      <CredentialList title="Tokens" empty="No tokens yet." tokens={tokens} extra={{ header: "Scopes", cell: (t) => t.scopes.join(", ") }} onRevoke={(t) => void revoke(t)} />
+      <CredentialList
+        title="Tokens"
+        empty="No tokens yet."
+        tokens={tokens}
+        extra={{ header: "Scopes", cell: (t) => t.scopes.join(", ") }}
+        onRevoke={(t) => void revoke(t)}
+      />
     </>
   );
 }

@@ -96,7 +96,11 @@ export function WebhooksManager({ initialWebhooks }: { initialWebhooks: Webhook[
       const d = res.delivery;
       setNotice((n) => ({
         ...n,
-        [hook.id]: d ? (d.ok ? `Test delivered: the receiver answered ${d.status} in ${Math.round(d.durationMs)} ms.` : `Test failed: ${d.error ?? `answered ${d.status}`}`) : "Queued; no hub has sent it yet (is a hub running?). It will show below once sent.",
+        [hook.id]: d
+          ? d.ok
+            ? `Test delivered: the receiver answered ${d.status} in ${Math.round(d.durationMs)} ms.`
+            : `Test failed: ${d.error ?? `answered ${d.status}`}`
+          : "Queued; no hub has sent it yet (is a hub running?). It will show below once sent.",
       }));
       await loadDeliveries(hook.id);
     } catch (err) {
@@ -139,7 +143,8 @@ export function WebhooksManager({ initialWebhooks }: { initialWebhooks: Webhook[
           </button>
         </form>
         <p className="small muted">
-          Sent when a run ends (<code className="mono">run.finished</code>), signed with <code className="mono">x-volley-signature: sha256=…</code> (HMAC-SHA256 of the body under the secret); non-2xx answers are retried 5 times.
+          Sent when a run ends (<code className="mono">run.finished</code>), signed with <code className="mono">x-volley-signature: sha256=…</code> (HMAC-SHA256
+          of the body under the secret); non-2xx answers are retried 5 times.
         </p>
         {error && (
           <p className="bad" role="alert">

@@ -24,7 +24,13 @@ const planLinter = linter(
     const text = view.state.doc.toString();
     const parsed = parsePlanDocument(text);
     if (parsed.ok) return [];
-    return planIssueRanges(text, parsed.issues).map((r) => ({ from: r.from, to: Math.min(r.to, text.length), severity: "error", message: r.message, source: "plan" }));
+    return planIssueRanges(text, parsed.issues).map((r) => ({
+      from: r.from,
+      to: Math.min(r.to, text.length),
+      severity: "error",
+      message: r.message,
+      source: "plan",
+    }));
   },
   { delay: 300 },
 );
@@ -56,10 +62,7 @@ export function YamlEditor({ value, onChange, onSubmit, label, invalid }: Props)
       doc: value,
       extensions: [
         basicSetup,
-        keymap.of([
-          { key: "Mod-Enter", run: () => (latest.current.onSubmit?.(), true) },
-          indentWithTab,
-        ]),
+        keymap.of([{ key: "Mod-Enter", run: () => (latest.current.onSubmit?.(), true) }, indentWithTab]),
         // Completion and hover docs from the plan's JSON Schema; the errors from zod (planLinter).
         yaml(),
         yamlLanguage.data.of({ autocomplete: yamlCompletion() }),

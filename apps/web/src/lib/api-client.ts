@@ -16,7 +16,11 @@ export class ApiRequestError extends Error {
 export async function apiFetch<T>(path: string, init?: RequestInit): Promise<T> {
   let res: Response;
   try {
-    res = await fetch(path, { cache: "no-store", ...init, headers: { accept: "application/json", ...(init?.body ? { "content-type": "application/json" } : {}), ...init?.headers } });
+    res = await fetch(path, {
+      cache: "no-store",
+      ...init,
+      headers: { accept: "application/json", ...(init?.body ? { "content-type": "application/json" } : {}), ...init?.headers },
+    });
   } catch (err) {
     throw new ApiRequestError(0, "network", `cannot reach the Volley server (${err instanceof Error ? err.message : String(err)})`);
   }

@@ -25,6 +25,12 @@ const COLUMNS: [string, (p: IntervalPoint) => string | number | boolean | null][
 /** The timeline as CSV (RFC 4180, header row, empty cell for "not measured"), one row per second. */
 export function intervalsCsv(points: readonly IntervalPoint[]): string {
   const rows = [COLUMNS.map(([name]) => name).join(",")];
-  for (const p of points) rows.push(COLUMNS.map(([, get]) => { const v = get(p); return v === null ? "" : String(v); }).join(","));
+  for (const p of points)
+    rows.push(
+      COLUMNS.map(([, get]) => {
+        const v = get(p);
+        return v === null ? "" : String(v);
+      }).join(","),
+    );
   return `${rows.join("\r\n")}\r\n`;
 }

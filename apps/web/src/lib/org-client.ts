@@ -13,7 +13,8 @@ export async function orgRequest<T>(endpoint: string, body: Record<string, unkno
   const data: unknown = await res.json().catch(() => null);
   if (!res.ok) {
     const d = data as { message?: unknown; error?: { message?: unknown } } | null;
-    const message = typeof d?.error?.message === "string" ? d.error.message : typeof d?.message === "string" && d.message ? d.message : `the server answered ${res.status}`;
+    const message =
+      typeof d?.error?.message === "string" ? d.error.message : typeof d?.message === "string" && d.message ? d.message : `the server answered ${res.status}`;
     throw new Error(message);
   }
   return data as T;

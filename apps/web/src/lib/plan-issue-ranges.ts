@@ -25,7 +25,9 @@ export function planIssueRanges(text: string, issues: readonly FieldIssue[]): Is
       const node = doc.getIn(segments.slice(0, n), true);
       if (!isNode(node) || !node.range) continue;
       const [from, valueEnd] = node.range;
-      return n === segments.length ? { from, to: Math.max(valueEnd, from + 1), message: issue.message } : { ...firstLine(from), message: `${issue.path}: ${issue.message}` };
+      return n === segments.length
+        ? { from, to: Math.max(valueEnd, from + 1), message: issue.message }
+        : { ...firstLine(from), message: `${issue.path}: ${issue.message}` };
     }
     return { ...firstLine(0), message: issue.path ? `${issue.path}: ${issue.message}` : issue.message };
   });

@@ -13,8 +13,21 @@ function heavyHar(): string {
     startedDateTime: "2026-11-24T10:00:00.000Z",
     time: 12,
     _initiator: { type: "script", stack: { callFrames: Array.from({ length: 50 }, (_, i) => ({ functionName: `f${i}`, url: `${origin}/app.js` })) } },
-    request: { method: "GET", url: `${origin}${path}`, headers: [{ name: "Accept", value: "*/*" }], cookies: [], queryString: [], headersSize: -1, bodySize: 0 },
-    response: { status: 200, headers: [{ name: "Content-Type", value: mimeType }], cookies: [], content: { size: text.length, mimeType, text, ...(encoding ? { encoding } : {}) } },
+    request: {
+      method: "GET",
+      url: `${origin}${path}`,
+      headers: [{ name: "Accept", value: "*/*" }],
+      cookies: [],
+      queryString: [],
+      headersSize: -1,
+      bodySize: 0,
+    },
+    response: {
+      status: 200,
+      headers: [{ name: "Content-Type", value: mimeType }],
+      cookies: [],
+      content: { size: text.length, mimeType, text, ...(encoding ? { encoding } : {}) },
+    },
     cache: {},
     timings: { send: 0, wait: 5, receive: 1 },
   });

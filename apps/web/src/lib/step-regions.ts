@@ -17,5 +17,9 @@ export function stepRegions(run: Run, intervals: IntervalPoint[]): ChartRegion[]
       return { from, to: from + Math.max(s.seconds, 0.5), label: `${+s.plannedRate.toPrecision(4)}${unit}`, failed: s.failed || s.aborted };
     });
   }
-  return stageSpans(run.plan.connections.stages ?? []).map((s, n) => ({ from: s.startMs / 1000 - 0.5, to: s.endMs / 1000 - 0.5, label: `stage ${n + 1} → ${s.target}` }));
+  return stageSpans(run.plan.connections.stages ?? []).map((s, n) => ({
+    from: s.startMs / 1000 - 0.5,
+    to: s.endMs / 1000 - 0.5,
+    label: `stage ${n + 1} → ${s.target}`,
+  }));
 }

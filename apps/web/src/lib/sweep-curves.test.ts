@@ -11,19 +11,37 @@ describe("findKnee", () => {
   it("has no knee when latency stays flat, falls, or there are too few points", () => {
     expect(findKnee([1, 2, 3, 4].map((x) => ({ x, y: 5 })))).toBeNull();
     expect(findKnee([1, 2, 3, 4].map((x) => ({ x, y: 10 - x })))).toBeNull();
-    expect(findKnee([{ x: 1, y: 1 }, { x: 2, y: 9 }])).toBeNull();
+    expect(
+      findKnee([
+        { x: 1, y: 1 },
+        { x: 2, y: 9 },
+      ]),
+    ).toBeNull();
     // A straight rise has no bend either.
     expect(findKnee([1, 2, 3, 4, 5].map((x) => ({ x, y: 2 * x })))).toBeNull();
   });
 
   it("skips steps without latency", () => {
-    expect(findKnee([{ x: 1, y: 5 }, { x: 2, y: null }, { x: 3, y: 5.5 }, { x: 4, y: 6 }, { x: 5, y: 100 }])).toBe(3);
+    expect(
+      findKnee([
+        { x: 1, y: 5 },
+        { x: 2, y: null },
+        { x: 3, y: 5.5 },
+        { x: 4, y: 6 },
+        { x: 5, y: 100 },
+      ]),
+    ).toBe(3);
   });
 });
 
 describe("valueAt", () => {
   it("interpolates between steps and is null outside the measured range", () => {
-    const pts = [{ x: 100, y: 10 }, { x: 200, y: 30 }, { x: 300, y: null }, { x: 400, y: 50 }];
+    const pts = [
+      { x: 100, y: 10 },
+      { x: 200, y: 30 },
+      { x: 300, y: null },
+      { x: 400, y: 50 },
+    ];
     expect(valueAt(pts, 150)).toBe(20);
     expect(valueAt(pts, 300)).toBe(40);
     expect(valueAt(pts, 50)).toBeNull();
@@ -37,15 +55,38 @@ function sweepRun(stopWhen: Record<string, string> | undefined, capacityStep: nu
     const p95 = [5, 5.2, 5.5, 6, 9, 150, 900][index]!;
     const latency = { count: 100, min: 1, mean: p95 / 2, p50: p95 / 2, p90: p95 * 0.9, p95, p99: p95 * 2, max: p95 * 3 };
     return {
-      index, plannedRate: rate, per: "aggregate", startedAt: 0, seconds: 3, sent: rate * 3, received: rate * 3, lost: 0, errors: 0, disconnects: 0,
-      sendRate: rate, receiveRate: rate, deliveryRate: 0, latency, delivery: { ...latency, count: 0 },
-      saturated: false, failed: index === 6, aborted: false, reason: index === 6 ? "p95 900ms > 200ms" : null,
+      index,
+      plannedRate: rate,
+      per: "aggregate",
+      startedAt: 0,
+      seconds: 3,
+      sent: rate * 3,
+      received: rate * 3,
+      lost: 0,
+      errors: 0,
+      disconnects: 0,
+      sendRate: rate,
+      receiveRate: rate,
+      deliveryRate: 0,
+      latency,
+      delivery: { ...latency, count: 0 },
+      saturated: false,
+      failed: index === 6,
+      aborted: false,
+      reason: index === 6 ? "p95 900ms > 200ms" : null,
     };
   });
   return {
-    id: "r1", name: "sweep", status: "passed",
+    id: "r1",
+    name: "sweep",
+    status: "passed",
     plan: { connections: { count: 100 }, sweep: stopWhen ? { stopWhen } : {} },
-    summary: { steps, ...(capacityStep === null ? {} : { capacity: { slo: "p95 <= 200ms", rate: steps[capacityStep]!.plannedRate, per: "aggregate", sendRate: 0, deliveryRate: 0, step: capacityStep } }) },
+    summary: {
+      steps,
+      ...(capacityStep === null
+        ? {}
+        : { capacity: { slo: "p95 <= 200ms", rate: steps[capacityStep]!.plannedRate, per: "aggregate", sendRate: 0, deliveryRate: 0, step: capacityStep } }),
+    },
   } as unknown as Run;
 }
 

@@ -15,7 +15,15 @@ export interface RunListItem {
    * From the stored summary; null until the run has finished with measurements. `measure` says what
    * received and the percentiles count: round trips, or deliveries for runs without round trips.
    */
-  summary: { measure: "round trip" | "delivery"; sent: number; received: number; lost: number; p50: number | null; p95: number | null; p99: number | null } | null;
+  summary: {
+    measure: "round trip" | "delivery";
+    sent: number;
+    received: number;
+    lost: number;
+    p50: number | null;
+    p95: number | null;
+    p99: number | null;
+  } | null;
   /** The saved plan it ran (null: an inline plan). */
   planId: string | null;
   tags: string[];

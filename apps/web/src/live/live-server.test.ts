@@ -29,7 +29,8 @@ const plan: Plan = {
 
 beforeAll(async () => {
   env = await startApiTestEnv(2);
-  const make = async (scopes: ("read" | "run")[]) => (await createApiToken(env.h.db, { orgId: DEFAULT_ORG_ID, name: `live-${scopes.join("-")}`, scopes })).secret;
+  const make = async (scopes: ("read" | "run")[]) =>
+    (await createApiToken(env.h.db, { orgId: DEFAULT_ORG_ID, name: `live-${scopes.join("-")}`, scopes })).secret;
   tokens.read = await make(["read"]);
   tokens.runOnly = await make(["run"]);
   tokens.both = await make(["read", "run"]);
@@ -49,7 +50,12 @@ afterAll(async () => {
 
 /** Connects with `Authorization: Bearer <token>`; resolves with the socket, or the connect_error. */
 function connect(token: string): Promise<{ socket: Socket } | { error: Error & { data?: unknown } }> {
-  const socket = connectClient(`${base}${LIVE_FEED.namespace}`, { transports: ["websocket"], reconnection: false, timeout: 5000, extraHeaders: { authorization: `Bearer ${token}` } });
+  const socket = connectClient(`${base}${LIVE_FEED.namespace}`, {
+    transports: ["websocket"],
+    reconnection: false,
+    timeout: 5000,
+    extraHeaders: { authorization: `Bearer ${token}` },
+  });
   clients.push(socket);
   return new Promise((resolve) => {
     socket.once("connect", () => resolve({ socket }));

@@ -58,7 +58,9 @@ export function attachLiveFeed(http: HttpServer, opts: { redisUrl: string | null
       .catch((err: unknown) => {
         const known = classifyError(err);
         // connect_error: `message` for the reader, `data` in the API's one error shape.
-        const refused = Object.assign(new Error(known?.message ?? "not signed in"), { data: { error: { code: known?.code ?? "unauthenticated", message: known?.message ?? "not signed in" } } });
+        const refused = Object.assign(new Error(known?.message ?? "not signed in"), {
+          data: { error: { code: known?.code ?? "unauthenticated", message: known?.message ?? "not signed in" } },
+        });
         next(refused);
       });
   });

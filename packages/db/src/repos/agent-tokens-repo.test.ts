@@ -23,7 +23,15 @@ describe("agent join tokens", () => {
   it("creates a vat_ secret shown once and stores only its SHA-256", async () => {
     const { token, secret } = await createAgentToken(h.db, { orgId: DEFAULT_ORG_ID, name: "eu", pool: "eu-west", createdBy: "usr_1" });
     expect(secret).toMatch(/^vat_[A-Za-z0-9_-]{32}$/);
-    expect(token).toMatchObject({ orgId: DEFAULT_ORG_ID, name: "eu", pool: "eu-west", prefix: secret.slice(0, 10), createdBy: "usr_1", lastUsedAt: null, revokedAt: null });
+    expect(token).toMatchObject({
+      orgId: DEFAULT_ORG_ID,
+      name: "eu",
+      pool: "eu-west",
+      prefix: secret.slice(0, 10),
+      createdBy: "usr_1",
+      lastUsedAt: null,
+      revokedAt: null,
+    });
     expect(token).not.toHaveProperty("tokenHash");
     const [row] = await h.db.select().from(agentTokens).where(eq(agentTokens.id, token.id));
     expect(row?.tokenHash).toBe(hashAgentToken(secret));

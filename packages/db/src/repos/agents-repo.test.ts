@@ -6,7 +6,15 @@ import { createDb, type DbHandle } from "../client";
 import { createTestDatabase } from "../test-database";
 import { agents, DEFAULT_ORG_ID, orgs, shards } from "../schema";
 import { createAgentToken } from "./agent-tokens-repo";
-import { AgentInstanceConflictError, AgentKeyConflictError, listAgentStatuses, markStaleAgentsOffline, removeAgent, setAgentStatus, upsertAgent } from "./agents-repo";
+import {
+  AgentInstanceConflictError,
+  AgentKeyConflictError,
+  listAgentStatuses,
+  markStaleAgentsOffline,
+  removeAgent,
+  setAgentStatus,
+  upsertAgent,
+} from "./agents-repo";
 import { insertRun } from "./runs-repo";
 import { insertShards, updateShard } from "./shards-repo";
 
@@ -44,7 +52,10 @@ describe("agent list", () => {
     await setAgentStatus(h.db, gone.id, "offline");
     // Left "busy" by a hub that crashed: last heard of a minute ago.
     const stale = await upsertAgent(h.db, hello("d-stale"), { orgId: "org_b" });
-    await h.db.update(agents).set({ status: "busy", lastSeenAt: ago(60_000) }).where(eq(agents.id, stale.id));
+    await h.db
+      .update(agents)
+      .set({ status: "busy", lastSeenAt: ago(60_000) })
+      .where(eq(agents.id, stale.id));
     await upsertAgent(h.db, hello("elsewhere"), { orgId: DEFAULT_ORG_ID });
 
     const list = await listAgentStatuses(h.db, "org_b", { offlineAfterMs: 30_000 });
@@ -62,7 +73,10 @@ describe("agent list", () => {
   it("marks only stale agents offline at hub start (agents of live replicas keep their status)", async () => {
     const fresh = await upsertAgent(h.db, hello("fresh"), { orgId: DEFAULT_ORG_ID });
     const crashed = await upsertAgent(h.db, hello("crashed"), { orgId: DEFAULT_ORG_ID });
-    await h.db.update(agents).set({ status: "online", lastSeenAt: ago(120_000) }).where(eq(agents.id, crashed.id));
+    await h.db
+      .update(agents)
+      .set({ status: "online", lastSeenAt: ago(120_000) })
+      .where(eq(agents.id, crashed.id));
     expect(await markStaleAgentsOffline(h.db, 30_000)).toBeGreaterThanOrEqual(1);
     const rows = await h.db.select().from(agents).where(eq(agents.orgId, DEFAULT_ORG_ID));
     expect(rows.find((r) => r.id === crashed.id)?.status).toBe("offline");
@@ -120,7 +134,11 @@ describe("instance ids belong to their org", () => {
     await setAgentStatus(h.db, owner.id, "offline");
     // The same process reconnecting (same token): its row.
     expect((await upsertAgent(h.db, as("owner", "inst-same-org-1"), { orgId: "org_b", tokenId: token.id })).id).toBe(owner.id);
-    for (const [intruder, tokenId] of [[as("by-token", "inst-same-org-1"), other.id], [as("by-bootstrap", "inst-same-org-1"), null], [as("by-key", "inst-same-org-1", "key-same-org-x"), token.id]] as const) {
+    for (const [intruder, tokenId] of [
+      [as("by-token", "inst-same-org-1"), other.id],
+      [as("by-bootstrap", "inst-same-org-1"), null],
+      [as("by-key", "inst-same-org-1", "key-same-org-x"), token.id],
+    ] as const) {
       const err = await upsertAgent(h.db, intruder, { orgId: "org_b", tokenId }).catch((e: unknown) => e);
       expect(err, intruder.name).toBeInstanceOf(AgentInstanceConflictError);
       expect(err).toMatchObject({ instanceId: "inst-same-org-1", orgId: "org_b" });
@@ -158,7 +176,10 @@ describe("removeAgent", () => {
     const online = await upsertAgent(h.db, hello("rm-online"), { orgId: "org_b" });
     expect(await removeAgent(h.db, "org_b", online.id)).toEqual({ status: "online" });
     // A hub that died left it "online": silent past the timeout, it is offline and removable.
-    await h.db.update(agents).set({ lastSeenAt: ago(120_000) }).where(eq(agents.id, online.id));
+    await h.db
+      .update(agents)
+      .set({ lastSeenAt: ago(120_000) })
+      .where(eq(agents.id, online.id));
     expect(await removeAgent(h.db, "org_b", online.id, { offlineAfterMs: 30_000 })).toEqual({ status: "removed" });
 
     const busy = await upsertAgent(h.db, hello("rm-busy"), { orgId: "org_b" });

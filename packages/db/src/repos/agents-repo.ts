@@ -44,7 +44,9 @@ export class AgentInstanceConflictError extends Error {
 
 const isUniqueViolation = (err: unknown, index: string) => {
   const cause = err instanceof Error && err.cause ? err.cause : err;
-  return typeof cause === "object" && cause !== null && (cause as { code?: unknown }).code === "23505" && (cause as { constraint?: unknown }).constraint === index;
+  return (
+    typeof cause === "object" && cause !== null && (cause as { code?: unknown }).code === "23505" && (cause as { constraint?: unknown }).constraint === index
+  );
 };
 
 /**
@@ -60,7 +62,17 @@ export async function upsertAgent(db: Db, hello: AgentHello, enrollment: AgentEn
   const now = new Date();
   const orgId = enrollment.orgId ?? DEFAULT_ORG_ID;
   const tokenId = enrollment.tokenId ?? null;
-  const live = { tokenId, name: hello.name, pool: hello.pool, version: hello.version, labels: hello.labels, capacity: hello.capacity, status: "online" as const, connectedAt: now, lastSeenAt: now };
+  const live = {
+    tokenId,
+    name: hello.name,
+    pool: hello.pool,
+    version: hello.version,
+    labels: hello.labels,
+    capacity: hello.capacity,
+    status: "online" as const,
+    connectedAt: now,
+    lastSeenAt: now,
+  };
   const values = { id: newId("agt"), orgId, instanceId: hello.instanceId, agentKey: hello.agentKey ?? null, ...live };
   const instanceTaken = (err: unknown): never => {
     throw isUniqueViolation(err, "agents_org_instance_idx") ? new AgentInstanceConflictError(hello.instanceId, orgId) : err;
@@ -110,11 +122,7 @@ export function effectiveAgentStatus(row: Pick<AgentRow, "status" | "lastSeenAt"
  * are written by the hubs (connect, heartbeat every 5 s, disconnect); a row left online by a hub
  * that died is shown offline once its last heartbeat is older than `offlineAfterMs`.
  */
-export async function listAgentStatuses(
-  db: Db,
-  orgId: string,
-  opts: { offlineAfterMs?: number; now?: number } = {},
-): Promise<AgentListItem[]> {
+export async function listAgentStatuses(db: Db, orgId: string, opts: { offlineAfterMs?: number; now?: number } = {}): Promise<AgentListItem[]> {
   const now = opts.now ?? Date.now();
   const rows = await db.select().from(agents).where(eq(agents.orgId, orgId)).orderBy(asc(agents.name), asc(agents.id));
   return rows.map((r) => ({
@@ -157,12 +165,7 @@ export type RemoveAgentResult = { status: "removed" } | { status: "not_found" } 
  * its row. Past shards keep their data (shards.agent_id is set null). The agent, should it come
  * back, enrolls as new with its token.
  */
-export async function removeAgent(
-  db: Db,
-  orgId: string,
-  id: string,
-  opts: { offlineAfterMs?: number; now?: number } = {},
-): Promise<RemoveAgentResult> {
+export async function removeAgent(db: Db, orgId: string, id: string, opts: { offlineAfterMs?: number; now?: number } = {}): Promise<RemoveAgentResult> {
   const now = opts.now ?? Date.now();
   const offlineAfterMs = opts.offlineAfterMs ?? AGENT_OFFLINE_AFTER_MS;
   const cutoff = new Date(now - offlineAfterMs);
@@ -185,7 +188,10 @@ export async function removeAgent(
       )
       .returning({ id: agents.id });
     if (deleted.length) return { status: "removed" };
-    const [row] = await db.select().from(agents).where(and(eq(agents.id, id), eq(agents.orgId, orgId)));
+    const [row] = await db
+      .select()
+      .from(agents)
+      .where(and(eq(agents.id, id), eq(agents.orgId, orgId)));
     if (!row) return { status: "not_found" };
     const [shard] = await activeShards(id).limit(1);
     if (shard) return { status: "busy", runId: shard.runId };

@@ -23,7 +23,12 @@ const plan = {
   name: "t",
   target: { url: "ws://127.0.0.1:1/echo", protocol: "ws" as const, connectTimeout: "10s" },
   connections: { count: 1, rate: 1 },
-  scenario: { kind: "echo" as const, message: { bytes: 64, rate: 1, per: "connection" as const, arrival: "constant" as const, timeout: "10s" }, duration: "1s", warmup: 0 },
+  scenario: {
+    kind: "echo" as const,
+    message: { bytes: 64, rate: 1, per: "connection" as const, arrival: "constant" as const, timeout: "10s" },
+    duration: "1s",
+    warmup: 0,
+  },
   thresholds: [],
   agents: { pool: "default", count: 1 },
 };
@@ -33,7 +38,19 @@ describe("runs and intervals", () => {
   it("stores a frame delivered twice once", async () => {
     const run = await insertRun(h.db, { plan });
     const [shard] = await insertShards(h.db, run.id, [plan]);
-    const frame = { runId: run.id, shardId: shard!.id, agentId: "agt_x", seq: 0, index: 0, startedAt: 1, durationMs: 1000, warmup: false, counters: { "messages.sent": 3 }, histograms: {}, health };
+    const frame = {
+      runId: run.id,
+      shardId: shard!.id,
+      agentId: "agt_x",
+      seq: 0,
+      index: 0,
+      startedAt: 1,
+      durationMs: 1000,
+      warmup: false,
+      counters: { "messages.sent": 3 },
+      histograms: {},
+      health,
+    };
     expect(await insertFrames(h.db, [frame])).toBe(1);
     expect(await insertFrames(h.db, [frame, { ...frame, seq: 1, index: 1 }])).toBe(1);
     expect((await listFrames(h.db, run.id)).map((f) => f.seq)).toEqual([0, 1]);
@@ -42,7 +59,18 @@ describe("runs and intervals", () => {
   it("keeps a frame's stage, sweep step and sending time (summaries of stages and sweeps need them)", async () => {
     const run = await insertRun(h.db, { plan });
     const [shard] = await insertShards(h.db, run.id, [plan]);
-    const base = { runId: run.id, shardId: shard!.id, agentId: "agt_x", index: 0, startedAt: 1, durationMs: 1000, warmup: false, counters: {}, histograms: {}, health };
+    const base = {
+      runId: run.id,
+      shardId: shard!.id,
+      agentId: "agt_x",
+      index: 0,
+      startedAt: 1,
+      durationMs: 1000,
+      warmup: false,
+      counters: {},
+      histograms: {},
+      health,
+    };
     await insertFrames(h.db, [
       { ...base, seq: 0, stage: 2, activeMs: 250.5, step: { index: 3, rate: 40, per: "aggregate" as const, failed: true } },
       { ...base, seq: 1, index: 1 },
@@ -55,9 +83,27 @@ describe("runs and intervals", () => {
   it("keeps a frame's unmatched-message samples (flows), null when it had none", async () => {
     const run = await insertRun(h.db, { plan });
     const [shard] = await insertShards(h.db, run.id, [plan]);
-    const base = { runId: run.id, shardId: shard!.id, agentId: "agt_x", index: 0, startedAt: 1, durationMs: 1000, warmup: false, counters: {}, histograms: {}, health };
-    const samples = [{ event: "presence", data: '{"user":"ann","online":true}' }, { event: "presence", data: "<b>bob</b>" }];
-    await insertFrames(h.db, [{ ...base, seq: 0, samples }, { ...base, seq: 1, index: 1, samples: [] }, { ...base, seq: 2, index: 2 }]);
+    const base = {
+      runId: run.id,
+      shardId: shard!.id,
+      agentId: "agt_x",
+      index: 0,
+      startedAt: 1,
+      durationMs: 1000,
+      warmup: false,
+      counters: {},
+      histograms: {},
+      health,
+    };
+    const samples = [
+      { event: "presence", data: '{"user":"ann","online":true}' },
+      { event: "presence", data: "<b>bob</b>" },
+    ];
+    await insertFrames(h.db, [
+      { ...base, seq: 0, samples },
+      { ...base, seq: 1, index: 1, samples: [] },
+      { ...base, seq: 2, index: 2 },
+    ]);
     expect((await listFrames(h.db, run.id)).map((f) => f.samples)).toEqual([samples, null, null]);
   });
 

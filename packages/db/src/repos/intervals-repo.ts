@@ -48,7 +48,6 @@ export async function countFramesByShard(db: Db, runId: string): Promise<Record<
   return Object.fromEntries(rows.map((r) => [r.shardId, r.n]));
 }
 
-
 /** Frames stored after `afterId` (at most `limit`), oldest first: what a reader that keeps its own merged state has not seen. */
 export async function listFramesAfter(db: Db, runId: string, afterId: number, limit = 5000): Promise<IntervalRow[]> {
   return db

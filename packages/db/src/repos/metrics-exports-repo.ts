@@ -32,7 +32,16 @@ export async function getMetricsExport(db: Db, orgId: string): Promise<MetricsEx
 /** Sets the org's export; an `authorization` left out keeps the stored one, null removes it. */
 export async function putMetricsExport(db: Db, orgId: string, body: PutMetricsExportBody, keys: SecretKeys | null): Promise<MetricsExport> {
   const seal = (v: string) => (keys ? sealSecret(v, keys) : v);
-  const values = { kind: body.kind, url: body.url, labels: body.labels, enabled: body.enabled, updatedAt: new Date(), lastPushAt: null, lastStatus: null, lastError: null };
+  const values = {
+    kind: body.kind,
+    url: body.url,
+    labels: body.labels,
+    enabled: body.enabled,
+    updatedAt: new Date(),
+    lastPushAt: null,
+    lastStatus: null,
+    lastError: null,
+  };
   const auth = body.authorization === undefined ? {} : { authorization: body.authorization === null ? null : seal(body.authorization) };
   await db
     .insert(metricsExports)

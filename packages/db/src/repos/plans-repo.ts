@@ -20,7 +20,10 @@ export async function insertPlan(db: Db, input: { orgId: string; document: Plan;
 }
 
 export async function getPlan(db: Db, id: string, orgId: string): Promise<PlanRow | null> {
-  const [row] = await db.select().from(plans).where(and(eq(plans.id, id), eq(plans.orgId, orgId)));
+  const [row] = await db
+    .select()
+    .from(plans)
+    .where(and(eq(plans.id, id), eq(plans.orgId, orgId)));
   return row ?? null;
 }
 
@@ -92,7 +95,9 @@ export async function updatePlan(db: Db, input: { id: string; orgId: string; doc
       .set({ name: input.document.name, document: input.document, version, updatedAt: new Date() })
       .where(eq(plans.id, input.id))
       .returning();
-    await tx.insert(planVersions).values({ planId: input.id, version, name: input.document.name, document: input.document, createdBy: input.createdBy ?? null });
+    await tx
+      .insert(planVersions)
+      .values({ planId: input.id, version, name: input.document.name, document: input.document, createdBy: input.createdBy ?? null });
     return row!;
   });
 }

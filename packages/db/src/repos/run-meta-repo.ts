@@ -8,19 +8,31 @@ type Meta = { tags?: string[]; notes?: string };
 
 /** Changes the run's tags and/or notes; false when the org has no such run. */
 export async function setRunMeta(db: Db, orgId: string, runId: string, meta: Meta): Promise<boolean> {
-  const rows = await db.update(runs).set(meta).where(and(eq(runs.id, runId), eq(runs.orgId, orgId))).returning({ id: runs.id });
+  const rows = await db
+    .update(runs)
+    .set(meta)
+    .where(and(eq(runs.id, runId), eq(runs.orgId, orgId)))
+    .returning({ id: runs.id });
   return rows.length === 1;
 }
 
 /** Changes the plan's tags and/or notes (not a new version: they describe the plan, not what it runs); false when the org has no such plan. */
 export async function setPlanMeta(db: Db, orgId: string, planId: string, meta: Meta): Promise<boolean> {
-  const rows = await db.update(plans).set(meta).where(and(eq(plans.id, planId), eq(plans.orgId, orgId))).returning({ id: plans.id });
+  const rows = await db
+    .update(plans)
+    .set(meta)
+    .where(and(eq(plans.id, planId), eq(plans.orgId, orgId)))
+    .returning({ id: plans.id });
   return rows.length === 1;
 }
 
 /** Sets (or with null clears) the plan's baseline run; false when the org has no such plan. The caller checks the run is the plan's. */
 export async function setPlanBaseline(db: Db, orgId: string, planId: string, runId: string | null): Promise<boolean> {
-  const rows = await db.update(plans).set({ baselineRunId: runId }).where(and(eq(plans.id, planId), eq(plans.orgId, orgId))).returning({ id: plans.id });
+  const rows = await db
+    .update(plans)
+    .set({ baselineRunId: runId })
+    .where(and(eq(plans.id, planId), eq(plans.orgId, orgId)))
+    .returning({ id: plans.id });
   return rows.length === 1;
 }
 

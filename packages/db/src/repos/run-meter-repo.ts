@@ -8,7 +8,11 @@ export type RunPointRow = typeof runPoints.$inferSelect;
 export type RunMeterRow = typeof runMeters.$inferSelect;
 
 /** Writes merged seconds (a second merged again with a later frame replaces its row). */
-export async function upsertRunPoints(db: Db, runId: string, points: Array<{ point: IntervalPoint; histograms: Record<string, string>; frames: number }>): Promise<void> {
+export async function upsertRunPoints(
+  db: Db,
+  runId: string,
+  points: Array<{ point: IntervalPoint; histograms: Record<string, string>; frames: number }>,
+): Promise<void> {
   if (points.length === 0) return;
   await db
     .insert(runPoints)
@@ -47,7 +51,13 @@ export async function getRunMeter(db: Db, runId: string): Promise<RunMeterRow | 
 /** The meter's row without its analysis (spectra and per agent: the bulk of it), for readers of the summary. */
 export async function getRunMeterSummary(db: Db, runId: string): Promise<Omit<RunMeterRow, "analysis"> | null> {
   const [row] = await db
-    .select({ runId: runMeters.runId, frames: runMeters.frames, summary: runMeters.summary, updatedAt: runMeters.updatedAt, framesDeletedAt: runMeters.framesDeletedAt })
+    .select({
+      runId: runMeters.runId,
+      frames: runMeters.frames,
+      summary: runMeters.summary,
+      updatedAt: runMeters.updatedAt,
+      framesDeletedAt: runMeters.framesDeletedAt,
+    })
     .from(runMeters)
     .where(eq(runMeters.runId, runId));
   return row ?? null;
@@ -64,7 +74,10 @@ export async function listFramesBetween(db: Db, runId: string, from: number, to:
 
 /** The highest second any stored frame of the run belongs to (-1: none). */
 export async function lastFrameIndex(db: Db, runId: string): Promise<number> {
-  const [row] = await db.select({ max: sql<number | null>`max(${runIntervals.index})` }).from(runIntervals).where(eq(runIntervals.runId, runId));
+  const [row] = await db
+    .select({ max: sql<number | null>`max(${runIntervals.index})` })
+    .from(runIntervals)
+    .where(eq(runIntervals.runId, runId));
   return row?.max ?? -1;
 }
 
@@ -104,14 +117,29 @@ export async function pruneRunFrames(db: Db, before: Date, limit = 50): Promise<
 
 /** Retention, second tier: deletes whole runs (shards, frames, merged rows cascade) that ended before `before`, at most `limit` per call. */
 export async function deleteRunsEndedBefore(db: Db, before: Date, limit = 100): Promise<string[]> {
-  const due = await db.select({ id: runs.id }).from(runs).where(and(finished, isNotNull(runs.endedAt), lt(runs.endedAt, before))).limit(limit);
+  const due = await db
+    .select({ id: runs.id })
+    .from(runs)
+    .where(and(finished, isNotNull(runs.endedAt), lt(runs.endedAt, before)))
+    .limit(limit);
   if (due.length === 0) return [];
-  const rows = await db.delete(runs).where(inArray(runs.id, due.map((r) => r.id))).returning({ id: runs.id });
+  const rows = await db
+    .delete(runs)
+    .where(
+      inArray(
+        runs.id,
+        due.map((r) => r.id),
+      ),
+    )
+    .returning({ id: runs.id });
   return rows.map((r) => r.id);
 }
 
 /** The newest stored frame's id for the run (0: none): where a reader that replays the rest starts its cursor. */
 export async function maxFrameId(db: Db, runId: string): Promise<number> {
-  const [row] = await db.select({ max: sql<string | null>`max(${runIntervals.id})` }).from(runIntervals).where(eq(runIntervals.runId, runId));
+  const [row] = await db
+    .select({ max: sql<string | null>`max(${runIntervals.id})` })
+    .from(runIntervals)
+    .where(eq(runIntervals.runId, runId));
   return row?.max == null ? 0 : Number(row.max);
 }

@@ -6,7 +6,10 @@ import { runShares } from "../schema";
 export type RunShareRow = typeof runShares.$inferSelect;
 
 export async function createRunShare(db: Db, input: { orgId: string; runId: string; createdBy: string | null }): Promise<RunShareRow> {
-  const [row] = await db.insert(runShares).values({ id: newId("shr"), ...input }).returning();
+  const [row] = await db
+    .insert(runShares)
+    .values({ id: newId("shr"), ...input })
+    .returning();
   return row!;
 }
 

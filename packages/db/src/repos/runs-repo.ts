@@ -9,13 +9,24 @@ export type RunRow = typeof runs.$inferSelect;
 export async function insertRun(db: Db, input: { plan: Plan; orgId?: string; planId?: string | null; scheduleId?: string | null }): Promise<RunRow> {
   const [row] = await db
     .insert(runs)
-    .values({ id: newId("run"), orgId: input.orgId ?? DEFAULT_ORG_ID, planId: input.planId ?? null, scheduleId: input.scheduleId ?? null, name: input.plan.name, plan: input.plan, status: "queued" })
+    .values({
+      id: newId("run"),
+      orgId: input.orgId ?? DEFAULT_ORG_ID,
+      planId: input.planId ?? null,
+      scheduleId: input.scheduleId ?? null,
+      name: input.plan.name,
+      plan: input.plan,
+      status: "queued",
+    })
     .returning();
   return row!;
 }
 
 export async function getRun(db: Db, id: string, orgId = DEFAULT_ORG_ID): Promise<RunRow | null> {
-  const [row] = await db.select().from(runs).where(and(eq(runs.id, id), eq(runs.orgId, orgId)));
+  const [row] = await db
+    .select()
+    .from(runs)
+    .where(and(eq(runs.id, id), eq(runs.orgId, orgId)));
   return row ?? null;
 }
 
@@ -25,10 +36,7 @@ export async function getRunOfAnyOrg(db: Db, id: string): Promise<RunRow | null>
   return row ?? null;
 }
 
-export async function listRuns(
-  db: Db,
-  opts: { orgId?: string; limit?: number; offset?: number; status?: RunStatus; planId?: string } = {},
-): Promise<RunRow[]> {
+export async function listRuns(db: Db, opts: { orgId?: string; limit?: number; offset?: number; status?: RunStatus; planId?: string } = {}): Promise<RunRow[]> {
   return db
     .select()
     .from(runs)

@@ -28,6 +28,10 @@ export async function updateShard(
   patch: Partial<{ status: ShardStatus; agentId: string | null; error: string | null; frames: number; startedAt: Date; endedAt: Date }>,
 ): Promise<boolean> {
   const legal = patch.status ? inArray(shards.status, shardStatusesBefore(patch.status)) : undefined;
-  const rows = await db.update(shards).set(patch).where(and(eq(shards.id, id), legal)).returning({ id: shards.id });
+  const rows = await db
+    .update(shards)
+    .set(patch)
+    .where(and(eq(shards.id, id), legal))
+    .returning({ id: shards.id });
   return rows.length === 1;
 }

@@ -23,22 +23,34 @@ export async function listTargetHosts(db: Db, orgId: string): Promise<TargetHost
 }
 
 export async function getTargetHost(db: Db, orgId: string, id: string): Promise<TargetHostRow | null> {
-  const [row] = await db.select().from(targetHosts).where(and(eq(targetHosts.orgId, orgId), eq(targetHosts.id, id)));
+  const [row] = await db
+    .select()
+    .from(targetHosts)
+    .where(and(eq(targetHosts.orgId, orgId), eq(targetHosts.id, id)));
   return row ?? null;
 }
 
 export async function getTargetHostByName(db: Db, orgId: string, host: string): Promise<TargetHostRow | null> {
-  const [row] = await db.select().from(targetHosts).where(and(eq(targetHosts.orgId, orgId), eq(targetHosts.host, host)));
+  const [row] = await db
+    .select()
+    .from(targetHosts)
+    .where(and(eq(targetHosts.orgId, orgId), eq(targetHosts.host, host)));
   return row ?? null;
 }
 
 /** Records the outcome of a check: verified now by `method`, or (null) no longer verified. */
 export async function setTargetHostVerified(db: Db, id: string, method: "http" | "dns" | null): Promise<void> {
-  await db.update(targetHosts).set(method ? { verifiedAt: new Date(), method } : { verifiedAt: null, method: null }).where(eq(targetHosts.id, id));
+  await db
+    .update(targetHosts)
+    .set(method ? { verifiedAt: new Date(), method } : { verifiedAt: null, method: null })
+    .where(eq(targetHosts.id, id));
 }
 
 export async function removeTargetHost(db: Db, orgId: string, id: string): Promise<boolean> {
-  const rows = await db.delete(targetHosts).where(and(eq(targetHosts.orgId, orgId), eq(targetHosts.id, id))).returning({ id: targetHosts.id });
+  const rows = await db
+    .delete(targetHosts)
+    .where(and(eq(targetHosts.orgId, orgId), eq(targetHosts.id, id)))
+    .returning({ id: targetHosts.id });
   return rows.length > 0;
 }
 
@@ -49,16 +61,28 @@ export async function removeTargetHost(db: Db, orgId: string, id: string): Promi
  */
 export async function orgLoad(db: Db, orgId: string): Promise<{ quotas: OrgQuotas | null; inFlight: Plan[]; orgCount: number }> {
   const [org] = await db.select({ quotas: orgs.quotas }).from(orgs).where(eq(orgs.id, orgId));
-  const owners = db.select({ userId: members.userId }).from(members).where(and(eq(members.organizationId, orgId), eq(members.role, "owner")));
-  const owned = await db.selectDistinct({ id: members.organizationId }).from(members).where(and(eq(members.role, "owner"), inArray(members.userId, owners)));
+  const owners = db
+    .select({ userId: members.userId })
+    .from(members)
+    .where(and(eq(members.organizationId, orgId), eq(members.role, "owner")));
+  const owned = await db
+    .selectDistinct({ id: members.organizationId })
+    .from(members)
+    .where(and(eq(members.role, "owner"), inArray(members.userId, owners)));
   const group = [...new Set([orgId, ...owned.map((o) => o.id)])];
-  const live = await db.select({ plan: runs.plan }).from(runs).where(and(inArray(runs.orgId, group), inArray(runs.status, ["queued", "running"])));
+  const live = await db
+    .select({ plan: runs.plan })
+    .from(runs)
+    .where(and(inArray(runs.orgId, group), inArray(runs.status, ["queued", "running"])));
   return { quotas: org?.quotas ?? null, inFlight: live.map((r) => r.plan), orgCount: group.length };
 }
 
 /** How many organizations the user owns (the limit on creating more is web's, VOLLEY_MAX_ORGS_PER_USER). */
 export async function countOwnedOrgs(db: Db, userId: string): Promise<number> {
-  const rows = await db.selectDistinct({ id: members.organizationId }).from(members).where(and(eq(members.userId, userId), eq(members.role, "owner")));
+  const rows = await db
+    .selectDistinct({ id: members.organizationId })
+    .from(members)
+    .where(and(eq(members.userId, userId), eq(members.role, "owner")));
   return rows.length;
 }
 

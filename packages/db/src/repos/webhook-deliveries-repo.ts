@@ -11,7 +11,12 @@ export async function recordWebhookDelivery(db: Db, row: Omit<WebhookDeliveryRow
 
 /** The webhook's latest attempts, newest first. The caller checks the webhook is the org's. */
 export async function listWebhookDeliveries(db: Db, webhookId: string, limit: number): Promise<WebhookDeliveryRow[]> {
-  return db.select().from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, webhookId)).orderBy(desc(webhookDeliveries.at), desc(webhookDeliveries.id)).limit(limit);
+  return db
+    .select()
+    .from(webhookDeliveries)
+    .where(eq(webhookDeliveries.webhookId, webhookId))
+    .orderBy(desc(webhookDeliveries.at), desc(webhookDeliveries.id))
+    .limit(limit);
 }
 
 /** The attempts made under one delivery id (a test delivery has one), newest first. */

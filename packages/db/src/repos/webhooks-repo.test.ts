@@ -70,12 +70,16 @@ describe("webhook secrets at rest", () => {
     const ct = Buffer.from(parts[4]!, "base64url");
     ct[0] = ct[0]! ^ 1;
     parts[4] = ct.toString("base64url");
-    await h.db.update(webhooks).set({ secret: parts.join(":") }).where(eq(webhooks.id, hook.id));
+    await h.db
+      .update(webhooks)
+      .set({ secret: parts.join(":") })
+      .where(eq(webhooks.id, hook.id));
     await expect(getActiveWebhook(h.db, hook.id, keys)).rejects.toThrow();
   });
 
   it("refuses keys that are not 32 bytes of base64, saying how to make one", () => {
-    for (const bad of ["", "short", randomBytes(16).toString("base64"), "x".repeat(44)]) expect(() => parseSecretsKey(bad), bad).toThrow(/openssl rand -base64 32/);
+    for (const bad of ["", "short", randomBytes(16).toString("base64"), "x".repeat(44)])
+      expect(() => parseSecretsKey(bad), bad).toThrow(/openssl rand -base64 32/);
     expect(() => parseSecretKeys(newKey(), "nope")).toThrow(/VOLLEY_SECRETS_KEY_OLD/);
     expect(parseSecretsKey(randomBytes(32).toString("base64url"))).toHaveLength(32);
   });

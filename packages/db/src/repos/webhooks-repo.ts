@@ -64,7 +64,11 @@ export async function getActiveWebhook(db: Db, id: string, keys: SecretKeys | nu
   if (!row || !keys) return row ?? null;
   const { plain, reseal } = openSecret(row.secret, keys);
   // Only if nobody re-sealed it meanwhile: the stored value is the one we opened.
-  if (reseal) await db.update(webhooks).set({ secret: sealSecret(plain, keys) }).where(and(eq(webhooks.id, id), eq(webhooks.secret, row.secret)));
+  if (reseal)
+    await db
+      .update(webhooks)
+      .set({ secret: sealSecret(plain, keys) })
+      .where(and(eq(webhooks.id, id), eq(webhooks.secret, row.secret)));
   return { ...row, secret: plain };
 }
 

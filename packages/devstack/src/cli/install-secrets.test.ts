@@ -23,7 +23,10 @@ describe("install secrets (npm run setup / npm start)", () => {
     expect(first.authSecret.length).toBeGreaterThanOrEqual(32);
     expect(Buffer.from(first.secretsKey, "base64")).toHaveLength(32);
     expect(first.authSecret).not.toBe(first.secretsKey);
-    for (const [file, value] of [["auth-secret", first.authSecret], ["secrets-key", first.secretsKey]] as const) {
+    for (const [file, value] of [
+      ["auth-secret", first.authSecret],
+      ["secrets-key", first.secretsKey],
+    ] as const) {
       expect(readFileSync(path.join(dir, file), "utf8").trim()).toBe(value);
       expect(statSync(path.join(dir, file)).mode & 0o777).toBe(0o600);
     }

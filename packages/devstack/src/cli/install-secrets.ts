@@ -23,7 +23,10 @@ function readOrCreate(dir: string, file: { name: string; valid: (v: string) => b
   try {
     const value = readFileSync(at, "utf8").trim();
     // Never replace a bad file silently: a new secrets key would leave every sealed secret unreadable.
-    if (!file.valid(value)) throw new Error(`${at} does not hold a valid secret — restore it from a backup, or delete it to generate a new one (webhooks created since must then be re-created)`);
+    if (!file.valid(value))
+      throw new Error(
+        `${at} does not hold a valid secret — restore it from a backup, or delete it to generate a new one (webhooks created since must then be re-created)`,
+      );
     if ((statSync(at).mode & 0o077) !== 0) chmodSync(at, 0o600);
     return value;
   } catch (err) {

@@ -98,8 +98,12 @@ async function main() {
   say(`  web       http://localhost:${env.WEB_PORT}   (REST API /api/v1)`);
   say(`  hub       ${hubUrl}   (agent gateway /agent)`);
   say(`  agent     1 local agent, pool "default"`);
-  say(`  targets   ws://127.0.0.1:${env.WS_ECHO_PORT}/echo (ws; also /ping, /broadcast, /group), http://127.0.0.1:${env.SOCKETIO_ECHO_PORT} (socket.io), http://127.0.0.1:${env.SOCKJS_ECHO_PORT}/echo (sockjs; also /broadcast)`);
-  say(`            ws://127.0.0.1:${env.STOMP_ECHO_PORT}/stomp (stomp), http://127.0.0.1:${env.HTTP_ECHO_PORT}/echo (http; /sse, /poll), ws://127.0.0.1:${env.SOCKETCLUSTER_ECHO_PORT}/socketcluster/ (socketcluster)`);
+  say(
+    `  targets   ws://127.0.0.1:${env.WS_ECHO_PORT}/echo (ws; also /ping, /broadcast, /group), http://127.0.0.1:${env.SOCKETIO_ECHO_PORT} (socket.io), http://127.0.0.1:${env.SOCKJS_ECHO_PORT}/echo (sockjs; also /broadcast)`,
+  );
+  say(
+    `            ws://127.0.0.1:${env.STOMP_ECHO_PORT}/stomp (stomp), http://127.0.0.1:${env.HTTP_ECHO_PORT}/echo (http; /sse, /poll), ws://127.0.0.1:${env.SOCKETCLUSTER_ECHO_PORT}/socketcluster/ (socketcluster)`,
+  );
   say(`            http://127.0.0.1:${env.HTTP_CLUSTER_PORT}/echo (http under node:cluster, unless HTTP_CLUSTER_WORKERS=0)`);
   say(`  postgres  ${services.describe.postgres}`);
   say(`  redis     ${services.describe.redis}`);
@@ -129,9 +133,10 @@ function front(): void {
 }
 
 if (!process.argv.includes("--supervise")) front();
-else main().catch(async (err: unknown) => {
-  console.error(`${tag("volley", "31")} ${err instanceof Error ? err.message : String(err)}`);
-  // A failed first start has already stopped the stack (done then exits); anything else stops it here.
-  if (supervisor) await supervisor.stop();
-  process.exit(1);
-});
+else
+  main().catch(async (err: unknown) => {
+    console.error(`${tag("volley", "31")} ${err instanceof Error ? err.message : String(err)}`);
+    // A failed first start has already stopped the stack (done then exits); anything else stops it here.
+    if (supervisor) await supervisor.stop();
+    process.exit(1);
+  });

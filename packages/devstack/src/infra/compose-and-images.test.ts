@@ -52,7 +52,13 @@ describe("infra/compose.yaml", () => {
   });
 
   it("also accepts the secrets set from the shell", () => {
-    const vars = { POSTGRES_PASSWORD: "s3cret", VOLLEY_AGENT_TOKEN: "a-long-agent-token", VOLLEY_SECRETS_KEY_OLD: Buffer.alloc(32, 9).toString("base64"), AUTH_SECRET: "x".repeat(40), VOLLEY_PUBLIC_URL: "https://volley.example.com" };
+    const vars = {
+      POSTGRES_PASSWORD: "s3cret",
+      VOLLEY_AGENT_TOKEN: "a-long-agent-token",
+      VOLLEY_SECRETS_KEY_OLD: Buffer.alloc(32, 9).toString("base64"),
+      AUTH_SECRET: "x".repeat(40),
+      VOLLEY_PUBLIC_URL: "https://volley.example.com",
+    };
     for (const app of APPS) {
       const check = checkAppEnv(app, envOf(byApp(app).service, vars));
       expect(check.ok, `${app}: ${check.output}`).toBe(true);
@@ -102,7 +108,15 @@ describe("infra/compose.yaml", () => {
     const listens: Record<string, string[]> = {
       web: [envOf(byApp("web").service).WEB_PORT as string],
       hub: [hubEnv.HUB_PORT as string],
-      targets: ["WS_ECHO_PORT", "SOCKETIO_ECHO_PORT", "SOCKJS_ECHO_PORT", "STOMP_ECHO_PORT", "HTTP_ECHO_PORT", "SOCKETCLUSTER_ECHO_PORT", "HTTP_CLUSTER_PORT"].map((k) => envOf(byApp("targets").service)[k] as string),
+      targets: [
+        "WS_ECHO_PORT",
+        "SOCKETIO_ECHO_PORT",
+        "SOCKJS_ECHO_PORT",
+        "STOMP_ECHO_PORT",
+        "HTTP_ECHO_PORT",
+        "SOCKETCLUSTER_ECHO_PORT",
+        "HTTP_CLUSTER_PORT",
+      ].map((k) => envOf(byApp("targets").service)[k] as string),
     };
     for (const [app, ports] of Object.entries(listens)) {
       const published = (byApp(app as DeployableApp).service.ports ?? []).map((p) => p.split(":").pop());
@@ -137,7 +151,8 @@ describe("infra/docker", () => {
     // Every variable the image sets is one the app reads.
     const read = envNamesRead(app);
     for (const env of final.filter((i) => i.op === "ENV")) {
-      for (const [, name] of env.args.matchAll(/(?:^|\s)([A-Z][A-Z0-9_]*)=/g)) if (!RUNTIME_VARS.has(name as string)) expect(read, `ENV ${name}`).toContain(name);
+      for (const [, name] of env.args.matchAll(/(?:^|\s)([A-Z][A-Z0-9_]*)=/g))
+        if (!RUNTIME_VARS.has(name as string)) expect(read, `ENV ${name}`).toContain(name);
     }
 
     const ignore = readFileSync(path.join(infraDir, "docker", `${app}.Dockerfile.dockerignore`), "utf8");
@@ -160,7 +175,8 @@ describe("infra/docker", () => {
     const hc = finalStage(readDockerfile("targets")).find((i) => i.op === "HEALTHCHECK") as { args: string };
     const probe = JSON.parse(hc.args.slice(hc.args.indexOf("CMD") + 3).trim()) as string[];
     const env: Record<string, string> = { TARGETS_HOST: "127.0.0.1", HTTP_CLUSTER_WORKERS: "0" };
-    for (const k of ["WS_ECHO_PORT", "SOCKETIO_ECHO_PORT", "SOCKJS_ECHO_PORT", "STOMP_ECHO_PORT", "HTTP_ECHO_PORT", "SOCKETCLUSTER_ECHO_PORT"]) env[k] = String(await freePort());
+    for (const k of ["WS_ECHO_PORT", "SOCKETIO_ECHO_PORT", "SOCKJS_ECHO_PORT", "STOMP_ECHO_PORT", "HTTP_ECHO_PORT", "SOCKETCLUSTER_ECHO_PORT"])
+      env[k] = String(await freePort());
     const runProbe = () => spawnSync(probe[0] as string, probe.slice(1), { env: { PATH: process.env.PATH, ...env }, encoding: "utf8", timeout: 30_000 }).status;
     const targets = startApp("targets", { PATH: process.env.PATH, ...env, LOG_LEVEL: "info" });
     try {

@@ -14,7 +14,11 @@ import { checkAppEnv, envNamesRead, infraDir } from "./infra-test-kit";
 
 const chartDir = path.join(infraDir, "helm", "volley");
 const read = (file: string) => readFileSync(path.join(chartDir, file), "utf8");
-const values = parse(read("values.yaml")) as { mode: string; secrets: { key: string; oldKeys: string; existingSecret: string }; agent: { token: string; existingSecret: string } };
+const values = parse(read("values.yaml")) as {
+  mode: string;
+  secrets: { key: string; oldKeys: string; existingSecret: string };
+  agent: { token: string; existingSecret: string };
+};
 const helpers = read("templates/_helpers.tpl");
 const KEY = Buffer.alloc(32, 7).toString("base64");
 
@@ -44,7 +48,9 @@ function envNames(text: string, seen = new Set<string>()): Set<string> {
 }
 
 const deployment = { web: read("templates/web-deployment.yaml"), hub: read("templates/hub-deployment.yaml") };
-const modes = [...(/has \.Values\.mode \(list ((?:"[^"]+"\s*)+)\)/.exec(defineBody("volley.mode"))?.[1] ?? "").matchAll(/"([^"]+)"/g)].map((m) => m[1] as string);
+const modes = [...(/has \.Values\.mode \(list ((?:"[^"]+"\s*)+)\)/.exec(defineBody("volley.mode"))?.[1] ?? "").matchAll(/"([^"]+)"/g)].map(
+  (m) => m[1] as string,
+);
 const stores = { DATABASE_URL: "postgres://volley:pw@db.example.com:5432/volley", REDIS_URL: "redis://redis.example.com:6379", LOG_LEVEL: "info" };
 
 describe("infra/helm/volley", () => {
@@ -58,8 +64,12 @@ describe("infra/helm/volley", () => {
   it("takes the mode from one value for both, and the key from one Secret for both, rolling the pods when it changes", () => {
     const env = defineBody("volley.modeAndSecretsEnv");
     expect(env).toMatch(/- name: VOLLEY_MODE\s+value: \{\{ include "volley\.mode" \. \| quote \}\}/);
-    expect(env).toMatch(/- name: VOLLEY_SECRETS_KEY\s+valueFrom:\s+secretKeyRef: \{ name: \{\{ include "volley\.secretsSecret" \. \}\}, key: VOLLEY_SECRETS_KEY \}/);
-    expect(env).toMatch(/- name: VOLLEY_SECRETS_KEY_OLD\s+valueFrom:\s+secretKeyRef: \{ name: \{\{ include "volley\.secretsSecret" \. \}\}, key: VOLLEY_SECRETS_KEY_OLD, optional: true \}/);
+    expect(env).toMatch(
+      /- name: VOLLEY_SECRETS_KEY\s+valueFrom:\s+secretKeyRef: \{ name: \{\{ include "volley\.secretsSecret" \. \}\}, key: VOLLEY_SECRETS_KEY \}/,
+    );
+    expect(env).toMatch(
+      /- name: VOLLEY_SECRETS_KEY_OLD\s+valueFrom:\s+secretKeyRef: \{ name: \{\{ include "volley\.secretsSecret" \. \}\}, key: VOLLEY_SECRETS_KEY_OLD, optional: true \}/,
+    );
     expect(defineBody("volley.mode")).toContain(".Values.mode");
     for (const [app, text] of Object.entries(deployment)) {
       expect(text, app).toContain('{{- include "volley.modeAndSecretsEnv" . | nindent 12 }}');
@@ -70,7 +80,9 @@ describe("infra/helm/volley", () => {
   it("requires secrets.key, as it requires agent.token, unless an existing Secret is named", () => {
     const secret = read("templates/secrets-secret.yaml");
     expect(secret).toMatch(/^\{\{- if not \.Values\.secrets\.existingSecret \}\}/);
-    expect(secret).toMatch(/VOLLEY_SECRETS_KEY: \{\{ required "secrets\.key is required: [^"]*openssl rand -base64 32[^"]*secrets\.existingSecret" \.Values\.secrets\.key \| quote \}\}/);
+    expect(secret).toMatch(
+      /VOLLEY_SECRETS_KEY: \{\{ required "secrets\.key is required: [^"]*openssl rand -base64 32[^"]*secrets\.existingSecret" \.Values\.secrets\.key \| quote \}\}/,
+    );
     expect(secret).toMatch(/VOLLEY_SECRETS_KEY_OLD: \{\{ \.Values\.secrets\.oldKeys \| quote \}\}/);
     expect(defineBody("volley.secretsSecret")).toContain(".Values.secrets.existingSecret");
     // No key ships in the chart, like no agent token does.
@@ -89,7 +101,9 @@ describe("infra/helm/volley", () => {
         expect(check.ok, `${app} in ${mode} mode: ${check.output}`).toBe(true);
       }
     }
-    expect(read("templates/web-secret.yaml")).toMatch(/^\{\{- if and \(eq \(include "volley\.mode" \.\) "hosted"\) \(not \(or \.Values\.web\.authSecret \.Values\.web\.authExistingSecret\)\) \}\}\n\{\{- fail "web\.authSecret is required in hosted mode/);
+    expect(read("templates/web-secret.yaml")).toMatch(
+      /^\{\{- if and \(eq \(include "volley\.mode" \.\) "hosted"\) \(not \(or \.Values\.web\.authSecret \.Values\.web\.authExistingSecret\)\) \}\}\n\{\{- fail "web\.authSecret is required in hosted mode/,
+    );
     // Why the chart requires the key: without it, a hosted web and hub refuse to start, naming it.
     for (const app of ["web", "hub"] as const) {
       const check = checkAppEnv(app, { ...stores, AUTH_SECRET: "x".repeat(40), VOLLEY_MODE: "hosted" });
@@ -101,17 +115,42 @@ describe("infra/helm/volley", () => {
   const helm = spawnSync("helm", ["version", "--short"], { encoding: "utf8" }).status === 0;
   it.skipIf(!helm)("renders with helm: both Deployments get the mode and the Secret's key; no key or a bad mode fails", () => {
     const template = (...set: string[]) =>
-      spawnSync("helm", ["template", "volley", chartDir, ...["stores.databaseUrl=postgres://d", "stores.redisUrl=redis://r", "agent.token=a-long-agent-token", ...set].flatMap((s) => ["--set", s])], { encoding: "utf8" });
+      spawnSync(
+        "helm",
+        [
+          "template",
+          "volley",
+          chartDir,
+          ...["stores.databaseUrl=postgres://d", "stores.redisUrl=redis://r", "agent.token=a-long-agent-token", ...set].flatMap((s) => ["--set", s]),
+        ],
+        { encoding: "utf8" },
+      );
     expect(template(`secrets.key=${KEY}`, "mode=hosted").stderr).toMatch(/web\.authSecret is required in hosted mode/);
     const ok = template(`secrets.key=${KEY}`, "mode=hosted", `web.authSecret=${"x".repeat(40)}`);
     expect(ok.status, ok.stderr).toBe(0);
-    const docs = parseAllDocuments(ok.stdout).map((d) => d.toJS()).filter(Boolean) as Array<{ kind: string; metadata: { name: string }; stringData?: Record<string, string>; spec?: { template: { spec: { containers: Array<{ name: string; env: Array<{ name: string; value?: string; valueFrom?: { secretKeyRef: { name: string; key: string } } }> }> } } } }>;
+    const docs = parseAllDocuments(ok.stdout)
+      .map((d) => d.toJS())
+      .filter(Boolean) as Array<{
+      kind: string;
+      metadata: { name: string };
+      stringData?: Record<string, string>;
+      spec?: {
+        template: {
+          spec: {
+            containers: Array<{ name: string; env: Array<{ name: string; value?: string; valueFrom?: { secretKeyRef: { name: string; key: string } } }> }>;
+          };
+        };
+      };
+    }>;
     const secret = docs.find((d) => d.kind === "Secret" && d.stringData?.VOLLEY_SECRETS_KEY);
     expect(secret?.stringData?.VOLLEY_SECRETS_KEY).toBe(KEY);
     for (const app of ["web", "hub"]) {
       const env = docs.find((d) => d.kind === "Deployment" && d.metadata.name.endsWith(`-${app}`))!.spec!.template.spec.containers[0]!.env;
       expect(env.find((e) => e.name === "VOLLEY_MODE")?.value, app).toBe("hosted");
-      expect(env.find((e) => e.name === "VOLLEY_SECRETS_KEY")?.valueFrom?.secretKeyRef, app).toEqual({ name: secret!.metadata.name, key: "VOLLEY_SECRETS_KEY" });
+      expect(env.find((e) => e.name === "VOLLEY_SECRETS_KEY")?.valueFrom?.secretKeyRef, app).toEqual({
+        name: secret!.metadata.name,
+        key: "VOLLEY_SECRETS_KEY",
+      });
     }
     expect(template().stderr).toMatch(/secrets\.key is required/);
     expect(template(`secrets.key=${KEY}`, "mode=saas").stderr).toMatch(/mode must be self-hosted or hosted/);

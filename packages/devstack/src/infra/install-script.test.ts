@@ -30,7 +30,10 @@ beforeAll(() => {
   // step runs for real and offline. The real package cannot be packed from the workspace.
   const pkg = path.join(work, "pkg");
   mkdirSync(path.join(pkg, "bin"), { recursive: true });
-  writeFileSync(path.join(pkg, "package.json"), JSON.stringify({ name: "@volley/agent", version: "0.0.0-test", bin: { "volley-agent": "bin/volley-agent.js" } }));
+  writeFileSync(
+    path.join(pkg, "package.json"),
+    JSON.stringify({ name: "@volley/agent", version: "0.0.0-test", bin: { "volley-agent": "bin/volley-agent.js" } }),
+  );
   writeFileSync(path.join(pkg, "bin", "volley-agent.js"), "#!/usr/bin/env node\nconsole.log('agent');\n");
   const packed = spawnSync("npm", ["pack", "--silent", "--pack-destination", work], { cwd: pkg, encoding: "utf8" });
   expect(packed.status, packed.stderr).toBe(0);
@@ -131,7 +134,10 @@ esac
 }
 
 const baseArgs = (token = TOKEN) => ["--token", token, "--hub", "http://127.0.0.1:3001/", "--pool", "eu-west", "--name", "load gen 1", "--package", tarball];
-const serviceUser = (root: string) => readFileSync(path.join(root, "etc", "passwd"), "utf8").split("\n").find((l) => l.startsWith("volley-agent:"));
+const serviceUser = (root: string) =>
+  readFileSync(path.join(root, "etc", "passwd"), "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("volley-agent:"));
 const mutating = (calls: string[]) => calls.filter((c) => !/^is-(enabled|active)\b/.test(c));
 
 describe.skipIf(!isRoot)("infra/agent/install.sh", () => {
@@ -160,7 +166,14 @@ describe.skipIf(!isRoot)("infra/agent/install.sh", () => {
     expect(check.ok, check.output).toBe(true);
 
     const unit = readFileSync(path.join(box.root, "etc", "systemd", "system", "volley-agent.service"), "utf8");
-    for (const line of ["User=volley-agent", "EnvironmentFile=/etc/volley/agent.env", "NoNewPrivileges=yes", "ProtectSystem=strict", "Restart=always", "WantedBy=multi-user.target"]) {
+    for (const line of [
+      "User=volley-agent",
+      "EnvironmentFile=/etc/volley/agent.env",
+      "NoNewPrivileges=yes",
+      "ProtectSystem=strict",
+      "Restart=always",
+      "WantedBy=multi-user.target",
+    ]) {
       expect(unit).toContain(`\n${line}\n`);
     }
     expect(Number(/\nLimitNOFILE=(\d+)\n/.exec(unit)?.[1])).toBeGreaterThanOrEqual(65_536);
@@ -275,8 +288,16 @@ describe.skipIf(!isRoot)("infra/agent/install.sh", () => {
     ["a token with spaces", () => ({ args: ["--token", "abc def ghi jkl", "--hub", "http://hub:3001"] }), /--token does not look like a join token/],
     ["no hub", () => ({ args: ["--token", TOKEN] }), /--hub is required.*--hub https:\/\/hub\.example\.com/],
     ["no package", () => ({ args: ["--token", TOKEN, "--hub", "http://hub:3001"] }), /--package-url is required.*\/agent\/volley-agent\.tgz/],
-    ["a package URL that is not http(s)", () => ({ args: ["--token", TOKEN, "--hub", "http://hub:3001", "--package-url", "file:///tmp/x.tgz"] }), /--package-url "file:\/\/\/tmp\/x\.tgz" is not an http\(s\) URL/],
-    ["a hub that is not http(s)", () => ({ args: ["--token", TOKEN, "--hub", "ftp://hub.example.com"] }), /--hub "ftp:\/\/hub\.example\.com" is not an http\(s\) URL/],
+    [
+      "a package URL that is not http(s)",
+      () => ({ args: ["--token", TOKEN, "--hub", "http://hub:3001", "--package-url", "file:///tmp/x.tgz"] }),
+      /--package-url "file:\/\/\/tmp\/x\.tgz" is not an http\(s\) URL/,
+    ],
+    [
+      "a hub that is not http(s)",
+      () => ({ args: ["--token", TOKEN, "--hub", "ftp://hub.example.com"] }),
+      /--hub "ftp:\/\/hub\.example\.com" is not an http\(s\) URL/,
+    ],
     ["a bad pool", () => ({ args: ["--token", TOKEN, "--hub", "http://hub:3001", "--pool", "EU West"] }), /--pool "EU West" is not a pool name/],
     ["bad labels", () => ({ args: ["--token", TOKEN, "--hub", "http://hub:3001", "--labels", "region"] }), /--labels entry "region" is not key=value/],
     ["an unknown flag", () => ({ args: ["--token", TOKEN, "--hub", "http://hub:3001", "--colour", "red"] }), /unknown option --colour/],

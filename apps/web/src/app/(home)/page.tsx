@@ -27,7 +27,11 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
   let plans: { id: string; name: string }[] = [];
   let problem: ReturnType<typeof describeLoadError> | null = null;
   // The same validation as GET /api/v1/runs: a bad filter is named, not ignored.
-  const query = listRunsQuerySchema.safeParse({ ...filterParamsObject(filters), limit: String(PAGE_SIZE), ...(params.cursor ? { cursor: params.cursor } : {}) });
+  const query = listRunsQuerySchema.safeParse({
+    ...filterParamsObject(filters),
+    limit: String(PAGE_SIZE),
+    ...(params.cursor ? { cursor: params.cursor } : {}),
+  });
   if (!query.success) problem = { title: "Those filters are not valid", message: describeIssues(fieldIssues(query.error)), status: 400 };
   else {
     try {
@@ -68,8 +72,8 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
         <div className="panel empty">
           <h2 className="panel-title">No runs yet</h2>
           <p>
-            Write a test plan and start it with <Link href="/runs/new">New run</Link>, or from CI with{" "}
-            <code>POST /api/v1/runs</code>. Runs appear here as soon as they are queued.
+            Write a test plan and start it with <Link href="/runs/new">New run</Link>, or from CI with <code>POST /api/v1/runs</code>. Runs appear here as soon
+            as they are queued.
           </p>
           <p>
             For CI, create an API token under <Link href="/settings/tokens">Settings → API tokens</Link>.

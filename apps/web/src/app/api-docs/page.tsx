@@ -15,7 +15,19 @@ function SchemaRef({ name, known }: { name: string | null; known: Set<string> })
 
 /** Descriptions are CommonMark (as OpenAPI specifies); the only markup they use is `code`. */
 function Text({ text }: { text: string }) {
-  return <>{text.split("`").map((part, i) => (i % 2 === 1 ? <code key={i} className="mono">{part}</code> : part))}</>;
+  return (
+    <>
+      {text.split("`").map((part, i) =>
+        i % 2 === 1 ? (
+          <code key={i} className="mono">
+            {part}
+          </code>
+        ) : (
+          part
+        ),
+      )}
+    </>
+  );
 }
 
 export default function ApiDocsPage() {
@@ -28,8 +40,8 @@ export default function ApiDocsPage() {
         <div>
           <h1>API reference</h1>
           <p className="muted">
-            REST API <code className="mono">/api/v1</code>. Machine-readable: <a href="/api/v1/openapi.json">/api/v1/openapi.json</a> (OpenAPI 3.1).
-            Every error is <code className="mono">{"{ error: { code, message } }"}</code>.
+            REST API <code className="mono">/api/v1</code>. Machine-readable: <a href="/api/v1/openapi.json">/api/v1/openapi.json</a> (OpenAPI 3.1). Every error
+            is <code className="mono">{"{ error: { code, message } }"}</code>.
           </p>
         </div>
       </div>
@@ -66,7 +78,8 @@ export default function ApiDocsPage() {
                 <tr key={r.status}>
                   <th>{r.status}</th>
                   <td>
-                    <SchemaRef name={r.schema} known={known} /> <span className="muted small">
+                    <SchemaRef name={r.schema} known={known} />{" "}
+                    <span className="muted small">
                       <Text text={r.description} />
                     </span>
                   </td>

@@ -26,7 +26,10 @@ export default async function ComparePage({ searchParams }: { searchParams: Prom
       <div className="page-head">
         <div>
           <h1>Compare</h1>
-          <p className="muted">Pick runs to put their numbers side by side and overlay their timelines and latency-vs-rate curves: the same plan over time, or one plan against different servers.</p>
+          <p className="muted">
+            Pick runs to put their numbers side by side and overlay their timelines and latency-vs-rate curves: the same plan over time, or one plan against
+            different servers.
+          </p>
         </div>
       </div>
       {problem ? <ErrorPanel title={problem.title} message={problem.message} /> : null}

@@ -11,6 +11,10 @@ export const GET = apiHandler({
   handler: async () =>
     new Response(await readAgentInstaller(), {
       status: 200,
-      headers: { "content-type": "text/x-shellscript; charset=utf-8", "cache-control": "no-cache", "content-disposition": 'inline; filename="install-agent.sh"' },
+      headers: {
+        "content-type": "text/x-shellscript; charset=utf-8",
+        "cache-control": "no-cache",
+        "content-disposition": 'inline; filename="install-agent.sh"',
+      },
     }),
 });

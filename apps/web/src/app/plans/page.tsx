@@ -23,7 +23,10 @@ export default async function PlansPage() {
       <div className="page-head">
         <div>
           <h1>Plans</h1>
-          <p className="muted">Saved test plans, each with its version history. Start one from a template below, from a blank plan, or import a browser recording or an Artillery script.</p>
+          <p className="muted">
+            Saved test plans, each with its version history. Start one from a template below, from a blank plan, or import a browser recording or an Artillery
+            script.
+          </p>
         </div>
         <div className="head-actions">
           <Link href="/plans/import" className="button">
@@ -66,7 +69,9 @@ export default async function PlansPage() {
       ) : (
         <div className="panel empty">
           <h2 className="panel-title">No saved plans yet</h2>
-          <p>Pick a template to start from: each one runs against a reference server that <code>npm start</code> already runs on this machine.</p>
+          <p>
+            Pick a template to start from: each one runs against a reference server that <code>npm start</code> already runs on this machine.
+          </p>
         </div>
       )}
 
@@ -80,7 +85,10 @@ export default async function PlansPage() {
         ))}
         <Link href="/plans/import" className="panel template-card import-card" data-import="plan">
           <h3 className="panel-title">Import a recording or an Artillery script</h3>
-          <p className="small muted">A HAR saved from the browser&apos;s DevTools (with its WebSocket messages), or an Artillery ws/socketio script: becomes a plan with a flow to review.</p>
+          <p className="small muted">
+            A HAR saved from the browser&apos;s DevTools (with its WebSocket messages), or an Artillery ws/socketio script: becomes a plan with a flow to
+            review.
+          </p>
         </Link>
       </div>
     </>

@@ -15,10 +15,13 @@ export default async function SignUpPage({ searchParams }: { searchParams: Promi
     <div className="auth-page">
       <h1>Create account</h1>
       {fresh ? (
-        <p className="muted">This is a fresh install: the first account becomes the owner of this Volley installation&apos;s organization and sees every existing run.</p>
+        <p className="muted">
+          This is a fresh install: the first account becomes the owner of this Volley installation&apos;s organization and sees every existing run.
+        </p>
       ) : (
         <p className="muted">
-          You get an organization of your own. Already have an account? <Link href={next === "/" ? "/sign-in" : `/sign-in?next=${encodeURIComponent(next)}`}>Sign in</Link>.
+          You get an organization of your own. Already have an account?{" "}
+          <Link href={next === "/" ? "/sign-in" : `/sign-in?next=${encodeURIComponent(next)}`}>Sign in</Link>.
         </p>
       )}
       <AuthForm mode="sign-up" next={next} />

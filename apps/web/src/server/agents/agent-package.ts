@@ -51,7 +51,14 @@ function build(root: string): Promise<void> {
     child.on("close", (code) => {
       clearTimeout(timer);
       if (code === 0) resolve();
-      else reject(new ApiError(503, "unavailable", `building the agent package failed (exit ${code}); run \`npm run pack -w @volley/agent\` in the Volley repository to see why: ${output.trim().slice(-500)}`));
+      else
+        reject(
+          new ApiError(
+            503,
+            "unavailable",
+            `building the agent package failed (exit ${code}); run \`npm run pack -w @volley/agent\` in the Volley repository to see why: ${output.trim().slice(-500)}`,
+          ),
+        );
     });
   }).finally(() => (building = undefined));
   return building;

@@ -65,7 +65,10 @@ describe("GET /api/v1/agents", () => {
     await setAgentStatus(db, busy.id, "busy");
     const stale = await upsertAgent(db, hello("a-stale", "inst-a3"));
     // A hub that died leaves its agents' rows "online"; the last heartbeat two minutes ago gives it away.
-    await db.update(schema.agents).set({ lastSeenAt: new Date(Date.now() - 120_000) }).where(eq(schema.agents.id, stale.id));
+    await db
+      .update(schema.agents)
+      .set({ lastSeenAt: new Date(Date.now() - 120_000) })
+      .where(eq(schema.agents.id, stale.id));
     const gone = await upsertAgent(db, hello("a-gone", "inst-a4"));
     await setAgentStatus(db, gone.id, "offline");
     await upsertAgent(db, hello("b-online", "inst-b1"), { orgId: otherOrg });
@@ -110,7 +113,8 @@ describe("DELETE /api/v1/agents/{id}", () => {
     thresholds: [],
     agents: { pool: "default", count: 1 },
   } as unknown as Plan;
-  const remove = (id: string, creds: { cookie?: string; token?: string } = { cookie: owner }) => call(routes.remove, "DELETE", `/api/v1/agents/${id}`, creds, undefined, { id });
+  const remove = (id: string, creds: { cookie?: string; token?: string } = { cookie: owner }) =>
+    call(routes.remove, "DELETE", `/api/v1/agents/${id}`, creds, undefined, { id });
   const keyed = (name: string, instanceId: string) => ({ ...hello(name, instanceId), agentKey: `key-${name}` });
 
   it("removes an offline agent: gone from the list, and the same agent connecting again enrolls as a new one", async () => {
@@ -289,7 +293,10 @@ describe("install commands", () => {
       expect(() => agentEndpoints(new Headers())).toThrow(MisconfiguredError);
       expect(() => agentEndpoints(new Headers())).toThrow(/VOLLEY_HUB_PUBLIC_URL \("hub.example.com:3001"\) must be the http\(s\) URL/);
     } finally {
-      for (const [name, value] of [["VOLLEY_HUB_PUBLIC_URL", saved.hub], ["VOLLEY_PUBLIC_URL", saved.web]] as const) {
+      for (const [name, value] of [
+        ["VOLLEY_HUB_PUBLIC_URL", saved.hub],
+        ["VOLLEY_PUBLIC_URL", saved.web],
+      ] as const) {
         if (value === undefined) delete process.env[name];
         else process.env[name] = value;
       }

@@ -13,7 +13,15 @@ const HUB_DEFAULT_PORT = 3001;
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 export function toAgentToken(row: AgentTokenInfo): AgentToken {
-  return { id: row.id, name: row.name, pool: row.pool, prefix: row.prefix, createdAt: row.createdAt.toISOString(), lastUsedAt: iso(row.lastUsedAt), revokedAt: iso(row.revokedAt) };
+  return {
+    id: row.id,
+    name: row.name,
+    pool: row.pool,
+    prefix: row.prefix,
+    createdAt: row.createdAt.toISOString(),
+    lastUsedAt: iso(row.lastUsedAt),
+    revokedAt: iso(row.revokedAt),
+  };
 }
 
 export async function listAgents(orgId: string): Promise<AgentListItem[]> {
@@ -32,7 +40,11 @@ export async function removeOrgAgent(orgId: string, id: string): Promise<void> {
     throw new ApiError(409, "conflict", `agent ${id} is busy with ${what}; wait for the run to end (or abort it), then remove the agent`);
   }
   if (result.status === "online") {
-    throw new ApiError(409, "conflict", `agent ${id} is connected; stop the agent process (or revoke its join token) first — it is removable once it shows offline`);
+    throw new ApiError(
+      409,
+      "conflict",
+      `agent ${id} is connected; stop the agent process (or revoke its join token) first — it is removable once it shows offline`,
+    );
   }
 }
 

@@ -23,7 +23,10 @@ function limiter(): RateLimiterRedis {
   if (g.__volleyAccountLimiter?.key !== key) {
     const keyPrefix = "volley:rl:account";
     const insuranceLimiter = new RateLimiterMemory({ keyPrefix, points, duration: WINDOW_SECONDS });
-    g.__volleyAccountLimiter = { key, limiter: new RateLimiterRedis({ storeClient: getRedis(), keyPrefix, points, duration: WINDOW_SECONDS, insuranceLimiter }) };
+    g.__volleyAccountLimiter = {
+      key,
+      limiter: new RateLimiterRedis({ storeClient: getRedis(), keyPrefix, points, duration: WINDOW_SECONDS, insuranceLimiter }),
+    };
   }
   return g.__volleyAccountLimiter.limiter;
 }

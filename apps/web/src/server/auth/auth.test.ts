@@ -9,7 +9,15 @@ import { BASE, call, connectTestAgent, readError, signUp, startApiTestEnv, TEST_
 // Authentication (API tokens, sessions), token scopes and roles, and org isolation, through the real routes.
 
 let env: ApiTestEnv;
-let routes: { createRun: RouteHandler; listRuns: RouteHandler; getRun: RouteHandler; intervals: RouteHandler; analysis: RouteHandler; abort: RouteHandler; openapi: RouteHandler };
+let routes: {
+  createRun: RouteHandler;
+  listRuns: RouteHandler;
+  getRun: RouteHandler;
+  intervals: RouteHandler;
+  analysis: RouteHandler;
+  abort: RouteHandler;
+  openapi: RouteHandler;
+};
 const ORG_B = "org_b_test";
 const tokens = { full: "", readOnly: "", revoked: "", orgB: "" };
 
@@ -201,7 +209,9 @@ describe("sign-in origins (CSRF protection) on a default start", () => {
   });
 
   it("accepts localhost, 127.0.0.1 and this machine's own addresses at the web port", async () => {
-    const own = Object.values(networkInterfaces()).flat().find((a) => a && a.family === "IPv4" && !a.internal)?.address;
+    const own = Object.values(networkInterfaces())
+      .flat()
+      .find((a) => a && a.family === "IPv4" && !a.internal)?.address;
     for (const origin of ["http://localhost:3000", "http://127.0.0.1:3000", ...(own ? [`http://${own}:3000`] : [])]) {
       expect((await signInFrom(origin)).status, origin).toBe(200);
     }

@@ -6,10 +6,7 @@ import { getDb } from "../http/services";
 /** Who a request acts as: an org, and a signed-in member of it or one of its API tokens. */
 export interface AuthContext {
   orgId: string;
-  actor:
-    | { kind: "anonymous" }
-    | { kind: "user"; userId: string; email: string; role: OrgRole }
-    | { kind: "token"; tokenId: string; scopes: ApiTokenScope[] };
+  actor: { kind: "anonymous" } | { kind: "user"; userId: string; email: string; role: OrgRole } | { kind: "token"; tokenId: string; scopes: ApiTokenScope[] };
 }
 
 /**
@@ -43,7 +40,7 @@ export async function authenticate(req: Request, permission: Permission = "runs:
   const header = req.headers.get("authorization");
   if (header !== null) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!match) throw unauthenticated("the Authorization header is not \"Bearer <token>\"");
+    if (!match) throw unauthenticated('the Authorization header is not "Bearer <token>"');
     const token = await useApiToken(getDb(), match[1]!);
     if (!token) throw unauthenticated("the API token is unknown or revoked");
     return { orgId: token.orgId, actor: { kind: "token", tokenId: token.id, scopes: token.scopes } };
@@ -77,7 +74,11 @@ export function authorize(auth: AuthContext, permission: Permission): void {
   if (actor.kind === "token") {
     if (need.scope === null) throw new ApiError(403, "forbidden", `API tokens cannot do this (${permission}); sign in to the web UI as an org admin`);
     if (!actor.scopes.includes(need.scope)) {
-      throw new ApiError(403, "forbidden", `this API token lacks the "${need.scope}" scope (${permission}); create a token with it under Settings → API tokens`);
+      throw new ApiError(
+        403,
+        "forbidden",
+        `this API token lacks the "${need.scope}" scope (${permission}); create a token with it under Settings → API tokens`,
+      );
     }
     return;
   }

@@ -83,7 +83,11 @@ async function giveFirstOrg(user: { id: string; name: string; email: string }): 
 
 function createAuth() {
   const { secret, derived } = authSecret();
-  if (derived) logOnce("auth-secret-derived", "AUTH_SECRET is not set; session cookies are signed with a secret derived from DATABASE_URL — set AUTH_SECRET (openssl rand -base64 32) for production");
+  if (derived)
+    logOnce(
+      "auth-secret-derived",
+      "AUTH_SECRET is not set; session cookies are signed with a secret derived from DATABASE_URL — set AUTH_SECRET (openssl rand -base64 32) for production",
+    );
   const baseURL = publicUrl() ?? undefined;
   return betterAuth({
     secret,

@@ -12,7 +12,12 @@ let authRoute: { GET: (req: Request) => Promise<Response>; POST: (req: Request) 
 let runs: { list: RouteHandler; create: RouteHandler };
 let sessionUser: typeof import("./auth").sessionUser;
 const cookies = { owner: "", viewer: "", member: "", stranger: "" };
-const users: Record<keyof typeof cookies, string> = { owner: "owner@example.com", viewer: "viewer@example.com", member: "member@example.com", stranger: "stranger@example.com" };
+const users: Record<keyof typeof cookies, string> = {
+  owner: "owner@example.com",
+  viewer: "viewer@example.com",
+  member: "member@example.com",
+  stranger: "stranger@example.com",
+};
 
 const plan: Plan = {
   name: "members test",

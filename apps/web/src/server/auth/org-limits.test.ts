@@ -103,7 +103,9 @@ describe("hosted quotas per owner", () => {
       expect(over.status).toBe(403);
       expect(await readError(over)).toMatchObject({
         code: "quota_exceeded",
-        message: expect.stringMatching(/its owner's quotas .*120 connections with the 1 run already queued or running in the 2 organizations of this organization's owner > 100/),
+        message: expect.stringMatching(
+          /its owner's quotas .*120 connections with the 1 run already queued or running in the 2 organizations of this organization's owner > 100/,
+        ),
       });
     });
   });

@@ -101,7 +101,10 @@ describe("per-account sign-in limit", () => {
       const limited = await attempt("192.0.2.200", "Victim@Example.com", TEST_PASSWORD);
       expect(limited.status).toBe(429);
       expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
-      expect(await readError(limited)).toMatchObject({ code: "rate_limited", message: expect.stringMatching(/too many failed sign-ins for this account \(limit 3 per 15 minutes\)/) });
+      expect(await readError(limited)).toMatchObject({
+        code: "rate_limited",
+        message: expect.stringMatching(/too many failed sign-ins for this account \(limit 3 per 15 minutes\)/),
+      });
       expect((await attempt("192.0.2.200", "bystander@example.com", TEST_PASSWORD)).status).toBe(200);
     });
   });

@@ -37,8 +37,24 @@ interface FuzzRoute {
 
 const planBody: RouteShape = { valid: () => ({ plan: validPlan() }), required: ["plan"] };
 const ROUTES: FuzzRoute[] = [
-  { name: "POST /api/v1/runs", route: async () => (await import("@/app/api/v1/runs/route")).POST, method: "POST", path: () => "/api/v1/runs", params: () => ({}), creds: () => ({ token }), shape: planBody },
-  { name: "POST /api/v1/plans", route: async () => (await import("@/app/api/v1/plans/route")).POST, method: "POST", path: () => "/api/v1/plans", params: () => ({}), creds: () => ({ token }), shape: planBody },
+  {
+    name: "POST /api/v1/runs",
+    route: async () => (await import("@/app/api/v1/runs/route")).POST,
+    method: "POST",
+    path: () => "/api/v1/runs",
+    params: () => ({}),
+    creds: () => ({ token }),
+    shape: planBody,
+  },
+  {
+    name: "POST /api/v1/plans",
+    route: async () => (await import("@/app/api/v1/plans/route")).POST,
+    method: "POST",
+    path: () => "/api/v1/plans",
+    params: () => ({}),
+    creds: () => ({ token }),
+    shape: planBody,
+  },
   {
     name: "PUT /api/v1/plans/{id}",
     route: async () => (await import("@/app/api/v1/plans/[id]/route")).PUT,
@@ -130,7 +146,13 @@ describe("malformed bodies", () => {
         } catch {
           error = undefined;
         }
-        const ok = res.status >= 400 && res.status < 500 && typeof error?.code === "string" && error.code !== "" && typeof error.message === "string" && error.message.trim() !== "";
+        const ok =
+          res.status >= 400 &&
+          res.status < 500 &&
+          typeof error?.code === "string" &&
+          error.code !== "" &&
+          typeof error.message === "string" &&
+          error.message.trim() !== "";
         if (!ok) failures.push(`case ${i} (${b.kind}, content-type ${b.contentType}): ${res.status} ${text.slice(0, 300)}`);
       }
       expect(failures.slice(0, 10), `${failures.length} of ${CASES} cases failed (seed ${SEED})`).toEqual([]);

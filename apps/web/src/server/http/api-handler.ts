@@ -41,7 +41,14 @@ export function json(data: unknown, status = 200, headers: Record<string, string
   return Response.json(data, { status, headers: { "cache-control": "no-store", ...headers } });
 }
 
-export function errorResponse<C extends ApiErrorCode>(status: ApiErrorStatus<C>, code: C, message: string, issues?: FieldIssue[], requestId?: string, headers: Record<string, string> = {}): Response {
+export function errorResponse<C extends ApiErrorCode>(
+  status: ApiErrorStatus<C>,
+  code: C,
+  message: string,
+  issues?: FieldIssue[],
+  requestId?: string,
+  headers: Record<string, string> = {},
+): Response {
   const body: ApiErrorBody = { error: { code, message, ...(issues ? { issues } : {}) } };
   return json(body, status, { ...headers, ...(requestId ? { "x-request-id": requestId } : {}) });
 }
@@ -88,7 +95,8 @@ export function apiHandler<S extends z.ZodType | undefined = undefined, Q extend
       authorize(auth, opts.permission);
       for (const [name, value] of Object.entries(params)) {
         // No stored id holds such text, and PostgreSQL would fail the lookup with a 500 rather than find nothing.
-        if (findUnstorableText(value)) throw new ApiError(404, "not_found", `${name} ${JSON.stringify(value)} does not exist (ids never hold NUL characters or unpaired surrogates)`);
+        if (findUnstorableText(value))
+          throw new ApiError(404, "not_found", `${name} ${JSON.stringify(value)} does not exist (ids never hold NUL characters or unpaired surrogates)`);
       }
       let query: unknown;
       if (opts.query) {

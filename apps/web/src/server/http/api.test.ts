@@ -2,7 +2,18 @@ import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import "@volley/devstack/vitest-context";
 import { COUNTERS, HISTOGRAMS, REDIS_KEYS, type IntervalFrame, type IntervalPoint, type Plan, type Run } from "@volley/contracts";
-import { createApiToken, createDb, createTestDatabase, DEFAULT_ORG_ID, getRun, insertFrames, insertRun, insertShards, markRunRunning, type DbHandle } from "@volley/db";
+import {
+  createApiToken,
+  createDb,
+  createTestDatabase,
+  DEFAULT_ORG_ID,
+  getRun,
+  insertFrames,
+  insertRun,
+  insertShards,
+  markRunRunning,
+  type DbHandle,
+} from "@volley/db";
 import { evaluateThresholds, IntervalRecorder, summarizeFrames } from "@volley/metrics";
 import { QUEUE_NAMES, runJob } from "@volley/queue";
 import { Queue } from "bullmq";
@@ -71,7 +82,11 @@ afterAll(async () => {
 const ctx = (params: Record<string, string> = {}) => ({ params: Promise.resolve(params) });
 const authHeader = () => ({ authorization: `Bearer ${bearer}` });
 const post = (path: string, body: unknown) =>
-  new Request(`${BASE}${path}`, { method: "POST", headers: { "content-type": "application/json", ...authHeader() }, body: typeof body === "string" ? body : JSON.stringify(body) });
+  new Request(`${BASE}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...authHeader() },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
 const get = (path: string) => new Request(`${BASE}${path}`, { headers: authHeader() });
 
 const errorBody = z.object({
@@ -137,7 +152,10 @@ describe("POST /api/v1/runs", () => {
 
   it("refuses a target outside the allowlist (self-hosted: loopback only by default) and queues nothing", async () => {
     const before = (await queue.getJobCounts("waiting")).waiting;
-    const res = await routes.createRun(post("/api/v1/runs", { plan: { ...validPlanInput, target: { url: "ws://10.20.30.40:9001/echo", protocol: "ws" } } }), ctx());
+    const res = await routes.createRun(
+      post("/api/v1/runs", { plan: { ...validPlanInput, target: { url: "ws://10.20.30.40:9001/echo", protocol: "ws" } } }),
+      ctx(),
+    );
     expect(res.status).toBe(403);
     const err = await readError(res);
     expect(err.code).toBe("target_refused");
@@ -292,7 +310,8 @@ describe("POST /api/v1/plans/validate", () => {
     const json = await routes.validate(post("/api/v1/plans/validate", validPlanInput), ctx());
     expect(json.status).toBe(200);
     expect(await json.json()).toMatchObject({ ok: true, plan: { agents: { pool: "default", count: 1 } } });
-    const yaml = "name: y\ntarget: { url: ws://127.0.0.1:9001/echo }\nconnections: { count: 1 }\nscenario: { kind: echo, message: { rate: 1 }, duration: 1s }\n";
+    const yaml =
+      "name: y\ntarget: { url: ws://127.0.0.1:9001/echo }\nconnections: { count: 1 }\nscenario: { kind: echo, message: { rate: 1 }, duration: 1s }\n";
     const res = await routes.validate(post("/api/v1/plans/validate", { yaml }), ctx());
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ ok: true, plan: { name: "y", connections: { count: 1, rate: 100 } } });
@@ -308,7 +327,10 @@ describe("POST /api/v1/plans/validate", () => {
   });
 
   it("refuses misspelled threshold metrics before any run, naming the nearest known one", async () => {
-    const res = await routes.validate(post("/api/v1/plans/validate", { ...validPlanInput, thresholds: ["latncy.p95 < 200ms", "foo.bar < 1", "delivery.p95 < 200ms"] }), ctx());
+    const res = await routes.validate(
+      post("/api/v1/plans/validate", { ...validPlanInput, thresholds: ["latncy.p95 < 200ms", "foo.bar < 1", "delivery.p95 < 200ms"] }),
+      ctx(),
+    );
     expect(res.status).toBe(400);
     const err = await readError(res);
     expect(err.issues?.map((i) => i.path)).toEqual(["thresholds.0", "thresholds.1"]);
@@ -321,17 +343,25 @@ describe("POST /api/v1/plans/import", () => {
   const read = (name: string) => readFileSync(new URL(name, fixtures), "utf8");
 
   it("turns the recorded chat HAR into plan YAML that validates, with notes", async () => {
-    const res = await routes.importPlan(post("/api/v1/plans/import", { format: "har", content: read("socketio-chat.har"), targetUrl: "http://127.0.0.1:9010" }), ctx());
+    const res = await routes.importPlan(
+      post("/api/v1/plans/import", { format: "har", content: read("socketio-chat.har"), targetUrl: "http://127.0.0.1:9010" }),
+      ctx(),
+    );
     expect(res.status).toBe(200);
     const body = z.object({ plan: z.string(), notes: z.array(z.string()) }).parse(await res.json());
     const checked = await routes.validate(post("/api/v1/plans/validate", { yaml: body.plan }), ctx());
     expect(checked.status).toBe(200);
-    expect(await checked.json()).toMatchObject({ plan: { target: { url: "http://127.0.0.1:9010/", protocol: "socketio" }, flow: { messages: [{ event: "chat" }] } } });
+    expect(await checked.json()).toMatchObject({
+      plan: { target: { url: "http://127.0.0.1:9010/", protocol: "socketio" }, flow: { messages: [{ event: "chat" }] } },
+    });
     expect(body.notes.join("\n")).toMatch(/schedule is a small default/);
   });
 
   it("takes Artillery payload files by name", async () => {
-    const res = await routes.importPlan(post("/api/v1/plans/import", { format: "artillery", content: read("artillery/socketio-chat.yml"), files: { "users.csv": "username,password\nann,x\n" } }), ctx());
+    const res = await routes.importPlan(
+      post("/api/v1/plans/import", { format: "artillery", content: read("artillery/socketio-chat.yml"), files: { "users.csv": "username,password\nann,x\n" } }),
+      ctx(),
+    );
     expect(res.status).toBe(200);
     const { plan } = (await res.json()) as { plan: string };
     expect(plan).toContain("username,password");

@@ -46,7 +46,10 @@ export function clientAddress(req: Request, trusted: readonly string[] = trusted
   if (!peer) return "direct";
   const isTrusted = trusts(trusted);
   let client = peer;
-  const hops = (req.headers.get("x-forwarded-for") ?? "").split(",").map((h) => h.trim()).filter(Boolean);
+  const hops = (req.headers.get("x-forwarded-for") ?? "")
+    .split(",")
+    .map((h) => h.trim())
+    .filter(Boolean);
   for (let i = hops.length - 1; i >= 0 && isTrusted(client); i--) {
     const hop = parse(hops[i]);
     // Garbage where a proxy should have written an address: stop at the last proxy we believe.

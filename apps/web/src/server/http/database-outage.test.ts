@@ -48,7 +48,9 @@ describe("web during a PostgreSQL outage", () => {
     expect(res.status).toBe(503);
     const err = await readError(res);
     expect(err.code).toBe("unavailable");
-    expect(err.message).toMatch(/^the database \(PostgreSQL at DATABASE_URL\) is unreachable \(.*ECONNREFUSED.*\) — check that it is running and DATABASE_URL is right$/);
+    expect(err.message).toMatch(
+      /^the database \(PostgreSQL at DATABASE_URL\) is unreachable \(.*ECONNREFUSED.*\) — check that it is running and DATABASE_URL is right$/,
+    );
 
     const { GET } = await import("@/app/api/auth/[...all]/route");
     const session = await GET(new Request(`${BASE}/api/auth/get-session`, { headers: { cookie } }));

@@ -23,9 +23,12 @@ export const notFound = (what: string) => new ApiError(404, "not_found", `${what
 
 /** A list's `cursor` that names none of its items (a 400: the caller sent something other than a `next`). */
 export const unknownCursor = (what: string, cursor: string) =>
-  new ApiError(400, "invalid_query", `cursor: ${JSON.stringify(cursor)} names no ${what} of this list — pass the \`next\` of the previous page, or leave cursor out to start from the newest`, [
-    { path: "cursor", message: `names no ${what} of this list` },
-  ]);
+  new ApiError(
+    400,
+    "invalid_query",
+    `cursor: ${JSON.stringify(cursor)} names no ${what} of this list — pass the \`next\` of the previous page, or leave cursor out to start from the newest`,
+    [{ path: "cursor", message: `names no ${what} of this list` }],
+  );
 
 /** Follows `cause` chains (drizzle wraps pg errors) and AggregateErrors (net connect to v4+v6). */
 function* causes(err: unknown): Generator<unknown> {
@@ -71,7 +74,11 @@ export function classifyError(err: unknown): ApiError | MisconfiguredError | nul
         : service.name === "PostgreSQL"
           ? "the database (PostgreSQL at DATABASE_URL) is unreachable"
           : `${service.name} at ${service.variable} is unreachable`;
-      return new ApiError(503, "unavailable", `${what} (${message || code}) — check that ${service ? `it is running and ${service.variable} is right` : "PostgreSQL and Redis are running"}`);
+      return new ApiError(
+        503,
+        "unavailable",
+        `${what} (${message || code}) — check that ${service ? `it is running and ${service.variable} is right` : "PostgreSQL and Redis are running"}`,
+      );
     }
     if (e instanceof RedisUnavailableError) return new ApiError(503, "unavailable", e.message);
     // ioredis commandTimeout (services.ts): Redis is connected but frozen.

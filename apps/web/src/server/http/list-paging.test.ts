@@ -80,7 +80,10 @@ describe("GET /api/v1/runs paging", () => {
     expect(over.status).toBe(400);
     expect(await readError(over)).toMatchObject({ code: "invalid_query", issues: [{ path: "limit", message: "must be a whole number from 1 to 500" }] });
 
-    const [foreign] = await env.h.db.select({ id: schema.runs.id }).from(schema.runs).where((await import("drizzle-orm")).eq(schema.runs.orgId, ORG_B));
+    const [foreign] = await env.h.db
+      .select({ id: schema.runs.id })
+      .from(schema.runs)
+      .where((await import("drizzle-orm")).eq(schema.runs.orgId, ORG_B));
     for (const cursor of ["run_nope", foreign!.id]) {
       const res = await call(routes.runs, "GET", `/api/v1/runs?cursor=${cursor}`, { token });
       expect(res.status).toBe(400);

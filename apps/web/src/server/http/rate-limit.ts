@@ -32,7 +32,6 @@ function limiters(): Limiters {
   return g.__volleyLimiters;
 }
 
-
 async function consume(limiter: RateLimiterRedis, key: string, what: string): Promise<void> {
   try {
     await limiter.consume(key);

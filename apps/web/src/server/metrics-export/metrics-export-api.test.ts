@@ -31,7 +31,8 @@ afterAll(async () => {
 });
 
 const put = (cookie: string, body: unknown) => call(routes.put, "PUT", "/api/v1/metrics-export", { cookie }, body);
-const get = async (cookie: string) => ((await (await call(routes.get, "GET", "/api/v1/metrics-export", { cookie })).json()) as { metricsExport: MetricsExport | null }).metricsExport;
+const get = async (cookie: string) =>
+  ((await (await call(routes.get, "GET", "/api/v1/metrics-export", { cookie })).json()) as { metricsExport: MetricsExport | null }).metricsExport;
 
 describe("metrics export API", () => {
   it("stores the org's remote-write endpoint with its Authorization sealed, never shown, and opened by the hub's reader", async () => {
@@ -39,7 +40,14 @@ describe("metrics export API", () => {
     const res = await put(owner, { url: "https://prometheus.example.com/api/v1/write", authorization: "Bearer s3cret-token", labels: { env: "staging" } });
     expect(res.status).toBe(200);
     const { metricsExport } = (await res.json()) as { metricsExport: MetricsExport };
-    expect(metricsExport).toMatchObject({ kind: "prometheus-remote-write", url: "https://prometheus.example.com/api/v1/write", hasAuthorization: true, labels: { env: "staging" }, enabled: true, lastPushAt: null });
+    expect(metricsExport).toMatchObject({
+      kind: "prometheus-remote-write",
+      url: "https://prometheus.example.com/api/v1/write",
+      hasAuthorization: true,
+      labels: { env: "staging" },
+      enabled: true,
+      lastPushAt: null,
+    });
     expect(JSON.stringify(await get(owner))).not.toContain("s3cret");
     const [row] = await env.h.db.select().from(schema.metricsExports).where(eq(schema.metricsExports.orgId, DEFAULT_ORG_ID));
     expect(isSealed(row!.authorization!)).toBe(true);

@@ -19,7 +19,11 @@ export async function setOrgMetricsExport(orgId: string, body: PutMetricsExportB
     assertPublicAddresses(host, await resolveTarget(host, undefined, "url"), "url");
   }
   const keys = secretsKeys();
-  if (!keys && body.authorization) logOnce("secrets-key-unset", "VOLLEY_SECRETS_KEY is not set; the metrics export's Authorization header is stored unencrypted — set it (openssl rand -base64 32) for web and hub");
+  if (!keys && body.authorization)
+    logOnce(
+      "secrets-key-unset",
+      "VOLLEY_SECRETS_KEY is not set; the metrics export's Authorization header is stored unencrypted — set it (openssl rand -base64 32) for web and hub",
+    );
   return putMetricsExport(getDb(), orgId, body, keys);
 }
 

@@ -122,7 +122,8 @@ export function comparePaths(c: {
       operationId: "setPlanBaseline",
       tags: ["plans"],
       summary: "Mark a finished run of the plan as its baseline",
-      description: "The compare page's deltas and the trend's regression flags are against it. 400 naming `runId` for a run of another plan; 409 for a run without a summary yet.",
+      description:
+        "The compare page's deltas and the trend's regression flags are against it. 400 naming `runId` for a run of another plan; 409 for a run without a summary yet.",
       request: { params: planParams, ...body(named("SetBaselineBody", setBaselineBodySchema)) },
       responses: { 200: jsonBody(z.object({ planId: z.string(), baselineRunId: z.string().nullable() }), "The baseline."), ...errors(400, 404, 409, 500, 503) },
     },

@@ -44,7 +44,8 @@ describe("OpenAPI error codes", () => {
 
   it("names the refusals of POST /api/v1/runs under 403 and 409", () => {
     const create = operation("/api/v1/runs", "post");
-    for (const code of ["forbidden", "target_refused", "target_unverified", "quota_exceeded"]) expect(create.responses["403"]?.description).toContain(`\`${code}\``);
+    for (const code of ["forbidden", "target_refused", "target_unverified", "quota_exceeded"])
+      expect(create.responses["403"]?.description).toContain(`\`${code}\``);
     expect(create.responses["409"]?.description).toContain("`not_enough_agents`");
   });
 });

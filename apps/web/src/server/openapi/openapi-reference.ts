@@ -22,7 +22,10 @@ export function schemaName(schema: unknown): string | null {
   const alternatives = s.anyOf ?? s.oneOf;
   if (alternatives) return alternatives.map((a) => schemaName(a) ?? "?").join(" | ");
   if (s.type === "array") return `${schemaName(s.items) ?? "unknown"}[]`;
-  if (s.properties) return `{ ${Object.entries(s.properties).map(([k, v]) => `${k}: ${schemaName(v) ?? "unknown"}`).join(", ")} }`;
+  if (s.properties)
+    return `{ ${Object.entries(s.properties)
+      .map(([k, v]) => `${k}: ${schemaName(v) ?? "unknown"}`)
+      .join(", ")} }`;
   return typeof s.type === "string" ? s.type : null;
 }
 
@@ -43,7 +46,16 @@ export function referenceOperations(): ReferenceOperation[] {
         summary: op.summary ?? "",
         description: op.description ?? "",
         parameters: (op.parameters ?? []).flatMap((p) =>
-          "name" in p ? [{ name: p.name, in: p.in, required: p.required ?? false, description: p.description ?? (p.schema && "description" in p.schema ? String(p.schema.description ?? "") : "") }] : [],
+          "name" in p
+            ? [
+                {
+                  name: p.name,
+                  in: p.in,
+                  required: p.required ?? false,
+                  description: p.description ?? (p.schema && "description" in p.schema ? String(p.schema.description ?? "") : ""),
+                },
+              ]
+            : [],
         ),
         requestBody: op.requestBody && "content" in op.requestBody ? schemaName(jsonSchema(op.requestBody.content)) : null,
         responses: Object.entries(op.responses ?? {}).map(([status, r]) => ({

@@ -88,7 +88,8 @@ describe("OpenAPI document", () => {
       for (const status of ["401", "403", "429"]) expect(op.responses[status], `${method} ${path} ${status}`).toBeDefined();
       // Every body goes through the size limit.
       if (op.requestBody) expect(op.responses["413"], `${method} ${path} 413`).toBeDefined();
-      if (path.startsWith("/api/v1/tokens") || path.startsWith("/api/v1/agent-tokens")) expect(op.security, `${method} ${path}`).toEqual([{ sessionCookie: [] }]);
+      if (path.startsWith("/api/v1/tokens") || path.startsWith("/api/v1/agent-tokens"))
+        expect(op.security, `${method} ${path}`).toEqual([{ sessionCookie: [] }]);
     }
   });
 

@@ -67,7 +67,12 @@ const runListItemSchema = z.object({
   endedAt: z.string().nullable(),
   summary: z
     .object({
-      measure: z.enum(["round trip", "delivery"]).openapi({ description: "What received, lost and the percentiles count: round trips, or deliveries for runs that time no round trip (groups, broadcast without echo)" }),
+      measure: z
+        .enum(["round trip", "delivery"])
+        .openapi({
+          description:
+            "What received, lost and the percentiles count: round trips, or deliveries for runs that time no round trip (groups, broadcast without echo)",
+        }),
       sent: z.number().int(),
       received: z.number().int(),
       lost: z.number().int(),
@@ -234,7 +239,10 @@ function build() {
           planId: z.string().optional().describe("Only runs of this saved plan."),
           q: z.string().max(100).optional().describe("Only runs whose name or id contains this text (case-insensitive)."),
           tag: z.string().max(40).optional().describe("Only runs with this tag (PATCH /api/v1/runs/{id} sets tags)."),
-          from: z.string().optional().describe("Only runs created at or after this date (2026-11-25, the start of that day UTC) or time (2026-11-25T14:00:00Z)."),
+          from: z
+            .string()
+            .optional()
+            .describe("Only runs created at or after this date (2026-11-25, the start of that day UTC) or time (2026-11-25T14:00:00Z)."),
           to: z.string().optional().describe("Only runs created before this time; a date (2026-11-25) includes that whole day (UTC)."),
         }),
       },
@@ -265,7 +273,8 @@ function build() {
       operationId: "getRunAnalysis",
       tags: ["runs"],
       summary: "Get the run's percentile spectra and per-agent breakdown",
-      description: "`spectra` maps each histogram metric (message.latency, message.send_lag, ws.connect…) to its HdrHistogram percentile distribution in ms, merged over every shard (warm-up left out except for connect times). `agents` breaks counts, latency and health down per agent.",
+      description:
+        "`spectra` maps each histogram metric (message.latency, message.send_lag, ws.connect…) to its HdrHistogram percentile distribution in ms, merged over every shard (warm-up left out except for connect times). `agents` breaks counts, latency and health down per agent.",
       request: { params: idParams },
       responses: { 200: jsonBody(RunAnalysis, "The analysis."), ...errors(404, 500, 503) },
     },
@@ -275,7 +284,8 @@ function build() {
       operationId: "getRunJunit",
       tags: ["runs"],
       summary: "Get the run as JUnit XML",
-      description: "One testcase per threshold (a failure when it failed, naming the actual value) plus a `run completed` testcase that errors when the run errored, was aborted or ended degraded — what `volley run --junit` writes.",
+      description:
+        "One testcase per threshold (a failure when it failed, naming the actual value) plus a `run completed` testcase that errors when the run errored, was aborted or ended degraded — what `volley run --junit` writes.",
       request: { params: idParams },
       responses: { 200: { description: "JUnit XML.", content: { "application/xml": { schema: z.string() } } }, ...errors(404, 500, 503) },
     },
@@ -287,7 +297,10 @@ function build() {
       summary: "Get the run as a self-contained HTML report",
       description:
         "One HTML document that opens offline and prints as shown: headline figures, the timelines as inline SVG with the plan's thresholds drawn, the summary with error samples, thresholds, sweep steps, per-agent breakdown and the plan. Nothing is fetched (no script, stylesheet or font). Sent as a download; `inline=1` shows it in the browser instead.",
-      request: { params: idParams, query: z.object({ inline: z.enum(["1"]).optional().describe("1: show in the browser (content-disposition inline) instead of downloading") }) },
+      request: {
+        params: idParams,
+        query: z.object({ inline: z.enum(["1"]).optional().describe("1: show in the browser (content-disposition inline) instead of downloading") }),
+      },
       responses: { 200: { description: "The report.", content: { "text/html": { schema: z.string() } } }, ...errors(404, 500, 503) },
     },
     {
@@ -315,7 +328,7 @@ function build() {
       operationId: "validatePlan",
       tags: ["plans"],
       summary: "Validate a plan without running it",
-      description: "The body is a plan (JSON) or `{\"yaml\": \"...\"}`. Answers the plan with defaults filled in, or 400 naming every bad field.",
+      description: 'The body is a plan (JSON) or `{"yaml": "..."}`. Answers the plan with defaults filled in, or 400 naming every bad field.',
       request: { body: { required: true, content: { "application/json": { schema: z.union([Plan, PlanYaml]) } } } },
       responses: { 200: jsonBody(ValidatePlanResponse, "The plan is valid."), ...errors(400, 500) },
     },
@@ -427,8 +440,7 @@ function build() {
       operationId: "listAgents",
       tags: ["agents"],
       summary: "List the organization's agents with status and capacity",
-      description:
-        `\`status\` is one of ${meanings(agentStatusSchema.options, AGENT_STATUS_MEANINGS)}. Hubs record a heartbeat every 5 s; an agent not heard from for 30 s is \`offline\` whatever its hub last wrote (the hub may have died).`,
+      description: `\`status\` is one of ${meanings(agentStatusSchema.options, AGENT_STATUS_MEANINGS)}. Hubs record a heartbeat every 5 s; an agent not heard from for 30 s is \`offline\` whatever its hub last wrote (the hub may have died).`,
       responses: { 200: jsonBody(z.object({ agents: z.array(AgentListItem) }), "The agents, by name."), ...errors(500, 503) },
     },
     {
@@ -493,11 +505,14 @@ function build() {
       tags: ["meta"],
       summary: "This OpenAPI 3.1 document",
       security: [],
-      responses: { 200: { description: "The OpenAPI document.", content: { "application/json": { schema: z.object({ openapi: z.string() }).passthrough() } } } },
+      responses: {
+        200: { description: "The OpenAPI document.", content: { "application/json": { schema: z.object({ openapi: z.string() }).passthrough() } } },
+      },
     },
   ];
   // Every body is read through the size limit (body-limit.ts).
-  for (const p of paths) registry.registerPath(p.request?.body ? { ...p, responses: { ...p.responses, 413: jsonBody(ApiError, errorStatusDescription(413)) } } : p);
+  for (const p of paths)
+    registry.registerPath(p.request?.body ? { ...p, responses: { ...p.responses, 413: jsonBody(ApiError, errorStatusDescription(413)) } } : p);
 
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: "3.1.0",

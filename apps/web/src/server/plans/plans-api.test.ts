@@ -30,7 +30,14 @@ beforeAll(async () => {
   await connectTestAgent(env.h.db, ORG_B);
   const plans = await import("@/app/api/v1/plans/route");
   const one = await import("@/app/api/v1/plans/[id]/route");
-  routes = { create: plans.POST, list: plans.GET, get: one.GET, put: one.PUT, del: one.DELETE, versions: (await import("@/app/api/v1/plans/[id]/versions/route")).GET };
+  routes = {
+    create: plans.POST,
+    list: plans.GET,
+    get: one.GET,
+    put: one.PUT,
+    del: one.DELETE,
+    versions: (await import("@/app/api/v1/plans/[id]/versions/route")).GET,
+  };
 });
 
 afterAll(async () => {
@@ -64,7 +71,9 @@ describe("plans", () => {
     const res = await call(routes.put, "PUT", `/api/v1/plans/${record.id}`, { token: tok.full }, { plan: planInput("v2", 5) }, { id: record.id });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ id: record.id, name: "v2", version: 2, plan: { connections: { count: 5 } } });
-    const versions = (await (await call(routes.versions, "GET", `/api/v1/plans/${record.id}/versions`, { token: tok.readOnly }, undefined, { id: record.id })).json()) as {
+    const versions = (await (
+      await call(routes.versions, "GET", `/api/v1/plans/${record.id}/versions`, { token: tok.readOnly }, undefined, { id: record.id })
+    ).json()) as {
       versions: PlanVersion[];
     };
     expect(versions.versions.map((v) => [v.version, v.name, v.plan.connections.count])).toEqual([

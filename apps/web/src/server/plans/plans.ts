@@ -42,7 +42,10 @@ export async function loadPlanList(orgId: string, page: { limit: number; offset:
  * LIST_PAGE_MAX_BYTES of plan documents (one large plan per page at worst). `next` is the cursor of
  * the following page, null on the last.
  */
-export async function loadPlanPage(orgId: string, q: { limit: number; offset: number; cursor?: string }): Promise<{ plans: PlanRecord[]; next: string | null }> {
+export async function loadPlanPage(
+  orgId: string,
+  q: { limit: number; offset: number; cursor?: string },
+): Promise<{ plans: PlanRecord[]; next: string | null }> {
   const page = await listPlanPage(getDb(), orgId, { limit: q.limit, offset: q.offset, after: q.cursor, maxBytes: LIST_PAGE_MAX_BYTES });
   if (!page) throw unknownCursor("plan", q.cursor!);
   return { plans: page.rows.map(toPlanRecord), next: page.more && page.rows.length > 0 ? page.rows.at(-1)!.id : null };

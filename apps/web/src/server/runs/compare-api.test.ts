@@ -1,6 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { planSchema, type PlanTrend, type RunSummary, type RunWithMeta } from "@volley/contracts";
-import { createApiToken, createWebhook, DEFAULT_ORG_ID, disableWebhook, finishRun, insertPlan, insertRun, markRunRunning, newId, recordWebhookDelivery, schema } from "@volley/db";
+import {
+  createApiToken,
+  createWebhook,
+  DEFAULT_ORG_ID,
+  disableWebhook,
+  finishRun,
+  insertPlan,
+  insertRun,
+  markRunRunning,
+  newId,
+  recordWebhookDelivery,
+  schema,
+} from "@volley/db";
 import { eq } from "drizzle-orm";
 import { Queue } from "bullmq";
 import { nextPlanFiring, QUEUE_NAMES } from "@volley/queue";
@@ -21,7 +33,12 @@ let viewer = ""; // owns an org of its own, and is a viewer of the default org
 let outsider = ""; // owns an org of its own only
 
 const doc = (name: string) =>
-  planSchema.parse({ name, target: { url: "ws://127.0.0.1:9001/echo" }, connections: { count: 2, rate: 10 }, scenario: { kind: "echo", message: { bytes: 64, rate: 5 }, duration: "3s" } });
+  planSchema.parse({
+    name,
+    target: { url: "ws://127.0.0.1:9001/echo" },
+    connections: { count: 2, rate: 10 },
+    scenario: { kind: "echo", message: { bytes: 64, rate: 5 }, duration: "3s" },
+  });
 
 const lat = (p95: number) => ({ count: 100, min: 1, mean: p95 / 2, p50: p95 / 2, p90: p95 * 0.9, p95, p99: p95 * 1.2, max: p95 * 2 });
 
@@ -99,11 +116,20 @@ describe("tags and notes", () => {
   it("PATCH sets a run's and a plan's tags and notes; bad tags are named with the fix; other orgs get 404", async () => {
     const plan = await insertPlan(env.h.db, { orgId: DEFAULT_ORG_ID, document: doc("tagged plan") });
     const runId = await finishedRun(plan.id, "tagged run", summary(10, 100));
-    const res = await call(r.patchRun!, "PATCH", `/api/v1/runs/${runId}`, { token: tok.full }, { tags: ["release-2.3", "env:staging", "release-2.3"], notes: "after the pool fix" }, { id: runId });
+    const res = await call(
+      r.patchRun!,
+      "PATCH",
+      `/api/v1/runs/${runId}`,
+      { token: tok.full },
+      { tags: ["release-2.3", "env:staging", "release-2.3"], notes: "after the pool fix" },
+      { id: runId },
+    );
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ id: runId, tags: ["release-2.3", "env:staging"], notes: "after the pool fix", planId: plan.id, baseline: false });
     // Only the field sent changes.
-    const notesOnly = (await (await call(r.patchRun!, "PATCH", `/api/v1/runs/${runId}`, { token: tok.full }, { notes: "" }, { id: runId })).json()) as RunWithMeta;
+    const notesOnly = (await (
+      await call(r.patchRun!, "PATCH", `/api/v1/runs/${runId}`, { token: tok.full }, { notes: "" }, { id: runId })
+    ).json()) as RunWithMeta;
     expect(notesOnly).toMatchObject({ tags: ["release-2.3", "env:staging"], notes: "" });
 
     const bad = await call(r.patchRun!, "PATCH", `/api/v1/runs/${runId}`, { token: tok.full }, { tags: ["ok", "has space"] }, { id: runId });
@@ -116,7 +142,14 @@ describe("tags and notes", () => {
     expect((await call(r.patchRun!, "PATCH", `/api/v1/runs/${runId}`, { token: tok.readOnly }, { notes: "x" }, { id: runId })).status).toBe(403);
     expect((await call(r.patchRun!, "PATCH", `/api/v1/runs/${runId}`, { token: tok.orgB }, { notes: "x" }, { id: runId })).status).toBe(404);
 
-    const p = await call(r.patchPlan!, "PATCH", `/api/v1/plans/${plan.id}`, { token: tok.full }, { tags: ["nightly"], notes: "the chat server's echo path" }, { id: plan.id });
+    const p = await call(
+      r.patchPlan!,
+      "PATCH",
+      `/api/v1/plans/${plan.id}`,
+      { token: tok.full },
+      { tags: ["nightly"], notes: "the chat server's echo path" },
+      { id: plan.id },
+    );
     expect(p.status).toBe(200);
     expect(await p.json()).toMatchObject({ id: plan.id, version: 1, tags: ["nightly"], notes: "the chat server's echo path" });
   });
@@ -135,7 +168,14 @@ describe("run list filters and paging", () => {
     // Another org's run with the same name never shows.
     await finishedRun(null, "Filter_Run of B", summary(1, 1), ORG_B);
 
-    expect((await list("q=filter_run&limit=50")).runs.map((x) => x.name).sort()).toEqual(["Filter_Run 0", "Filter_Run 1", "Filter_Run 2", "Filter_Run 3", "Filter_Run 4", "Filter_Run errored"]);
+    expect((await list("q=filter_run&limit=50")).runs.map((x) => x.name).sort()).toEqual([
+      "Filter_Run 0",
+      "Filter_Run 1",
+      "Filter_Run 2",
+      "Filter_Run 3",
+      "Filter_Run 4",
+      "Filter_Run errored",
+    ]);
     // LIKE wildcards are searched for as themselves.
     expect((await list("q=100%25")).runs.map((x) => x.id)).toEqual([other]);
     expect((await list("q=_run")).runs.every((x) => x.name.includes("_Run"))).toBe(true);
@@ -213,7 +253,9 @@ describe("baselines and the plan trend", () => {
     expect(by[lossy]!.errors).toBe(100);
 
     expect((await call(r.clearBaseline!, "DELETE", `/api/v1/plans/${plan.id}/baseline`, { token: tok.full }, undefined, { id: plan.id })).status).toBe(204);
-    const after = (await (await call(r.trend!, "GET", `/api/v1/plans/${plan.id}/trend`, { token: tok.readOnly }, undefined, { id: plan.id })).json()) as PlanTrend;
+    const after = (await (
+      await call(r.trend!, "GET", `/api/v1/plans/${plan.id}/trend`, { token: tok.readOnly }, undefined, { id: plan.id })
+    ).json()) as PlanTrend;
     expect(after.baselineRunId).toBeNull();
     expect(after.points.every((p) => p.regressions.length === 0)).toBe(true);
     expect((await call(r.trend!, "GET", `/api/v1/plans/${plan.id}/trend`, { token: tok.orgB }, undefined, { id: plan.id })).status).toBe(404);
@@ -221,7 +263,8 @@ describe("baselines and the plan trend", () => {
 });
 
 describe("share links", () => {
-  const open = (id: string, cookie?: string) => share(request("GET", `/share/${id}`, cookie ? { cookie } : {}), ctx({ id }) as { params: Promise<{ id: string }> });
+  const open = (id: string, cookie?: string) =>
+    share(request("GET", `/share/${id}`, cookie ? { cookie } : {}), ctx({ id }) as { params: Promise<{ id: string }> });
 
   it("open the run for a member of its org (a viewer whose active org is another), never for outsiders, and not once revoked", async () => {
     const runId = await finishedRun(null, "shared run", summary(7, 70));
@@ -258,7 +301,9 @@ describe("share links", () => {
     expect((await call(r.revoke!, "DELETE", `/api/v1/shares/${link.id}`, { token: tok.orgB }, undefined, { id: link.id })).status).toBe(404);
     expect((await call(r.revoke!, "DELETE", `/api/v1/shares/${link.id}`, { token: tok.full }, undefined, { id: link.id })).status).toBe(204);
     expect((await open(link.id, viewer)).status).toBe(404);
-    const listed = (await (await call(r.shares!, "GET", `/api/v1/runs/${runId}/shares`, { token: tok.readOnly }, undefined, { id: runId })).json()) as { shares: { id: string; revokedAt: string | null }[] };
+    const listed = (await (await call(r.shares!, "GET", `/api/v1/runs/${runId}/shares`, { token: tok.readOnly }, undefined, { id: runId })).json()) as {
+      shares: { id: string; revokedAt: string | null }[];
+    };
     expect(listed.shares).toHaveLength(1);
     expect(listed.shares[0]!.revokedAt).not.toBeNull();
   });
@@ -281,7 +326,9 @@ describe("plan schedules", () => {
     await refused({ cron: "* * * * * *" }, "cron", /fires every 1 s; a schedule may start a run at most once a minute/);
     await refused({ cron: "0 3 * * *", timezone: "Mars/Olympus" }, "timezone", /"Mars\/Olympus" is not a time zone/);
     expect((await put({ cron: "0 3 * * *" }, tok.readOnly)).status).toBe(403);
-    expect((await call(r.putSchedule!, "PUT", `/api/v1/plans/${plan.id}/schedule`, { token: tok.orgB }, { cron: "0 3 * * *" }, { id: plan.id })).status).toBe(404);
+    expect((await call(r.putSchedule!, "PUT", `/api/v1/plans/${plan.id}/schedule`, { token: tok.orgB }, { cron: "0 3 * * *" }, { id: plan.id })).status).toBe(
+      404,
+    );
 
     const created = await put({ cron: "0 3 * * *", timezone: "Europe/Berlin" });
     expect(created.status).toBe(201);

@@ -50,7 +50,9 @@ describe("POST /api/v1/runs preflight", () => {
     expect(err.message).toBe("plan asks for 4 agents; pool 'one' has 1 connected; start 3 more agents in pool 'one', or lower agents.count to 1");
 
     const empty = await readError(await call(routes.runs, "POST", "/api/v1/runs", { token }, { plan: plan({ pool: "nobody-here", count: "all" }) }));
-    expect(empty.message).toBe("plan asks for every agent of its pool (agents.count: all); pool 'nobody-here' has 0 connected; start an agent in pool 'nobody-here' (see the Agents page)");
+    expect(empty.message).toBe(
+      "plan asks for every agent of its pool (agents.count: all); pool 'nobody-here' has 0 connected; start an agent in pool 'nobody-here' (see the Agents page)",
+    );
   });
 
   it("queues a plan its agents can serve, with no warnings", async () => {
@@ -69,9 +71,13 @@ describe("POST /api/v1/runs preflight", () => {
     const { warnings } = (await res.json()) as { warnings: Array<{ code: string; message: string }> };
     expect(warnings.map((w) => w.code)).toEqual(["agents_saturated"]);
     expect(warnings[0]!.message).toContain("sends 60,000 and receives 60,000 messages/s");
-    expect(warnings[0]!.message).toContain(`the 1 agent it gets from pool 'one' (2 cores) handle about ${(2 * MESSAGES_PER_CORE_PER_SECOND).toLocaleString("en-US")}/s`);
+    expect(warnings[0]!.message).toContain(
+      `the 1 agent it gets from pool 'one' (2 cores) handle about ${(2 * MESSAGES_PER_CORE_PER_SECOND).toLocaleString("en-US")}/s`,
+    );
     // Two agents' cores take the same load without a warning.
-    const split = (await (await call(routes.runs, "POST", "/api/v1/runs", { token }, { plan: plan({ pool: "two", count: 2, connections: 1000, rate: 40 }) })).json()) as { warnings: unknown[] };
+    const split = (await (
+      await call(routes.runs, "POST", "/api/v1/runs", { token }, { plan: plan({ pool: "two", count: 2, connections: 1000, rate: 40 }) })
+    ).json()) as { warnings: unknown[] };
     expect(split.warnings).toEqual([]);
   });
 });
@@ -83,7 +89,9 @@ describe("POST /api/v1/plans/validate preflight", () => {
     const body = (await res.json()) as { ok: boolean; warnings: Array<{ code: string; message: string }> };
     expect(body.ok).toBe(true);
     expect(body.warnings).toEqual([{ code: "not_enough_agents", message: expect.stringMatching(/^plan asks for 4 agents; pool 'one' has 1 connected/) }]);
-    const fine = (await (await call(routes.validate, "POST", "/api/v1/plans/validate", { token }, plan({ pool: "two", count: 2 }))).json()) as { warnings: unknown[] };
+    const fine = (await (await call(routes.validate, "POST", "/api/v1/plans/validate", { token }, plan({ pool: "two", count: 2 }))).json()) as {
+      warnings: unknown[];
+    };
     expect(fine.warnings).toEqual([]);
   });
 });

@@ -1,7 +1,22 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import "@volley/devstack/vitest-context";
 import { COUNTERS, HISTOGRAMS, type IntervalFrame, type IntervalPoint, type Plan, type Run, type RunAnalysis } from "@volley/contracts";
-import { createApiToken, createDb, createTestDatabase, DEFAULT_ORG_ID, finishRun, insertFrames, insertRun, insertShards, listFrames, markRunRunning, pruneRunFrames, saveRunMeter, upsertRunPoints, type DbHandle } from "@volley/db";
+import {
+  createApiToken,
+  createDb,
+  createTestDatabase,
+  DEFAULT_ORG_ID,
+  finishRun,
+  insertFrames,
+  insertRun,
+  insertShards,
+  listFrames,
+  markRunRunning,
+  pruneRunFrames,
+  saveRunMeter,
+  upsertRunPoints,
+  type DbHandle,
+} from "@volley/db";
 import { IntervalMerger, IntervalRecorder, RunTally, summarizeRun } from "@volley/metrics";
 import type { RouteHandler } from "../http/api-handler";
 
@@ -68,7 +83,11 @@ async function meterRows(runId: string, frames: IntervalFrame[], final: boolean)
     if (!seconds.has(f.index)) seconds.set(f.index, new IntervalMerger(f.index));
     seconds.get(f.index)!.add(f);
   }
-  await upsertRunPoints(h.db, runId, [...seconds.values()].map((m) => ({ point: m.point(), histograms: m.histograms(), frames: m.frameCount })));
+  await upsertRunPoints(
+    h.db,
+    runId,
+    [...seconds.values()].map((m) => ({ point: m.point(), histograms: m.histograms(), frames: m.frameCount })),
+  );
   const summary = tally.summary(plan.thresholds, final ? plan : { ...plan, sanity: false });
   await saveRunMeter(h.db, runId, { frames: tally.frames, summary, analysis: tally.analysis() });
   return summary;
@@ -94,7 +113,11 @@ describe("run readers", () => {
       analysis: await get<RunAnalysis>(routes.analysis, `/api/v1/runs/${id}/analysis`, id),
     };
     expect(before.run.summary).toEqual(summarizeRun(await listFrames(h.db, id), plan.thresholds, plan));
-    expect(before.intervals.intervals.map((p) => [p.index, p.sent])).toEqual([[0, 5], [1, 5], [2, 5]]);
+    expect(before.intervals.intervals.map((p) => [p.index, p.sent])).toEqual([
+      [0, 5],
+      [1, 5],
+      [2, 5],
+    ]);
     expect(before.analysis.agents.map((a) => a.agentId)).toEqual(["agt_a", "agt_b"]);
 
     const pruned = await pruneRunFrames(h.db, new Date(Date.now() + 60_000));
@@ -108,7 +131,11 @@ describe("run readers", () => {
   it("answer a running run with the meter's live summary and timeline, not a merge of the raw frames stored since", async () => {
     const { id, frames } = await runWithFrames();
     // The meter has folded the first second only; the raw frames of seconds 1 and 2 are stored already.
-    const live = await meterRows(id, frames.filter((f) => f.index === 0), false);
+    const live = await meterRows(
+      id,
+      frames.filter((f) => f.index === 0),
+      false,
+    );
     const run = await get<Run>(routes.run, `/api/v1/runs/${id}`, id);
     expect(run.summary).toEqual(live);
     expect(run.summary?.messages.sent).toBe(5);

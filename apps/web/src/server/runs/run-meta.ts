@@ -26,14 +26,24 @@ export async function markBaseline(orgId: string, planId: string, runId: string)
   const db = getDb();
   const [plan, run] = await Promise.all([getPlan(db, planId, orgId), getRun(db, runId, orgId)]);
   if (!plan) throw notFound(`plan ${planId}`);
-  if (!run) throw new ApiError(400, "invalid_body", `runId: run ${runId} does not exist in this organization`, [{ path: "runId", message: `run ${runId} does not exist` }]);
-  if (run.planId !== planId) {
-    throw new ApiError(400, "invalid_body", `runId: run ${runId} is not a run of plan ${planId}${run.planId ? ` (it ran plan ${run.planId})` : " (it ran an inline plan)"}; a baseline must be a run of the plan`, [
-      { path: "runId", message: "not a run of this plan" },
+  if (!run)
+    throw new ApiError(400, "invalid_body", `runId: run ${runId} does not exist in this organization`, [
+      { path: "runId", message: `run ${runId} does not exist` },
     ]);
+  if (run.planId !== planId) {
+    throw new ApiError(
+      400,
+      "invalid_body",
+      `runId: run ${runId} is not a run of plan ${planId}${run.planId ? ` (it ran plan ${run.planId})` : " (it ran an inline plan)"}; a baseline must be a run of the plan`,
+      [{ path: "runId", message: "not a run of this plan" }],
+    );
   }
   if (!FINAL_RUN_STATUSES.includes(run.status) || !run.summary) {
-    throw new ApiError(409, "conflict", `run ${runId} is ${run.status}${run.summary ? "" : " without a summary"}; only a finished run with measurements can be a baseline`);
+    throw new ApiError(
+      409,
+      "conflict",
+      `run ${runId} is ${run.status}${run.summary ? "" : " without a summary"}; only a finished run with measurements can be a baseline`,
+    );
   }
   await setPlanBaseline(db, orgId, planId, runId);
   return { planId, baselineRunId: runId };

@@ -48,7 +48,12 @@ function toRun(row: RunRow, summary: RunSummary | null, baseline = false): RunWi
 }
 
 /** Writes the run row (queued) and puts `runJob {runId}` on the runs queue for a hub to execute. */
-export async function createRun(plan: Plan, orgId = DEFAULT_ORG_ID, planId: string | null = null, actor?: AuthContext["actor"]): Promise<{ id: string; warnings: PreflightWarning[] }> {
+export async function createRun(
+  plan: Plan,
+  orgId = DEFAULT_ORG_ID,
+  planId: string | null = null,
+  actor?: AuthContext["actor"],
+): Promise<{ id: string; warnings: PreflightWarning[] }> {
   const db = getDb();
   const admitted = await admitRun({ orgId, actor }, plan);
   // 409 at once when the pool lacks the agents asked for (the run could only wait); else what may saturate them.
@@ -124,7 +129,15 @@ function listSummary(s: RunSummary): NonNullable<RunListItem["summary"]> {
   if (d && s.latency.count === 0) {
     return { measure: "delivery", sent: s.messages.sent, received: d.received, lost: d.lost, p50: d.latency.p50, p95: d.latency.p95, p99: d.latency.p99 };
   }
-  return { measure: "round trip", sent: s.messages.sent, received: s.messages.received, lost: s.messages.lost, p50: s.latency.p50, p95: s.latency.p95, p99: s.latency.p99 };
+  return {
+    measure: "round trip",
+    sent: s.messages.sent,
+    received: s.messages.received,
+    lost: s.messages.lost,
+    p50: s.latency.p50,
+    p95: s.latency.p95,
+    p99: s.latency.p99,
+  };
 }
 
 /** The run timeline: one point per 1 s interval, every shard's frame merged. */

@@ -54,7 +54,10 @@ export async function saveSchedule(auth: AuthContext, planId: string, body: Plan
   const row = await upsertPlanSchedule(db, { orgId: auth.orgId, planId, cron: body.cron, timezone: body.timezone, enabled: body.enabled, createdBy });
   const queue = getSchedulesQueue();
   const next = body.enabled
-    ? await withRedisDeadline("save the schedule", upsertPlanScheduler(queue, { id: row.id, planId, orgId: auth.orgId, cron: row.cron, timezone: row.timezone }))
+    ? await withRedisDeadline(
+        "save the schedule",
+        upsertPlanScheduler(queue, { id: row.id, planId, orgId: auth.orgId, cron: row.cron, timezone: row.timezone }),
+      )
     : (await withRedisDeadline("pause the schedule", removePlanScheduler(queue, planId)), null);
   return { schedule: toSchedule(row, next), created: !existed };
 }

@@ -31,7 +31,19 @@ describe("target policy", () => {
   });
 
   it("hosted: refuses private, loopback, link-local and mapped addresses, after resolution", () => {
-    for (const a of ["127.0.0.1", "10.0.0.5", "192.168.1.1", "172.16.0.1", "169.254.169.254", "::1", "fe80::1", "fc00::1", "::ffff:10.0.0.1", "0.0.0.0", "100.64.0.1"]) {
+    for (const a of [
+      "127.0.0.1",
+      "10.0.0.5",
+      "192.168.1.1",
+      "172.16.0.1",
+      "169.254.169.254",
+      "::1",
+      "fe80::1",
+      "fc00::1",
+      "::ffff:10.0.0.1",
+      "0.0.0.0",
+      "100.64.0.1",
+    ]) {
       const err = refusal(() => assertPublicAddresses("evil.example", [a]));
       expect(err.status, a).toBe(403);
       expect(err.message).toContain(a);
@@ -58,12 +70,34 @@ describe("target policy", () => {
 
   it("measures a plan's load and holds it to the quotas, naming what is over", () => {
     expect(planLoad(plan())).toEqual({ connections: 100, messagesPerSecond: 1000, durationSeconds: 62 });
-    expect(planLoad(plan({ scenario: { kind: "echo", message: { rate: 500, per: "aggregate" }, duration: "10s" }, sweep: { step: 100, steps: 5 } })).messagesPerSecond).toBe(900);
-    expect(planLoad(plan({ connections: { count: 10, stages: [{ duration: "20s", target: 10 }, { duration: "10s", target: 0 }] } })).durationSeconds).toBe(30);
+    expect(
+      planLoad(plan({ scenario: { kind: "echo", message: { rate: 500, per: "aggregate" }, duration: "10s" }, sweep: { step: 100, steps: 5 } }))
+        .messagesPerSecond,
+    ).toBe(900);
+    expect(
+      planLoad(
+        plan({
+          connections: {
+            count: 10,
+            stages: [
+              { duration: "20s", target: 10 },
+              { duration: "10s", target: 0 },
+            ],
+          },
+        }),
+      ).durationSeconds,
+    ).toBe(30);
     // How long the plan runs is the engine's: a sweep lasts its steps (5 × 3 s holds with 1 s gaps after a 2 s ramp), not its whole duration cap;
     // per aggregate sends for duration from the first open while the 100 s ramp goes on.
-    expect(planLoad(plan({ scenario: { kind: "echo", message: { rate: 500, per: "aggregate" }, duration: "1h" }, sweep: { step: 100, steps: 5, hold: "3s", gap: "1s" } })).durationSeconds).toBe(2 + 19);
-    expect(planLoad(plan({ connections: { count: 1000, rate: 10 }, scenario: { kind: "echo", message: { rate: 500, per: "aggregate" }, duration: "60s" } })).durationSeconds).toBe(100);
+    expect(
+      planLoad(
+        plan({ scenario: { kind: "echo", message: { rate: 500, per: "aggregate" }, duration: "1h" }, sweep: { step: 100, steps: 5, hold: "3s", gap: "1s" } }),
+      ).durationSeconds,
+    ).toBe(2 + 19);
+    expect(
+      planLoad(plan({ connections: { count: 1000, rate: 10 }, scenario: { kind: "echo", message: { rate: 500, per: "aggregate" }, duration: "60s" } }))
+        .durationSeconds,
+    ).toBe(100);
     expect(() => assertWithinQuotas(plan(), { connections: 100, messagesPerSecond: 1000, durationSeconds: 62 })).not.toThrow();
     const err = refusal(() => assertWithinQuotas(plan(), { connections: 50, messagesPerSecond: 500, durationSeconds: 30 }));
     expect(err).toMatchObject({ status: 403, code: "quota_exceeded" });

@@ -1,5 +1,16 @@
 import { lookup } from "node:dns/promises";
-import { addressMatches, flowAbsoluteUrls, isIpAddress, isLoopbackAddress, isPublicAddress, literalHost, nonPublicReason, peakSendRate, planTiming, type Plan } from "@volley/contracts";
+import {
+  addressMatches,
+  flowAbsoluteUrls,
+  isIpAddress,
+  isLoopbackAddress,
+  isPublicAddress,
+  literalHost,
+  nonPublicReason,
+  peakSendRate,
+  planTiming,
+  type Plan,
+} from "@volley/contracts";
 import { hostedQuotas, targetAllowlist, volleyMode } from "@/env";
 import { ApiError } from "../http/errors";
 
@@ -82,7 +93,12 @@ export function assertWithinQuotas(plan: Plan, quotas = hostedQuotas(), inFlight
   if (rate > quotas.messagesPerSecond) over.push(`${Math.round(rate)} messages/s in total${others} > ${quotas.messagesPerSecond}`);
   if (load.durationSeconds > quotas.durationSeconds) over.push(`a run of ${load.durationSeconds} s > ${quotas.durationSeconds} s`);
   const whose = orgCount > 1 ? "its owner's quotas (shared by all the organizations they own)" : "this organization's quotas";
-  if (over.length > 0) throw new ApiError(403, "quota_exceeded", `the plan exceeds ${whose}: ${over.join("; ")}; make it smaller, wait for running tests to end, or ask for higher quotas`);
+  if (over.length > 0)
+    throw new ApiError(
+      403,
+      "quota_exceeded",
+      `the plan exceeds ${whose}: ${over.join("; ")}; make it smaller, wait for running tests to end, or ask for higher quotas`,
+    );
 }
 
 /**
@@ -92,7 +108,8 @@ export function assertWithinQuotas(plan: Plan, quotas = hostedQuotas(), inFlight
 export async function checkTarget(plan: Plan, resolve: Resolver = systemResolver): Promise<{ host: string; addresses: string[]; flowHosts: string[] }> {
   const host = targetHost(plan.target.url);
   const addresses = await resolveTarget(host, resolve);
-  const check = (h: string, a: string[], field?: string) => (volleyMode() === "hosted" ? assertPublicAddresses(h, a, field) : assertAllowlisted(h, a, targetAllowlist(), field));
+  const check = (h: string, a: string[], field?: string) =>
+    volleyMode() === "hosted" ? assertPublicAddresses(h, a, field) : assertAllowlisted(h, a, targetAllowlist(), field);
   check(host, addresses);
   // A flow's absolute request URLs reach their own hosts: each passes the same policy as target.url.
   const flowHosts: string[] = [];

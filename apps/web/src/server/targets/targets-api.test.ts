@@ -120,7 +120,10 @@ describe("targets API", () => {
       const big = await call(routes.run, "POST", "/api/v1/runs", { token }, { plan: plan("ws://93.184.215.14/echo", 500) });
       expect(await readError(big)).toMatchObject({ code: "quota_exceeded", message: expect.stringMatching(/\d+ connections.* > 100/) });
       // The org's own quota overrides the install's default.
-      await env.h.db.update(schema.orgs).set({ quotas: { connections: 1000 } }).where(eq(schema.orgs.id, DEFAULT_ORG_ID));
+      await env.h.db
+        .update(schema.orgs)
+        .set({ quotas: { connections: 1000 } })
+        .where(eq(schema.orgs.id, DEFAULT_ORG_ID));
       const allowed = await call(routes.run, "POST", "/api/v1/runs", { token }, { plan: plan("ws://93.184.215.14/echo", 500) });
       expect((await readError(allowed)).code).toBe("target_unverified"); // past the quota, stopped at ownership
       await env.h.db.update(schema.orgs).set({ quotas: null }).where(eq(schema.orgs.id, DEFAULT_ORG_ID));
@@ -130,7 +133,10 @@ describe("targets API", () => {
   it("checks every host a flow's requests reach, as it checks target.url's", async () => {
     const withLogin = (loginUrl: string) => ({
       ...plan("ws://93.184.215.14/echo"),
-      flow: { setup: [{ request: { name: "login", method: "POST", url: loginUrl, capture: { token: "$.token" } } }], messages: [{ json: { t: "{{ vars.token }}" }, reply: {} }] },
+      flow: {
+        setup: [{ request: { name: "login", method: "POST", url: loginUrl, capture: { token: "$.token" } } }],
+        messages: [{ json: { t: "{{ vars.token }}" }, reply: {} }],
+      },
     });
     await withEnv({ VOLLEY_MODE: "hosted", AUTH_SECRET: "a-hosted-test-secret-of-32-characters!!" }, async () => {
       // The target is public, the log-in is not: refused on the request's own field.
@@ -142,7 +148,11 @@ describe("targets API", () => {
     await withEnv({ VOLLEY_TARGET_ALLOWLIST: "93.184.215.14" }, async () => {
       const elsewhere = await call(routes.run, "POST", "/api/v1/runs", { token }, { plan: withLogin("http://93.184.215.15/login") });
       expect(elsewhere.status).toBe(403);
-      expect(await readError(elsewhere)).toMatchObject({ code: "target_refused", message: expect.stringContaining("93.184.215.15"), issues: [{ path: "plan.flow.setup.0.request.url" }] });
+      expect(await readError(elsewhere)).toMatchObject({
+        code: "target_refused",
+        message: expect.stringContaining("93.184.215.15"),
+        issues: [{ path: "plan.flow.setup.0.request.url" }],
+      });
     });
   });
 });

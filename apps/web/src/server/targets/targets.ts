@@ -1,5 +1,16 @@
 import { flowAbsoluteUrls, literalHost, type AuditEvent, type Plan, type TargetHost } from "@volley/contracts";
-import { addTargetHost, orgLoad, getTargetHost, getTargetHostByName, listAudit, listTargetHosts, recordAudit, removeTargetHost, setTargetHostVerified, type TargetHostRow } from "@volley/db";
+import {
+  addTargetHost,
+  orgLoad,
+  getTargetHost,
+  getTargetHostByName,
+  listAudit,
+  listTargetHosts,
+  recordAudit,
+  removeTargetHost,
+  setTargetHostVerified,
+  type TargetHostRow,
+} from "@volley/db";
 import { hostedQuotas, volleyMode } from "@/env";
 import type { AuthContext } from "../auth/auth";
 import { ApiError, notFound } from "../http/errors";
@@ -54,7 +65,10 @@ export async function verifyHost(orgId: string, id: string, opts?: ProofOptions)
  * addresses and quotas when hosted), in hosted mode the host's proof re-checked now, and an audit
  * record of who ran it against what.
  */
-export async function admitRun(auth: Pick<AuthContext, "orgId"> & Partial<Pick<AuthContext, "actor">>, plan: Plan): Promise<{ record(runId: string): Promise<void> }> {
+export async function admitRun(
+  auth: Pick<AuthContext, "orgId"> & Partial<Pick<AuthContext, "actor">>,
+  plan: Plan,
+): Promise<{ record(runId: string): Promise<void> }> {
   const { host, addresses, flowHosts } = await checkTarget(plan);
   if (volleyMode() === "hosted") {
     const db = getDb();
@@ -66,10 +80,19 @@ export async function admitRun(auth: Pick<AuthContext, "orgId"> & Partial<Pick<A
       const field = fieldOf(h);
       const row = await getTargetHostByName(db, auth.orgId, h);
       const how = `add it with POST /api/v1/targets {"host":"${h}"} and serve the token it gives you (or publish it as a TXT record), then POST /api/v1/targets/{id}/verify`;
-      if (!row) throw new ApiError(403, "target_unverified", `${h} is not a verified target of this organization; ${how}`, [{ path: field, message: `${h} is not verified` }]);
+      if (!row)
+        throw new ApiError(403, "target_unverified", `${h} is not a verified target of this organization; ${how}`, [
+          { path: field, message: `${h} is not verified` },
+        ]);
       const method = await checkProof(row.host, row.token);
       await setTargetHostVerified(db, row.id, method);
-      if (!method) throw new ApiError(403, "target_unverified", `the ownership proof for ${h} is no longer there (checked just now); ${proofInstructions(h, row.token).http}, or ${proofInstructions(h, row.token).dns}`, [{ path: field, message: `${h}'s proof is gone` }]);
+      if (!method)
+        throw new ApiError(
+          403,
+          "target_unverified",
+          `the ownership proof for ${h} is no longer there (checked just now); ${proofInstructions(h, row.token).http}, or ${proofInstructions(h, row.token).dns}`,
+          [{ path: field, message: `${h}'s proof is gone` }],
+        );
     }
   }
   const actor = auth.actor ? actorOf(auth as AuthContext) : "anonymous";
@@ -77,5 +100,13 @@ export async function admitRun(auth: Pick<AuthContext, "orgId"> & Partial<Pick<A
 }
 
 export async function loadAudit(orgId: string, limit: number): Promise<AuditEvent[]> {
-  return (await listAudit(getDb(), orgId, limit)).map((e) => ({ id: e.id, actor: e.actor, action: e.action, runId: e.runId, targetHost: e.targetHost, addresses: e.addresses, at: e.at.toISOString() }));
+  return (await listAudit(getDb(), orgId, limit)).map((e) => ({
+    id: e.id,
+    actor: e.actor,
+    action: e.action,
+    runId: e.runId,
+    targetHost: e.targetHost,
+    addresses: e.addresses,
+    at: e.at.toISOString(),
+  }));
 }

@@ -36,8 +36,26 @@ export interface RouteShape {
   required: readonly string[];
 }
 
-// biome-ignore lint/suspicious/noTemplateCurlyInString: "${x}" is hostile input, sent as text on purpose.
-const UNICODE = ["é", "名前", "🚀", "\u0000", "\u202e", "\ud800", "\udfff", "\ufeff", "Z\u0351\u0360", "\u2028", "𝕍𝕠𝕝𝕝𝕖𝕪", "' OR 1=1 --", "<script>", "%00", "${x}", "__proto__", "constructor"];
+const UNICODE = [
+  "é",
+  "名前",
+  "🚀",
+  "\u0000",
+  "\u202e",
+  "\ud800",
+  "\udfff",
+  "\ufeff",
+  "Z\u0351\u0360",
+  "\u2028",
+  "𝕍𝕠𝕝𝕝𝕖𝕪",
+  "' OR 1=1 --",
+  "<script>",
+  "%00",
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: "${x}" is hostile input, sent as text on purpose.
+  "${x}",
+  "__proto__",
+  "constructor",
+];
 
 function randomString(rng: Rng): string {
   switch (int(rng, 5)) {
@@ -174,10 +192,20 @@ const INVALID_JSON = [
   '{"a":1}{"b":2}',
   "<xml/>",
   "name=x&scopes=read",
-  "--boundary\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\nx\r\n--boundary--",
+  '--boundary\r\nContent-Disposition: form-data; name="name"\r\n\r\nx\r\n--boundary--',
 ];
 
-const CONTENT_TYPES = ["application/json", "application/json; charset=utf-8", null, "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=boundary", "application/xml", "application/json; charset=latin1", "*/*"];
+const CONTENT_TYPES = [
+  "application/json",
+  "application/json; charset=utf-8",
+  null,
+  "text/plain",
+  "application/x-www-form-urlencoded",
+  "multipart/form-data; boundary=boundary",
+  "application/xml",
+  "application/json; charset=latin1",
+  "*/*",
+];
 
 /** The `index`-th malformed body for a route: the same seed and index always give the same body. */
 export function malformedBody(seed: number, index: number, shape: RouteShape): FuzzBody {

@@ -108,7 +108,19 @@ export async function signUp(email: string, name = "Test User"): Promise<string>
  */
 export async function connectTestAgent(db: DbHandle["db"], orgId: string, pool = "default", name = `test-agent-${pool}`): Promise<void> {
   const { upsertAgent } = await import("@volley/db");
-  await upsertAgent(db, { token: "unused", instanceId: `${name}-${orgId}`, name, version: "0.0.0-test", pool, labels: {}, capacity: { cores: 4, memoryMb: 4096, maxConnections: 50_000, sourceAddresses: [] } }, { orgId });
+  await upsertAgent(
+    db,
+    {
+      token: "unused",
+      instanceId: `${name}-${orgId}`,
+      name,
+      version: "0.0.0-test",
+      pool,
+      labels: {},
+      capacity: { cores: 4, memoryMb: 4096, maxConnections: 50_000, sourceAddresses: [] },
+    },
+    { orgId },
+  );
 }
 
 /** Runs `fn` with these environment variables set, then puts back what was there before. */

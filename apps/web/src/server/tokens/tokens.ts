@@ -9,7 +9,15 @@ import { getDb } from "../http/services";
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 export function toApiToken(row: ApiTokenRow): ApiToken {
-  return { id: row.id, name: row.name, scopes: row.scopes, prefix: row.prefix, createdAt: row.createdAt.toISOString(), lastUsedAt: iso(row.lastUsedAt), revokedAt: iso(row.revokedAt) };
+  return {
+    id: row.id,
+    name: row.name,
+    scopes: row.scopes,
+    prefix: row.prefix,
+    createdAt: row.createdAt.toISOString(),
+    lastUsedAt: iso(row.lastUsedAt),
+    revokedAt: iso(row.revokedAt),
+  };
 }
 
 export async function createToken(auth: AuthContext, body: CreateApiTokenBody): Promise<{ token: ApiToken; secret: string }> {

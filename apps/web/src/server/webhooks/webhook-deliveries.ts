@@ -39,7 +39,11 @@ const TEST_WAIT_MS = 8000;
  * answer, not a retry schedule) and waits a few seconds for the hub to make it, so the answer can
  * show what the receiver said.
  */
-export async function sendTestDelivery(orgId: string, webhookId: string, waitMs = TEST_WAIT_MS): Promise<{ deliveryId: string; delivery: WebhookDelivery | null }> {
+export async function sendTestDelivery(
+  orgId: string,
+  webhookId: string,
+  waitMs = TEST_WAIT_MS,
+): Promise<{ deliveryId: string; delivery: WebhookDelivery | null }> {
   const db = getDb();
   const hook = await getOrgWebhook(db, orgId, webhookId);
   if (!hook) throw notFound(`webhook ${webhookId}`);

@@ -34,7 +34,8 @@ afterAll(async () => {
 
 type Created = { webhook: Webhook; secret: string };
 const create = (creds: { cookie?: string; token?: string }, body: unknown) => call(routes.create, "POST", "/api/v1/webhooks", creds, body);
-const list = async (cookie: string) => ((await (await call(routes.list, "GET", "/api/v1/webhooks", { cookie })).json()) as { webhooks: (Webhook & { secret?: string })[] }).webhooks;
+const list = async (cookie: string) =>
+  ((await (await call(routes.list, "GET", "/api/v1/webhooks", { cookie })).json()) as { webhooks: (Webhook & { secret?: string })[] }).webhooks;
 const remove = (cookie: string, id: string) => call(routes.remove, "DELETE", `/api/v1/webhooks/${id}`, { cookie }, undefined, { id });
 
 describe("webhooks API", () => {

@@ -10,7 +10,14 @@ import { getDb } from "../http/services";
 /** Webhooks of an org: created (signing secret shown once), listed without secrets, deleted. */
 
 export function toWebhook(row: WebhookRow): Webhook {
-  return { id: row.id, url: row.url, events: row.events, format: row.format, createdAt: row.createdAt.toISOString(), disabledAt: row.disabledAt ? row.disabledAt.toISOString() : null };
+  return {
+    id: row.id,
+    url: row.url,
+    events: row.events,
+    format: row.format,
+    createdAt: row.createdAt.toISOString(),
+    disabledAt: row.disabledAt ? row.disabledAt.toISOString() : null,
+  };
 }
 
 export async function addWebhook(auth: AuthContext, body: CreateWebhookBody): Promise<{ webhook: Webhook; secret: string }> {
@@ -21,7 +28,11 @@ export async function addWebhook(auth: AuthContext, body: CreateWebhookBody): Pr
     assertPublicAddresses(host, await resolveTarget(host, undefined, "url"), "url");
   }
   const keys = secretsKeys();
-  if (!keys) logOnce("secrets-key-unset", "VOLLEY_SECRETS_KEY is not set; webhook signing secrets are stored unencrypted — set it (openssl rand -base64 32) for web and hub");
+  if (!keys)
+    logOnce(
+      "secrets-key-unset",
+      "VOLLEY_SECRETS_KEY is not set; webhook signing secrets are stored unencrypted — set it (openssl rand -base64 32) for web and hub",
+    );
   const row = await createWebhook(getDb(), { orgId: auth.orgId, url: body.url, events: body.events, format: body.format, createdBy }, keys);
   return { webhook: toWebhook(row), secret: row.secret };
 }

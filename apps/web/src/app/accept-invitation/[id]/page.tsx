@@ -36,8 +36,8 @@ export default async function AcceptInvitationPage({ params }: { params: Promise
     return (
       <ErrorPanel title="This invitation cannot be used" message={`${message}.`}>
         <p className="muted">
-          You are signed in as <strong>{session.user.email}</strong>. An invitation works once, for the address it names, until it expires or is cancelled — if it
-          is for another address, sign out and sign in (or create an account) with that one; otherwise ask an admin of the organization for a new link.
+          You are signed in as <strong>{session.user.email}</strong>. An invitation works once, for the address it names, until it expires or is cancelled — if
+          it is for another address, sign out and sign in (or create an account) with that one; otherwise ask an admin of the organization for a new link.
         </p>
       </ErrorPanel>
     );

@@ -18,7 +18,11 @@ const load = cache(async (id: string) => {
   const auth = await pageSession();
   const { orgId } = auth;
   try {
-    const [plan, versions, schedule] = await Promise.all([loadPlan(orgId, id), loadPlanVersions(orgId, id), loadSchedule(orgId, id).catch((err: unknown) => ({ unavailable: err instanceof Error ? err.message : String(err) }))]);
+    const [plan, versions, schedule] = await Promise.all([
+      loadPlan(orgId, id),
+      loadPlanVersions(orgId, id),
+      loadSchedule(orgId, id).catch((err: unknown) => ({ unavailable: err instanceof Error ? err.message : String(err) })),
+    ]);
     return { ok: true as const, plan, versions, schedule, canWrite: may(auth, "plans:write") };
   } catch (err) {
     if (err instanceof ApiError && err.status === 404) return { ok: false as const, notFound: true as const };

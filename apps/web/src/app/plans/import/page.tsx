@@ -13,8 +13,8 @@ export default async function ImportPlanPage() {
         <div>
           <h1>Import a plan</h1>
           <p className="muted">
-            Turn a browser session saved as HAR (its log-in, WebSocket handshake and messages) or an Artillery script into a plan with a flow, then pick the load and run it.{" "}
-            <Link href="/plans">All plans and templates</Link>
+            Turn a browser session saved as HAR (its log-in, WebSocket handshake and messages) or an Artillery script into a plan with a flow, then pick the
+            load and run it. <Link href="/plans">All plans and templates</Link>
           </p>
         </div>
       </div>

@@ -16,8 +16,8 @@ export default async function NewPlanPage({ searchParams }: { searchParams: Prom
         <div>
           <h1>{template ? template.title : "New plan"}</h1>
           <p className="muted">
-            {template ? template.description : "Write the plan in YAML, or change the common fields beside it."} Save it to keep its versions, or run it as it is.{" "}
-            <Link href="/plans">All templates</Link>
+            {template ? template.description : "Write the plan in YAML, or change the common fields beside it."} Save it to keep its versions, or run it as it
+            is. <Link href="/plans">All templates</Link>
           </p>
         </div>
       </div>

@@ -18,7 +18,14 @@ export default async function MembersPage() {
   try {
     // Through better-auth, so the page sees exactly what its organization endpoints allow.
     const listed = await api.listMembers({ headers: h, query: { organizationId: auth.orgId } });
-    members = listed.members.map((m) => ({ id: m.id, userId: m.userId, name: m.user.name, email: m.user.email, role: m.role, joinedAt: new Date(m.createdAt).toISOString() }));
+    members = listed.members.map((m) => ({
+      id: m.id,
+      userId: m.userId,
+      name: m.user.name,
+      email: m.user.email,
+      role: m.role,
+      joinedAt: new Date(m.createdAt).toISOString(),
+    }));
     if (canManage) {
       const pending = await api.listInvitations({ headers: h, query: { organizationId: auth.orgId } });
       invitations = pending
@@ -36,7 +43,8 @@ export default async function MembersPage() {
           <h1>Settings → Members</h1>
           <p className="muted">
             Roles: <strong>viewer</strong> reads runs and plans; <strong>member</strong> also starts runs and saves plans; <strong>admin</strong> also manages
-            members, API tokens, agents and targets; <strong>owner</strong> also makes owners. {canManage ? "" : `Your role is ${role}: ask an owner or admin to change members.`}
+            members, API tokens, agents and targets; <strong>owner</strong> also makes owners.{" "}
+            {canManage ? "" : `Your role is ${role}: ask an owner or admin to change members.`}
           </p>
         </div>
       </div>

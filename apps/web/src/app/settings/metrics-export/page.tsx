@@ -23,8 +23,8 @@ export default async function MetricsExportPage() {
         <div>
           <h1>Settings → Metrics export</h1>
           <p className="muted">
-            Every second of every run of this organization is pushed to your Prometheus (or any remote-write receiver: Grafana Cloud, Mimir,
-            VictoriaMetrics, Thanos) as <code className="mono">volley_run_*</code> series labelled with <code className="mono">run_id</code>. Import{" "}
+            Every second of every run of this organization is pushed to your Prometheus (or any remote-write receiver: Grafana Cloud, Mimir, VictoriaMetrics,
+            Thanos) as <code className="mono">volley_run_*</code> series labelled with <code className="mono">run_id</code>. Import{" "}
             <code className="mono">infra/grafana/volley-run.json</code> into Grafana to see a run as its run page shows it.
           </p>
         </div>

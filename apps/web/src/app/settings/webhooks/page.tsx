@@ -22,7 +22,10 @@ export default async function WebhooksPage() {
       <div className="page-head">
         <div>
           <h1>Settings → Webhooks</h1>
-          <p className="muted">Tell your CI, chat or incident tooling when a run ends: Volley&apos;s JSON document for your own receiver, or a message a Slack (or Slack-compatible) incoming webhook posts as is.</p>
+          <p className="muted">
+            Tell your CI, chat or incident tooling when a run ends: Volley&apos;s JSON document for your own receiver, or a message a Slack (or
+            Slack-compatible) incoming webhook posts as is.
+          </p>
         </div>
       </div>
       <WebhooksManager initialWebhooks={webhooks} />

@@ -24,7 +24,9 @@ export default async function PlanTrendPage({ params }: { params: Promise<{ id: 
       <div className="page-head">
         <div>
           <h1>Trend: {trend.planName}</h1>
-          <p className="muted">Each finished run of the plan, oldest first: latency, capacity and errors, and where a run regressed against the plan&apos;s baseline.</p>
+          <p className="muted">
+            Each finished run of the plan, oldest first: latency, capacity and errors, and where a run regressed against the plan&apos;s baseline.
+          </p>
         </div>
       </div>
       <PlanTrend trend={trend} />

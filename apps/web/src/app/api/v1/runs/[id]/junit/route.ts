@@ -10,7 +10,11 @@ export const GET = apiHandler({
     const run = await loadRun(params.id ?? "", auth.orgId);
     const origin = publicUrl() ?? new URL(req.url).origin;
     return new Response(runToJunit(run, `${origin}/runs/${run.id}`), {
-      headers: { "content-type": "application/xml; charset=utf-8", "cache-control": "no-store", "content-disposition": `attachment; filename="${run.id}-junit.xml"` },
+      headers: {
+        "content-type": "application/xml; charset=utf-8",
+        "cache-control": "no-store",
+        "content-disposition": `attachment; filename="${run.id}-junit.xml"`,
+      },
     });
   },
 });
