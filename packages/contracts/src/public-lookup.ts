@@ -1,6 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import type { LookupFunction } from "node:net";
-import { isPublicAddress, nonPublicReason } from "./address-range";
+import { isIpAddress, isPublicAddress, nonPublicReason } from "./address-range";
 
 /** Resolves a host to all its addresses (node:dns's lookup by default; tests swap in their own answers). */
 export type ResolveAll = (hostname: string, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
@@ -34,4 +34,21 @@ export function publicOnlyLookup(resolveAll: ResolveAll = systemResolveAll): Loo
       callback(null, usable[0]!.address, usable[0]!.family);
     });
   };
+}
+
+/**
+ * The public-only guard of one outbound request from the hub (webhook POST, remote-write push):
+ * `{ refused }` when the URL's host is an address literal that is not public (a literal never goes
+ * through lookup, so it is checked here), else the request options to spread, which resolve names
+ * through publicOnlyLookup (none when `publicOnly` is off: self-hosted reaches any address).
+ */
+export function publicOnlyRequestOptions(
+  url: URL,
+  publicOnly: boolean | undefined,
+  resolveAll?: ResolveAll,
+): { refused: string } | { lookup?: LookupFunction } {
+  if (!publicOnly) return {};
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  if (isIpAddress(host) && !isPublicAddress(host)) return { refused: nonPublicReason(host, host) };
+  return { lookup: publicOnlyLookup(resolveAll) };
 }

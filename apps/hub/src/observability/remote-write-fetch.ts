@@ -1,7 +1,6 @@
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
-import { isIpAddress, isPublicAddress, nonPublicReason } from "@volley/contracts";
-import { publicOnlyLookup, type ResolveAll } from "@volley/contracts/public-lookup";
+import { publicOnlyRequestOptions, type ResolveAll } from "@volley/contracts/public-lookup";
 
 export interface RemoteWriteFetchOptions {
   /** Hosted mode: the endpoint must be a public address when each push is sent (a name can be re-pointed since it was saved). */
@@ -24,8 +23,8 @@ interface Answer {
 export function remoteWriteFetch(opts: RemoteWriteFetchOptions) {
   return (url: string, init?: { method: string; headers: Record<string, string>; body: ArrayBufferLike }): Promise<Answer> => {
     const target = new URL(url);
-    const host = target.hostname.replace(/^\[|\]$/g, "");
-    if (opts.publicOnly && isIpAddress(host) && !isPublicAddress(host)) return Promise.reject(new Error(`refused: ${nonPublicReason(host, host)}`));
+    const guard = publicOnlyRequestOptions(target, opts.publicOnly, opts.resolveAll);
+    if ("refused" in guard) return Promise.reject(new Error(`refused: ${guard.refused}`));
     const body = Buffer.from(init?.body ?? new ArrayBuffer(0));
     const send = target.protocol === "https:" ? httpsRequest : httpRequest;
     return new Promise<Answer>((resolve, reject) => {
@@ -34,7 +33,7 @@ export function remoteWriteFetch(opts: RemoteWriteFetchOptions) {
         {
           method: init?.method ?? "POST",
           signal: AbortSignal.timeout(opts.timeoutMs),
-          ...(opts.publicOnly ? { lookup: publicOnlyLookup(opts.resolveAll) } : {}),
+          ...guard,
           headers: { ...init?.headers, "content-length": body.length, "user-agent": "Volley-Metrics/1" },
         },
         (res) => {

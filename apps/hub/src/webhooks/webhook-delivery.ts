@@ -1,8 +1,8 @@
 import { createHmac } from "node:crypto";
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
-import { WEBHOOK_HEADERS, isIpAddress, isPublicAddress, nonPublicReason, type WebhookEvent } from "@volley/contracts";
-import { publicOnlyLookup, type ResolveAll } from "@volley/contracts/public-lookup";
+import { WEBHOOK_HEADERS, type WebhookEvent } from "@volley/contracts";
+import { publicOnlyRequestOptions, type ResolveAll } from "@volley/contracts/public-lookup";
 
 /** `sha256=<hex>`: the HMAC-SHA256 of the exact body bytes under the webhook's secret. */
 export function webhookSignature(secret: string, body: string): string {
@@ -53,10 +53,8 @@ export interface WebhookPost {
  */
 export async function postWebhook(input: WebhookPost): Promise<WebhookAnswer> {
   const url = new URL(input.url);
-  const host = url.hostname.replace(/^\[|\]$/g, "");
-  // An address literal never goes through lookup, so it is checked here.
-  if (input.publicOnly && isIpAddress(host) && !isPublicAddress(host))
-    throw new WebhookDeliveryError(`POST ${input.url} refused: ${nonPublicReason(host, host)}`);
+  const guard = publicOnlyRequestOptions(url, input.publicOnly, input.resolveAll);
+  if ("refused" in guard) throw new WebhookDeliveryError(`POST ${input.url} refused: ${guard.refused}`);
   const send = url.protocol === "https:" ? httpsRequest : httpRequest;
   let answer: WebhookAnswer;
   try {
@@ -66,7 +64,7 @@ export async function postWebhook(input: WebhookPost): Promise<WebhookAnswer> {
         {
           method: "POST",
           signal: AbortSignal.timeout(input.timeoutMs),
-          ...(input.publicOnly ? { lookup: publicOnlyLookup(input.resolveAll) } : {}),
+          ...guard,
           headers: {
             "content-type": "application/json",
             "content-length": Buffer.byteLength(input.body),
