@@ -18,6 +18,7 @@ export type { ApiTokenScope, OrgQuotas, OrgRole } from "./schema";
 export * from "./repos/target-hosts-repo";
 export * from "./repos/run-queue-repo";
 export * from "./secret-box";
+export * from "./database-failure";
 export * from "./repos/run-meta-repo";
 export * from "./repos/run-shares-repo";
 export * from "./repos/plan-schedules-repo";

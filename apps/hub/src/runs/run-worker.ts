@@ -3,7 +3,8 @@ import type { Redis } from "ioredis";
 import { abortRequestSchema, REDIS_KEYS } from "@volley/contracts";
 import { getRunOfAnyOrg, finishRun } from "@volley/db";
 import { QUEUE_NAMES, runJob } from "@volley/queue";
-import { errorMessage, seconds, sleep, TimeoutError, withTimeout } from "../util/wait";
+import { errorMessage, seconds, sleep, withTimeout } from "../util/wait";
+import { rawError, runErrorReason } from "./run-error-reason";
 import { RunExecution, runDeadlineMs, type RunExecutionDeps } from "./run-execution";
 
 /**
@@ -58,8 +59,8 @@ export class RunWorker {
       await withTimeout(exec.execute(recovered), deadline, `run did not finish within its deadline of ${seconds(deadline)}`);
     } catch (err) {
       if (err instanceof DelayedError) throw err;
-      const reason = err instanceof TimeoutError ? err.message : `hub error: ${errorMessage(err)}`;
-      this.deps.log.error({ runId, err: errorMessage(err) }, "run execution failed");
+      const reason = runErrorReason(err);
+      this.deps.log.error({ runId, err: rawError(err), reason }, "run execution failed");
       // Stand the shards down and record why; the run must not stay `running`.
       await exec.standDown(reason).catch(async (e) => {
         this.deps.log.error({ runId, err: errorMessage(e) }, "could not stand the run down cleanly");
