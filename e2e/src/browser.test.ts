@@ -1,9 +1,8 @@
-import { existsSync, mkdirSync } from "node:fs";
-import path from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSocketioEchoServer, startWsEchoServer } from "@volley/targets";
 import { startStack, type Stack } from "./stack-fixture";
+import { fillSignUp, chromiumInstalled, launchChromium, openPage, screenshot } from "./support/browser";
 
 /**
  * The dashboard in a real browser (Debian's Chromium through playwright-core), against the whole
@@ -11,21 +10,7 @@ import { startStack, type Stack } from "./stack-fixture";
  * target, watch the live chart receive points, see the summary, compare two runs. Screenshots go
  * to e2e/artifacts/ (CI keeps them).
  */
-const CHROMIUM = "/usr/bin/chromium";
-const ARTIFACTS = path.resolve(import.meta.dirname, "../artifacts");
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
-
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`browser.test: skipped — ${CHROMIUM} is missing (apt-get install -y chromium; .ci/run installs it)`);
+const hasChromium = chromiumInstalled("browser.test");
 
 let stack: Stack;
 let target: Awaited<ReturnType<typeof startSocketioEchoServer>>;
@@ -33,17 +18,15 @@ let wsTarget: Awaited<ReturnType<typeof startWsEchoServer>>;
 let browser: Browser;
 let page: Page;
 
-const shot = (name: string) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+const shot = (name: string) => screenshot(page, name);
 
 beforeAll(async () => {
   if (!hasChromium) return;
-  mkdirSync(ARTIFACTS, { recursive: true });
   target = await startSocketioEchoServer({ port: 0, delayMs: 5 });
   wsTarget = await startWsEchoServer({ port: 0, delayMs: 5 });
   stack = await startStack(5);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
-  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  page.setDefaultTimeout(30_000);
+  browser = await launchChromium();
+  page = await openPage(browser, { width: 1280, height: 800 });
 });
 afterAll(async () => {
   await browser?.close();
@@ -70,9 +53,7 @@ describe.skipIf(!hasChromium)("the dashboard in Chromium", () => {
     // A fresh install sends its first visitor to sign up; the first account owns the default org.
     await page.goto(stack.webUrl);
     await page.waitForURL(/\/sign-up/);
-    await page.getByLabel("Name").fill("Ada Owner");
-    await page.getByLabel("Email").fill("ada@example.com");
-    await page.getByLabel("Password").fill("correct horse battery");
+    await fillSignUp(page, { name: "Ada Owner", email: "ada@example.com" });
     await shot("01-sign-up");
     await page.getByRole("button", { name: /sign up|create/i }).click();
     await page.waitForURL((u) => !/sign-(up|in)/.test(u.pathname));

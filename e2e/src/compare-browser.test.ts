@@ -1,12 +1,11 @@
-import { existsSync, mkdirSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import path from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PlanRecord } from "@volley/contracts";
 import { startWsEchoServer, type WsEchoServer } from "@volley/targets";
 import { api, startStack, waitForFinal, type Stack } from "./stack-fixture";
+import { chromiumInstalled, launchChromium, openPage, screenshot, signUp } from "./support/browser";
 
 /**
  * Baselines, compare deltas, the plan trend, tags, run-list filters, share links, schedules and
@@ -16,21 +15,7 @@ import { api, startStack, waitForFinal, type Stack } from "./stack-fixture";
  * regression. A Slack-format webhook gets a test delivery through the hub to a real local receiver.
  * Screenshots go to e2e/artifacts/compare-*.png.
  */
-const CHROMIUM = "/usr/bin/chromium";
-const ARTIFACTS = path.resolve(import.meta.dirname, "../artifacts");
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
-
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`compare-browser.test: skipped — ${CHROMIUM} is missing (apt-get install -y chromium; .ci/run installs it)`);
+const hasChromium = chromiumInstalled("compare-browser.test");
 
 let stack: Stack;
 let fast: WsEchoServer;
@@ -40,7 +25,7 @@ const received: { headers: Record<string, string | string[] | undefined>; body: 
 let browser: Browser;
 let page: Page;
 
-const shot = (name: string) => page.screenshot({ path: path.join(ARTIFACTS, `compare-${name}.png`), fullPage: true });
+const shot = (name: string) => screenshot(page, `compare-${name}`);
 
 const planDoc = (url: string) => ({
   name: "checkout echo",
@@ -59,7 +44,6 @@ async function runPlan(planId: string): Promise<string> {
 
 beforeAll(async () => {
   if (!hasChromium) return;
-  mkdirSync(ARTIFACTS, { recursive: true });
   fast = await startWsEchoServer({ port: 0 });
   slow = await startWsEchoServer({ port: 0, delayMs: 40 });
   receiver = createServer((req, res) => {
@@ -72,14 +56,10 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
   stack = await startStack(14);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
-  page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-  page.setDefaultTimeout(30_000);
+  browser = await launchChromium();
+  page = await openPage(browser, { width: 1440, height: 900 });
   await page.goto(`${stack.webUrl}/sign-up`);
-  await page.getByLabel("Name").fill("Bea Baseline");
-  await page.getByLabel("Email").fill("bea@example.com");
-  await page.getByLabel("Password").fill("correct horse battery");
-  await page.getByRole("button", { name: "Create account" }).click();
+  await signUp(page, { name: "Bea Baseline", email: "bea@example.com" });
   await page.waitForURL(`${stack.webUrl}/`);
 });
 afterAll(async () => {

@@ -1,11 +1,12 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { networkInterfaces, tmpdir } from "node:os";
 import path from "node:path";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TEMPLATES, type Run } from "@volley/contracts";
+import { chromiumInstalled, launchChromium, screenshot, signUp } from "./support/browser";
 
 /**
  * A newcomer's first hour, exactly as the README tells it: `npm start` with nothing set (default
@@ -15,25 +16,12 @@ import { TEMPLATES, type Run } from "@volley/contracts";
  * Screenshots go to e2e/artifacts/first-hour-*.png.
  */
 const ROOT = path.resolve(import.meta.dirname, "../..");
-const CHROMIUM = "/usr/bin/chromium";
-const ARTIFACTS = path.resolve(import.meta.dirname, "../artifacts");
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const WEB = "http://localhost:3000";
 /** Every port `npm start` listens on by default (README): web, hub, the demo targets, PostgreSQL, Redis. */
 const DEFAULT_PORTS = [3000, 3001, 9001, 9002, 9003, 9004, 9005, 9006, 9007, 54329, 6390];
 
-const hasChromium = existsSync(CHROMIUM);
+const hasChromium = chromiumInstalled("first-hour.test");
 const hasBuild = existsSync(path.join(ROOT, "apps/web/.next/BUILD_ID"));
-if (!hasChromium) console.warn(`first-hour.test: skipped — ${CHROMIUM} is missing (apt-get install -y chromium; .ci/run installs it)`);
 
 let stack: ChildProcess | null = null;
 let output = "";
@@ -59,7 +47,6 @@ beforeAll(async () => {
   const busy: number[] = [];
   for (const port of DEFAULT_PORTS) if (!(await portFree(port))) busy.push(port);
   if (busy.length) throw new Error(`first-hour.test needs the README's default ports; in use: ${busy.join(", ")} (stop \`npm start\` first)`);
-  mkdirSync(ARTIFACTS, { recursive: true });
   dataDir = mkdtempSync(path.join(tmpdir(), "volley-first-hour-"));
   // What a fresh shell has: no Volley variables at all, only a new data directory.
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, CI: process.env.CI, VOLLEY_DATA_DIR: dataDir };
@@ -73,7 +60,7 @@ beforeAll(async () => {
     if (Date.now() > deadline) throw new Error(`npm start not up in 240 s:\n${output.slice(-4000)}`);
     await new Promise((r) => setTimeout(r, 250));
   }
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+  browser = await launchChromium();
 }, 300_000);
 
 afterAll(async () => {
@@ -101,7 +88,7 @@ const overloadPlan = (thresholdMetric: string) =>
     "",
   ].join("\n");
 
-const shot = (page: Page, name: string) => page.screenshot({ path: path.join(ARTIFACTS, `first-hour-${name}.png`), fullPage: true });
+const shot = (page: Page, name: string) => screenshot(page, `first-hour-${name}`);
 
 async function signIn(context: BrowserContext, base: string): Promise<Page> {
   const page = await context.newPage();
@@ -121,10 +108,7 @@ describe.skipIf(!hasChromium)("a newcomer's first hour on a default `npm start`"
     page.setDefaultTimeout(30_000);
     await page.goto(WEB);
     await page.waitForURL(/\/sign-up/);
-    await page.getByLabel("Name").fill("Ada Owner");
-    await page.getByLabel("Email").fill("ada@example.com");
-    await page.getByLabel("Password").fill("correct horse battery");
-    await page.getByRole("button", { name: /sign up|create/i }).click();
+    await signUp(page, { name: "Ada Owner", email: "ada@example.com" });
     await page.waitForURL((u) => !/sign-(up|in)/.test(u.pathname));
     await shot(page, "01-signed-up");
     await context.close();

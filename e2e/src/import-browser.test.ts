@@ -1,9 +1,9 @@
-import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PlanRecord } from "@volley/contracts";
 import { startStack, type Stack } from "./stack-fixture";
+import { chromiumInstalled, launchChromium, openPage, screenshot, signUp } from "./support/browser";
 
 /**
  * Plans → Import in a real browser: a file that is no recording is refused with the reason, then
@@ -12,44 +12,26 @@ import { startStack, type Stack } from "./stack-fixture";
  * plan with its flow; an Artillery script with its payload CSV imports with the rows as flow data.
  * Screenshots go to e2e/artifacts/import-*.png.
  */
-const CHROMIUM = "/usr/bin/chromium";
-const ARTIFACTS = path.resolve(import.meta.dirname, "../artifacts");
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const HAR = path.resolve(import.meta.dirname, "../../packages/plan-import/fixtures/socketio-chat.har");
 const ARTILLERY = path.resolve(import.meta.dirname, "../../packages/plan-import/fixtures/artillery");
 const TARGET = "http://127.0.0.1:9310";
 
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`import-browser.test: skipped — ${CHROMIUM} is missing (apt-get install -y chromium; .ci/run installs it)`);
+const hasChromium = chromiumInstalled("import-browser.test");
 
 let stack: Stack;
 let browser: Browser;
 let page: Page;
 
-const shot = (name: string) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+const shot = (name: string) => screenshot(page, name);
 
 beforeAll(async () => {
   if (!hasChromium) return;
-  mkdirSync(ARTIFACTS, { recursive: true });
   stack = await startStack(11);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
-  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  page.setDefaultTimeout(30_000);
+  browser = await launchChromium();
+  page = await openPage(browser, { width: 1280, height: 800 });
   // Signed up once here, so a retried test starts signed in.
   await page.goto(`${stack.webUrl}/sign-up`);
-  await page.getByLabel("Name").fill("Ida Importer");
-  await page.getByLabel("Email").fill("ida@example.com");
-  await page.getByLabel("Password").fill("correct horse battery");
-  await page.getByRole("button", { name: "Create account" }).click();
+  await signUp(page, { name: "Ida Importer", email: "ida@example.com" });
   await page.waitForURL(`${stack.webUrl}/`);
 });
 afterAll(async () => {

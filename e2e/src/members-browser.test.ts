@@ -1,30 +1,16 @@
-import { existsSync, mkdirSync } from "node:fs";
-import path from "node:path";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, type Stack } from "./stack-fixture";
+import { chromiumInstalled, launchChromium, screenshot, signUp } from "./support/browser";
 
 /**
  * Settings → Members in a real browser: an owner invites a colleague as viewer, copies the link,
  * the colleague opens it signed out, creates an account, comes back and joins; the owner then
  * sees them, changes their role and removes them. Screenshots go to e2e/artifacts/.
  */
-const CHROMIUM = "/usr/bin/chromium";
-const ARTIFACTS = path.resolve(import.meta.dirname, "../artifacts");
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const PASSWORD = "correct horse battery staple";
 
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`members-browser.test: skipped — ${CHROMIUM} is missing (apt-get install -y chromium; .ci/run installs it)`);
+const hasChromium = chromiumInstalled("members-browser.test");
 
 let stack: Stack;
 let browser: Browser;
@@ -38,20 +24,10 @@ async function newPage(): Promise<Page> {
   return page;
 }
 
-const shot = (page: Page, name: string) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
-
-async function signUp(page: Page, name: string, email: string) {
-  await page.getByLabel("Name").fill(name);
-  await page.getByLabel("Email").fill(email);
-  await page.getByLabel("Password").fill(PASSWORD);
-  await page.getByRole("button", { name: "Create account" }).click();
-}
-
 beforeAll(async () => {
   if (!hasChromium) return;
-  mkdirSync(ARTIFACTS, { recursive: true });
   stack = await startStack(9);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   for (const c of contexts) await c.close().catch(() => {});
@@ -63,7 +39,7 @@ describe.skipIf(!hasChromium)("members and invitations in the browser", () => {
   it("invites by link, the invitee signs up and joins as viewer, and the owner changes and removes them", async () => {
     const owner = await newPage();
     await owner.goto(`${stack.webUrl}/sign-up`);
-    await signUp(owner, "Olive Owner", "olive@example.com");
+    await signUp(owner, { name: "Olive Owner", email: "olive@example.com", password: PASSWORD });
     await owner.waitForURL(`${stack.webUrl}/`);
 
     await owner.goto(`${stack.webUrl}/settings/tokens`);
@@ -78,15 +54,15 @@ describe.skipIf(!hasChromium)("members and invitations in the browser", () => {
     const link = await linkField.inputValue();
     expect(link.startsWith(stack.webUrl)).toBe(true);
     await expect.poll(() => owner.getByRole("row", { name: /vic@example\.com/ }).count()).toBe(1); // pending list
-    await shot(owner, "members-invited");
+    await screenshot(owner, "members-invited");
 
     const invitee = await newPage();
     await invitee.goto(link);
     await invitee.getByRole("link", { name: "create an account" }).click();
-    await signUp(invitee, "Vic Viewer", "vic@example.com");
+    await signUp(invitee, { name: "Vic Viewer", email: "vic@example.com", password: PASSWORD });
     await invitee.waitForURL(link);
     await expect.poll(() => invitee.getByText("olive@example.com invited").count()).toBe(1);
-    await shot(invitee, "members-accept");
+    await screenshot(invitee, "members-accept");
     await invitee.getByRole("button", { name: /^Join / }).click();
     await invitee.waitForURL(`${stack.webUrl}/`);
 
@@ -108,6 +84,6 @@ describe.skipIf(!hasChromium)("members and invitations in the browser", () => {
       .getByRole("button", { name: "Remove" })
       .click();
     await expect.poll(() => owner.getByLabel("Role of vic@example.com").count()).toBe(0);
-    await shot(owner, "members-removed");
+    await screenshot(owner, "members-removed");
   });
 });

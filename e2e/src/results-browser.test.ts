@@ -1,10 +1,11 @@
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startJsonRpcWs, startWsEchoServer, type JsonRpcStats, type TestApp, type WsEchoServer } from "@volley/targets";
 import { api, startStack, waitForFinal, type Stack } from "./stack-fixture";
+import { ARTIFACTS, chromiumInstalled, launchChromium, openPage, screenshot, signUp } from "./support/browser";
 
 /**
  * The run page's results in Chromium at 1440 px: headline cards with the plan's thresholds drawn,
@@ -13,21 +14,7 @@ import { api, startStack, waitForFinal, type Stack } from "./stack-fixture";
  * described by its stages, the per-agent table whole, and the HTML report: downloaded from the
  * API, opened offline with scripts off, and the page's print view. Screenshots: e2e/artifacts/results-*.png.
  */
-const CHROMIUM = "/usr/bin/chromium";
-const ARTIFACTS = path.resolve(import.meta.dirname, "../artifacts");
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
-
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`results-browser.test: skipped — ${CHROMIUM} is missing (apt-get install -y chromium; .ci/run installs it)`);
+const hasChromium = chromiumInstalled("results-browser.test");
 
 let stack: Stack;
 let echo: WsEchoServer;
@@ -35,17 +22,15 @@ let gateway: TestApp<JsonRpcStats>;
 let browser: Browser;
 let page: Page;
 
-const shot = (name: string) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+const shot = (name: string) => screenshot(page, name);
 
 beforeAll(async () => {
   if (!hasChromium) return;
-  mkdirSync(ARTIFACTS, { recursive: true });
   echo = await startWsEchoServer({ port: 0, delayMs: 5 });
   gateway = await startJsonRpcWs({ maxConnections: 4, maxCallsPerSecond: 5 });
   stack = await startStack(13);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
-  page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-  page.setDefaultTimeout(30_000);
+  browser = await launchChromium();
+  page = await openPage(browser, { width: 1440, height: 900 });
 });
 afterAll(async () => {
   await browser?.close();
@@ -64,10 +49,7 @@ async function startRun(plan: unknown): Promise<string> {
 describe.skipIf(!hasChromium)("run results in Chromium", () => {
   it("shows headline cards with threshold lines, run values in legends, error samples, and exports a self-contained report", async () => {
     await page.goto(`${stack.webUrl}/sign-up`);
-    await page.getByLabel("Name").fill("Ada Owner");
-    await page.getByLabel("Email").fill("ada@example.com");
-    await page.getByLabel("Password").fill("correct horse battery");
-    await page.getByRole("button", { name: /sign up|create/i }).click();
+    await signUp(page, { name: "Ada Owner", email: "ada@example.com" });
     await page.waitForURL((u) => !/sign-(up|in)/.test(u.pathname));
 
     // A stage plan against the echo server, with thresholds on three cards.
@@ -154,7 +136,7 @@ describe.skipIf(!hasChromium)("run results in Chromium", () => {
     expect(await reportPage.locator("svg").count()).toBeGreaterThanOrEqual(5);
     expect(await reportPage.locator("h1").innerText()).toContain("results errors");
     expect(requests.filter((u) => !u.startsWith("file:"))).toEqual([]);
-    await reportPage.screenshot({ path: path.join(ARTIFACTS, "results-03-report-offline.png"), fullPage: true });
+    await screenshot(reportPage, "results-03-report-offline");
     await offline.close();
     // Unauthenticated: the API's error shape, not a report.
     expect((await fetch(`${stack.webUrl}/api/v1/runs/${limited}/report.html`)).status).toBe(401);
