@@ -1,16 +1,14 @@
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { COUNTERS, HISTOGRAMS, intervalFrameSchema, runSummarySchema } from "@volley/contracts";
 import { mergeEncoded } from "@volley/metrics";
 import { startSocketclusterPingpong, startWsEchoServer, type WsEchoServer } from "@volley/targets";
 import type { AddressInfo } from "node:net";
 import { WebSocketServer } from "ws";
+import { runAgentCli } from "./cli-process";
 
-const BIN = fileURLToPath(new URL("../../bin/volley-agent.js", import.meta.url));
 let dir: string;
 let server: WsEchoServer;
 
@@ -37,22 +35,7 @@ scenario: { kind: echo, message: { rate: 10 }, duration: 1s }
 thresholds: ${thresholds}
 `;
 
-/** The CLI as a real process, through the same bin users run. */
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "",
-      stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 25_000);
-    child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const cli = (args: string[]) => runAgentCli(args, { timeoutMs: 25_000 });
 
 describe("volley-agent run", { timeout: 30_000 }, () => {
   it("shows a flow's setup steps, events and unmatched samples", async () => {

@@ -1,14 +1,12 @@
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { COUNTERS, HISTOGRAMS, intervalFrameSchema, runSummarySchema } from "@volley/contracts";
 import { mergeEncoded } from "@volley/metrics";
 import { startWsEchoServer, type WsEchoServer } from "@volley/targets";
+import { runAgentCli } from "./cli-process";
 
-const BIN = fileURLToPath(new URL("../../bin/volley-agent.js", import.meta.url));
 let dir: string;
 let server: WsEchoServer;
 
@@ -21,22 +19,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** The CLI as a real process, through the bin users run. */
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "",
-      stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 40_000);
-    child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const cli = (args: string[]) => runAgentCli(args, { timeoutMs: 40_000 });
 
 describe("volley-agent run --workers", { timeout: 45_000 }, () => {
   it("splits the plan across the threads and reports exactly what one thread does: the planned count, echoed by the server, in one frame per second", async () => {

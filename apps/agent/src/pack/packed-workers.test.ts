@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { runSummarySchema } from "@volley/contracts";
 import { startWsEchoServer } from "@volley/targets";
+import { runAgentCli } from "../cli/cli-process";
 import { packAgent } from "./agent-package";
 
 const dirs: string[] = [];
@@ -47,18 +48,10 @@ describe("the packed agent's engine worker threads", () => {
         plan,
         `name: packed\ntarget: { url: "${server.url}", connectTimeout: 5s }\nconnections: { count: 4, rate: 1000 }\nscenario: { kind: echo, message: { rate: 20, per: connection, arrival: constant, timeout: 5s }, duration: 1s }\n`,
       );
-      const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-        const child = spawn(process.execPath, [path.join(out, "package", "bin", "volley-agent.js"), "run", plan, "--json", "--workers", "2"], { cwd: out });
-        let stdout = "",
-          stderr = "";
-        child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-        child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-        const timer = setTimeout(() => child.kill("SIGKILL"), 40_000);
-        child.on("error", reject);
-        child.on("close", (code) => {
-          clearTimeout(timer);
-          resolve({ code, stdout, stderr });
-        });
+      const r = await runAgentCli(["run", plan, "--json", "--workers", "2"], {
+        bin: path.join(out, "package", "bin", "volley-agent.js"),
+        cwd: out,
+        timeoutMs: 40_000,
       });
       expect(r.code, r.stderr).toBe(0);
       expect(runSummarySchema.parse(JSON.parse(r.stdout)).messages).toMatchObject({ sent: 80, received: 80, lost: 0 });
