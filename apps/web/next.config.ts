@@ -8,7 +8,7 @@ import type { NextConfig } from "next";
  * tree do not overwrite each other's output.
  */
 const nextConfig: NextConfig = {
-  transpilePackages: ["@volley/contracts", "@volley/metrics", "@volley/db", "@volley/queue", "@volley/plan-import"],
+  transpilePackages: ["@volley/admission", "@volley/contracts", "@volley/metrics", "@volley/db", "@volley/queue", "@volley/plan-import"],
   serverExternalPackages: ["pg", "bullmq", "ioredis", "pino", "hdr-histogram-js"],
   distDir: process.env.VOLLEY_NEXT_DIST_DIR ?? ".next",
   poweredByHeader: false,

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { loadEnvOrExit, logLevelSchema, portSchema } from "@volley/contracts";
+import { DEFAULT_QUOTAS } from "@volley/admission";
 import { parseSecretsKey } from "@volley/db";
 
 const required = (example: string, protocols: RegExp) =>
@@ -20,6 +21,14 @@ const retentionDays = (name: string, fallback: number | null) =>
       }
       return n;
     });
+
+/** A hosted quota: a whole number above 0, `fallback` (web's default too) when unset. */
+const quota = (example: string, fallback: number) =>
+  z.coerce
+    .number({ error: `set it to a whole number, e.g. ${example}, the same as web's` })
+    .int(`set it to a whole number, e.g. ${example}, the same as web's`)
+    .min(1, `set it to at least 1, e.g. ${example}, the same as web's`)
+    .default(fallback);
 
 const validKey = (v: string) => {
   try {
@@ -47,6 +56,22 @@ const envSchema = z
     // `hosted` (a public SaaS, as web's VOLLEY_MODE): webhook deliveries and agents' load reach only
     // public addresses, checked at send/connect time. Set it to the same value as web's.
     VOLLEY_MODE: z.enum(["hosted", "self-hosted"], { error: "must be hosted or self-hosted — unset it for a self-hosted install" }).default("self-hosted"),
+    // Which targets a scheduled run may load, checked by the hub when the schedule fires as web checks
+    // a run it queues (@volley/admission): give the hub web's values. Self-hosted: loopback plus these
+    // comma-separated host names, *.suffix, addresses or CIDR ranges (* for any).
+    VOLLEY_TARGET_ALLOWLIST: z
+      .string()
+      .optional()
+      .transform((v) =>
+        (v ?? "")
+          .split(",")
+          .map((s) => s.trim().toLowerCase())
+          .filter(Boolean),
+      ),
+    // Hosted: an org's quotas unless it has its own (orgs.quotas): connections, messages/s, run length in seconds.
+    VOLLEY_QUOTA_CONNECTIONS: quota("10000", DEFAULT_QUOTAS.connections),
+    VOLLEY_QUOTA_RATE: quota("50000", DEFAULT_QUOTAS.messagesPerSecond),
+    VOLLEY_QUOTA_DURATION: quota("1800", DEFAULT_QUOTAS.durationSeconds),
     // Webhook signing secrets are sealed with this key (AES-256-GCM, @volley/db secret-box): 32 bytes,
     // base64 (openssl rand -base64 32), the same value as web's. Rotation: the new key here, the
     // previous ones comma separated in VOLLEY_SECRETS_KEY_OLD; rows re-seal under the new key as they

@@ -29,6 +29,7 @@ import type { RetentionJob } from "@volley/contracts";
 import { RetentionWorker } from "./retention/retention-worker";
 import { WebhookWorker } from "./webhooks/webhook-worker";
 import { startScheduleWorker } from "./schedules/schedule-worker";
+import { DEFAULT_QUOTAS, type TargetPolicy } from "@volley/admission";
 
 export interface HubConfig {
   databaseUrl: string;
@@ -69,6 +70,11 @@ export interface HubConfig {
   webhookTimeoutMs?: number;
   /** Hosted: webhook deliveries (and agents' connections) reach only public addresses (default self-hosted). */
   mode?: "hosted" | "self-hosted";
+  /**
+   * What a schedule's firing checks before it starts a run, as web does for a run it queues
+   * (VOLLEY_TARGET_ALLOWLIST, VOLLEY_QUOTA_*; `mode` above is VOLLEY_MODE). Default: loopback only, the default quotas.
+   */
+  targetPolicy?: Partial<Omit<TargetPolicy, "mode">>;
   /** The keys webhook secrets are sealed with (VOLLEY_SECRETS_KEY[_OLD]); null: stored unencrypted. */
   secretsKeys?: SecretKeys | null;
   /** How webhook hosts resolve in hosted mode (node:dns by default; tests answer for a name). */
@@ -316,7 +322,16 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
   runWorker.start();
   webhookWorker.start();
   // Plans' cron schedules (BullMQ job schedulers web upserts): each firing becomes a queued run.
-  const scheduleWorker = startScheduleWorker({ db, connection: connections.bull, log });
+  const scheduleWorker = startScheduleWorker({
+    db,
+    connection: connections.bull,
+    log,
+    policy: {
+      mode: config.mode ?? "self-hosted",
+      allowlist: config.targetPolicy?.allowlist ?? [],
+      quotas: config.targetPolicy?.quotas ?? DEFAULT_QUOTAS,
+    },
+  });
   retentionWorker.start();
   aggregator.start();
   await new Promise<void>((resolve, reject) => {

@@ -15,6 +15,10 @@ const hub = await startHub({
   agentToken: env.AGENT_TOKEN,
   maxPoolsPerOrg: env.HUB_MAX_POOLS_PER_ORG,
   mode: env.VOLLEY_MODE,
+  targetPolicy: {
+    allowlist: env.VOLLEY_TARGET_ALLOWLIST,
+    quotas: { connections: env.VOLLEY_QUOTA_CONNECTIONS, messagesPerSecond: env.VOLLEY_QUOTA_RATE, durationSeconds: env.VOLLEY_QUOTA_DURATION },
+  },
   secretsKeys: env.VOLLEY_SECRETS_KEY ? parseSecretKeys(env.VOLLEY_SECRETS_KEY, env.VOLLEY_SECRETS_KEY_OLD) : null,
   metricsToken: env.HUB_METRICS_TOKEN ?? null,
   retention: { framesDays: env.RUN_FRAMES_RETENTION_DAYS, runsDays: env.RUN_RETENTION_DAYS },

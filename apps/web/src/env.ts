@@ -1,4 +1,5 @@
 import ipaddr from "ipaddr.js";
+import { DEFAULT_QUOTAS, type Quotas, type TargetPolicy } from "@volley/admission";
 import { parseSecretKeys, type SecretKeys } from "@volley/db";
 import { z } from "zod";
 
@@ -237,10 +238,15 @@ export function targetAllowlist(): string[] {
 }
 
 /** Hosted mode's per-run quotas (per org): connections, total messages per second, run length in seconds. */
-export function hostedQuotas(): { connections: number; messagesPerSecond: number; durationSeconds: number } {
+function hostedQuotas(): Quotas {
   return {
-    connections: positiveInt("VOLLEY_QUOTA_CONNECTIONS", 10_000),
-    messagesPerSecond: positiveInt("VOLLEY_QUOTA_RATE", 50_000),
-    durationSeconds: positiveInt("VOLLEY_QUOTA_DURATION", 1800),
+    connections: positiveInt("VOLLEY_QUOTA_CONNECTIONS", DEFAULT_QUOTAS.connections),
+    messagesPerSecond: positiveInt("VOLLEY_QUOTA_RATE", DEFAULT_QUOTAS.messagesPerSecond),
+    durationSeconds: positiveInt("VOLLEY_QUOTA_DURATION", DEFAULT_QUOTAS.durationSeconds),
   };
+}
+
+/** The install's target policy (VOLLEY_MODE, VOLLEY_TARGET_ALLOWLIST, VOLLEY_QUOTA_*), as @volley/admission takes it; the hub reads the same variables. */
+export function targetPolicy(): TargetPolicy {
+  return { mode: volleyMode(), allowlist: targetAllowlist(), quotas: hostedQuotas() };
 }

@@ -49,7 +49,7 @@ export const orgs = pgTable(
   (t) => [uniqueIndex("orgs_slug_idx").on(t.slug)],
 );
 
-/** Hosted-mode limits on what an org's runs may ask for at once (see apps/web target-policy.ts). */
+/** Hosted-mode limits on what an org's runs may ask for at once (see packages/admission target-policy.ts). */
 export interface OrgQuotas {
   connections?: number;
   messagesPerSecond?: number;

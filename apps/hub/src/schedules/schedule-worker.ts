@@ -1,6 +1,7 @@
 import { Worker, type Job, type Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
+import { AdmissionRefusal, admitPlan, type TargetPolicy } from "@volley/admission";
 import { getPlan, getScheduleOfAnyOrg, insertRun, recordAudit, recordScheduleFiring, type Db } from "@volley/db";
 import { enqueue, openQueue, QUEUE_NAMES, removePlanScheduler, runJob, scheduledRunJob } from "@volley/queue";
 import { errorMessage } from "../util/wait";
@@ -9,12 +10,15 @@ import { errorMessage } from "../util/wait";
  * The BullMQ worker of the schedules queue (handler of `scheduledRunJob`): each firing of a plan's
  * job scheduler starts the plan's latest version as a run, as `POST /api/v1/runs {"planId"}` would,
  * and records the run (or why there is none) on the schedule. A schedule deleted or disabled since
- * the firing was queued starts nothing.
+ * the firing was queued starts nothing. The plan is admitted now exactly as web admits a run it
+ * queues (@volley/admission: target policy; hosted, the quotas with the runs going now and every
+ * host's ownership proof re-checked): saving the schedule checked them once, but hours later the
+ * org may be busy, its quotas lowered, its proof gone.
  */
 export class ScheduleWorker {
   private readonly worker: Worker;
 
-  constructor(private readonly deps: { db: Db; connection: Redis; runs: Queue; schedules: Queue; log: Logger }) {
+  constructor(private readonly deps: { db: Db; connection: Redis; runs: Queue; schedules: Queue; log: Logger; policy: TargetPolicy }) {
     this.worker = new Worker(QUEUE_NAMES.schedules, (job) => this.fire(job), { connection: deps.connection, concurrency: 4, autorun: false });
     this.worker.on("error", (err) => deps.log.error({ err: errorMessage(err) }, "schedule worker error"));
   }
@@ -38,8 +42,25 @@ export class ScheduleWorker {
       await recordScheduleFiring(db, scheduleId, { error: `plan ${planId} no longer exists` });
       return null;
     }
+    let admitted: { host: string; addresses: string[] };
+    try {
+      admitted = await admitPlan(db, orgId, plan.document, this.deps.policy);
+    } catch (err) {
+      if (!(err instanceof AdmissionRefusal)) throw err;
+      // Shown on the plan's schedule as the last firing's outcome ("started no run: …").
+      await recordScheduleFiring(db, scheduleId, { error: err.message });
+      log.info({ scheduleId, planId, code: err.code, reason: err.message }, "scheduled run refused");
+      return null;
+    }
     const run = await insertRun(db, { plan: plan.document, orgId, planId, scheduleId });
-    await recordAudit(db, { orgId, actor: `schedule:${scheduleId}`, action: "run.scheduled", runId: run.id, targetHost: hostOf(plan.document.target.url) });
+    await recordAudit(db, {
+      orgId,
+      actor: `schedule:${scheduleId}`,
+      action: "run.scheduled",
+      runId: run.id,
+      targetHost: admitted.host,
+      addresses: admitted.addresses,
+    });
     try {
       await enqueue(this.deps.runs, runJob, { runId: run.id }, { jobId: run.id });
     } catch (err) {
@@ -56,16 +77,10 @@ export class ScheduleWorker {
   }
 }
 
-function hostOf(url: string): string | null {
-  try {
-    return new URL(url).hostname;
-  } catch {
-    return null;
-  }
-}
-
 /** The schedule worker with its own queue handles on `connection`, started; close() stops it and them. */
-export function startScheduleWorker(deps: { db: Db; connection: Redis; log: Logger }): { close(force?: boolean): Promise<void> } {
+export function startScheduleWorker(deps: { db: Db; connection: Redis; log: Logger; policy: TargetPolicy }): {
+  close(force?: boolean): Promise<void>;
+} {
   const runs = openQueue(QUEUE_NAMES.runs, deps.connection);
   const schedules = openQueue(QUEUE_NAMES.schedules, deps.connection);
   const worker = new ScheduleWorker({ ...deps, runs, schedules });

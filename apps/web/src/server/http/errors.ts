@@ -1,3 +1,4 @@
+import { AdmissionRefusal } from "@volley/admission";
 import type { ApiErrorCode, ApiErrorStatus, FieldIssue } from "@volley/contracts";
 import { databaseUrl, MisconfiguredError, redisUrl } from "@/env";
 
@@ -53,6 +54,8 @@ const NETWORK_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ETIMED
 export function classifyError(err: unknown): ApiError | MisconfiguredError | null {
   for (const e of causes(err)) {
     if (e instanceof ApiError || e instanceof MisconfiguredError) return e;
+    // The admission rules are shared with the hub (@volley/admission); their refusals carry their API code.
+    if (e instanceof AdmissionRefusal) return new ApiError(e.status, e.code, e.message, e.issues);
   }
   for (const e of causes(err)) {
     if (typeof e !== "object" || e === null) continue;

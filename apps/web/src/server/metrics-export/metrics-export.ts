@@ -4,7 +4,7 @@ import { secretsKeys, volleyMode } from "@/env";
 import { notFound } from "../http/errors";
 import { logOnce } from "../http/log";
 import { getDb } from "../http/services";
-import { assertPublicAddresses, resolveTarget, targetHost } from "../targets/target-policy";
+import { assertPublicAddresses, resolveTarget, targetHost } from "@volley/admission";
 
 /** An org's live run-metrics export (Prometheus remote-write): set, shown without its Authorization header, removed. */
 

@@ -11,15 +11,27 @@ const doc = openApiDocument();
 const operations = Object.values(doc.paths ?? {}).flatMap((methods) => Object.values(methods as Record<string, Operation>));
 const operation = (path: string, method: string) => (doc.paths as Record<string, Record<string, Operation>>)[path]![method]!;
 
-/** Every (status, code) the web source throws or answers with as a literal: `new ApiError(403, "target_refused", …)`. */
+/**
+ * Every (status, code) the web source throws or answers with as a literal: `new ApiError(403, "target_refused", …)`,
+ * and the refusals of the admission rules web shares with the hub (`new AdmissionRefusal("quota_exceeded", …)`, the code's own status).
+ */
 function emittedCodes(): { status: number; code: string; file: string }[] {
-  const src = join(import.meta.dirname, "..", "..");
   const found: { status: number; code: string; file: string }[] = [];
-  for (const entry of readdirSync(src, { recursive: true, encoding: "utf8" })) {
-    if (!/\.tsx?$/.test(entry) || entry.endsWith(".test.ts")) continue;
-    const text = readFileSync(join(src, entry), "utf8");
-    for (const m of text.matchAll(/(?:new ApiError|errorResponse)\(\s*(\d{3}),\s*"([a-z_]+)"/g)) found.push({ status: Number(m[1]), code: m[2]!, file: entry });
-  }
+  const scan = (dir: string, each: (text: string, file: string) => void) => {
+    for (const entry of readdirSync(dir, { recursive: true, encoding: "utf8" })) {
+      if (!/\.tsx?$/.test(entry) || entry.endsWith(".test.ts")) continue;
+      each(readFileSync(join(dir, entry), "utf8"), entry);
+    }
+  };
+  scan(join(import.meta.dirname, "..", ".."), (text, file) => {
+    for (const m of text.matchAll(/(?:new ApiError|errorResponse)\(\s*(\d{3}),\s*"([a-z_]+)"/g)) found.push({ status: Number(m[1]), code: m[2]!, file });
+  });
+  scan(join(import.meta.dirname, "..", "..", "..", "..", "..", "packages", "admission", "src"), (text, file) => {
+    for (const m of text.matchAll(/new AdmissionRefusal\(\s*"([a-z_]+)"/g)) {
+      const code = m[1] as keyof typeof API_ERROR_CODES;
+      found.push({ status: API_ERROR_CODES[code].status, code, file: `@volley/admission ${file}` });
+    }
+  });
   return found;
 }
 

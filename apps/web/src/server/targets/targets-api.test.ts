@@ -6,7 +6,7 @@ import { createApiToken, DEFAULT_ORG_ID, schema } from "@volley/db";
 import { eq } from "drizzle-orm";
 import type { RouteHandler } from "../http/api-handler";
 import { call, connectTestAgent, readError, signUp, startApiTestEnv, type ApiTestEnv } from "../test-support/api-test-env";
-import { checkProof } from "./target-verification";
+import { checkProof } from "@volley/admission";
 
 // Target ownership (hosted mode), the target policy at run start, and the audit log.
 

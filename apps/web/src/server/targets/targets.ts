@@ -1,22 +1,10 @@
-import { flowAbsoluteUrls, literalHost, type AuditEvent, type Plan, type TargetHost } from "@volley/contracts";
-import {
-  addTargetHost,
-  orgLoad,
-  getTargetHost,
-  getTargetHostByName,
-  listAudit,
-  listTargetHosts,
-  recordAudit,
-  removeTargetHost,
-  setTargetHostVerified,
-  type TargetHostRow,
-} from "@volley/db";
-import { hostedQuotas, volleyMode } from "@/env";
+import { admitPlan, assertPublicAddresses, checkProof, proofInstructions, resolveTarget, type ProofOptions } from "@volley/admission";
+import type { AuditEvent, Plan, TargetHost } from "@volley/contracts";
+import { addTargetHost, getTargetHost, listAudit, listTargetHosts, recordAudit, removeTargetHost, setTargetHostVerified, type TargetHostRow } from "@volley/db";
+import { targetPolicy, volleyMode } from "@/env";
 import type { AuthContext } from "../auth/auth";
-import { ApiError, notFound } from "../http/errors";
+import { notFound } from "../http/errors";
 import { getDb } from "../http/services";
-import { assertPublicAddresses, assertWithinQuotas, checkTarget, resolveTarget } from "./target-policy";
-import { checkProof, proofInstructions, type ProofOptions } from "./target-verification";
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -61,40 +49,14 @@ export async function verifyHost(orgId: string, id: string, opts?: ProofOptions)
 }
 
 /**
- * Everything a run must pass before it is queued: the target policy (allowlist, or public
- * addresses and quotas when hosted), in hosted mode the host's proof re-checked now, and an audit
- * record of who ran it against what.
+ * Everything a run must pass before it is queued (@volley/admission admitPlan, which the hub runs
+ * too when a schedule fires), and an audit record of who ran it against what.
  */
 export async function admitRun(
   auth: Pick<AuthContext, "orgId"> & Partial<Pick<AuthContext, "actor">>,
   plan: Plan,
 ): Promise<{ record(runId: string): Promise<void> }> {
-  const { host, addresses, flowHosts } = await checkTarget(plan);
-  if (volleyMode() === "hosted") {
-    const db = getDb();
-    const { quotas, inFlight, orgCount } = await orgLoad(db, auth.orgId);
-    assertWithinQuotas(plan, { ...hostedQuotas(), ...quotas }, inFlight, orgCount);
-    // Every host the run reaches is the org's own: target.url's and each host a flow request names.
-    const fieldOf = (h: string) => (h === host ? "plan.target.url" : (flowAbsoluteUrls(plan).find((u) => literalHost(u.url) === h)?.field ?? "plan.flow"));
-    for (const h of [host, ...flowHosts]) {
-      const field = fieldOf(h);
-      const row = await getTargetHostByName(db, auth.orgId, h);
-      const how = `add it with POST /api/v1/targets {"host":"${h}"} and serve the token it gives you (or publish it as a TXT record), then POST /api/v1/targets/{id}/verify`;
-      if (!row)
-        throw new ApiError(403, "target_unverified", `${h} is not a verified target of this organization; ${how}`, [
-          { path: field, message: `${h} is not verified` },
-        ]);
-      const method = await checkProof(row.host, row.token);
-      await setTargetHostVerified(db, row.id, method);
-      if (!method)
-        throw new ApiError(
-          403,
-          "target_unverified",
-          `the ownership proof for ${h} is no longer there (checked just now); ${proofInstructions(h, row.token).http}, or ${proofInstructions(h, row.token).dns}`,
-          [{ path: field, message: `${h}'s proof is gone` }],
-        );
-    }
-  }
+  const { host, addresses } = await admitPlan(getDb(), auth.orgId, plan, targetPolicy());
   const actor = auth.actor ? actorOf(auth as AuthContext) : "anonymous";
   return { record: (runId) => recordAudit(getDb(), { orgId: auth.orgId, actor, action: "run.start", runId, targetHost: host, addresses }) };
 }

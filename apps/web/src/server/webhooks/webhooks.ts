@@ -1,6 +1,6 @@
 import type { CreateWebhookBody, Webhook } from "@volley/contracts";
 import { secretsKeys, volleyMode } from "@/env";
-import { assertPublicAddresses, resolveTarget, targetHost } from "../targets/target-policy";
+import { assertPublicAddresses, resolveTarget, targetHost } from "@volley/admission";
 import { createWebhook, disableWebhook, listWebhooks, type WebhookRow } from "@volley/db";
 import type { AuthContext } from "../auth/auth";
 import { notFound } from "../http/errors";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { planSchema } from "@volley/contracts";
-import { ApiError } from "../http/errors";
+import { AdmissionRefusal } from "./admission-refusal";
 import { assertAllowlisted, assertPublicAddresses, assertWithinQuotas, planLoad, resolveTarget, targetHost } from "./target-policy";
 
 const plan = (over: Record<string, unknown> = {}) =>
@@ -12,11 +12,11 @@ const plan = (over: Record<string, unknown> = {}) =>
     ...over,
   });
 
-function refusal(fn: () => unknown): ApiError {
+function refusal(fn: () => unknown): AdmissionRefusal {
   try {
     fn();
   } catch (err) {
-    if (err instanceof ApiError) return err;
+    if (err instanceof AdmissionRefusal) return err;
     throw err;
   }
   throw new Error("expected a refusal");

@@ -11,16 +11,32 @@ import {
   planTiming,
   type Plan,
 } from "@volley/contracts";
-import { hostedQuotas, targetAllowlist, volleyMode } from "@/env";
-import { ApiError } from "../http/errors";
+import { AdmissionRefusal } from "./admission-refusal";
 
 /**
- * Which targets a plan may load. Hosted mode (a public SaaS): the host must resolve only to public
+ * Which targets a plan may load (web before it queues a run, the hub before a schedule's firing
+ * starts one; each passes the policy its own env.ts read). Hosted mode (a public SaaS): the host must resolve only to public
  * unicast addresses (checked after DNS resolution, so a name pointing at 10.0.0.1 or 127.0.0.1 is
  * refused), its owner must have verified it for the org (checked by the caller, target-verification.ts),
  * and the plan must fit the quotas. Self-hosted (the default): loopback plus the admin's
  * VOLLEY_TARGET_ALLOWLIST.
  */
+
+export interface Quotas {
+  connections: number;
+  messagesPerSecond: number;
+  durationSeconds: number;
+}
+
+/** What VOLLEY_QUOTA_CONNECTIONS, _RATE and _DURATION default to. */
+export const DEFAULT_QUOTAS: Quotas = { connections: 10_000, messagesPerSecond: 50_000, durationSeconds: 1800 };
+
+/** The install's policy: VOLLEY_MODE, VOLLEY_TARGET_ALLOWLIST (self-hosted) and the default quotas (hosted; an org's own override them). */
+export interface TargetPolicy {
+  mode: "hosted" | "self-hosted";
+  allowlist: string[];
+  quotas: Quotas;
+}
 
 export type Resolver = (host: string) => Promise<string[]>;
 
@@ -31,7 +47,7 @@ export function targetHost(url: string): string {
   return new URL(url).hostname.toLowerCase().replace(/^\[|\]$/g, "");
 }
 
-const refused = (message: string, field = "plan.target.url") => new ApiError(403, "target_refused", message, [{ path: field, message }]);
+const refused = (message: string, field = "plan.target.url") => new AdmissionRefusal("target_refused", message, [{ path: field, message }]);
 
 /** The addresses a host resolves to; an unresolvable host is a 400 naming the field. */
 export async function resolveTarget(host: string, resolve: Resolver = systemResolver, field = "plan.target.url"): Promise<string[]> {
@@ -43,7 +59,7 @@ export async function resolveTarget(host: string, resolve: Resolver = systemReso
     /* answered below */
   }
   const message = `the host ${host} does not resolve; check the URL's host name`;
-  throw new ApiError(400, "invalid_body", message, [{ path: field, message }]);
+  throw new AdmissionRefusal("invalid_body", message, [{ path: field, message }]);
 }
 
 /** Hosted mode: only public unicast addresses (no private, loopback, link-local, multicast, reserved …). */
@@ -81,7 +97,7 @@ export function planLoad(plan: Plan): { connections: number; messagesPerSecond: 
  * splitting a big test into many runs, or over many organizations, does not get round them; a
  * run's length counts alone.
  */
-export function assertWithinQuotas(plan: Plan, quotas = hostedQuotas(), inFlight: readonly Plan[] = [], orgCount = 1): void {
+export function assertWithinQuotas(plan: Plan, quotas: Quotas, inFlight: readonly Plan[] = [], orgCount = 1): void {
   const load = planLoad(plan);
   const live = inFlight.map(planLoad);
   const connections = load.connections + live.reduce((n, l) => n + l.connections, 0);
@@ -94,8 +110,7 @@ export function assertWithinQuotas(plan: Plan, quotas = hostedQuotas(), inFlight
   if (load.durationSeconds > quotas.durationSeconds) over.push(`a run of ${load.durationSeconds} s > ${quotas.durationSeconds} s`);
   const whose = orgCount > 1 ? "its owner's quotas (shared by all the organizations they own)" : "this organization's quotas";
   if (over.length > 0)
-    throw new ApiError(
-      403,
+    throw new AdmissionRefusal(
       "quota_exceeded",
       `the plan exceeds ${whose}: ${over.join("; ")}; make it smaller, wait for running tests to end, or ask for higher quotas`,
     );
@@ -105,11 +120,15 @@ export function assertWithinQuotas(plan: Plan, quotas = hostedQuotas(), inFlight
  * Checks a plan's target before a run is queued; returns the host and the addresses it resolved to
  * (for the audit log). Hosted mode's ownership check and quotas are the caller's (they need the database).
  */
-export async function checkTarget(plan: Plan, resolve: Resolver = systemResolver): Promise<{ host: string; addresses: string[]; flowHosts: string[] }> {
+export async function checkTarget(
+  plan: Plan,
+  policy: Pick<TargetPolicy, "mode" | "allowlist">,
+  resolve: Resolver = systemResolver,
+): Promise<{ host: string; addresses: string[]; flowHosts: string[] }> {
   const host = targetHost(plan.target.url);
   const addresses = await resolveTarget(host, resolve);
   const check = (h: string, a: string[], field?: string) =>
-    volleyMode() === "hosted" ? assertPublicAddresses(h, a, field) : assertAllowlisted(h, a, targetAllowlist(), field);
+    policy.mode === "hosted" ? assertPublicAddresses(h, a, field) : assertAllowlisted(h, a, policy.allowlist, field);
   check(host, addresses);
   // A flow's absolute request URLs reach their own hosts: each passes the same policy as target.url.
   const flowHosts: string[] = [];

@@ -1,0 +1,4 @@
+export * from "./admission-refusal";
+export * from "./admit-plan";
+export * from "./target-policy";
+export * from "./target-verification";
