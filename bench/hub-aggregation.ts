@@ -52,8 +52,8 @@ function realisticFrame(rec: IntervalRecorder, first: boolean) {
   for (let i = 0; i < 2000; i++) {
     rec.recordMicros("message.latency", 800 + Math.floor(Math.random() ** 3 * 40_000));
     rec.recordMicros("message.send_lag", Math.floor(Math.random() ** 4 * 2_000));
-    rec.increment("message.sent");
-    rec.increment("message.received");
+    rec.increment("messages.sent");
+    rec.increment("messages.received");
   }
   if (first) {
     rec.recordMicros("connect", 1500);

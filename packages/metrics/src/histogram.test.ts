@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import * as hdr from "hdr-histogram-js";
-import { addEncoded, addHistogram, createHistogram, decodeHistogram, encodeHistogram, mergeEncoded, recordMicros } from "./histogram";
+import { addEncoded, addHistogram, createHistogram, decodeHistogram, encodeHistogram, histogramMean, mergeEncoded, recordMicros } from "./histogram";
 
 /** Deterministic pseudo-random values (xorshift), so a failure reproduces. */
 function values(seed: number, n: number, scale: number): number[] {
@@ -76,5 +76,30 @@ describe("addHistogram", () => {
     addHistogram(t, createHistogram(32));
     expect(t.totalCount).toBe(1);
     expect(t.maxValue).toBe(100);
+  });
+});
+
+describe("histogramMean", () => {
+  it("is HdrHistogram's mean to the last bit, on recorded, decoded and merged histograms", () => {
+    const spreads = [
+      () => 1 + Math.floor(Math.random() * 50),
+      () => 800 + Math.floor(Math.random() ** 3 * 40_000),
+      () => Math.floor(Math.random() ** 6 * 3_000_000_000),
+    ];
+    for (const spread of spreads) {
+      const h = createHistogram(64);
+      for (let i = 0; i < 5000; i++) recordMicros(h, spread());
+      expect(histogramMean(h)).toBe(h.mean);
+      const decoded = decodeHistogram(encodeHistogram(h));
+      expect(histogramMean(decoded)).toBe(decoded.mean);
+      const merged = createHistogram(64);
+      addEncoded(merged, encodeHistogram(h));
+      addEncoded(merged, encodeHistogram(decoded));
+      expect(histogramMean(merged)).toBe(merged.mean);
+    }
+  });
+
+  it("is 0 for an empty histogram, as the library's is", () => {
+    expect(histogramMean(createHistogram())).toBe(0);
   });
 });

@@ -77,6 +77,36 @@ export function addHistogram(target: Histogram, other: Histogram): void {
   t.updateMinNonZeroValue(Math.min(target.minNonZeroValue, other.minNonZeroValue));
 }
 
+/**
+ * The histogram's mean, the same number as HdrHistogram's `mean` to the last bit (each non-empty
+ * bucket's median equivalent value times its count, summed in bucket order), without its recorded-
+ * values iterator: that allocates and steps an object per bucket, and the hub's run meter takes
+ * means of hundreds of merged histograms (per agent, per step) every few seconds.
+ */
+export function histogramMean(h: Histogram): number {
+  if (h.totalCount === 0) return 0;
+  const t = h as unknown as CountsAccess & { subBucketHalfCount: number };
+  const last = Math.min(t.countsArrayLength - 1, t.countsArrayIndex(h.maxValue));
+  const half = t.subBucketHalfCount;
+  const unit = 2 ** t.unitMagnitude;
+  let total = 0;
+  for (let i = 0; i <= last; i++) {
+    const c = t.getCountAtIndex(i);
+    if (c === 0) continue;
+    // valueFromIndex and medianEquivalentValue, inlined: bucket b (the lower half of bucket 0 is
+    // its own), the value at its sub-bucket, plus half the bucket's equivalent range (2^b units).
+    let b = Math.floor(i / half) - 1;
+    let sub = (i % half) + half;
+    if (b < 0) {
+      sub -= half;
+      b = 0;
+    }
+    const range = 2 ** b * unit;
+    total += (sub * range + Math.floor(range / 2)) * c;
+  }
+  return total / h.totalCount;
+}
+
 /** The cookie of HdrHistogram's compressed V2 encoding (word-size nibble masked out), and its header length. */
 const V2_COMPRESSED_COOKIE = 0x1c849304;
 const V2_HEADER_BYTES = 40;

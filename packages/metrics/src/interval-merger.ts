@@ -32,15 +32,25 @@ export class IntervalMerger {
 
   constructor(readonly index: number) {}
 
-  add(f: FrameLike): void {
+  /**
+   * The merged histogram a frame's histogram of this name goes into, for a caller that decodes the
+   * frame once for several merges (RunTally.add); undefined for names a point does not report.
+   */
+  target(name: string): Histogram | undefined {
+    if (!(POINT_HISTOGRAMS as readonly string[]).includes(name)) return undefined;
+    let h = this.hs.get(name);
+    if (!h) this.hs.set(name, (h = createHistogram(64)));
+    return h;
+  }
+
+  /** `histogramsAdded`: the frame's histograms already went into target(name) (decoded by the caller). */
+  add(f: FrameLike, histogramsAdded = false): void {
     // Only the histograms a point reports are decoded: decoding is most of a merge's cost.
-    for (const name of POINT_HISTOGRAMS) {
-      const b64 = f.histograms[name];
-      if (b64 === undefined) continue;
-      let h = this.hs.get(name);
-      if (!h) this.hs.set(name, (h = createHistogram(64)));
-      addEncoded(h, b64);
-    }
+    if (!histogramsAdded)
+      for (const name of POINT_HISTOGRAMS) {
+        const b64 = f.histograms[name];
+        if (b64) addEncoded(this.target(name)!, b64);
+      }
     const c = f.counters;
     this.frames++;
     if (f.warmup) this.warmupFrames++;

@@ -118,7 +118,8 @@ export class RunTally {
   /** Each shard's first interval start (hub clock), for the start spread when agents sent no start report. */
   private readonly firstStart = new Map<string, number>();
 
-  add(f: TallyFrame): void {
+  /** `also`: a further merge a histogram of the frame goes into (decoded once for all of them). */
+  add(f: TallyFrame, also?: (name: string) => Histogram | undefined): void {
     const shard = f.shardId ?? f.agentId ?? "";
     this.frames++;
     const measured = !f.warmup;
@@ -137,6 +138,8 @@ export class RunTally {
       if (step && name === HISTOGRAMS.deliveryLatency) into.push((step.delivery ??= createHistogram(64)));
       if ((measured && (name === HISTOGRAMS.messageLatency || name === HISTOGRAMS.deliveryLatency)) || name === HISTOGRAMS.wsConnect)
         into.push(slot(agent.hs, name));
+      const extra = also?.(name);
+      if (extra) into.push(extra);
       addEncoded(into, b64);
     }
     for (const [k, v] of Object.entries(f.counters)) {

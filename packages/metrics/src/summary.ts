@@ -1,5 +1,5 @@
 import type { LatencySummary } from "@volley/contracts";
-import type { Histogram } from "./histogram";
+import { type Histogram, histogramMean } from "./histogram";
 
 const round3 = (ms: number) => Math.round(ms * 1000) / 1000;
 
@@ -12,7 +12,7 @@ export function latencySummary(h: Histogram | undefined): LatencySummary {
   return {
     count: h.totalCount,
     min: ms(h.minNonZeroValue === Number.MAX_SAFE_INTEGER ? 0 : h.minNonZeroValue),
-    mean: ms(h.mean),
+    mean: ms(histogramMean(h)),
     p50: ms(h.getValueAtPercentile(50)),
     p90: ms(h.getValueAtPercentile(90)),
     p95: ms(h.getValueAtPercentile(95)),

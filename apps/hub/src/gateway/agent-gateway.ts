@@ -6,7 +6,6 @@ import type { Logger } from "pino";
 import {
   AGENT_EVENTS,
   AGENT_NAMESPACE,
-  REDIS_KEYS,
   describeIssues,
   fieldIssues,
   frameMessageSchema,
@@ -21,6 +20,7 @@ import { AgentInstanceConflictError, AgentKeyConflictError, recordAudit, touchAg
 import { errorMessage } from "../util/wait";
 import { poolKey } from "../shards/pool-key";
 import { createAdmission } from "./agent-admission";
+import { FrameWriter } from "./frame-writer";
 import { describeAgent, type AgentRegistry } from "./agent-registry";
 import { heldShardRefusal, shardOwnershipError } from "./shard-ownership";
 
@@ -69,7 +69,8 @@ function replier(ack: unknown): (reply: Ack | Record<string, unknown>) => void {
  * answered, never thrown.
  */
 export function startAgentGateway(opts: AgentGatewayOptions): Server {
-  const { db, redis, registry, log } = opts;
+  const { db, registry, log } = opts;
+  const frames = new FrameWriter(opts.redis);
   const io = new Server(opts.httpServer, {
     adapter: createAdapter(opts.adapterPub, opts.adapterSub, { key: "volley-agent-gateway" }),
     serveClient: false,
@@ -212,14 +213,8 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
         }
         // A shard's first frame carries its measured start; recorded before the ack, so a failure means a resend.
         if (start) await opts.recordStart({ runId, shardId, agentId, agentName: hello.name, ...start });
-        const results = await redis
-          .multi()
-          // Attributed to the authenticated agent, whatever the payload claims (per-agent views group by it).
-          .xadd(REDIS_KEYS.frames(runId), "*", "f", JSON.stringify({ ...frame.data, agentId }))
-          .sadd(REDIS_KEYS.activeRuns, runId)
-          .exec();
-        const failed = results?.find(([err]) => err);
-        if (!results || failed) throw failed?.[0] ?? new Error("transaction discarded");
+        // Attributed to the authenticated agent, whatever the payload claims (per-agent views group by it).
+        await frames.append(runId, JSON.stringify({ ...frame.data, agentId }));
         return { ok: true };
       };
       accept()

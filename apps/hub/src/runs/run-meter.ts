@@ -88,11 +88,11 @@ export class RunMeter {
       const rows = await listFramesBetween(db, runId, from, from + REPLAY_SLICE);
       const touched = new Set<number>();
       for (const row of rows) {
-        if (!this.take(row)) continue;
+        const m = this.window.get(row.index) ?? new IntervalMerger(row.index);
+        if (!this.take(row, m)) continue;
         touched.add(row.index);
-        let m = this.window.get(row.index);
-        if (!m) this.window.set(row.index, (m = new IntervalMerger(row.index)));
-        m.add(row);
+        this.window.set(row.index, m);
+        m.add(row, true);
         this.merged.add(row.index);
         this.newest = Math.max(this.newest, row.index);
       }
@@ -103,12 +103,12 @@ export class RunMeter {
     await this.save(true);
   }
 
-  /** Marks a frame folded; false when it already was. */
-  private take(row: IntervalRow): boolean {
+  /** Marks a frame folded; false when it already was. `into`: its second's merge, which gets the histograms decoded for the tally. */
+  private take(row: IntervalRow, into?: IntervalMerger): boolean {
     let bits = this.seen.get(row.shardId);
     if (!bits) this.seen.set(row.shardId, (bits = new IndexBits()));
     if (!bits.add(row.seq)) return false;
-    this.tally.add(row);
+    this.tally.add(row, into && ((name) => into.target(name)));
     return true;
   }
 
@@ -170,19 +170,17 @@ export class RunMeter {
     const remerge = new Set<number>();
     let folded = 0;
     for (const row of rows) {
-      if (!this.take(row)) continue;
+      // A second that left memory (merged before, not in the window) is merged again from what is stored.
+      const gone = !this.window.has(row.index) && this.merged.has(row.index);
+      const m = gone ? undefined : (this.window.get(row.index) ?? new IntervalMerger(row.index));
+      if (!this.take(row, m)) continue;
       folded++;
       touched.add(row.index);
-      const m = this.window.get(row.index);
-      if (m) m.add(row);
-      else if (this.merged.has(row.index))
-        remerge.add(row.index); // its second left memory: merged again from what is stored
-      else {
-        const fresh = new IntervalMerger(row.index);
-        fresh.add(row);
-        this.window.set(row.index, fresh);
+      if (m) {
+        m.add(row, true);
+        this.window.set(row.index, m);
         this.merged.add(row.index);
-      }
+      } else remerge.add(row.index);
       this.newest = Math.max(this.newest, row.index);
     }
     if (remerge.size > 0) {
