@@ -276,7 +276,7 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
       metrics.framesStored.inc(stored);
       meters.get(runId)?.nudge();
     },
-    beforeRetire: (runId) => restateLateFrames({ db, redis, events, log }, runId),
+    beforeRetire: (runId) => restateLateFrames({ db, redis, events, log, webhooks }, runId),
   });
 
   const runsQueue = openQueue(QUEUE_NAMES.runs, connections.bull);

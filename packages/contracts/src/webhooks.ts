@@ -55,6 +55,17 @@ export const runFinishedPayloadSchema = z.object({
     reason: z.string().nullable(),
     summary: runSummarySchema.nullable(),
   }),
+  /**
+   * Present when this delivery corrects an earlier one for the same run: measurements stored after
+   * the run ended changed its summary or its outcome, and `run` is the corrected whole (it supersedes
+   * the earlier delivery). `previous` is the outcome that delivery reported.
+   */
+  restatement: z
+    .object({
+      previous: z.object({ status: runStatusSchema, reason: z.string().nullable() }),
+      why: z.string(),
+    })
+    .optional(),
 });
 export type RunFinishedPayload = z.infer<typeof runFinishedPayloadSchema>;
 

@@ -1,6 +1,8 @@
-import { describe, expect, it } from "vitest";
-import { AGGREGATOR_GROUP, REDIS_KEYS, type ShardJob } from "@volley/contracts";
-import { getRunOfAnyOrg } from "@volley/db";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { AGGREGATOR_GROUP, REDIS_KEYS, runFinishedPayloadSchema, type RunFinishedPayload, type ShardJob } from "@volley/contracts";
+import { createWebhook, DEFAULT_ORG_ID, getRunOfAnyOrg } from "@volley/db";
 import { useHubHarness } from "../test-support/use-hub-harness";
 import { testFrame, testPlan } from "../test-support/fixtures";
 
@@ -131,8 +133,22 @@ describe("frames stored late", () => {
     await gate.open(ids.shardId, [0, 1, 2, 3]);
   });
 
-  it("restates a run whose frames landed after it was finalized: summary and threshold verdict from every frame", async () => {
+  it("restates a run whose frames landed after it was finalized: summary and threshold verdict from every frame, and tells its webhooks", async () => {
     const gate = await storeGate();
+    // A real receiver of the org's run.finished webhook: the first verdict, then the corrected one.
+    const received: RunFinishedPayload[] = [];
+    const receiver = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        received.push(runFinishedPayloadSchema.parse(JSON.parse(Buffer.concat(chunks).toString("utf8"))));
+        res.end("ok");
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+    onTestFinished(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    await createWebhook(h.db.db, { orgId: DEFAULT_ORG_ID, url, events: ["run.finished"] }, null);
     const a = await h.connect({ name: "late-restate", pool: "late-restate" });
     const runId = await h.startRun(testPlan({ agents: { pool: "late-restate" }, thresholds: ["latency.p95 < 200ms"] }));
     const job = await a.until((r) => r.assign.find((j) => j.runId === runId));
@@ -169,5 +185,20 @@ describe("frames stored late", () => {
     expect(restated.reason).toMatch(/latency\.p95 = 50\d(\.\d+)?ms, limit < 200ms/);
     expect(restated.summary?.thresholds.find((t) => t.expression === "latency.p95 < 200ms")?.ok).toBe(false);
     expect(restated.endedAt).toEqual(judgedEarly.endedAt);
+
+    // The webhook heard the early verdict, then the corrected run marked as a restatement of it.
+    const deliveries = await until("two deliveries", async () => (received.filter((p) => p.run.id === runId).length >= 2 ? received : undefined), 20_000);
+    const [first, second] = deliveries.filter((p) => p.run.id === runId);
+    expect(first).toMatchObject({ event: "run.finished", run: { status: "passed" } });
+    expect(first!.restatement).toBeUndefined();
+    expect(first!.run.summary?.messages.sent).toBe(20);
+    expect(second).toMatchObject({
+      event: "run.finished",
+      run: { status: "failed", reason: restated.reason },
+      restatement: { previous: { status: "passed", reason: null }, why: expect.stringMatching(/2 late frames\) changed its outcome/) },
+    });
+    expect(second!.run.summary?.messages.sent).toBe(60);
+    await sleep(1000);
+    expect(received.filter((p) => p.run.id === runId)).toHaveLength(2);
   });
 });

@@ -24,6 +24,8 @@ export function slackText(payload: Payload): string {
   if (payload.event === "webhook.test") return `:wave: Volley test delivery: ${esc(payload.message)}`;
   const { run } = payload;
   const lines = [`${STATUS_MARK[run.status]} Volley run *${esc(run.name)}* ${run.status}${run.reason ? `: ${esc(run.reason)}` : ""}`];
+  const r = payload.restatement;
+  if (r) lines.push(`_Corrected: ${esc(r.why)}; reported earlier as ${r.previous.status}${r.previous.reason ? ` (${esc(r.previous.reason)})` : ""}._`);
   const s = run.summary;
   if (s) {
     const lat = s.latency.count > 0 ? s.latency : s.deliveries?.latency;

@@ -86,6 +86,12 @@ const finished = runFinishedPayloadSchema.parse({
 });
 
 describe("webhook deliveries", () => {
+  it("a restated run's Slack message says it corrects the earlier report", () => {
+    const why = "measurements stored after the run ended (2 late frames) changed its outcome";
+    const text = slackText({ ...finished, restatement: { previous: { status: "passed", reason: null }, why } });
+    expect(text.split("\n")[1]).toBe(`_Corrected: ${why}; reported earlier as passed._`);
+  });
+
   it("a Slack-format webhook gets a Slack message (escaped), a generic one the run document; each attempt is logged with the answer", async () => {
     const slack = await createWebhook(db.db, { orgId: DEFAULT_ORG_ID, url, events: ["run.finished"], format: "slack" }, null);
     const generic = await createWebhook(db.db, { orgId: DEFAULT_ORG_ID, url, events: ["run.finished"] }, null);

@@ -1,12 +1,22 @@
 import type { Queue } from "bullmq";
 import type { Logger } from "pino";
+import type { RunFinishedPayload } from "@volley/contracts";
 import { getRunOfAnyOrg, listActiveWebhooks, type Db } from "@volley/db";
 import { enqueue, webhookJob } from "@volley/queue";
 import { errorMessage } from "../util/wait";
 
+/** A correction of a run already reported: what was reported, why it changed, and a key unique to this correction (the same if it is sent again). */
+export interface Restatement {
+  previous: NonNullable<RunFinishedPayload["restatement"]>["previous"];
+  why: string;
+  key: string;
+}
+
 /**
  * Turns a finished run into one `webhook.deliver` job per live webhook of its org. The job id is
- * fixed per (run, webhook), so a run finalized twice (a recovered job) still notifies once.
+ * fixed per (run, webhook), so a run finalized twice (a recovered job) still notifies once; a
+ * restatement (late frames changed the run after it ended) is a delivery of its own, keyed by
+ * `restatement.key`, with the corrected run and a `restatement` field saying what it replaces.
  */
 export class WebhookDispatcher {
   constructor(
@@ -20,18 +30,23 @@ export class WebhookDispatcher {
   ) {}
 
   /** Best effort: a failure to enqueue is logged, never fails the run. */
-  async runFinished(runId: string): Promise<void> {
+  async runFinished(runId: string, restatement?: Restatement): Promise<void> {
     const { db, queue, log, retryDelayMs } = this.deps;
     try {
       const run = await getRunOfAnyOrg(db, runId);
       if (!run) return;
       const hooks = await listActiveWebhooks(db, run.orgId, "run.finished");
-      const payload = { event: "run.finished" as const, run: { id: run.id, name: run.name, status: run.status, reason: run.reason, summary: run.summary } };
+      const payload: RunFinishedPayload = {
+        event: "run.finished",
+        run: { id: run.id, name: run.name, status: run.status, reason: run.reason, summary: run.summary },
+        ...(restatement ? { restatement: { previous: restatement.previous, why: restatement.why } } : {}),
+      };
       const backoff = retryDelayMs === undefined ? {} : { backoff: { type: "exponential", delay: retryDelayMs } };
+      const suffix = restatement ? `-restated-${restatement.key}` : "";
       for (const hook of hooks) {
-        await enqueue(queue, webhookJob, { webhookId: hook.id, payload }, { jobId: `whd-${run.id}-${hook.id}`, ...backoff });
+        await enqueue(queue, webhookJob, { webhookId: hook.id, payload }, { jobId: `whd-${run.id}-${hook.id}${suffix}`, ...backoff });
       }
-      if (hooks.length > 0) log.info({ runId, webhooks: hooks.length }, "run.finished webhooks queued");
+      if (hooks.length > 0) log.info({ runId, webhooks: hooks.length, restated: restatement !== undefined }, "run.finished webhooks queued");
     } catch (err) {
       log.error({ runId, err: errorMessage(err) }, "could not queue run.finished webhooks");
     }

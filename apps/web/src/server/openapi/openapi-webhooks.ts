@@ -26,7 +26,7 @@ export function webhookPaths(c: {
       tags: ["webhooks"],
       summary: "Add a webhook (the signing secret is shown this once)",
       description:
-        "When a run ends, the hub POSTs `RunFinishedPayload` to `url` with `x-volley-event: run.finished`, `x-volley-delivery` (unique per run and webhook, the same on retries) and `x-volley-signature: sha256=<hex HMAC-SHA256 of the raw body under the secret>`. Answer 2xx within 5 s; anything else is retried 5 times with exponential backoff from 2 s. To rotate the secret, delete the webhook and add it again. Needs a session of an org admin or owner.",
+        "When a run ends, the hub POSTs `RunFinishedPayload` to `url` with `x-volley-event: run.finished`, `x-volley-delivery` (unique per run and webhook, the same on retries) and `x-volley-signature: sha256=<hex HMAC-SHA256 of the raw body under the secret>`. A run corrected after it ended (measurements stored late changed its summary or outcome) is sent again, as a new delivery, with `restatement` saying what the earlier one reported. Answer 2xx within 5 s; anything else is retried 5 times with exponential backoff from 2 s. To rotate the secret, delete the webhook and add it again. Needs a session of an org admin or owner.",
       security: sessionOnly,
       request: { body: { required: true, content: { "application/json": { schema: CreateWebhookBody } } } },
       responses: { 201: jsonBody(CreateWebhookResponse, "The webhook and its signing secret."), ...errors(400, 500, 503) },
