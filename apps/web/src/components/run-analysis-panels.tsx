@@ -11,13 +11,14 @@ const LIVE_REFRESH_MS = 10_000;
 
 type State = { kind: "loading" } | { kind: "ready"; analysis: RunAnalysis } | { kind: "error"; message: string };
 
-/** The percentile spectrum and the per-agent breakdown, read from /api/v1/runs/{id}/analysis. */
-export function RunAnalysisPanels({ runId, final, storedPoints }: { runId: string; final: boolean; storedPoints: number }) {
-  const [state, setState] = useState<State>({ kind: "loading" });
+/** The percentile spectrum and the per-agent breakdown, read from /api/v1/runs/{id}/analysis, or as the page `loaded` them (a shared run). */
+export function RunAnalysisPanels({ runId, final, storedPoints, loaded }: { runId: string; final: boolean; storedPoints: number; loaded?: RunAnalysis }) {
+  const [state, setState] = useState<State>(loaded ? { kind: "ready", analysis: loaded } : { kind: "loading" });
   const hasData = storedPoints > 0;
+  const fetches = !loaded;
 
   useEffect(() => {
-    if (!hasData) return;
+    if (!hasData || !fetches) return;
     let cancelled = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const load = async () => {
@@ -34,7 +35,7 @@ export function RunAnalysisPanels({ runId, final, storedPoints }: { runId: strin
       cancelled = true;
       clearTimeout(timer);
     };
-  }, [runId, final, hasData]);
+  }, [runId, final, hasData, fetches]);
 
   if (!hasData) return null;
   return (

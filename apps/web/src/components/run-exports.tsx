@@ -17,8 +17,9 @@ function download(name: string, type: string, text: string) {
 /**
  * Downloads of the run: its summary as JSON and the timeline as CSV (what is on screen), JUnit XML
  * for CI, and a self-contained HTML report that opens offline; Print gives the page's print view.
+ * A shared run of another org has no JUnit or report links: those API routes answer for the active org.
  */
-export function RunExports({ run, intervals }: { run: Run; intervals: IntervalPoint[] }) {
+export function RunExports({ run, intervals, shared = false }: { run: Run; intervals: IntervalPoint[]; shared?: boolean }) {
   return (
     <div className="exports" data-testid="run-exports">
       <span className="small subtle">Export</span>
@@ -38,12 +39,16 @@ export function RunExports({ run, intervals }: { run: Run; intervals: IntervalPo
       >
         Intervals (CSV)
       </button>
-      <a className="button small" href={`/api/v1/runs/${run.id}/junit`} download>
-        JUnit (XML)
-      </a>
-      <a className="button small" href={`/api/v1/runs/${run.id}/report.html`} download data-testid="report-download">
-        Report (HTML)
-      </a>
+      {!shared && (
+        <>
+          <a className="button small" href={`/api/v1/runs/${run.id}/junit`} download>
+            JUnit (XML)
+          </a>
+          <a className="button small" href={`/api/v1/runs/${run.id}/report.html`} download data-testid="report-download">
+            Report (HTML)
+          </a>
+        </>
+      )}
       <button type="button" className="button small" onClick={() => window.print()} title="The page as it prints: charts and tables, no navigation or buttons">
         Print
       </button>

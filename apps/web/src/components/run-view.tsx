@@ -1,6 +1,6 @@
 "use client";
 
-import { durationMs, FINAL_RUN_STATUSES, type IntervalPoint, type Run } from "@volley/contracts";
+import { durationMs, FINAL_RUN_STATUSES, type IntervalPoint, type Run, type RunAnalysis } from "@volley/contracts";
 import Link from "next/link";
 import { useEffect, useMemo, useState } from "react";
 import { stringify } from "yaml";
@@ -24,11 +24,17 @@ const MODE_LABEL: Record<LiveMode, { text: string; title: string }> = {
   live: { text: "live", title: "Updates are pushed as each second is stored" },
   polling: { text: "polling", title: "The live feed is unavailable; reading the API every second instead" },
   ended: { text: "", title: "" },
+  snapshot: { text: "as loaded", title: "A shared run is shown as it was when this page loaded; reload for the latest" },
 };
 
-/** The run page: header with Stop, live timelines, the summary, the percentile spectrum, per-agent breakdown and exports. */
-export function RunView({ initialRun, initialIntervals }: { initialRun: Run; initialIntervals: IntervalPoint[] }) {
-  const { run, intervals, mode, error: pollError, refresh } = useLiveRun(initialRun, initialIntervals);
+/**
+ * The run page: header with Stop, live timelines, the summary, the percentile spectrum, per-agent
+ * breakdown and exports. `shared`: a run opened through a share link, maybe of another org than
+ * the member's active one, shown read-only from what the server loaded (no Stop, no live feed,
+ * nothing that would act in the active org).
+ */
+export function RunView({ initialRun, initialIntervals, shared }: { initialRun: Run; initialIntervals: IntervalPoint[]; shared?: { analysis: RunAnalysis } }) {
+  const { run, intervals, mode, error: pollError, refresh } = useLiveRun(initialRun, initialIntervals, { live: !shared });
   const [stopState, setStopState] = useState<{ kind: "idle" | "stopping" } | { kind: "error"; message: string }>({ kind: "idle" });
   const [now, setNow] = useState(() => Date.now());
   const final = isFinal(run.status);
@@ -93,12 +99,12 @@ export function RunView({ initialRun, initialIntervals }: { initialRun: Run; ini
           </div>
         </div>
         <div className="run-actions">
-          {!final && (
+          {!final && !shared && (
             <button type="button" className="button danger" onClick={() => void stop()} disabled={stopState.kind === "stopping"}>
               {stopState.kind === "stopping" ? "Stopping…" : "Stop run"}
             </button>
           )}
-          {final && (
+          {final && !shared && (
             <>
               <Link href={`/compare?runs=${run.id}`} className="button">
                 Compare…
@@ -154,9 +160,9 @@ export function RunView({ initialRun, initialIntervals }: { initialRun: Run; ini
 
       <SummaryTables run={run} />
 
-      <RunAnalysisPanels runId={run.id} final={final} storedPoints={intervals.length} />
+      <RunAnalysisPanels runId={run.id} final={final} storedPoints={intervals.length} loaded={shared?.analysis} />
 
-      <RunExports run={run} intervals={intervals} />
+      <RunExports run={run} intervals={intervals} shared={shared !== undefined} />
 
       <details className="panel plan-doc">
         <summary>Plan</summary>

@@ -10,7 +10,7 @@ const POLL_MS = 1000;
 /** While the feed pushes points, the summary (computed server-side from all frames) is re-read this often. */
 const SUMMARY_REFRESH_MS = 5000;
 
-export type LiveMode = "connecting" | "live" | "polling" | "ended";
+export type LiveMode = "connecting" | "live" | "polling" | "ended" | "snapshot";
 
 const isFinal = (s: Run["status"]) => FINAL_RUN_STATUSES.includes(s);
 
@@ -19,12 +19,13 @@ const isFinal = (s: Run["status"]) => FINAL_RUN_STATUSES.includes(s);
  * connected, polled from the REST API every second while it is not (feed down, Redis away, an old
  * proxy). Stops when the run is final.
  */
-export function useLiveRun(initialRun: Run, initialIntervals: IntervalPoint[]) {
+export function useLiveRun(initialRun: Run, initialIntervals: IntervalPoint[], opts: { live?: boolean } = {}) {
   const [run, setRun] = useState(initialRun);
   const [intervals, setIntervals] = useState(initialIntervals);
   const [mode, setMode] = useState<LiveMode>(isFinal(initialRun.status) ? "ended" : "connecting");
   const [error, setError] = useState<string | null>(null);
-  const final = isFinal(run.status);
+  // Not live (a run shared from another org: the feed and the API answer for the active org only): the page's own data, as loaded.
+  const final = isFinal(run.status) || opts.live === false;
   const runId = run.id;
   const socketRef = useRef<Socket | null>(null);
 
@@ -103,5 +104,6 @@ export function useLiveRun(initialRun: Run, initialIntervals: IntervalPoint[]) {
     };
   }, [final, mode, refresh, refreshRun]);
 
-  return { run, intervals, mode: final ? ("ended" as const) : mode, error, refresh };
+  const shown: LiveMode = isFinal(run.status) ? "ended" : opts.live === false ? "snapshot" : mode;
+  return { run, intervals, mode: shown, error, refresh };
 }

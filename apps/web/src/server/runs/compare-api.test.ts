@@ -18,6 +18,8 @@ import { Queue } from "bullmq";
 import { nextPlanFiring, QUEUE_NAMES } from "@volley/queue";
 import type { RouteHandler } from "../http/api-handler";
 import type { RunListItem } from "@/lib/types";
+import { getAuth } from "../auth/better-auth";
+import { loadSharedRun } from "../shares/run-shares";
 import { call, readError, request, ctx, signUp, startApiTestEnv, type ApiTestEnv } from "../test-support/api-test-env";
 
 // Tags and notes, baselines, the plan trend's regression flags, run-list filters and paging, and
@@ -31,6 +33,7 @@ const tok = { full: "", readOnly: "", orgB: "" };
 let owner = ""; // first account: owner of the default org
 let viewer = ""; // owns an org of its own, and is a viewer of the default org
 let outsider = ""; // owns an org of its own only
+const userId = { viewer: "", outsider: "" };
 
 const doc = (name: string) =>
   planSchema.parse({
@@ -74,6 +77,9 @@ beforeAll(async () => {
   // The viewer's first org (and so its active one) is its own; it is also a viewer of the default org.
   const [v] = await env.h.db.select().from(schema.users).where(eq(schema.users.email, "compare-viewer@example.com"));
   await env.h.db.insert(schema.members).values({ id: newId("mem"), organizationId: DEFAULT_ORG_ID, userId: v!.id, role: "viewer" });
+  userId.viewer = v!.id;
+  const [o] = await env.h.db.select().from(schema.users).where(eq(schema.users.email, "compare-outsider@example.com"));
+  userId.outsider = o!.id;
   const runs = await import("@/app/api/v1/runs/route");
   const run = await import("@/app/api/v1/runs/[id]/route");
   const plan = await import("@/app/api/v1/plans/[id]/route");
@@ -266,24 +272,33 @@ describe("share links", () => {
   const open = (id: string, cookie?: string) =>
     share(request("GET", `/share/${id}`, cookie ? { cookie } : {}), ctx({ id }) as { params: Promise<{ id: string }> });
 
-  it("open the run for a member of its org (a viewer whose active org is another), never for outsiders, and not once revoked", async () => {
+  it("show the run read-only to a member of its org without switching their active org, never to outsiders, and not once revoked", async () => {
     const runId = await finishedRun(null, "shared run", summary(7, 70));
     const created = await call(r.share!, "POST", `/api/v1/runs/${runId}/shares`, { cookie: owner }, undefined, { id: runId });
     expect(created.status).toBe(201);
     const { share: link } = (await created.json()) as { share: { id: string; path: string; runId: string } };
     expect(link).toMatchObject({ runId, path: `/share/${link.id}` });
 
-    // The viewer's active org is its own: the run is not visible there until the link switches it.
+    // The viewer's active org is its own: the run is not visible there, and opening the link does not change that.
     expect((await call(r.getRun!, "GET", `/api/v1/runs/${runId}`, { cookie: viewer }, undefined, { id: runId })).status).toBe(404);
     const viaApi = await call(r.shared!, "GET", `/api/v1/shares/${link.id}`, { cookie: viewer }, undefined, { id: link.id });
     expect(viaApi.status).toBe(200);
     expect(((await viaApi.json()) as RunWithMeta).id).toBe(runId);
+    const activeOrg = async () => (await getAuth().api.getSession({ headers: new Headers({ cookie: viewer }) }))?.session.activeOrganizationId;
+    const before = await activeOrg();
+    expect(before).not.toBe(DEFAULT_ORG_ID);
     const opened = await open(link.id, viewer);
     expect(opened.status).toBe(303);
-    expect(opened.headers.get("location")).toBe(`/runs/${runId}`);
-    expect((await call(r.getRun!, "GET", `/api/v1/runs/${runId}`, { cookie: viewer }, undefined, { id: runId })).status).toBe(200);
-    // Read-only means the viewer's role: it still cannot change the run.
-    expect((await call(r.patchRun!, "PATCH", `/api/v1/runs/${runId}`, { cookie: viewer }, { notes: "mine" }, { id: runId })).status).toBe(403);
+    expect(opened.headers.get("location")).toBe(`/share/${link.id}/view`);
+    expect(await activeOrg()).toBe(before);
+    expect((await call(r.getRun!, "GET", `/api/v1/runs/${runId}`, { cookie: viewer }, undefined, { id: runId })).status).toBe(404);
+    expect((await call(r.patchRun!, "PATCH", `/api/v1/runs/${runId}`, { cookie: viewer }, { notes: "mine" }, { id: runId })).status).toBe(404);
+    // The page it leads to shows the run read-only, loaded in the run's own org, for members only.
+    const page = await loadSharedRun(link.id, userId.viewer);
+    expect(page).toMatchObject({ orgName: expect.any(String), run: { id: runId, name: "shared run", status: "passed" }, intervals: [] });
+    expect(page!.analysis).toBeDefined();
+    expect(await loadSharedRun(link.id, userId.outsider)).toBeNull();
+    expect(await loadSharedRun("shr_doesnotexist", userId.viewer)).toBeNull();
 
     // Outsiders and other orgs' tokens: the same 404 as for a link that never existed.
     const outside = await open(link.id, outsider);
@@ -301,6 +316,7 @@ describe("share links", () => {
     expect((await call(r.revoke!, "DELETE", `/api/v1/shares/${link.id}`, { token: tok.orgB }, undefined, { id: link.id })).status).toBe(404);
     expect((await call(r.revoke!, "DELETE", `/api/v1/shares/${link.id}`, { token: tok.full }, undefined, { id: link.id })).status).toBe(204);
     expect((await open(link.id, viewer)).status).toBe(404);
+    expect(await loadSharedRun(link.id, userId.viewer)).toBeNull();
     const listed = (await (await call(r.shares!, "GET", `/api/v1/runs/${runId}/shares`, { token: tok.readOnly }, undefined, { id: runId })).json()) as {
       shares: { id: string; revokedAt: string | null }[];
     };
@@ -385,7 +401,8 @@ describe("webhook deliveries API", () => {
       [2, 200, true, "ok"],
       [1, 503, false, "busy"],
     ]);
-    // Another org's admin finds no such webhook; a viewer of this org (active since the share link) and API tokens (admin routes are sessions only) may not look.
+    // Another org's admin finds no such webhook; a viewer of this org (made active here) and API tokens (admin routes are sessions only) may not look.
+    await getAuth().api.setActiveOrganization({ headers: new Headers({ cookie: viewer }), body: { organizationId: DEFAULT_ORG_ID } });
     expect((await call(r.deliveries!, "GET", path, { cookie: outsider }, undefined, { id: hook.id })).status).toBe(404);
     expect((await call(r.deliveries!, "GET", path, { cookie: viewer }, undefined, { id: hook.id })).status).toBe(403);
     expect((await call(r.deliveries!, "GET", path, { token: tok.full }, undefined, { id: hook.id })).status).toBe(403);

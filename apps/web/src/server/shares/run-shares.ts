@@ -1,14 +1,17 @@
-import type { RunShare } from "@volley/contracts";
-import { createRunShare, getLiveRunShare, getMembership, getRun, listRunShares, revokeRunShare, type RunShareRow } from "@volley/db";
+import type { IntervalPoint, RunAnalysis, RunShare, RunWithMeta } from "@volley/contracts";
+import { createRunShare, getLiveRunShare, getMembership, getRun, listMemberships, listRunShares, revokeRunShare, type RunShareRow } from "@volley/db";
 import type { AuthContext } from "../auth/auth";
 import { notFound } from "../http/errors";
 import { getDb } from "../http/services";
+import { loadRunAnalysis } from "../runs/run-analysis";
+import { loadIntervals, loadRun } from "../runs/runs";
 
 /**
  * Read-only links to a run, within its org. A link is no credential: it opens the run only for a
  * signed-in member of the run's org (any role, viewers included, whatever org they have active)
  * or an API token of that org; anyone else gets the same 404 as for a link that never existed.
- * Revoked links open nothing.
+ * Revoked links open nothing. Opening one changes nothing about the member's session: the run is
+ * shown as it is shared (loadSharedRun), not by switching their active org.
  */
 
 export const sharePath = (id: string) => `/share/${id}`;
@@ -44,4 +47,23 @@ export async function resolveShare(id: string, viewer: { userId: string } | { to
   if (!share) return null;
   const member = "userId" in viewer ? (await getMembership(db, viewer.userId, share.orgId)) !== null : viewer.tokenOrgId === share.orgId;
   return member ? { orgId: share.orgId, runId: share.runId } : null;
+}
+
+/**
+ * What the shared-run page shows a member: the run, its timeline and analysis read in the run's
+ * own org, and that org's name; null when the link opens nothing for this member (as resolveShare).
+ */
+export async function loadSharedRun(
+  id: string,
+  userId: string,
+): Promise<{ orgName: string; run: RunWithMeta; intervals: IntervalPoint[]; analysis: RunAnalysis } | null> {
+  const target = await resolveShare(id, { userId });
+  if (!target) return null;
+  const [run, intervals, analysis, memberships] = await Promise.all([
+    loadRun(target.runId, target.orgId),
+    loadIntervals(target.runId, target.orgId),
+    loadRunAnalysis(target.runId, target.orgId),
+    listMemberships(getDb(), userId),
+  ]);
+  return { orgName: memberships.find((m) => m.orgId === target.orgId)?.orgName ?? target.orgId, run, intervals, analysis };
 }

@@ -3,9 +3,10 @@ import { resolveShare } from "@/server/shares/run-shares";
 
 /**
  * GET /share/{id}: a run's read-only link. Signed out → sign in, then back here. A member of the
- * run's org (any role) is sent to the run, with that org made their active one if another was;
- * anyone else gets the same 404 as for a revoked or unknown link, so a link says nothing to
- * outsiders. What the member may do on the run page is what their own role allows.
+ * run's org (any role) is sent to the shared run's page (/share/{id}/view), which shows it
+ * read-only in its own org: their active org stays what it was, so a link opened in one tab does
+ * not move what every other tab of theirs shows or writes to. Anyone else gets the same 404 as
+ * for a revoked or unknown link, so a link says nothing to outsiders.
  */
 export async function GET(req: Request, ctx: { params: Promise<{ id: string }> }): Promise<Response> {
   const { id } = await ctx.params;
@@ -21,8 +22,5 @@ export async function GET(req: Request, ctx: { params: Promise<{ id: string }> }
       { status: 404, headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" } },
     );
   }
-  if (session.session.activeOrganizationId !== target.orgId) {
-    await auth.api.setActiveOrganization({ headers: req.headers, body: { organizationId: target.orgId } });
-  }
-  return redirect(`/runs/${target.runId}`);
+  return redirect(`${here}/view`);
 }
