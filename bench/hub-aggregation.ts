@@ -154,6 +154,7 @@ async function once(run: number) {
     [
       process.execPath,
       ...(process.env.BENCH_HUB_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_HUB_PROF}`] : []),
+      ...(process.env.BENCH_HUB_NODE_FLAGS ? process.env.BENCH_HUB_NODE_FLAGS.split(" ") : []),
       "--import",
       "tsx",
       "apps/hub/src/main.ts",

@@ -159,8 +159,12 @@ export function addEncoded(target: Histogram | readonly Histogram[], base64: str
   const first = targets[0] as unknown as Access;
   const cursor = { bytes: payload, at: V2_HEADER_BYTES };
   const end = V2_HEADER_BYTES + header.getInt32(4);
-  const indexes: number[] = [];
-  const counts: number[] = [];
+  if (scratch.indexes.length < first.countsArrayLength) {
+    scratch.indexes = new Int32Array(first.countsArrayLength);
+    scratch.counts = new Float64Array(first.countsArrayLength);
+  }
+  const { indexes, counts } = scratch;
+  let n = 0;
   let index = 0;
   let added = 0;
   let maxIndex = -1;
@@ -173,8 +177,8 @@ export function addEncoded(target: Histogram | readonly Histogram[], base64: str
     }
     if (count > 0) {
       if (index >= first.countsArrayLength) throw new Error(`encoded histogram has a count at index ${index}, past the configured range`);
-      indexes.push(index);
-      counts.push(count);
+      indexes[n] = index;
+      counts[n++] = count;
       added += count;
       maxIndex = index;
       if (minNonZeroIndex === -1 && index !== 0) minNonZeroIndex = index;
@@ -186,12 +190,15 @@ export function addEncoded(target: Histogram | readonly Histogram[], base64: str
   const min = minNonZeroIndex >= 0 ? first.valueFromIndex(minNonZeroIndex) : Number.MAX_VALUE;
   for (const h of targets) {
     const t = h as unknown as Access;
-    for (let i = 0; i < indexes.length; i++) t.addToCountAtIndex(indexes[i]!, counts[i]!);
+    for (let i = 0; i < n; i++) t.addToCountAtIndex(indexes[i]!, counts[i]!);
     t.setTotalCount(h.totalCount + added);
     t.updatedMaxValue(Math.max(h.maxValue, max));
     t.updateMinNonZeroValue(Math.min(h.minNonZeroValue, min));
   }
 }
+
+/** The non-empty buckets of the payload being added (reused: addEncoded runs hundreds of times a second and never re-enters). */
+const scratch = { indexes: new Int32Array(0), counts: new Float64Array(0) };
 
 /**
  * One count of the V2 payload: LEB128 ZigZag, at most 9 bytes, negative = a run of empty buckets.

@@ -12,7 +12,7 @@ import {
 } from "@volley/contracts";
 import { summarizeFrames, type FrameLike } from "./aggregate";
 import { FLOW_SAMPLES_PER_EVENT } from "./flow-summary";
-import { addEncoded, createHistogram, encodeHistogram, type Histogram } from "./histogram";
+import { addEncoded, addHistogram, createHistogram, encodeHistogram, type Histogram } from "./histogram";
 import { percentileSpectrum } from "./run-analysis";
 import { sanityChecks, type AgentEvidence } from "./sanity-checks";
 import { latencySummary } from "./summary";
@@ -102,8 +102,6 @@ export class RunTally {
   private readonly carriers = new Map<boolean, Carrier>();
   /** Samples a reader of every frame would show: per flow event its first ones, per error class its first distinct texts. */
   private readonly keptSamples = new Map<string, KeptSample[]>();
-  /** Analysis: non-warm-up histograms by name, plus ws.connect in full. */
-  private readonly spectraH = new Map<string, Histogram>();
   private readonly saturatedSeconds = new IndexBits();
   private lastIndex = -1;
   private stallMaxMs = 0;
@@ -133,7 +131,6 @@ export class RunTally {
       carrier.first(name, [f.index, shard, position++], "histogram");
       if (!b64) continue;
       const into: Histogram[] = [slot(carrier.hs, name)];
-      if (measured || name === HISTOGRAMS.wsConnect) into.push(slot(this.spectraH, name));
       if (step && name === HISTOGRAMS.messageLatency) into.push((step.latency ??= createHistogram(64)));
       if (step && name === HISTOGRAMS.deliveryLatency) into.push((step.delivery ??= createHistogram(64)));
       if ((measured && (name === HISTOGRAMS.messageLatency || name === HISTOGRAMS.deliveryLatency)) || name === HISTOGRAMS.wsConnect)
@@ -353,8 +350,21 @@ export class RunTally {
 
   /** Spectra and per-agent breakdown, as analyzeFrames(frames). */
   analysis(): RunAnalysis {
+    // Spectra are of the measured (non-warm-up) histograms, which the measured carrier holds merged,
+    // except ws.connect, shown in full: warm-up connects are connects too.
+    const measured = this.carriers.get(false)?.hs ?? new Map<string, Histogram>();
+    const warmup = this.carriers.get(true)?.hs;
+    const spectraH = new Map(measured);
+    const warmupConnect = warmup?.get(HISTOGRAMS.wsConnect);
+    if (warmupConnect) {
+      const connect = createHistogram(64);
+      const measuredConnect = measured.get(HISTOGRAMS.wsConnect);
+      if (measuredConnect) addHistogram(connect, measuredConnect);
+      addHistogram(connect, warmupConnect);
+      spectraH.set(HISTOGRAMS.wsConnect, connect);
+    }
     const spectra: RunAnalysis["spectra"] = {};
-    for (const [name, h] of [...this.spectraH.entries()].sort((a, b) => a[0].localeCompare(b[0]))) spectra[name] = percentileSpectrum(h);
+    for (const [name, h] of [...spectraH.entries()].sort((a, b) => a[0].localeCompare(b[0]))) spectra[name] = percentileSpectrum(h);
     const agents: AgentBreakdown[] = [...this.agents.entries()]
       .sort((a, b) => a[0].localeCompare(b[0]))
       .map(([agentId, a]) => {
