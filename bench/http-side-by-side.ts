@@ -6,9 +6,13 @@
  * keep-alive: 50 connections, 3,000 requests/s, 30,000 requests. The agent (http-rps, GET,
  * constant arrival, `requests: 30000`) and autocannon (`-c 50 -R 3000 -a 30000`, through its JS
  * API) each report CPU over the run alone (start-up excluded), as CPU-seconds per 100,000 requests;
- * goal: agent ≤ 1.2 × autocannon. wrk (`-t1 -c50`, 10 s) and ab (`-k -c 50 -n 30000`) have no rate
- * control and run flat out: their CPU per 100k (whole process, /usr/bin/time) and rate are shown
- * for scale.
+ * goal: agent ≤ 1.2 × autocannon. The two loads differ in shape: the agent sends a request every
+ * 333 µs (each one timed from its intended instant), while autocannon's rate is a closed loop that
+ * sends each connection's 60 requests of the second back to back and then idles, so the server and
+ * the client sleep and are woken far less often. Hence also the same shape on both sides: a closed
+ * loop of 50 users flat out, 100,000 requests (agent `loop: closed`, autocannon `-c 50 -a 100000`).
+ * wrk (`-t1 -c50`, 10 s) and ab (`-k -c 50 -n 30000`) have no rate control and run flat out: their
+ * CPU per 100k (whole process, /usr/bin/time) and rate are shown for scale.
  *
  * connection per request: ab `-c 50 -n 20000` (no -k) sets the reference rate; wrk with
  * `Connection: close` beside it; the agent with `keepAlive: false` in a closed loop of 50 users
@@ -28,7 +32,7 @@ import { AGENT_BIN, agentCpuSeconds, median, spawnPinned } from "./lib/spawn-pin
 const RUNS = Math.max(1, Math.min(9, Number(process.argv[2] ?? 3)));
 const MODE = process.argv[3] ?? "all";
 if (!["all", "keepalive", "close"].includes(MODE)) throw new Error(`mode must be all, keepalive or close (got ${MODE})`);
-const KA = { conns: 50, rate: 3000, requests: 30_000 };
+const KA = { conns: 50, rate: 3000, requests: 30_000, flatOut: 100_000 };
 const CLOSE = { conns: 50, requests: 20_000, openSeconds: 10 };
 const dir = mkdtempSync(path.join(tmpdir(), "volley-http-bench-"));
 const acDir = ensureAutocannon();
@@ -92,7 +96,7 @@ async function agent(who: string, run: number, yaml: string): Promise<void> {
   });
 }
 
-async function autocannon(run: number): Promise<void> {
+async function autocannon(run: number, who = "autocannon", rate = KA.rate, amount = KA.requests): Promise<void> {
   const p = spawnPinned(
     1,
     [
@@ -106,15 +110,15 @@ async function autocannon(run: number): Promise<void> {
       acDir,
       url,
       String(KA.conns),
-      String(KA.rate),
-      String(KA.requests),
+      String(rate),
+      String(amount),
     ],
     { limitMs: 300_000 },
   );
   await p.exited;
   const r = JSON.parse(p.stdout().trim().split("\n").pop()!) as { received: number; cpuSeconds: number; rps: number; non2xx: number; errors: number };
   log({
-    who: "autocannon",
+    who,
     run,
     requests: r.received,
     cpu: r.cpuSeconds,
@@ -173,6 +177,13 @@ try {
         ),
       );
       await autocannon(run);
+      // The same load shape on both sides: 50 users each waiting for its reply, flat out.
+      await agent(
+        "agent keep-alive, closed loop 50 users (flat out)",
+        run,
+        plan("http keep-alive, closed", "", `message: { rate: 1000000, timeout: 10s }, duration: 120s, loop: closed, requests: ${KA.flatOut}`),
+      );
+      await autocannon(run, "autocannon (flat out)", 0, KA.flatOut);
       await wrk("wrk keep-alive (flat out)", run, false);
       await ab("ab -k (flat out)", run, true, KA.requests);
     }
@@ -217,7 +228,15 @@ const summary: Record<string, unknown> = {
   loadAverageAtEnd: load(),
   medians: Object.fromEntries(whos.map((w) => [w, { per100k: med(w, "per100k"), rps: med(w, "rps") }])),
 };
-if (MODE !== "close") summary.keepAlive = { agentOverAutocannonCpuPer100k: ratio("agent keep-alive", "autocannon", "per100k"), goal: "<= 1.2" };
+if (MODE !== "close")
+  summary.keepAlive = {
+    goal: "<= 1.2",
+    // Same load shape: both closed loops of 50 users, flat out.
+    agentOverAutocannonCpuPer100kClosedLoops: ratio("agent keep-alive, closed loop 50 users (flat out)", "autocannon (flat out)", "per100k"),
+    // 3,000/s: the agent's constant arrival (a request every 333 µs) against autocannon's rate, which
+    // is a closed loop sending each connection's share of the second back to back, then idle.
+    agentOverAutocannonCpuPer100kAt3000: ratio("agent keep-alive", "autocannon", "per100k"),
+  };
 if (MODE !== "keepalive") {
   const sustained = by("agent keepAlive: false, open loop at 0.8 × ab").map((r) => ({ run: r.run, ...(r.extra as object) }));
   summary.connectionPerRequest = {
