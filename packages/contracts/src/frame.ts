@@ -37,6 +37,12 @@ export const HISTOGRAMS = {
    * (coordinated omission). Never merged into message.latency.
    */
   closedLoopResponseTime: "closed_loop.response_time",
+  /**
+   * Plain HTTP: the TCP (+ TLS) connect of each socket a request went out on, from opening it to
+   * connected. `keepAlive: false`: every request's own (ab's "Connect" row); keep-alive: a socket
+   * reopened after the server closed the last one. `connect.time` stays the connection's first.
+   */
+  httpConnect: "http.connect",
 } as const;
 
 /** Histograms that hold connect times: the neutral name and the one old frames carry. */

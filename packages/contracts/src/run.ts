@@ -142,6 +142,8 @@ export const timingsSchema = z.object({
   delivery: latencySummarySchema,
   firstMessage: latencySummarySchema,
   canary: latencySummarySchema,
+  /** Plain HTTP: every request socket's connect (keepAlive: false: one per request); absent when none was opened. */
+  httpConnect: latencySummarySchema.optional(),
 });
 export type Timings = z.infer<typeof timingsSchema>;
 

@@ -16,11 +16,9 @@ import { IntervalMerger } from "./interval-merger";
 import { latencySummary } from "./summary";
 
 /** The parts of a stored frame aggregation needs (the db row shape is a superset). */
-export type FrameLike = Pick<
-  IntervalFrame,
-  "index" | "startedAt" | "durationMs" | "warmup" | "counters" | "histograms" | "health"
-> & // Stored rows carry null where a frame had no value.
-{ [K in "activeMs" | "stage" | "step" | "samples"]?: IntervalFrame[K] | null } & {
+export type FrameLike = Pick<IntervalFrame, "index" | "startedAt" | "durationMs" | "warmup" | "counters" | "histograms" | "health"> & { // Stored rows carry null where a frame had no value.
+  [K in "activeMs" | "stage" | "step" | "samples"]?: IntervalFrame[K] | null;
+} & {
   /** Which agent sent the frame; counted in each point's health, and the key of per-agent breakdowns. */
   agentId?: string;
 };
@@ -141,6 +139,7 @@ export function summarizeFrames(frames: readonly FrameLike[]): Omit<RunSummary, 
       delivery,
       firstMessage: latencySummary(hs.get(HISTOGRAMS.firstMessage)),
       canary,
+      ...(hs.has(HISTOGRAMS.httpConnect) ? { httpConnect: latencySummary(hs.get(HISTOGRAMS.httpConnect)) } : {}),
     },
     ...(hasCanary
       ? {

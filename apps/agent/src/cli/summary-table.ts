@@ -92,6 +92,7 @@ export function summaryTable(s: RunSummary): string {
   // A closed loop's response times are not latency: labelled so, and explained under the table.
   if (s.closedLoop) latency.push(latencyRow("closed-loop response time *", s.closedLoop.responseTime));
   latency.push(latencyRow("send lag", s.sendLag), latencyRow("connect", s.connect.latency));
+  if (s.timings?.httpConnect) latency.push(latencyRow("http connect, per request", s.timings.httpConnect));
   const flow = s.flow;
   if (flow) {
     for (const k of flow.kinds ?? []) latency.push(latencyRow(`round trip: ${k.kind}`, k.latency));

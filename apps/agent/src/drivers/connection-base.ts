@@ -12,6 +12,8 @@ export abstract class ConnectionBase implements Connection {
   protected closingByUs = false;
   /** Per-message failures (see Connection.onError); ignored until the engine asks for them. */
   protected messageError: (errorClass: ErrorClass, detail: string) => void = () => {};
+  /** Connect times of the sockets requests go out on (plain HTTP; see Connection.onSocketConnect). */
+  protected socketConnected: (connectUs: number) => void = () => {};
   private closeCb: (info: CloseInfo) => void = () => {};
   private isEnded = false;
 
@@ -41,6 +43,10 @@ export abstract class ConnectionBase implements Connection {
 
   onError(cb: (errorClass: ErrorClass, detail: string) => void): void {
     this.messageError = cb;
+  }
+
+  onSocketConnect(cb: (connectUs: number) => void): void {
+    this.socketConnected = cb;
   }
 
   close(): void {

@@ -113,6 +113,12 @@ export interface Connection {
    * either way; drivers that can tell why report it here so it is counted by class at once.
    */
   onError?(cb: (errorClass: ErrorClass, detail: string) => void): void;
+  /**
+   * Plain HTTP: the connect time (µs) of each socket a request goes out on (keepAlive: false: every
+   * request's; keep-alive: a reopened socket), recorded as `http.connect`. Optional: other
+   * protocols connect once, which the engine times itself.
+   */
+  onSocketConnect?(cb: (connectUs: number) => void): void;
   close(): void;
   /**
    * Flows: sends one message as the application speaks it; `ack`, where the protocol has

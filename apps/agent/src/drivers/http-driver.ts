@@ -56,6 +56,7 @@ export const httpDriver: Driver = {
 /** keepAlive: false — the first request's socket is the connect the engine times; later requests each open their own. */
 function connectOneShot(target: OneShotTarget, url: URL, options: HttpOptions, headers: Record<string, string>): Promise<Connection> {
   return new Promise((resolve, reject) => {
+    const opening = performance.now();
     const socket = openSocket(target);
     const timer = setTimeout(() => socket.destroy(Object.assign(new Error("connect timed out"), { code: "UND_ERR_CONNECT_TIMEOUT" })), target.connectTimeoutMs);
     const onError = (err: Error) => {
@@ -69,7 +70,7 @@ function connectOneShot(target: OneShotTarget, url: URL, options: HttpOptions, h
       socket.off("error", onError);
       // Until the first request takes it, a close or reset of the idle socket is nobody's error.
       socket.on("error", () => {});
-      resolve(new OneShotHttpConnection(target, socket, url, options, headers));
+      resolve(new OneShotHttpConnection(target, socket, Math.round((performance.now() - opening) * 1000), url, options, headers));
     });
   });
 }

@@ -40,6 +40,8 @@ export class KeepAliveHttpConnection extends ConnectionBase {
   /** A request without a body: the same bytes every time. */
   private readonly fixed: Buffer | undefined;
   private readonly noBody: () => boolean;
+  /** Sockets opened so far: those after the first (the server closed one) have their connects reported. */
+  private sockets = 0;
 
   private constructor(
     private readonly target: OneShotTarget,
@@ -99,7 +101,13 @@ export class KeepAliveHttpConnection extends ConnectionBase {
   }
 
   private connectSocket(): Socket {
+    const opening = performance.now();
     const socket = openSocket(this.target, this.target.tls ? undefined : (n, buf) => this.onData(n === buf.length ? buf : buf.subarray(0, n)));
+    // The first socket's connect is the connection's (timed by the engine); a reopened one is a request's.
+    if (this.sockets++ > 0)
+      socket.once(this.target.tls ? "secureConnect" : "connect", () => {
+        if (!this.closingByUs) this.socketConnected(Math.round((performance.now() - opening) * 1000));
+      });
     this.socket = socket;
     this.draining = false;
     this.reuseUntil = Infinity;

@@ -199,6 +199,8 @@ export class OneShotHttpConnection extends ConnectionBase {
   constructor(
     private readonly target: OneShotTarget,
     private first: Socket | undefined,
+    /** The first socket's connect (µs), reported as the first request's own when that request takes the socket. */
+    private readonly firstConnectUs: number,
     url: URL,
     private readonly options: HttpOptions,
     headers: Record<string, string>,
@@ -232,8 +234,13 @@ export class OneShotHttpConnection extends ConnectionBase {
       socket = reused;
       socket.removeAllListeners("error");
       exchange.attach(socket, true);
+      this.socketConnected(this.firstConnectUs);
     } else {
+      const opening = performance.now();
       socket = openSocket(this.target, this.target.tls ? undefined : exchange.onRead);
+      socket.once(this.target.tls ? "secureConnect" : "connect", () => {
+        if (!this.closingByUs) this.socketConnected(Math.round((performance.now() - opening) * 1000));
+      });
       exchange.attach(socket, this.target.tls);
       this.sweep ??= setInterval(this.sweepConnects, Math.min(250, Math.max(10, this.target.connectTimeoutMs / 4))).unref();
     }

@@ -123,12 +123,18 @@ describe("http-rps load modes against a real server", () => {
     expect(a.outcome.totals).toMatchObject({ sent: 200, received: 200 });
     expect(kept.stats().requests).toBe(200);
     expect(kept.stats().connections).toBe(5);
+    // Kept alive, no request opened a socket of its own: only the five connects are timed.
+    expect(a.histogram(HISTOGRAMS.wsConnect)).toBe(5);
+    expect(a.histogram(HISTOGRAMS.httpConnect)).toBe(0);
 
     const fresh = await server();
     const b = await run(plan(fresh.url, { keepAlive: false }));
     expect(b.outcome.totals).toMatchObject({ sent: 200, received: 200, lost: 0 });
     expect(fresh.stats().requests).toBe(200);
     expect(fresh.stats().connections).toBe(200);
+    // Every request's own connect is timed, as ab's Connect row: one per TCP connection the server accepted.
+    expect(b.histogram(HISTOGRAMS.httpConnect)).toBe(fresh.stats().connections);
+    expect(summarizeRun(b.frames, []).timings?.httpConnect?.count).toBe(200);
   });
 
   it("keepAlive: false against a server that goes away: each request's refusal is counted by class, the users stay", async () => {

@@ -388,6 +388,9 @@ export class ShardEngine {
       for (const m of early ?? []) this.accounting.receivedEvent(id, m.event, m.data, now);
     } else conn.onMessage((data) => this.onMessage(id, data));
     conn.onClose((info) => this.onClosed(id, info));
+    conn.onSocketConnect?.((us) => {
+      if (!this.finished) this.recorder.recordMicros(HISTOGRAMS.httpConnect, us);
+    });
     // A message the server refused with the connection left open (HTTP 503, a STOMP ERROR): counted by class now, lost at its timeout.
     conn.onError?.((errorClass, detail) => {
       if (this.finished) return;

@@ -6,6 +6,11 @@ export function LatencyKindsTable({ summary }: { summary: RunSummary }) {
   const t = summary.timings;
   const rows: { kind: string; hint: string; s: LatencySummary | undefined }[] = [
     { kind: "Connect", hint: "TCP + TLS + protocol handshake, per connection", s: t?.connect ?? summary.connect.latency },
+    {
+      kind: "HTTP connect, per request",
+      hint: "Each request's own TCP + TLS connect (keepAlive: false), or a kept-alive socket reopened after the server closed it",
+      s: t?.httpConnect,
+    },
     { kind: "Round trip", hint: "Reply received minus the message's intended send time", s: t?.roundTrip ?? summary.latency },
     { kind: "Delivery", hint: "Broadcast/group delivery to every receiver, from the intended send time", s: t?.delivery ?? summary.deliveries?.latency },
     { kind: "First message", hint: "From connected to the first message received", s: t?.firstMessage },
