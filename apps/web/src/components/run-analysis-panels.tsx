@@ -30,9 +30,15 @@ export function RunAnalysisPanels({ runId, final, storedPoints, loaded }: { runI
       }
       if (!cancelled && !final) timer = setTimeout(() => void load(), LIVE_REFRESH_MS);
     };
-    void load();
+    // After the page's first frames: the timelines above paint first, this answer and the spectrum's drawing come after.
+    let frame = requestAnimationFrame(() => {
+      frame = requestAnimationFrame(() => {
+        timer = setTimeout(() => void load(), 0);
+      });
+    });
     return () => {
       cancelled = true;
+      cancelAnimationFrame(frame);
       clearTimeout(timer);
     };
   }, [runId, final, hasData, fetches]);

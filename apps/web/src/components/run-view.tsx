@@ -1,11 +1,11 @@
 "use client";
 
-import { durationMs, FINAL_RUN_STATUSES, type IntervalPoint, type Run, type RunAnalysis } from "@volley/contracts";
+import { durationMs, FINAL_RUN_STATUSES, type Run, type RunAnalysis } from "@volley/contracts";
 import Link from "next/link";
 import { useEffect, useMemo, useState } from "react";
-import { stringify } from "yaml";
 import { ApiRequestError, apiFetch } from "../lib/api-client";
 import { durationBetween, fmtDateTime, fmtDuration, fmtMsgRate } from "../lib/format";
+import { unpackPoints, type PackedPoints } from "../lib/packed-points";
 import type { AbortResponse } from "../lib/types";
 import { useLiveRun, type LiveMode } from "../lib/use-live-run";
 import { RunAnalysisPanels } from "./run-analysis-panels";
@@ -33,7 +33,19 @@ const MODE_LABEL: Record<LiveMode, { text: string; title: string }> = {
  * the member's active one, shown read-only from what the server loaded (no Stop, no live feed,
  * nothing that would act in the active org).
  */
-export function RunView({ initialRun, initialIntervals, shared }: { initialRun: Run; initialIntervals: IntervalPoint[]; shared?: { analysis: RunAnalysis } }) {
+export function RunView({
+  initialRun,
+  initialPoints,
+  planYaml,
+  shared,
+}: {
+  initialRun: Run;
+  initialPoints: PackedPoints;
+  /** The plan as YAML, written by the server: the YAML library stays out of the page's JavaScript. */
+  planYaml: string;
+  shared?: { analysis: RunAnalysis };
+}) {
+  const initialIntervals = useMemo(() => unpackPoints(initialPoints), [initialPoints]);
   const { run, intervals, mode, error: pollError, refresh } = useLiveRun(initialRun, initialIntervals, { live: !shared });
   const [stopState, setStopState] = useState<{ kind: "idle" | "stopping" } | { kind: "error"; message: string }>({ kind: "idle" });
   const [now, setNow] = useState(() => Date.now());
@@ -58,7 +70,6 @@ export function RunView({ initialRun, initialIntervals, shared }: { initialRun: 
 
   const plan = run.plan;
   const elapsed = durationBetween(run.startedAt, run.endedAt, now);
-  const planYaml = useMemo(() => stringify(plan), [plan]);
   const showReason = run.reason && run.status !== "passed";
 
   return (

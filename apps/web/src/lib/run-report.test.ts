@@ -116,6 +116,18 @@ describe("svgChart", () => {
     expect(svg).toContain("a &lt;b&gt;");
     expect(svg).not.toContain("<b>");
   });
+
+  it("draws an hour on a card from a few points per column, its spikes and dips kept", () => {
+    const values = Array.from({ length: 3600 }, (_, i) => (i === 1234 ? 500 : i === 2345 ? 0 : 100 + (i % 7)));
+    const svg = svgChart({ width: 220, height: 44, title: "p95", series: [{ label: "p95", values, color: "#000" }] });
+    const d = svg.match(/ d="([^"]*)"/)![1]!;
+    const ys = [...d.matchAll(/[ML][\d.]+ ([\d.]+)/g)].map((m) => Number(m[1]));
+    expect(ys.length).toBeLessThanOrEqual(4 * 2 * 220);
+    expect(ys.length).toBeGreaterThan(2 * 218);
+    // y is drawn downwards: the spike (top is 1.1 × 500) is the smallest y, the dip to zero the bottom edge.
+    expect(Math.min(...ys)).toBe(7.5);
+    expect(Math.max(...ys)).toBe(42);
+  });
 });
 
 describe("runReportHtml", () => {

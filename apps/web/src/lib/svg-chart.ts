@@ -73,16 +73,44 @@ export function svgChart(o: SvgChartOptions): string {
   }
 
   for (const s of o.series) {
+    // An hour is 3,600 values on a 220-unit card: every half unit of x keeps its first, lowest,
+    // highest and last value (the same picture), instead of a path of 3,600 segments per card in
+    // the page's HTML and in the browser's path parsing and painting.
     let d = "";
     let pen = false;
+    let column = Number.NaN;
+    // Indexes of the current column's first, lowest, highest and last value.
+    let first = -1;
+    let lo = -1;
+    let hi = -1;
+    let last = -1;
+    const flush = () => {
+      if (first < 0) return;
+      for (const i of [...new Set([first, lo, hi, last])].sort((a, b) => a - b)) {
+        d += `${pen ? "L" : "M"}${num(px(xs[i] ?? i))} ${num(py(s.values[i]!))}`;
+        pen = true;
+      }
+      first = -1;
+    };
     s.values.forEach((v, i) => {
       if (v === null || !Number.isFinite(v)) {
+        flush();
         pen = false;
+        column = Number.NaN;
         return;
       }
-      d += `${pen ? "L" : "M"}${num(px(xs[i] ?? i))} ${num(py(v))}`;
-      pen = true;
+      const c = Math.round(px(xs[i] ?? i) * 2);
+      if (c !== column || first < 0) {
+        flush();
+        column = c;
+        first = lo = hi = last = i;
+        return;
+      }
+      if (v < s.values[lo]!) lo = i;
+      if (v > s.values[hi]!) hi = i;
+      last = i;
     });
+    flush();
     // A lone value between gaps would be an invisible zero-length path: draw it as a dot.
     const dots = s.values
       .map((v, i) =>

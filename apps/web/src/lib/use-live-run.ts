@@ -2,7 +2,7 @@
 
 import { FINAL_RUN_STATUSES, LIVE_FEED, type IntervalPoint, type LivePoints, type Run } from "@volley/contracts";
 import { useCallback, useEffect, useRef, useState } from "react";
-import { io, type Socket } from "socket.io-client";
+import type { Socket } from "socket.io-client";
 import { apiFetch } from "./api-client";
 import { upsertPoints } from "./upsert-points";
 
@@ -49,30 +49,44 @@ export function useLiveRun(initialRun: Run, initialIntervals: IntervalPoint[], o
       setMode("ended");
       return;
     }
-    const socket = io(LIVE_FEED.namespace, { transports: ["websocket", "polling"], reconnectionDelayMax: 5000, timeout: 5000 });
-    socketRef.current = socket;
-    socket.on("connect", () => {
-      socket
-        .timeout(5000)
-        .emitWithAck(LIVE_FEED.events.subscribe, { runId })
-        .then((reply: { ok: boolean; error?: { message: string } }) => {
-          if (!reply.ok) throw new Error(reply.error?.message ?? "subscribe refused");
-          setMode("live");
-          return refresh();
-        })
-        .catch(() => setMode("polling"));
-    });
-    socket.on("disconnect", () => setMode("polling"));
-    socket.on("connect_error", () => setMode("polling"));
-    socket.on(LIVE_FEED.events.points, (m: LivePoints) => {
-      if (m.runId === runId) setIntervals((prev) => upsertPoints(prev, m.points));
-    });
-    socket.on(LIVE_FEED.events.status, () => {
-      void refresh().catch(() => {});
-    });
+    let socket: Socket | null = null;
+    let closed = false;
+    const listen = (socket: Socket) => {
+      socket.on("connect", () => {
+        socket
+          .timeout(5000)
+          .emitWithAck(LIVE_FEED.events.subscribe, { runId })
+          .then((reply: { ok: boolean; error?: { message: string } }) => {
+            if (!reply.ok) throw new Error(reply.error?.message ?? "subscribe refused");
+            setMode("live");
+            return refresh();
+          })
+          .catch(() => setMode("polling"));
+      });
+      socket.on("disconnect", () => setMode("polling"));
+      socket.on("connect_error", () => setMode("polling"));
+      socket.on(LIVE_FEED.events.points, (m: LivePoints) => {
+        if (m.runId === runId) setIntervals((prev) => upsertPoints(prev, m.points));
+      });
+      socket.on(LIVE_FEED.events.status, () => {
+        void refresh().catch(() => {});
+      });
+    };
+    // Loaded only for a run that is not final: a finished run's page (the most opened) does without it.
+    import("socket.io-client")
+      .then(({ io }) => {
+        if (closed) return;
+        socket = io(LIVE_FEED.namespace, { transports: ["websocket", "polling"], reconnectionDelayMax: 5000, timeout: 5000 });
+        socketRef.current = socket;
+        listen(socket);
+      })
+      .catch(() => {
+        if (!closed) setMode("polling");
+      });
     return () => {
-      socket.removeAllListeners();
-      socket.close();
+      closed = true;
+      socket?.removeAllListeners();
+      socket?.close();
       socketRef.current = null;
     };
   }, [final, runId, refresh]);
