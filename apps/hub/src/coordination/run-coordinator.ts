@@ -73,6 +73,7 @@ export class RunCoordinator {
   private readonly listeners = new Map<string, Set<(msg: CoordMessage) => void>>();
   private readonly abortHandlers: Array<(runId: string, reason: string) => void> = [];
   private readonly cancelHandlers: Array<(runId: string, reason: string) => void> = [];
+  private readonly parseCache = new Map<string, Map<string, { text: string; value: unknown }>>();
 
   constructor(
     private readonly redis: Redis,
@@ -217,16 +218,36 @@ export class RunCoordinator {
   async getState(runId: string): Promise<RunState> {
     const raw = await this.redis.hgetall(runStateKey(runId));
     const state: RunState = { armed: new Map(), started: new Map(), ended: new Map(), startAt: null, cancel: null, abort: null, finalized: null };
+    const parse = <T>(field: string, value: string): T => this.parsed(runId, field, value) as T;
     for (const [field, value] of Object.entries(raw)) {
-      if (field.startsWith("armed:")) state.armed.set(field.slice(6), JSON.parse(value) as ArmedShard);
-      else if (field.startsWith("started:")) state.started.set(field.slice(8), JSON.parse(value) as StartedShard);
-      else if (field.startsWith("ended:")) state.ended.set(field.slice(6), JSON.parse(value) as EndedShard);
+      if (field.startsWith("armed:")) state.armed.set(field.slice(6), parse<ArmedShard>(field, value));
+      else if (field.startsWith("started:")) state.started.set(field.slice(8), parse<StartedShard>(field, value));
+      else if (field.startsWith("ended:")) state.ended.set(field.slice(6), parse<EndedShard>(field, value));
       else if (field === "start") state.startAt = Number(value);
       else if (field === "cancel") state.cancel = value;
       else if (field === "abort") state.abort = value;
       else if (field === "finalized") state.finalized = value;
     }
     return state;
+  }
+
+  /**
+   * A field's value parsed, reusing the last parse while the text is unchanged: a run's supervisor
+   * and orphan watch read the whole hash every second or so, and with 100 shards that is 300 JSON
+   * texts that almost never change. The cache holds the 256 runs read last.
+   */
+  private parsed(runId: string, field: string, value: string): unknown {
+    let run = this.parseCache.get(runId);
+    if (!run) {
+      if (this.parseCache.size >= 256) this.parseCache.delete(this.parseCache.keys().next().value!);
+      this.parseCache.set(runId, (run = new Map()));
+    }
+    const hit = run.get(field);
+    if (hit && hit.text === value) return hit.value;
+    // Frozen: the same object goes to every reader, so none may change it.
+    const parsed: unknown = Object.freeze(JSON.parse(value));
+    run.set(field, { text: value, value: parsed });
+    return parsed;
   }
 
   /**
