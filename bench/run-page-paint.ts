@@ -130,6 +130,62 @@ async function seed(url: string, seconds: number): Promise<string> {
   }
 }
 
+interface TraceEvent {
+  name: string;
+  ph: string;
+  ts: number;
+  dur?: number;
+  tid: number;
+  pid: number;
+  args?: { data?: { url?: string } };
+}
+
+/** BENCH_TRACE: the last warm navigation's renderer main thread, top-level tasks' children by event name (ms, nested time counted once per level). */
+function printTrace(events: TraceEvent[]) {
+  const main = events.find((e) => e.name === "thread_name" && (e.args as { name?: string } | undefined)?.name === "CrRendererMain");
+  const mine = events.filter((e) => main && e.pid === main.pid && e.tid === main.tid && e.ph === "X" && e.dur !== undefined);
+  const t0 = Math.min(...mine.map((e) => e.ts));
+  const byName = new Map<string, number>();
+  for (const e of mine) if (e.name !== "RunTask" && e.name !== "ThreadControllerImpl::RunTask") byName.set(e.name, (byName.get(e.name) ?? 0) + e.dur! / 1000);
+  const tasks = mine.filter((e) => e.name === "RunTask" && e.dur! > 30_000).map((e) => `${Math.round((e.ts - t0) / 1000)}+${Math.round(e.dur! / 1000)}`);
+  for (const task of mine.filter((e) => e.name === "RunTask" && e.dur! > 100_000)) {
+    const inside = new Map<string, number>();
+    for (const e of mine)
+      if (
+        e !== task &&
+        e.ts >= task.ts &&
+        e.ts + e.dur! <= task.ts + task.dur! &&
+        [
+          "FunctionCall",
+          "EvaluateScript",
+          "RunMicrotasks",
+          "Layout",
+          "UpdateLayoutTree",
+          "ParseHTML",
+          "Paint",
+          "EventDispatch",
+          "TimerFire",
+          "FireAnimationFrame",
+          "V8.GC_SCAVENGER",
+          "FunctionCall",
+        ].includes(e.name)
+      ) {
+        const url = e.args?.data?.url?.split("/").pop();
+        const k = `${e.name}${url ? ` ${url}` : ""}`;
+        inside.set(k, (inside.get(k) ?? 0) + e.dur! / 1000);
+      }
+    process.stderr.write(
+      `  task at ${Math.round((task.ts - t0) / 1000)} (${Math.round(task.dur! / 1000)} ms): ${[...inside]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 6)
+        .map(([k, v]) => `${k} ${Math.round(v)}`)
+        .join(", ")}\n`,
+    );
+  }
+  const top = [...byName].sort((a, b) => b[1] - a[1]).slice(0, 25);
+  process.stderr.write(`trace: tasks over 30 ms (start+ms): ${tasks.join(" ")}\n  ${top.map(([k, v]) => `${Math.round(v)} ms ${k}`).join("\n  ")}\n`);
+}
+
 /** BENCH_PROFILE: where the last warm navigation's main-thread JS time went, by function and by script (self time, ms). */
 function printProfile(profile: {
   nodes: Array<{ id: number; callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number }; hitCount?: number }>;
@@ -197,6 +253,9 @@ async function main() {
       .map((c) => c.split(";")[0]!)
       .find((c) => c.includes("session_token"));
     if (!cookie) throw new Error(`sign-up answered ${res.status}: ${await res.text()}`);
+    // run-meter-hour's page was opened an hour after the server started: its start-up work (Next
+    // preloads every route's modules in the background) was long done. Let it finish here too.
+    await sleep(Number(process.env.BENCH_SETTLE_MS ?? 5000));
     const navs = [];
     for (let i = 0; i <= WARM; i++) {
       const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
@@ -220,12 +279,26 @@ async function main() {
         await cdp.send("Profiler.setSamplingInterval", { interval: 200 });
         await cdp.send("Profiler.start");
       }
+      const tracing = process.env.BENCH_TRACE !== undefined && i === WARM ? await context.newCDPSession(page) : null;
+      const traceEvents: TraceEvent[] = [];
+      if (tracing) {
+        tracing.on("Tracing.dataCollected", (e) => {
+          traceEvents.push(...(e.value as unknown as TraceEvent[]));
+        });
+        await tracing.send("Tracing.start", { categories: "devtools.timeline,v8.execute,disabled-by-default-devtools.timeline", transferMode: "ReportEvents" });
+      }
       const t = performance.now();
       await page.goto(`${base}/runs/${runId}`);
       await page.locator(`[data-testid="run-charts"][data-points="${SECONDS}"]`).waitFor({ timeout: 120_000 });
       await page.locator(".chart canvas").first().waitFor();
       await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
       const paintMs = performance.now() - t;
+      if (tracing) {
+        const done = new Promise((r) => tracing.once("Tracing.tracingComplete", r));
+        await tracing.send("Tracing.end");
+        await done;
+        printTrace(traceEvents);
+      }
       if (cdp) printProfile((await cdp.send("Profiler.stop")).profile);
       const timing = await page.evaluate(() => {
         const nav = performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming;

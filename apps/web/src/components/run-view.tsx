@@ -40,12 +40,13 @@ export function RunView({
   shared,
 }: {
   initialRun: Run;
-  initialPoints: PackedPoints;
+  /** The timeline as packedPointsJson wrote it. */
+  initialPoints: string;
   /** The plan as YAML, written by the server: the YAML library stays out of the page's JavaScript. */
   planYaml: string;
   shared?: { analysis: RunAnalysis };
 }) {
-  const initialIntervals = useMemo(() => unpackPoints(initialPoints), [initialPoints]);
+  const initialIntervals = useMemo(() => unpackPoints(JSON.parse(initialPoints) as PackedPoints), [initialPoints]);
   const { run, intervals, mode, error: pollError, refresh } = useLiveRun(initialRun, initialIntervals, { live: !shared });
   const [stopState, setStopState] = useState<{ kind: "idle" | "stopping" } | { kind: "error"; message: string }>({ kind: "idle" });
   const [now, setNow] = useState(() => Date.now());

@@ -1,6 +1,6 @@
 import type { IntervalPoint } from "@volley/contracts";
 import { describe, expect, it } from "vitest";
-import { packPoints, unpackPoints } from "./packed-points";
+import { packedPointsJson, packPoints, unpackPoints } from "./packed-points";
 
 const point = (i: number, extra: Partial<IntervalPoint> = {}): IntervalPoint => ({
   index: i,
@@ -29,8 +29,10 @@ describe("packPoints", () => {
       point(1, { stage: 0 }),
       point(2, { stage: 1, step: 2, delivery: { received: 10, lost: 1, p50: null, p95: 3.5, p99: 4 } }),
       point(3),
+      // A gap in the seconds and a stamp off the one-second grid.
+      point(7, { t: 1_795_000_007_003 }),
     ];
-    const back = unpackPoints(JSON.parse(JSON.stringify(packPoints(points))));
+    const back = unpackPoints(JSON.parse(packedPointsJson(points)));
     expect(back).toStrictEqual(points);
   });
 

@@ -7,11 +7,17 @@ type Num = number | null;
  * as objects their keys were most of the payload's 1.3 MB (embedded in the HTML as an escaped
  * string, then parsed into 3,600 objects before the charts could start). Columns of numbers are
  * about a third of that and parse as flat arrays. Booleans are 0/1; an absent optional field
- * (stage, step, delivery) is null in its column, and a column no point has is left out.
+ * (stage, step, delivery) is null in its column, and a column no point has is left out. The page
+ * passes it as one JSON string (packedPointsJson): React's payload parser then walks one string,
+ * not 60,000 numbers, and the browser's JSON.parse reads the columns.
  */
 export interface PackedPoints {
   n: number;
+  /** Each point's index less the one before (the first: itself); mostly 1. */
   index: number[];
+  /** The first point's t less 1000 × its index. */
+  t0: number;
+  /** Each point's t less t0 + 1000 × its index: mostly 0 (the hub stamps seconds on that grid). */
   t: number[];
   warmup: number[];
   saturated: number[];
@@ -36,11 +42,13 @@ export interface PackedPoints {
 }
 
 export function packPoints(points: IntervalPoint[]): PackedPoints {
+  const t0 = points.length === 0 ? 0 : points[0]!.t - 1000 * points[0]!.index;
   const col = <T>(f: (p: IntervalPoint) => T) => points.map(f);
   const packed: PackedPoints = {
     n: points.length,
-    index: col((p) => p.index),
-    t: col((p) => p.t),
+    index: points.map((p, i) => p.index - (i === 0 ? 0 : points[i - 1]!.index)),
+    t0,
+    t: col((p) => p.t - t0 - 1000 * p.index),
     warmup: col((p) => (p.warmup ? 1 : 0)),
     saturated: col((p) => (p.saturated ? 1 : 0)),
     connections: col((p) => p.connections),
@@ -75,10 +83,12 @@ export function packPoints(points: IntervalPoint[]): PackedPoints {
 
 export function unpackPoints(c: PackedPoints): IntervalPoint[] {
   const out: IntervalPoint[] = new Array(c.n);
+  let index = 0;
   for (let i = 0; i < c.n; i++) {
+    index += c.index[i]!;
     const p: IntervalPoint = {
-      index: c.index[i]!,
-      t: c.t[i]!,
+      index,
+      t: c.t0 + 1000 * index + c.t[i]!,
       warmup: c.warmup[i] === 1,
       saturated: c.saturated[i] === 1,
       connections: c.connections[i]!,
@@ -104,3 +114,6 @@ export function unpackPoints(c: PackedPoints): IntervalPoint[] {
   }
   return out;
 }
+
+/** The packed timeline as the one string a server component hands the run page. */
+export const packedPointsJson = (points: IntervalPoint[]): string => JSON.stringify(packPoints(points));

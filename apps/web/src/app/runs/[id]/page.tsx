@@ -4,7 +4,7 @@ import { cache } from "react";
 import { stringify } from "yaml";
 import { ErrorPanel } from "../../../components/error-panel";
 import { RunView } from "../../../components/run-view";
-import { packPoints } from "../../../lib/packed-points";
+import { packedPointsJson } from "../../../lib/packed-points";
 import { RunMetaPanel } from "../../../components/run-meta-panel";
 import { may } from "@/server/auth/auth";
 import { ApiError } from "@/server/http/errors";
@@ -37,7 +37,7 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
   }
   return (
     <>
-      <RunView key={r.run.id} initialRun={r.run} initialPoints={packPoints(r.intervals)} planYaml={stringify(r.run.plan)} />
+      <RunView key={r.run.id} initialRun={r.run} initialPoints={packedPointsJson(r.intervals)} planYaml={stringify(r.run.plan)} />
       <RunMetaPanel key={`meta-${r.run.id}`} run={r.run} canWrite={r.canWrite} />
     </>
   );

@@ -4,7 +4,7 @@ import { cache } from "react";
 import { stringify } from "yaml";
 import { ErrorPanel } from "../../../../components/error-panel";
 import { RunView } from "../../../../components/run-view";
-import { packPoints } from "../../../../lib/packed-points";
+import { packedPointsJson } from "../../../../lib/packed-points";
 import { describeLoadError } from "@/server/http/page-errors";
 import { pageSession } from "@/server/http/page-session";
 import { loadSharedRun } from "@/server/shares/run-shares";
@@ -38,7 +38,13 @@ export default async function SharedRunPage({ params }: { params: Promise<{ id: 
       <div className="banner" role="status" data-testid="shared-run">
         Shared run of <strong>{r.orgName}</strong>, read-only. Your active organization is unchanged.
       </div>
-      <RunView key={r.run.id} initialRun={r.run} initialPoints={packPoints(r.intervals)} planYaml={stringify(r.run.plan)} shared={{ analysis: r.analysis }} />
+      <RunView
+        key={r.run.id}
+        initialRun={r.run}
+        initialPoints={packedPointsJson(r.intervals)}
+        planYaml={stringify(r.run.plan)}
+        shared={{ analysis: r.analysis }}
+      />
     </>
   );
 }
