@@ -2,7 +2,7 @@ import { DrizzleQueryError } from "drizzle-orm/errors";
 import pg from "pg";
 
 /** Follows `cause` chains (drizzle wraps the driver's error) and AggregateErrors (a connect to v4 and v6). */
-function* causes(err: unknown): Generator<unknown> {
+export function* errorCauses(err: unknown): Generator<unknown> {
   const seen = new Set<unknown>();
   const stack: unknown[] = [err];
   while (stack.length > 0) {
@@ -28,7 +28,7 @@ const LOST_MESSAGES = [/connection terminated/i, /not queryable/i, /timeout exce
 export function databaseFailure(err: unknown): "lost" | "query" | null {
   let query = false;
   let lost = false;
-  for (const e of causes(err)) {
+  for (const e of errorCauses(err)) {
     // Only a query's failure counts: Redis and HTTP clients refuse and reset connections too.
     if (e instanceof DrizzleQueryError || e instanceof pg.DatabaseError) query = true;
     if (typeof e !== "object" || e === null) continue;

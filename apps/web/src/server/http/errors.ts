@@ -1,5 +1,6 @@
 import { AdmissionRefusal } from "@volley/admission";
 import type { ApiErrorCode, ApiErrorStatus, FieldIssue } from "@volley/contracts";
+import { errorCauses } from "@volley/db";
 import { databaseUrl, MisconfiguredError, redisUrl } from "@/env";
 
 /**
@@ -31,20 +32,6 @@ export const unknownCursor = (what: string, cursor: string) =>
     [{ path: "cursor", message: `names no ${what} of this list` }],
   );
 
-/** Follows `cause` chains (drizzle wraps pg errors) and AggregateErrors (net connect to v4+v6). */
-function* causes(err: unknown): Generator<unknown> {
-  const seen = new Set<unknown>();
-  const stack: unknown[] = [err];
-  while (stack.length) {
-    const e = stack.pop();
-    if (e === null || e === undefined || seen.has(e)) continue;
-    seen.add(e);
-    yield e;
-    if (e instanceof AggregateError) stack.push(...e.errors);
-    if (typeof e === "object" && "cause" in e) stack.push((e as { cause?: unknown }).cause);
-  }
-}
-
 const NETWORK_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "ECONNRESET", "EHOSTUNREACH", "ENETUNREACH", "57P03"]);
 
 /**
@@ -52,12 +39,12 @@ const NETWORK_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ETIMED
  * missing, Redis unreachable, a missing variable. Returns null for everything else (a bug: 500).
  */
 export function classifyError(err: unknown): ApiError | MisconfiguredError | null {
-  for (const e of causes(err)) {
+  for (const e of errorCauses(err)) {
     if (e instanceof ApiError || e instanceof MisconfiguredError) return e;
     // The admission rules are shared with the hub (@volley/admission); their refusals carry their API code.
     if (e instanceof AdmissionRefusal) return new ApiError(e.status, e.code, e.message, e.issues);
   }
-  for (const e of causes(err)) {
+  for (const e of errorCauses(err)) {
     if (typeof e !== "object" || e === null) continue;
     const code = (e as { code?: unknown }).code;
     const message = e instanceof Error ? e.message : "";
