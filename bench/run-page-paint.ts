@@ -256,6 +256,17 @@ async function main() {
     // run-meter-hour's page was opened an hour after the server started: its start-up work (Next
     // preloads every route's modules in the background) was long done. Let it finish here too.
     await sleep(Number(process.env.BENCH_SETTLE_MS ?? 5000));
+    if (process.env.BENCH_SERVER_PROBE) {
+      // Diagnosis (makes the browser's "cold" warm on the server): the server's first renders, timed from here.
+      const probe = [];
+      for (const path of process.env.BENCH_SERVER_PROBE.split(",")) {
+        const t = performance.now();
+        const r = await fetch(`${base}${path.replace("RUN", runId)}`, { headers: { cookie }, redirect: "manual" });
+        await r.arrayBuffer();
+        probe.push(`${path} ${r.status} ${Math.round(performance.now() - t)} ms`);
+      }
+      process.stderr.write(`server probe: ${probe.join(", ")}\n`);
+    }
     const navs = [];
     for (let i = 0; i <= WARM; i++) {
       const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });

@@ -49,8 +49,25 @@ http.once("error", (err: NodeJS.ErrnoException) => {
   process.stderr.write(`web could not start: ${err.message}${hint}\n`);
   process.exit(1);
 });
+/**
+ * The first page Next renders pays for its renderer's first run (~0.4 s on a 2-core machine, the
+ * run page's cold first paint, issue 17): one page without a session (sign-in, or sign-up), asked of
+ * ourselves before "ready", so the first visitor after a start or a deploy does not pay it.
+ */
+async function warmUp(): Promise<void> {
+  const address = http.address();
+  if (options.dev || !address || typeof address === "string") return;
+  const host = address.address === "0.0.0.0" || address.address === "::" ? "127.0.0.1" : address.family === "IPv6" ? `[${address.address}]` : address.address;
+  try {
+    const res = await fetch(`http://${host}:${address.port}/sign-in`, { signal: AbortSignal.timeout(5000) });
+    await res.arrayBuffer();
+  } catch {
+    // A page that cannot render yet (database away) is no reason to hold the server back.
+  }
+}
+
 http.listen(options.port, options.host, () => {
-  log.info(`web ready on http://${options.host}:${options.port} (live feed /live${redisUrl ? "" : ", no Redis: pages poll"})`);
+  void warmUp().finally(() => log.info(`web ready on http://${options.host}:${options.port} (live feed /live${redisUrl ? "" : ", no Redis: pages poll"})`));
 });
 
 let stopping = false;
