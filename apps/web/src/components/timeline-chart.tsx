@@ -227,6 +227,9 @@ function toData(props: TimelineChartProps): uPlot.AlignedData {
 export function TimelineChart(props: TimelineChartProps) {
   const ref = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
+  // The props the chart last drew: the effects below skip a setData and a redraw of what it was
+  // just created with (each a full draw of every series: three per chart on a page's first paint).
+  const drawn = useRef<TimelineChartProps | null>(null);
   const latest = useRef(props);
   latest.current = props;
   const shape = `${props.series.map((s) => `${s.label}:${s.axis ?? "left"}`).join("|")}|${props.height ?? 240}|${(props.bands ?? []).length}|${props.syncKey ?? ""}`;
@@ -243,6 +246,7 @@ export function TimelineChart(props: TimelineChartProps) {
       el,
     );
     plot.current = u;
+    drawn.current = latest.current;
     const ro = new ResizeObserver(() => {
       const w = Math.max(200, el.clientWidth);
       if (w !== u.width) u.setSize({ width: w, height: latest.current.height ?? 240 });
@@ -255,13 +259,17 @@ export function TimelineChart(props: TimelineChartProps) {
     };
   }, [shape]);
 
-  // biome-ignore lint/correctness/useExhaustiveDependencies: new data in these props; read through `latest`.
   useEffect(() => {
+    const d = drawn.current;
+    if (d && d.x === props.x && d.series === props.series) return;
     plot.current?.setData(toData(latest.current));
+    drawn.current = latest.current;
   }, [props.x, props.series]);
-  // biome-ignore lint/correctness/useExhaustiveDependencies: the overlays drawn from these props (read through `latest`) changed.
   useEffect(() => {
+    const d = drawn.current;
+    if (d && d.regions === props.regions && d.warmup === props.warmup && d.saturated === props.saturated && d.thresholds === props.thresholds) return;
     plot.current?.redraw(false, false);
+    drawn.current = latest.current;
   }, [props.regions, props.warmup, props.saturated, props.thresholds]);
   // biome-ignore lint/correctness/useExhaustiveDependencies: the run figures the legend shows changed.
   useEffect(() => {
