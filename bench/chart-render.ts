@@ -12,23 +12,13 @@
 import { spawn } from "node:child_process";
 import { planSchema } from "@volley/contracts";
 import { createDb, createTestDatabase, finishRun, insertFrames, insertRun, insertShards, markRunRunning } from "@volley/db";
-import { freePort, startApp } from "@volley/devstack";
+import { CHROMIUM_FLAGS, CHROMIUM_PATH, freePort, startApp } from "@volley/devstack";
 import { IntervalRecorder, summarizeRun } from "@volley/metrics";
 import { chromium } from "playwright-core";
 
 const RUNS = Math.min(9, Math.max(1, Number(process.argv[2] ?? 3)));
 const SECONDS = 3600;
 const SERVER_URL = process.env.VOLLEY_BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function seed(url: string): Promise<string> {
@@ -96,7 +86,7 @@ async function once(run: number) {
     VOLLEY_PUBLIC_URL: `http://127.0.0.1:${webPort}`,
     LOG_LEVEL: "info",
   });
-  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: FLAGS, headless: true });
+  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: [...CHROMIUM_FLAGS], headless: true });
   try {
     const runId = await seed(testDb.url);
     await web.waitFor(/ready/i, 90_000);

@@ -36,23 +36,13 @@ import {
   listShards,
   markRunRunning,
 } from "@volley/db";
-import { freePort, startApp } from "@volley/devstack";
+import { CHROMIUM_FLAGS, CHROMIUM_PATH, freePort, startApp } from "@volley/devstack";
 import { IntervalRecorder } from "@volley/metrics";
 import { chromium } from "playwright-core";
 import { pino } from "pino";
 import { RunMeter } from "../apps/hub/src/runs/run-meter";
 
 const SERVER_URL = process.env.VOLLEY_BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const SELF = fileURLToPath(import.meta.url);
 
@@ -291,7 +281,7 @@ async function main() {
       .map((c) => c.split(";")[0]!)
       .find((c) => c.includes("session_token"));
     if (!cookie) throw new Error(`sign-up answered ${res.status}: ${await res.text()}`);
-    const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: FLAGS, headless: true });
+    const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: [...CHROMIUM_FLAGS], headless: true });
     const paints: number[] = [];
     try {
       for (let i = 0; i < 3; i++) {

@@ -31,23 +31,13 @@ import {
   markRunRunning,
   upsertRunPoints,
 } from "@volley/db";
-import { freePort, startApp } from "@volley/devstack";
+import { CHROMIUM_FLAGS, CHROMIUM_PATH, freePort, startApp } from "@volley/devstack";
 import { IntervalRecorder } from "@volley/metrics";
 import { chromium } from "playwright-core";
 import { pino } from "pino";
 import { RunMeter } from "../apps/hub/src/runs/run-meter";
 
 const SERVER_URL = process.env.VOLLEY_BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const AGENTS = 100;
 /** Seconds of real frames folded by the meter; the timeline repeats their merged points. */
 const SAMPLE = 30;
@@ -234,7 +224,7 @@ async function main() {
     LOG_LEVEL: "info",
   });
   const base = `http://127.0.0.1:${webPort}`;
-  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: FLAGS, headless: true });
+  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: [...CHROMIUM_FLAGS], headless: true });
   try {
     const runId = await seed(testDb.url, SECONDS);
     await web.waitFor(/ready/i, 120_000);

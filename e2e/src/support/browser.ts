@@ -1,23 +1,13 @@
 import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
+import { CHROMIUM_FLAGS, CHROMIUM_PATH as CHROMIUM } from "@volley/devstack";
 import { chromium, type Browser, type Page } from "playwright-core";
 
 /**
  * The browser tests' Chromium: Debian's, driven by playwright-core (no downloaded browser), and
  * the sign-up form each test starts from. Screenshots go to e2e/artifacts/ (CI keeps them).
  */
-const CHROMIUM = "/usr/bin/chromium";
 export const ARTIFACTS = path.resolve(import.meta.dirname, "../../artifacts");
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 
 /** Whether Chromium is installed; without it the named test is skipped, and says why. */
 export function chromiumInstalled(test: string): boolean {
@@ -29,7 +19,7 @@ export function chromiumInstalled(test: string): boolean {
 /** Headless Chromium, with e2e/artifacts/ made for its screenshots. */
 export async function launchChromium(): Promise<Browser> {
   mkdirSync(ARTIFACTS, { recursive: true });
-  return chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+  return chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_FLAGS], headless: true });
 }
 
 /** A page at this viewport whose steps wait up to 30 s. */

@@ -6,3 +6,4 @@ export * from "./test-services";
 export * from "./managed-process";
 export * from "./stack";
 export * from "./supervisor";
+export * from "./chromium";
