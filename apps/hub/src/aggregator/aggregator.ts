@@ -23,8 +23,8 @@ export interface AggregatorOptions {
   /** How often to claim stale entries and retire finished runs. */
   maintenanceEveryMs?: number;
   /**
-   * After a read that did not fill a batch, wait this long and read again before storing, so a
-   * second's frames (which agents send at the same instant) are stored in one insert rather than dozens.
+   * After a read that did not fill a batch, wait this long before the next, so a second's frames
+   * (which agents send at the same instant) are stored in one insert rather than dozens.
    */
   gatherMs?: number;
   /**
@@ -94,32 +94,24 @@ export class Aggregator {
     const keys = runIds.map(REDIS_KEYS.frames);
     const runOf = new Map(runIds.map((id) => [REDIS_KEYS.frames(id), id]));
     if (this.ownPending) await this.retryOwnPending(keys, runOf);
-    const batchSize = this.opts.batchSize ?? 500;
-    const ids = keys.map(() => ">");
-    const read = (block: boolean, count: number) =>
-      (block
-        ? reader.xreadgroup("GROUP", AGGREGATOR_GROUP, consumer, "COUNT", count, "BLOCK", this.opts.blockMs ?? 1000, "STREAMS", ...keys, ...ids)
-        : reader.xreadgroup("GROUP", AGGREGATOR_GROUP, consumer, "COUNT", count, "STREAMS", ...keys, ...ids)) as Promise<Array<
-        [key: string, entries: StreamEntry[]]
-      > | null>;
-    const byKey = new Map<string, StreamEntry[]>();
-    const take = (res: Array<[key: string, entries: StreamEntry[]]> | null) => {
-      let n = 0;
-      for (const [key, entries] of res ?? []) {
-        byKey.set(key, [...(byKey.get(key) ?? []), ...entries]);
-        n += entries.length;
-      }
-      return n;
-    };
-    const first = take(await read(true, batchSize));
-    // Agents send a second's frames at the same instant: the first to arrive is followed by the
-    // rest within milliseconds, and waiting a moment stores them in one insert (and one meter
-    // poll) instead of one for the first frame and another for the others.
-    if (first > 0 && first < batchSize && (this.opts.gatherMs ?? 100) > 0) {
-      await sleep(this.opts.gatherMs ?? 100, this.stopping.signal);
-      take(await read(false, batchSize - first));
+    const res = (await reader.xreadgroup(
+      "GROUP",
+      AGGREGATOR_GROUP,
+      consumer,
+      "COUNT",
+      this.opts.batchSize ?? 500,
+      "BLOCK",
+      this.opts.blockMs ?? 1000,
+      "STREAMS",
+      ...keys,
+      ...keys.map(() => ">"),
+    )) as Array<[key: string, entries: StreamEntry[]]> | null;
+    let read = 0;
+    for (const [key, entries] of res ?? []) {
+      read += entries.length;
+      await this.storeOrRetry(runOf.get(key)!, entries);
     }
-    for (const [key, entries] of byKey) await this.storeOrRetry(runOf.get(key)!, entries);
+    if (read > 0 && read < (this.opts.batchSize ?? 500)) await sleep(this.opts.gatherMs ?? 100, this.stopping.signal);
   }
 
   /**
