@@ -126,13 +126,15 @@ describe.skipIf(!hasChromium)("baselines, compare and trend in Chromium", () => 
     expect(await page.locator(".runs-table tbody").innerText()).toContain(regressed);
     await shot("04-runs-filtered");
 
-    // A read-only link opens the run.
+    // A read-only link opens the run, read-only, without changing the member's active org.
     await page.goto(`${stack.webUrl}/runs/${base}`);
     await page.getByTestId("share-button").click();
     const link = await page.getByLabel("Share link").inputValue();
     expect(link).toMatch(/\/share\/shr_/);
     await page.goto(link);
-    await page.waitForURL(new RegExp(`/runs/${base}$`));
+    await page.waitForURL(/\/share\/shr_[^/]+\/view$/);
+    await page.getByTestId("shared-run").waitFor();
+    expect(await page.getByTestId("shared-run").innerText()).toMatch(/read-only/);
   });
 
   it("a plan's schedule names a bad cron and shows the next run of a good one", async () => {

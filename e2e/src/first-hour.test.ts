@@ -177,7 +177,9 @@ describe.skipIf(!hasChromium)("a newcomer's first hour on a default `npm start`"
       results.push({ id: t.id, status: run.status, reason: run.reason, seconds: Math.round((Date.now() - started) / 1000) });
     }
     console.log(`first-hour templates: ${JSON.stringify(results)}`);
-    expect(results.map((r) => `${r.id}: ${r.status}${r.reason ? ` (${r.reason})` : ""}`)).toEqual(TEMPLATES.map((t) => `${t.id}: passed`));
+    // Passed is the verdict; a sweep's reason may say its capacity is a lower bound (the agent, on a
+    // busy machine, limited a step), which is information, not a failure.
+    expect(results.map((r) => `${r.id}: ${r.status}${r.status === "passed" ? "" : ` (${r.reason})`}`)).toEqual(TEMPLATES.map((t) => `${t.id}: passed`));
     await context.close();
   }, 1_800_000);
 });
