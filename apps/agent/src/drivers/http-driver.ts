@@ -4,7 +4,7 @@ import { ConnectionBase } from "./connection-base";
 import type { ConnectOptions, Connection, Driver } from "./driver";
 import { classifyHttpError, withHeaders } from "./http-common";
 import { KeepAliveHttpConnection } from "./http-keep-alive";
-import { OneShotHttpConnection, openSocket, type OneShotTarget } from "./http-one-shot";
+import { OneShotHttpConnection, openTimedSocket, type OneShotTarget } from "./http-one-shot";
 
 /**
  * Flows: an HTTP "connection" is a virtual user, no socket of its own — its setup and message
@@ -56,8 +56,13 @@ export const httpDriver: Driver = {
 /** keepAlive: false — the first request's socket is the connect the engine times; later requests each open their own. */
 function connectOneShot(target: OneShotTarget, url: URL, options: HttpOptions, headers: Record<string, string>): Promise<Connection> {
   return new Promise((resolve, reject) => {
-    const opening = performance.now();
-    const socket = openSocket(target);
+    const socket = openTimedSocket(target, undefined, (connectUs) => {
+      clearTimeout(timer);
+      socket.off("error", onError);
+      // Until the first request takes it, a close or reset of the idle socket is nobody's error.
+      socket.on("error", () => {});
+      resolve(new OneShotHttpConnection(target, socket, connectUs, url, options, headers));
+    });
     const timer = setTimeout(() => socket.destroy(Object.assign(new Error("connect timed out"), { code: "UND_ERR_CONNECT_TIMEOUT" })), target.connectTimeoutMs);
     const onError = (err: Error) => {
       clearTimeout(timer);
@@ -65,12 +70,5 @@ function connectOneShot(target: OneShotTarget, url: URL, options: HttpOptions, h
       reject(new ConnectError(errorClass, detail));
     };
     socket.once("error", onError);
-    socket.once(target.tls ? "secureConnect" : "connect", () => {
-      clearTimeout(timer);
-      socket.off("error", onError);
-      // Until the first request takes it, a close or reset of the idle socket is nobody's error.
-      socket.on("error", () => {});
-      resolve(new OneShotHttpConnection(target, socket, Math.round((performance.now() - opening) * 1000), url, options, headers));
-    });
   });
 }

@@ -3,7 +3,7 @@ import type { HttpOptions } from "@volley/contracts";
 import { ConnectError, type ErrorClass } from "./connect-error";
 import { ConnectionBase } from "./connection-base";
 import { classifyHttpError } from "./http-common";
-import { openSocket, requestHead, type OneShotTarget } from "./http-one-shot";
+import { connectedEvent, openTimedSocket, requestHead, type OneShotTarget } from "./http-one-shot";
 import { ResponseParser } from "./http-response-parser";
 
 /** Without a `Keep-Alive: timeout` hint, an idle socket is not reused after this long (undici's default). */
@@ -68,7 +68,7 @@ export class KeepAliveHttpConnection extends ConnectionBase {
         reject(new ConnectError(errorClass, detail));
       };
       socket.once("error", onError);
-      socket.once(target.tls ? "secureConnect" : "connect", () => {
+      socket.once(connectedEvent(target), () => {
         socket.off("error", onError);
         resolve(conn);
       });
@@ -101,13 +101,12 @@ export class KeepAliveHttpConnection extends ConnectionBase {
   }
 
   private connectSocket(): Socket {
-    const opening = performance.now();
-    const socket = openSocket(this.target, this.target.tls ? undefined : (n, buf) => this.onData(n === buf.length ? buf : buf.subarray(0, n)));
     // The first socket's connect is the connection's (timed by the engine); a reopened one is a request's.
-    if (this.sockets++ > 0)
-      socket.once(this.target.tls ? "secureConnect" : "connect", () => {
-        if (!this.closingByUs) this.socketConnected(Math.round((performance.now() - opening) * 1000));
-      });
+    const reopened = this.sockets++ > 0;
+    const onRead = this.target.tls ? undefined : (n: number, buf: Buffer) => this.onData(n === buf.length ? buf : buf.subarray(0, n));
+    const socket = openTimedSocket(this.target, onRead, (us) => {
+      if (reopened && !this.closingByUs) this.socketConnected(us);
+    });
     this.socket = socket;
     this.draining = false;
     this.reuseUntil = Infinity;
@@ -117,7 +116,7 @@ export class KeepAliveHttpConnection extends ConnectionBase {
     const ms = this.target.connectTimeoutMs;
     if (ms > 0) {
       socket.setTimeout(ms, () => socket.destroy(timeoutError(ms)));
-      socket.once(this.target.tls ? "secureConnect" : "connect", () => socket.setTimeout(0));
+      socket.once(connectedEvent(this.target), () => socket.setTimeout(0));
     }
     socket.on("error", (err: Error) => {
       if (socket === this.socket) this.error ??= err;

@@ -24,6 +24,20 @@ export interface OneShotTarget {
 /** Reads land here (one buffer for every one-shot socket: each read is handled before the next), not in a new Buffer each. */
 const READ_BUFFER = Buffer.allocUnsafe(65_536);
 
+/** The event after which a socket to `t` can carry a request: TCP's connect, or TLS's handshake. */
+export const connectedEvent = (t: Pick<OneShotTarget, "tls">) => (t.tls ? "secureConnect" : "connect");
+
+/**
+ * openSocket, and `onConnected` with how long the connect took (µs, through the TLS handshake):
+ * the one way an HTTP connect is timed, whether it is a connection's first socket or a request's own.
+ */
+export function openTimedSocket(t: OneShotTarget, onRead: ((n: number, buf: Buffer) => void) | undefined, onConnected: (connectUs: number) => void): Socket {
+  const opening = performance.now();
+  const socket = openSocket(t, onRead);
+  socket.once(connectedEvent(t), () => onConnected(Math.round((performance.now() - opening) * 1000)));
+  return socket;
+}
+
 /** Opens one socket to `t` (TCP, or TLS for https); `onRead` takes every read of a plain TCP socket (TLS sockets emit `data`). */
 export function openSocket(t: OneShotTarget, onRead?: (n: number, buf: Buffer) => void): Socket {
   const common = {
@@ -236,10 +250,8 @@ export class OneShotHttpConnection extends ConnectionBase {
       exchange.attach(socket, true);
       this.socketConnected(this.firstConnectUs);
     } else {
-      const opening = performance.now();
-      socket = openSocket(this.target, this.target.tls ? undefined : exchange.onRead);
-      socket.once(this.target.tls ? "secureConnect" : "connect", () => {
-        if (!this.closingByUs) this.socketConnected(Math.round((performance.now() - opening) * 1000));
+      socket = openTimedSocket(this.target, this.target.tls ? undefined : exchange.onRead, (us) => {
+        if (!this.closingByUs) this.socketConnected(us);
       });
       exchange.attach(socket, this.target.tls);
       this.sweep ??= setInterval(this.sweepConnects, Math.min(250, Math.max(10, this.target.connectTimeoutMs / 4))).unref();

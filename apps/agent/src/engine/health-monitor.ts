@@ -9,9 +9,11 @@ const RESOLUTION_MS = 10;
  *   worker thread, that thread's own CPU: see thread-cpu.ts).
  * - Event-loop delay p50 over 20 ms or max over 250 ms: timers (and so sends) fire late and
  *   replies wait to be read, which inflates the latency we report.
- * - Send lag over 10 ms, sustained: more than 10 % of the interval's sends were that late. The
- *   worst lag alone is not enough: one 30 ms GC or VM pause per second makes it exceed 10 ms on
- *   an otherwise idle agent, and a long pause is already caught by the event-loop max.
+ * - Send lag over 10 ms, sustained: more than 10 % of the interval's sends, and at least 5 of them,
+ *   were that late. The worst lag alone is not enough: one 30 ms GC or VM pause per second makes it
+ *   exceed 10 ms on an otherwise idle agent, and a long pause is already caught by the event-loop
+ *   max. The count keeps a slow interval from being judged on one sample: at 1 msg/s, the one send
+ *   a VM hiccup delays would otherwise be "100 % of sends late".
  * - Any slot shed: the agent fell so far behind that it gave up on sending some messages.
  */
 export const SATURATION = {
@@ -20,13 +22,16 @@ export const SATURATION = {
   eventLoopMaxMs: 250,
   sendLagMs: 10,
   lateSendShare: 0.1,
+  lateSendMin: 5,
 } as const;
 
 export interface SendLagSample {
   /** Worst send lag in the period, ms. */
   maxMs: number;
-  /** Fraction of the period's sends that lagged more than SATURATION.sendLagMs. */
-  lateShare: number;
+  /** Sends in the period. */
+  sends: number;
+  /** Of those, the ones that lagged more than SATURATION.sendLagMs. */
+  late: number;
   /** Slots shed in the period (too late to send at all). */
   shed?: number;
 }
@@ -61,7 +66,7 @@ export class HealthMonitor {
     this.lastTick = now;
   }
 
-  sample(sendLag: SendLagSample = { maxMs: 0, lateShare: 0 }): Health {
+  sample(sendLag: SendLagSample = { maxMs: 0, sends: 0, late: 0 }): Health {
     const now = performance.now();
     const cpuNow = this.cpuUs();
     const elapsedMs = Math.max(1, now - this.lastAt);
@@ -111,14 +116,16 @@ const r1 = (n: number) => Math.round(n * 10) / 10;
  * unsent"): why the agent, not the target, was the bottleneck. Empty when none did: the one
  * definition of a saturated interval (HealthMonitor flags with it, a sweep step says why with it).
  */
-export function saturationCauses(health: Pick<Health, "cpu" | "eventLoopDelayMs">, sendLag: Pick<SendLagSample, "lateShare" | "shed">): string[] {
+export function saturationCauses(health: Pick<Health, "cpu" | "eventLoopDelayMs">, sendLag: Pick<SendLagSample, "sends" | "late" | "shed">): string[] {
   const causes: string[] = [];
   if (health.cpu > SATURATION.cpuPercent) causes.push(`CPU ${r1(health.cpu)}% > ${SATURATION.cpuPercent}%`);
   if (health.eventLoopDelayMs.p50 > SATURATION.eventLoopP50Ms)
     causes.push(`event-loop delay p50 ${r1(health.eventLoopDelayMs.p50)} ms > ${SATURATION.eventLoopP50Ms} ms`);
   if (health.eventLoopDelayMs.max > SATURATION.eventLoopMaxMs)
     causes.push(`event-loop delay max ${r1(health.eventLoopDelayMs.max)} ms > ${SATURATION.eventLoopMaxMs} ms`);
-  if (sendLag.lateShare > SATURATION.lateSendShare) causes.push(`${Math.round(sendLag.lateShare * 100)}% of sends > ${SATURATION.sendLagMs} ms late`);
+  const lateShare = sendLag.sends > 0 ? sendLag.late / sendLag.sends : 0;
+  if (sendLag.late >= SATURATION.lateSendMin && lateShare > SATURATION.lateSendShare)
+    causes.push(`${Math.round(lateShare * 100)}% of sends > ${SATURATION.sendLagMs} ms late (${sendLag.late} of ${sendLag.sends})`);
   if ((sendLag.shed ?? 0) > 0) causes.push(`${sendLag.shed} slot${sendLag.shed === 1 ? "" : "s"} shed unsent`);
   return causes;
 }

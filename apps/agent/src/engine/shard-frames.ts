@@ -98,8 +98,7 @@ export class ShardFrames {
     const body = { counters: cut.counters, histograms };
     if (!deferred) for (const [k, h] of cut.histograms) histograms[k] = this.encode(h);
     const stage = this.stages && this.startUs < state.endUs ? this.stages.plan.stageAt(fromUs) : undefined;
-    const lateShare = this.intervalSends > 0 ? this.lateSends / this.intervalSends : 0;
-    const sendLag = { maxMs: this.lagMaxUs / 1000, lateShare, shed: this.intervalShed };
+    const sendLag = { maxMs: this.lagMaxUs / 1000, sends: this.intervalSends, late: this.lateSends, shed: this.intervalShed };
     const health = this.health.sample(sendLag);
     // A sweep step is judged knowing whether the agent itself was the bottleneck, and why.
     const step = this.sweep?.stepOf(fromUs, body, partialEndUs !== undefined, {
