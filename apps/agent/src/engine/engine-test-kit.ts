@@ -1,7 +1,8 @@
 import { expect } from "vitest";
-import { COUNTERS, HISTOGRAMS, planSchema, type PlanInput } from "@volley/contracts";
-import { mergeEncoded } from "@volley/metrics";
+import { COUNTERS, HISTOGRAMS, planSchema, type Plan, type PlanInput } from "@volley/contracts";
+import { mergeEncoded, summarizeRun } from "@volley/metrics";
 import { runShard } from "./run-shard";
+import { shardPreflight } from "./shard-preflight";
 import type { EngineFrame } from "./types";
 
 /** A counter summed over every frame of a shard. */
@@ -36,4 +37,29 @@ export async function echoRun(target: PlanInput["target"], minP50Ms = 20): Promi
   // machine runs other suites at the same time.
   expect(latency.getValueAtPercentile(50) / 1000).toBeLessThan(1000);
   expect(frames[0]!.histograms[HISTOGRAMS.wsConnect]).toBeDefined();
+}
+
+/** A sweep over an echo server: 4 connections, an aggregate rate the sweep steps, 20 s at most. */
+export function sweepPlan(url: string, sweep: PlanInput["sweep"], message: Partial<PlanInput["scenario"]["message"]> = {}): Plan {
+  return planSchema.parse({
+    name: "sweep",
+    target: { url, connectTimeout: "2s" },
+    connections: { count: 4, rate: 200 },
+    scenario: { kind: "echo", message: { rate: 1, per: "aggregate", timeout: "5s", ...message }, duration: "20s" },
+    sweep,
+  } satisfies PlanInput);
+}
+
+/** Runs a sweep plan in this process as one shard: its outcome, frames, and the summary of those frames. */
+export async function runSweep(plan: Plan, onFrame?: (f: EngineFrame) => void) {
+  expect(shardPreflight(plan, { maxConnections: 100 })).toBeUndefined();
+  const frames: EngineFrame[] = [];
+  const outcome = await runShard(plan, {
+    startAt: Date.now() + 50,
+    onFrame: (f) => {
+      frames.push(f);
+      onFrame?.(f);
+    },
+  });
+  return { outcome, frames, summary: summarizeRun(frames, [], plan) };
 }

@@ -1,38 +1,14 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { COUNTERS, HISTOGRAMS, planSchema, type Plan, type PlanInput } from "@volley/contracts";
-import { mergeEncoded, summarizeRun } from "@volley/metrics";
+import { COUNTERS, HISTOGRAMS } from "@volley/contracts";
+import { mergeEncoded } from "@volley/metrics";
 import { startWsEchoServer } from "@volley/targets";
-import { runShard } from "./run-shard";
-import { shardPreflight } from "./shard-preflight";
+import { runSweep, sweepPlan } from "./engine-test-kit";
 import type { EngineFrame } from "./types";
 
 const cleanup: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const fn of cleanup.splice(0)) await fn();
 });
-
-function sweepPlan(url: string, sweep: PlanInput["sweep"]): Plan {
-  return planSchema.parse({
-    name: "honest sweep",
-    target: { url, connectTimeout: "2s" },
-    connections: { count: 4, rate: 200 },
-    scenario: { kind: "echo", message: { rate: 1, per: "aggregate", timeout: "5s" }, duration: "20s" },
-    sweep,
-  } satisfies PlanInput);
-}
-
-async function run(plan: Plan, onFrame?: (f: EngineFrame) => void) {
-  expect(shardPreflight(plan, { maxConnections: 100 })).toBeUndefined();
-  const frames: EngineFrame[] = [];
-  const outcome = await runShard(plan, {
-    startAt: Date.now() + 50,
-    onFrame: (f) => {
-      frames.push(f);
-      onFrame?.(f);
-    },
-  });
-  return { outcome, frames, summary: summarizeRun(frames, [], plan) };
-}
 
 /** Blocks this process's event loop for `ms`: the agent, not the server, is then the bottleneck (bounded, once). */
 function blockEventLoop(ms: number): void {
@@ -54,7 +30,7 @@ describe("sweep steps judged honestly", () => {
     // Connections open in interval 0; step 0 warms up over interval 1 and holds over 2. The ramp's
     // frame comes as interval 1 begins: stalling the server from 0.05 s into it for 0.85 s makes the
     // warm-up's replies slow, all of them released before its hold begins.
-    const { outcome, frames, summary } = await run(plan, (f) => {
+    const { outcome, frames, summary } = await runSweep(plan, (f) => {
       if (f.index === 0 && !stall) stall = setTimeout(() => server.stall(850), 50);
     });
 
@@ -87,7 +63,7 @@ describe("sweep steps judged honestly", () => {
     let block: NodeJS.Timeout | undefined;
     cleanup.push(() => clearTimeout(block));
     // Holds: step 0 over interval 1, step 1 over 3. The gap's frame comes as interval 3 begins.
-    const { outcome, frames, summary } = await run(plan, (f) => {
+    const { outcome, frames, summary } = await runSweep(plan, (f) => {
       if (f.index === 2 && !block) block = setTimeout(() => blockEventLoop(400), 100);
     });
 
@@ -118,7 +94,7 @@ describe("sweep steps judged honestly", () => {
     const plan = sweepPlan(server.url, { from: 20, step: 20, steps: 3, hold: "1s", gap: "1s", onSaturated: "retry", stopWhen: { p99: "10s" } });
     let block: NodeJS.Timeout | undefined;
     cleanup.push(() => clearTimeout(block));
-    const { outcome, frames, summary } = await run(plan, (f) => {
+    const { outcome, frames, summary } = await runSweep(plan, (f) => {
       if (f.index === 2 && !block) block = setTimeout(() => blockEventLoop(400), 100);
     });
 

@@ -1,46 +1,20 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { COUNTERS, planSchema, type Plan, type PlanInput } from "@volley/contracts";
-import { summarizeRun } from "@volley/metrics";
+import { COUNTERS } from "@volley/contracts";
 import { startWsEchoServer } from "@volley/targets";
-import { runShard } from "./run-shard";
+import { runSweep, sweepPlan, total } from "./engine-test-kit";
 import { shardPreflight } from "./shard-preflight";
-import type { EngineFrame } from "./types";
-import { total } from "./engine-test-kit";
 
 const cleanup: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const fn of cleanup.splice(0)) await fn();
 });
 
-function sweepPlan(url: string, sweep: PlanInput["sweep"], message: Partial<PlanInput["scenario"]["message"]> = {}): Plan {
-  return planSchema.parse({
-    name: "sweep",
-    target: { url, connectTimeout: "2s" },
-    connections: { count: 4, rate: 200 },
-    scenario: { kind: "echo", message: { rate: 1, per: "aggregate", timeout: "5s", ...message }, duration: "20s" },
-    sweep,
-  } satisfies PlanInput);
-}
-
-async function run(plan: Plan, onFrame?: (f: EngineFrame) => void) {
-  expect(shardPreflight(plan, { maxConnections: 100 })).toBeUndefined();
-  const frames: EngineFrame[] = [];
-  const outcome = await runShard(plan, {
-    startAt: Date.now() + 50,
-    onFrame: (f) => {
-      frames.push(f);
-      onFrame?.(f);
-    },
-  });
-  return { outcome, frames, summary: summarizeRun(frames, [], plan) };
-}
-
 describe("sweep", () => {
   it("steps the aggregate rate 50, 100, 150 for 1 s holds with 1 s gaps, each on its own interval", async () => {
     const server = await startWsEchoServer();
     cleanup.push(() => server.close());
     const plan = sweepPlan(server.url, { from: 50, step: 50, steps: 3, hold: "1s", gap: "1s" });
-    const { outcome, frames, summary } = await run(plan);
+    const { outcome, frames, summary } = await runSweep(plan);
 
     expect(outcome.status).toBe("completed");
     expect(outcome.sweepStopped).toBeUndefined();
@@ -86,7 +60,7 @@ describe("sweep", () => {
     const server = await startWsEchoServer();
     cleanup.push(() => server.close());
     const plan = sweepPlan(server.url, { from: 10, step: 10, steps: 2, hold: "1s", gap: "1s" }, { per: "connection" });
-    const { outcome, frames, summary } = await run(plan);
+    const { outcome, frames, summary } = await runSweep(plan);
     expect(outcome.status).toBe("completed");
     expect(outcome.totals.sent).toBe(4 * 10 + 4 * 20);
     expect(outcome.totals.expected).toBe(outcome.totals.sent);
@@ -110,7 +84,7 @@ describe("sweep", () => {
     // Step 1's frame arrives as its hold ends; step 2's hold begins 1 s later. Stalling the server
     // from 0.1 s into that hold for 0.8 s makes most of step 2's replies several hundred ms late,
     // all of them released before the hold ends.
-    const { outcome, frames, summary } = await run(plan, (f) => {
+    const { outcome, frames, summary } = await runSweep(plan, (f) => {
       if (f.step?.index === 1 && !stall) stall = setTimeout(() => server.stall(800), 1100);
     });
 
@@ -145,7 +119,7 @@ describe("sweep", () => {
     const server = await startWsEchoServer();
     cleanup.push(() => server.close());
     const plan = sweepPlan(server.url, { from: 20, step: 20, steps: 2, hold: "1s", gap: "1s", stopWhen: { p99: "10s" } });
-    const { outcome, summary } = await run(plan);
+    const { outcome, summary } = await runSweep(plan);
     expect(outcome.status).toBe("completed");
     expect(summary.steps!.map((s) => s.failed)).toEqual([false, false]);
     expect(summary.capacity).toMatchObject({ rate: 40, step: 1, lowerBound: true, agentSaturated: false });
