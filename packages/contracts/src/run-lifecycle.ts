@@ -35,3 +35,13 @@ export function canMoveRun(from: RunStatus, to: RunStatus): boolean {
 export function runStatusesBefore(to: RunStatus): RunStatus[] {
   return runStatusSchema.options.filter((from) => canMoveRun(from, to));
 }
+
+/**
+ * A run's reason (and the API's 503 message) when its job could not be put on the runs queue: web
+ * queueing a started run, the hub queueing a schedule's. Said plainly with what to do, because the
+ * driver's own text ("Connection is closed.", "ECONNREFUSED 127.0.0.1:6379") tells a user neither;
+ * that text goes to the log with the run id. `then` is what to do once Redis answers.
+ */
+export function runNotQueuedReason(then = "start the run again"): string {
+  return `could not be queued: the queue (Redis) did not answer; check that Redis is running and REDIS_URL points at it, then ${then}`;
+}

@@ -2,6 +2,7 @@ import { Worker, type Job, type Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { AdmissionRefusal, admitPlan, type TargetPolicy } from "@volley/admission";
+import { runNotQueuedReason } from "@volley/contracts";
 import { getPlan, getScheduleOfAnyOrg, insertRun, recordAudit, recordScheduleFiring, type Db } from "@volley/db";
 import { enqueue, openQueue, QUEUE_NAMES, removePlanScheduler, runJob, scheduledRunJob } from "@volley/queue";
 import { errorMessage } from "../util/wait";
@@ -64,7 +65,11 @@ export class ScheduleWorker {
     try {
       await enqueue(this.deps.runs, runJob, { runId: run.id }, { jobId: run.id });
     } catch (err) {
-      await recordScheduleFiring(db, scheduleId, { error: `run ${run.id} could not be queued: ${errorMessage(err)}` });
+      // The driver's text goes to the log; the schedule shows what happened and what to do (as web's runs do).
+      log.error({ scheduleId, planId, runId: run.id, err: errorMessage(err) }, "scheduled run could not be queued");
+      await recordScheduleFiring(db, scheduleId, {
+        error: `run ${run.id} ${runNotQueuedReason("start the plan by hand or wait for the schedule's next firing")}`,
+      });
       throw err;
     }
     await recordScheduleFiring(db, scheduleId, { runId: run.id });

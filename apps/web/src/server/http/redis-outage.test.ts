@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { PlanInput } from "@volley/contracts";
+import { runNotQueuedReason, type PlanInput } from "@volley/contracts";
 import { createApiToken, DEFAULT_ORG_ID, getRun } from "@volley/db";
 import { freePort, startLocalRedis, type RunningRedis } from "@volley/devstack";
 import { Redis } from "ioredis";
@@ -56,7 +56,7 @@ async function timed(op: () => Promise<Response>): Promise<{ res: Response; ms: 
 }
 
 describe("web with a frozen Redis", () => {
-  it("answers within a bound (reads served, runs refused with 503 unavailable naming the wait), then recovers by itself", async () => {
+  it("answers within a bound (reads served, runs refused with 503 unavailable saying what to do), then recovers by itself", async () => {
     // Healthy first: the client and rate limiter are connected to this Redis.
     expect((await call(routes.start, "POST", "/api/v1/runs", { token }, { plan })).status).toBe(201);
 
@@ -69,20 +69,20 @@ describe("web with a frozen Redis", () => {
     expect(list.res.status).toBe(200);
     expect(list.ms).toBeLessThan(REDIS_COMMAND_TIMEOUT_MS + 1_500);
 
-    // Queueing needs Redis: 503 after the rate limiter's and the queue's deadline, never the whole pause.
+    // Queueing needs Redis: 503 after the rate limiter's and the queue's deadline, never the whole pause,
+    // saying what to do (the wait itself is in the log).
     const start = await timed(() => call(routes.start, "POST", "/api/v1/runs", { token }, { plan }));
     expect(start.res.status).toBe(503);
     const err = await readError(start.res);
     expect(err.code).toBe("unavailable");
-    expect(err.message).toContain(`Redis did not answer within ${REDIS_COMMAND_TIMEOUT_MS} ms`);
-    expect(err.message).toContain("REDIS_URL");
+    expect(err.message).toBe(`the run ${runNotQueuedReason()}`);
     expect(start.ms).toBeLessThan(3 * REDIS_COMMAND_TIMEOUT_MS + 1_500);
     expect(performance.now() - frozenAt).toBeLessThan(pause - 2_000); // the answers came before Redis did
 
     // The run it could not queue is not left `queued` forever.
     const { runs } = (await (await call(routes.list, "GET", "/api/v1/runs", { token })).json()) as { runs: Array<{ id: string; status: string }> };
     expect(runs[0]!.status).toBe("errored");
-    expect((await getRun(env.h.db, runs[0]!.id))?.reason).toContain("Redis did not answer");
+    expect((await getRun(env.h.db, runs[0]!.id))?.reason).toBe(runNotQueuedReason());
 
     // Redis answers again: the same web process queues runs without a restart.
     await new Promise((r) => setTimeout(r, Math.max(0, pause - (performance.now() - frozenAt)) + 200));

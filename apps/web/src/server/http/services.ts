@@ -66,7 +66,7 @@ export const getRedis = (): Redis => redisState().client;
 export async function withRedisDeadline<T>(what: string, op: Promise<T>, ms = 2 * REDIS_COMMAND_TIMEOUT_MS): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new RedisUnavailableError(redisTimeoutMessage(ms, what))), ms);
+    timer = setTimeout(() => reject(new RedisUnavailableError(notConnected(what) ?? redisTimeoutMessage(ms, what))), ms);
   });
   try {
     return await Promise.race([op, deadline]);
@@ -78,6 +78,17 @@ export async function withRedisDeadline<T>(what: string, op: Promise<T>, ms = 2 
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * While the client is not connected (refused, unresolvable, reconnecting), commands wait in its offline
+ * queue until the deadline: say that rather than "connected but not responding". The client's own
+ * error is already logged by its listener.
+ */
+function notConnected(what: string): string | null {
+  const status = state.redis?.client.status;
+  if (status === undefined || status === "ready") return null;
+  return `could not ${what}: Redis at REDIS_URL is not connected (${status}) — check that it is running and REDIS_URL points at it`;
 }
 
 async function closeRedis(r: NonNullable<Singletons["redis"]>): Promise<void> {

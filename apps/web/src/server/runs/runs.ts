@@ -8,6 +8,7 @@ import {
   type Run,
   type RunSummary,
   type RunWithMeta,
+  runNotQueuedReason,
 } from "@volley/contracts";
 import { finishRun, getPlan, getRun, insertRun, listBaselineRunIds, listRunPage, queuePlaces, DEFAULT_ORG_ID, type RunFilter, type RunRow } from "@volley/db";
 import { enqueue, runJob } from "@volley/queue";
@@ -65,10 +66,12 @@ export async function createRun(
     // jobId = run id: enqueuing the same run twice is a no-op in BullMQ.
     await withRedisDeadline("queue the run", enqueue(queue, runJob, { runId: row.id }, { jobId: row.id }));
   } catch (err) {
-    const why = err instanceof Error ? err.message : String(err);
+    // The driver's text is for the operator's log; the run and the answer say what happened and what to do.
+    getLogger().error({ runId: row.id, err }, "run could not be queued");
+    const reason = runNotQueuedReason();
     // The row must not sit in `queued` forever when no job will ever run it.
-    await finishRun(db, row.id, { status: "errored", reason: `could not be queued: ${why}` }).catch(() => {});
-    throw new ApiError(503, "unavailable", `the run could not be queued: ${why}`);
+    await finishRun(db, row.id, { status: "errored", reason }).catch(() => {});
+    throw new ApiError(503, "unavailable", `the run ${reason}`);
   }
   getLogger().info({ runId: row.id, name: plan.name, warnings: warnings.map((w) => w.code) }, "run queued");
   return { id: row.id, warnings };
