@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { loadEnvOrExit, logLevelSchema, portSchema } from "@volley/contracts";
-import { DEFAULT_QUOTAS } from "@volley/admission";
+import { AdmissionEnvError, parseQuota, parseTargetAllowlist } from "@volley/admission";
 import { parseSecretsKey } from "@volley/db";
 
 const required = (example: string, protocols: RegExp) =>
@@ -22,13 +22,20 @@ const retentionDays = (name: string, fallback: number | null) =>
       return n;
     });
 
-/** A hosted quota: a whole number above 0, `fallback` (web's default too) when unset. */
-const quota = (example: string, fallback: number) =>
-  z.coerce
-    .number({ error: `set it to a whole number, e.g. ${example}, the same as web's` })
-    .int(`set it to a whole number, e.g. ${example}, the same as web's`)
-    .min(1, `set it to at least 1, e.g. ${example}, the same as web's`)
-    .default(fallback);
+/** A variable @volley/admission parses (web's env.ts uses the same parser): its problem and fix become the issue. */
+const admissionVariable = <T>(parse: (value: string | undefined) => T) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      try {
+        return parse(v);
+      } catch (err) {
+        if (!(err instanceof AdmissionEnvError)) throw err;
+        ctx.addIssue({ code: "custom", message: err.problem });
+        return z.NEVER;
+      }
+    });
 
 const validKey = (v: string) => {
   try {
@@ -59,19 +66,11 @@ const envSchema = z
     // Which targets a scheduled run may load, checked by the hub when the schedule fires as web checks
     // a run it queues (@volley/admission): give the hub web's values. Self-hosted: loopback plus these
     // comma-separated host names, *.suffix, addresses or CIDR ranges (* for any).
-    VOLLEY_TARGET_ALLOWLIST: z
-      .string()
-      .optional()
-      .transform((v) =>
-        (v ?? "")
-          .split(",")
-          .map((s) => s.trim().toLowerCase())
-          .filter(Boolean),
-      ),
+    VOLLEY_TARGET_ALLOWLIST: admissionVariable(parseTargetAllowlist),
     // Hosted: an org's quotas unless it has its own (orgs.quotas): connections, messages/s, run length in seconds.
-    VOLLEY_QUOTA_CONNECTIONS: quota("10000", DEFAULT_QUOTAS.connections),
-    VOLLEY_QUOTA_RATE: quota("50000", DEFAULT_QUOTAS.messagesPerSecond),
-    VOLLEY_QUOTA_DURATION: quota("1800", DEFAULT_QUOTAS.durationSeconds),
+    VOLLEY_QUOTA_CONNECTIONS: admissionVariable((v) => parseQuota("VOLLEY_QUOTA_CONNECTIONS", v)),
+    VOLLEY_QUOTA_RATE: admissionVariable((v) => parseQuota("VOLLEY_QUOTA_RATE", v)),
+    VOLLEY_QUOTA_DURATION: admissionVariable((v) => parseQuota("VOLLEY_QUOTA_DURATION", v)),
     // Webhook signing secrets are sealed with this key (AES-256-GCM, @volley/db secret-box): 32 bytes,
     // base64 (openssl rand -base64 32), the same value as web's. Rotation: the new key here, the
     // previous ones comma separated in VOLLEY_SECRETS_KEY_OLD; rows re-seal under the new key as they

@@ -1,5 +1,5 @@
 import ipaddr from "ipaddr.js";
-import { DEFAULT_QUOTAS, type Quotas, type TargetPolicy } from "@volley/admission";
+import { AdmissionEnvError, parseAdmissionEnv, type TargetPolicy } from "@volley/admission";
 import { parseSecretKeys, type SecretKeys } from "@volley/db";
 import { z } from "zod";
 
@@ -223,30 +223,16 @@ export function optionalRedisUrl(): string | null {
 }
 
 /**
- * Self-hosted mode: the target hosts plans may name, besides loopback (always allowed): a comma
- * list of host names (`api.example.com`), suffixes (`*.example.com`), addresses or CIDR ranges
- * (`10.0.0.0/8`), or `*` for any host. Unset: loopback only. Ignored in hosted mode, where every
- * host must be verified by its owner and private addresses are refused.
+ * The install's target policy, as @volley/admission takes it: VOLLEY_MODE, and VOLLEY_TARGET_ALLOWLIST
+ * (self-hosted: the hosts plans may name besides loopback) and VOLLEY_QUOTA_* (hosted: an org's quotas
+ * unless it has its own), parsed by @volley/admission's parser, the hub's too.
  */
-export function targetAllowlist(): string[] {
-  const value = raw("VOLLEY_TARGET_ALLOWLIST");
-  if (value === undefined || value.trim() === "") return [];
-  return value
-    .split(",")
-    .map((s) => s.trim().toLowerCase())
-    .filter(Boolean);
-}
-
-/** Hosted mode's per-run quotas (per org): connections, total messages per second, run length in seconds. */
-function hostedQuotas(): Quotas {
-  return {
-    connections: positiveInt("VOLLEY_QUOTA_CONNECTIONS", DEFAULT_QUOTAS.connections),
-    messagesPerSecond: positiveInt("VOLLEY_QUOTA_RATE", DEFAULT_QUOTAS.messagesPerSecond),
-    durationSeconds: positiveInt("VOLLEY_QUOTA_DURATION", DEFAULT_QUOTAS.durationSeconds),
-  };
-}
-
-/** The install's target policy (VOLLEY_MODE, VOLLEY_TARGET_ALLOWLIST, VOLLEY_QUOTA_*), as @volley/admission takes it; the hub reads the same variables. */
 export function targetPolicy(): TargetPolicy {
-  return { mode: volleyMode(), allowlist: targetAllowlist(), quotas: hostedQuotas() };
+  const mode = volleyMode();
+  try {
+    return { mode, ...parseAdmissionEnv(process.env) };
+  } catch (err) {
+    if (err instanceof AdmissionEnvError) throw new MisconfiguredError(err.variable, err.message);
+    throw err;
+  }
 }

@@ -1,3 +1,4 @@
+export * from "./admission-env";
 export * from "./admission-refusal";
 export * from "./admit-plan";
 export * from "./target-policy";

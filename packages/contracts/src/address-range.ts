@@ -29,6 +29,11 @@ export function isLoopbackAddress(address: string): boolean {
   return ipaddr.isValid(address) && addressRange(address) === "loopback";
 }
 
+/** True for a CIDR range such as 10.0.0.0/8 or fd00::/8 (a valid prefix length for its family). */
+export function isAddressRange(entry: string): boolean {
+  return ipaddr.isValidCIDR(entry);
+}
+
 /** Whether `address` is `entry` (an address) or inside it (a CIDR range); false for anything else. */
 export function addressMatches(entry: string, address: string): boolean {
   try {

@@ -155,4 +155,21 @@ describe("targets API", () => {
       });
     });
   });
+
+  it("a bad admission variable answers 500 misconfigured naming it and the fix (@volley/admission's parser, the hub's too)", async () => {
+    for (const [name, value, fix] of [
+      ["VOLLEY_QUOTA_RATE", "abc", "whole number ≥ 1"],
+      ["VOLLEY_QUOTA_CONNECTIONS", "0", "whole number ≥ 1"],
+      ["VOLLEY_TARGET_ALLOWLIST", "https://api.example.com", "not a host name, *.suffix, address or CIDR range"],
+    ] as const) {
+      await withEnv({ [name]: value }, async () => {
+        const res = await call(routes.run, "POST", "/api/v1/runs", { token }, { plan: plan("ws://127.0.0.1:9001/echo") });
+        expect(res.status).toBe(500);
+        const err = await readError(res);
+        expect(err.code).toBe("misconfigured");
+        expect(err.message.startsWith(`${name}=${JSON.stringify(value)}: `)).toBe(true);
+        expect(err.message).toContain(fix);
+      });
+    }
+  });
 });
