@@ -123,6 +123,22 @@ async function expectMergedRowsExact(db: Db, runId: string) {
   }
 }
 
+/**
+ * Running reconciles until one reads nothing above the watermark (every stored frame settled); the
+ * rows each read. Other test files' transactions on the same server may hold the watermark a moment.
+ */
+async function reconcileUntilSettled(meter: RunMeter): Promise<number[]> {
+  const examined: number[] = [];
+  for (let i = 0; i < 200; i++) {
+    const r = await meter.reconcile("running");
+    expect(r.folded).toBe(0);
+    examined.push(r.examined);
+    if (r.examined === 0) return examined;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`the watermark did not settle: ${examined.join(", ")}`);
+}
+
 describe("run meter", () => {
   it("folds each stored frame once, in any order and however late, into merged rows equal to a from-scratch merge of all raw frames", async () => {
     const { run, plan, frames } = await runWithFrames(3, 40);
@@ -174,7 +190,68 @@ describe("run meter", () => {
     await slow;
     await meter.poll();
     expect(meter.frames).toBe(frames.length - 1); // the id cursor is past it
-    expect(await meter.reconcile()).toBe(1);
+    expect((await meter.reconcile()).folded).toBe(1);
+    expect(meter.frames).toBe(frames.length);
+    await expectMergedRowsExact(h.db, run.id);
+  });
+
+  it("a running reconcile reads only the frames above its settled watermark, and the watermark never passes an insert still open", async () => {
+    const { run, plan, frames } = await runWithFrames(2, 60);
+    const meter = new RunMeter({ db: h.db, runId: run.id, plan, log, summaryEveryMs: 0 });
+    const first = frames.filter((f) => f.index < 40);
+    await insertFrames(h.db, first);
+    await meter.poll();
+    // The first reads all 80 (nothing settled yet); the watermark moves within a few reconciles.
+    expect((await reconcileUntilSettled(meter))[0]).toBe(first.length);
+
+    // An insert takes its id, then frames with higher ids commit before it, while reconciles go on.
+    const held = frames.find((f) => f.index === 40)!;
+    const rest = frames.filter((f) => f.index >= 40 && f !== held);
+    let commit!: () => void;
+    const committed = new Promise<void>((r) => (commit = r));
+    let inserted!: () => void;
+    const insertedEarly = new Promise<void>((r) => (inserted = r));
+    const slow = h.db.transaction(async (tx) => {
+      await insertFrames(tx as unknown as Db, [held]);
+      inserted();
+      await committed;
+    });
+    await insertedEarly;
+    await insertFrames(h.db, rest);
+    await meter.poll();
+    // Each reads exactly the frames stored since the watermark: not the settled 80, not fewer while the insert is open.
+    for (let i = 0; i < 5; i++) {
+      expect(await meter.reconcile("running")).toEqual({ folded: 0, examined: rest.length });
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    commit();
+    await slow;
+    await meter.poll();
+    expect(meter.frames).toBe(frames.length - 1); // the id cursor is past it
+    expect(await meter.reconcile("running")).toEqual({ folded: 1, examined: rest.length + 1 });
+    expect((await meter.reconcile("running")).folded).toBe(0); // once
+    expect(meter.frames).toBe(frames.length);
+    await reconcileUntilSettled(meter);
+    await expectMergedRowsExact(h.db, run.id);
+    expect(meter.summary(true)).toEqual(summarizeRun(await listFrames(h.db, run.id), plan.thresholds, plan));
+  });
+
+  it("the final reconcile still finds a frame stored below the settled watermark, which a running one does not read", async () => {
+    const { run, plan, frames } = await runWithFrames(2, 10);
+    const meter = new RunMeter({ db: h.db, runId: run.id, plan, log, summaryEveryMs: 0 });
+    await insertFrames(h.db, frames.slice(1));
+    await meter.poll();
+    await reconcileUntilSettled(meter);
+    // Stands for an insert that held its id for longer than the watermark's wait: stored below it.
+    await insertFrames(h.db, frames.slice(0, 1));
+    await h.pool.query("UPDATE run_intervals SET id = (SELECT min(id) - 1 FROM run_intervals) WHERE shard_id = $1 AND seq = $2", [
+      frames[0]!.shardId,
+      frames[0]!.seq,
+    ]);
+    await meter.poll();
+    expect(await meter.reconcile("running")).toEqual({ folded: 0, examined: 0 });
+    expect(meter.frames).toBe(frames.length - 1);
+    expect(await meter.reconcile()).toEqual({ folded: 1, examined: 0 });
     expect(meter.frames).toBe(frames.length);
     await expectMergedRowsExact(h.db, run.id);
   });

@@ -4,6 +4,7 @@ import {
   countFramesByShard,
   lastFrameIndex,
   listFrameKeys,
+  listFrameKeysAfter,
   listFramesAfter,
   listFramesAtIndexes,
   listFramesBetween,
@@ -54,6 +55,13 @@ export class RunMeter {
   private readonly merged = new IndexBits();
   private newest = -1;
   private lastId = 0;
+  /**
+   * Every frame stored with an id up to this is folded: reconcile checked it after every insert that
+   * could still have held such an id had ended. A running reconcile reads only the frames above it.
+   */
+  private settledId = 0;
+  /** The next watermark: the newest id a reconcile read, and (from the reconcile after it) the xmax every transaction must be past first. */
+  private candidate: { id: number; xmax: bigint | null } | null = null;
   private lastAnalysisAt = 0;
   private lastSaveAt = 0;
   /** Frames folded since the summary was last written. */
@@ -147,22 +155,59 @@ export class RunMeter {
 
   /**
    * Finds stored frames the id cursor passed over (an insert that committed after a later one: two
-   * hubs' aggregators store the same run) by comparing per-shard counts, and folds them. Called
-   * before the final summary and now and then while the run runs. Returns how many it folded.
+   * hubs' aggregators store the same run) and folds them. Called now and then while the run runs
+   * ("running"): it reads only the frames above the settled watermark, so its cost follows the last
+   * few reconcile periods, not the run's length. Before the final summary ("final", the default) it
+   * also compares per-shard counts with what is folded and, should they differ, checks every frame.
+   * Returns how many frames it folded and how many stored frames it read past the watermark.
    */
-  async reconcile(): Promise<number> {
+  async reconcile(mode: "running" | "final" = "final"): Promise<{ folded: number; examined: number }> {
     const { db, runId } = this.opts;
-    const stored = await countFramesByShard(db, runId);
-    const behind = Object.entries(stored).some(([shard, n]) => (this.seen.get(shard)?.size ?? 0) < n);
-    if (!behind) return 0;
-    const missing = (await listFrameKeys(db, runId)).filter((k) => !this.seen.get(k.shardId)?.has(k.seq)).map((k) => k.id);
-    let folded = 0;
-    for (let i = 0; i < missing.length; i += PAGE) folded += await this.fold(await listFramesById(db, missing.slice(i, i + PAGE)));
+    const read = await listFrameKeysAfter(db, runId, this.settledId);
+    let folded = await this.foldMissing(read.keys);
+    this.advanceWatermark(read);
+    if (mode === "final") {
+      const stored = await countFramesByShard(db, runId);
+      if (Object.entries(stored).some(([shard, n]) => (this.seen.get(shard)?.size ?? 0) < n)) {
+        const keys = await listFrameKeys(db, runId);
+        // Frames stored since the read above are expected; one below the watermark only from an insert
+        // that took its id, then its transaction id more than a reconcile period later.
+        const below = keys.filter((k) => k.id <= this.settledId && !this.seen.get(k.shardId)?.has(k.seq)).length;
+        if (below > 0) this.opts.log.warn({ runId, below, settledId: this.settledId }, "run meter found frames below its settled watermark");
+        folded += await this.foldMissing(keys);
+      }
+    }
     if (folded > 0) {
       this.opts.log.info({ runId, folded }, "run meter folded frames its cursor had passed over");
       await this.save(false);
     }
+    return { folded, examined: read.keys.length };
+  }
+
+  private async foldMissing(keys: Array<{ id: number; shardId: string; seq: number }>): Promise<number> {
+    const missing = keys.filter((k) => !this.seen.get(k.shardId)?.has(k.seq)).map((k) => k.id);
+    let folded = 0;
+    for (let i = 0; i < missing.length; i += PAGE) folded += await this.fold(await listFramesById(this.opts.db, missing.slice(i, i + PAGE)));
     return folded;
+  }
+
+  /**
+   * Moves the settled watermark by PostgreSQL's snapshots. A frame with an id up to the candidate
+   * (the newest id reconcile k read) that k could not see was held by a transaction that either had a
+   * transaction id then, or took one within microseconds of taking the frame's id (an insert takes
+   * its transaction id when it writes its first row), so before the next reconcile's snapshot, below
+   * that snapshot's xmax. Once a later snapshot's xmin has passed that xmax, every such transaction
+   * has ended, and that reconcile, reading above the old watermark, has folded what they stored.
+   * A long open transaction anywhere holds xmin back: the watermark waits, never skips.
+   */
+  private advanceWatermark(read: { keys: Array<{ id: number }>; xmin: bigint; xmax: bigint }): void {
+    const c = this.candidate;
+    if (c && c.xmax !== null && read.xmin >= c.xmax) {
+      this.settledId = Math.max(this.settledId, c.id);
+      this.candidate = null;
+    } else if (c && c.xmax === null) c.xmax = read.xmax;
+    const newest = read.keys.reduce((max, k) => Math.max(max, k.id), this.settledId);
+    if (!this.candidate && newest > this.settledId) this.candidate = { id: newest, xmax: null };
   }
 
   private async fold(rows: IntervalRow[]): Promise<number> {
@@ -250,7 +295,7 @@ export class RunMeter {
         await this.poll();
         if (Date.now() - reconciledAt >= reconcileEveryMs) {
           reconciledAt = Date.now();
-          await this.reconcile();
+          await this.reconcile("running");
         }
       } catch (err) {
         this.opts.log.warn(

@@ -86,6 +86,33 @@ export async function listFrameKeys(db: Db, runId: string): Promise<Array<{ id: 
   return db.select({ id: runIntervals.id, shardId: runIntervals.shardId, seq: runIntervals.seq }).from(runIntervals).where(eq(runIntervals.runId, runId));
 }
 
+/**
+ * The (shard, seq) and id of the run's stored frames with an id above `afterId`, and the bounds of the
+ * snapshot that read them (transaction ids as xid8, no wraparound): every transaction below `xmin` had
+ * ended when they were read, and every one that had taken a transaction id was below `xmax`. The run
+ * meter's reconcile reads only past its settled watermark and moves it by these bounds.
+ */
+export async function listFrameKeysAfter(
+  db: Db,
+  runId: string,
+  afterId: number,
+): Promise<{ keys: Array<{ id: number; shardId: string; seq: number }>; xmin: bigint; xmax: bigint }> {
+  // One statement, so the keys and the snapshot bounds are of the same snapshot.
+  const res = await db.execute<{ xmin: string; xmax: string; id: string | null; shard_id: string | null; seq: number | null }>(sql`
+    SELECT pg_snapshot_xmin(s.snap)::text AS xmin, pg_snapshot_xmax(s.snap)::text AS xmax, f.id, f.shard_id, f.seq
+    FROM (SELECT pg_current_snapshot() AS snap) s
+    LEFT JOIN LATERAL (
+      SELECT ${runIntervals.id} AS id, ${runIntervals.shardId} AS shard_id, ${runIntervals.seq} AS seq FROM ${runIntervals}
+      WHERE ${runIntervals.runId} = ${runId} AND ${runIntervals.id} > ${afterId}
+    ) f ON true`);
+  const [first] = res.rows;
+  return {
+    keys: res.rows.flatMap((r) => (r.id === null ? [] : [{ id: Number(r.id), shardId: r.shard_id!, seq: r.seq! }])),
+    xmin: BigInt(first!.xmin),
+    xmax: BigInt(first!.xmax),
+  };
+}
+
 export async function listFramesById(db: Db, ids: number[]): Promise<IntervalRow[]> {
   if (ids.length === 0) return [];
   return db.select().from(runIntervals).where(inArray(runIntervals.id, ids)).orderBy(asc(runIntervals.id));
