@@ -230,7 +230,15 @@ export function optionalRedisUrl(): string | null {
 export function targetPolicy(): TargetPolicy {
   const mode = volleyMode();
   try {
-    return { mode, ...parseAdmissionEnv(process.env) };
+    return {
+      mode,
+      ...parseAdmissionEnv({
+        VOLLEY_TARGET_ALLOWLIST: raw("VOLLEY_TARGET_ALLOWLIST"),
+        VOLLEY_QUOTA_CONNECTIONS: raw("VOLLEY_QUOTA_CONNECTIONS"),
+        VOLLEY_QUOTA_RATE: raw("VOLLEY_QUOTA_RATE"),
+        VOLLEY_QUOTA_DURATION: raw("VOLLEY_QUOTA_DURATION"),
+      }),
+    };
   } catch (err) {
     if (err instanceof AdmissionEnvError) throw new MisconfiguredError(err.variable, err.message);
     throw err;

@@ -9,6 +9,7 @@ import { DEFAULT_QUOTAS, type Quotas } from "./target-policy";
  */
 
 type QuotaVariable = "VOLLEY_QUOTA_CONNECTIONS" | "VOLLEY_QUOTA_RATE" | "VOLLEY_QUOTA_DURATION";
+type AdmissionVariable = "VOLLEY_TARGET_ALLOWLIST" | QuotaVariable;
 
 const QUOTAS: Record<QuotaVariable, { key: keyof Quotas; what: string; example: number }> = {
   VOLLEY_QUOTA_CONNECTIONS: { key: "connections", what: "connections an organization's runs may open at once", example: 10_000 },
@@ -78,7 +79,7 @@ export function parseTargetAllowlist(value: string | undefined): string[] {
 }
 
 /** The allowlist and the default hosted quotas from an environment; throws AdmissionEnvError naming the first bad variable. */
-export function parseAdmissionEnv(env: Readonly<Record<string, string | undefined>>): { allowlist: string[]; quotas: Quotas } {
+export function parseAdmissionEnv(env: Readonly<Partial<Record<AdmissionVariable, string>>>): { allowlist: string[]; quotas: Quotas } {
   return {
     allowlist: parseTargetAllowlist(env.VOLLEY_TARGET_ALLOWLIST),
     quotas: {

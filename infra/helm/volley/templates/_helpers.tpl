@@ -63,6 +63,60 @@ app.kubernetes.io/component: {{ .component }}
     secretKeyRef: { name: {{ include "volley.secretsSecret" . }}, key: VOLLEY_SECRETS_KEY_OLD, optional: true }
 {{- end -}}
 
+{{/*
+VOLLEY_TARGET_ALLOWLIST and VOLLEY_QUOTA_* for web and hub, from admission.*: web admits the runs it
+queues by them and the hub a schedule's runs, so both get them from one value. An unset value is left
+out (the apps' built-in default applies); a bad one is refused by the apps at start, naming it.
+Naming one in web.extraEnv or hub.extraEnv as well fails, so the two cannot disagree.
+*/}}
+{{- define "volley.admissionEnv" -}}
+{{- range $app := list "web" "hub" }}
+{{- range $name := list "VOLLEY_TARGET_ALLOWLIST" "VOLLEY_QUOTA_CONNECTIONS" "VOLLEY_QUOTA_RATE" "VOLLEY_QUOTA_DURATION" }}
+{{- if hasKey (index $.Values $app).extraEnv $name }}
+{{- fail (printf "%s.extraEnv.%s: set it in admission (targetAllowlist, quotas.*) instead, which gives web and hub the same value" $app $name) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- $allow := .Values.admission.targetAllowlist }}
+{{- if kindIs "slice" $allow }}
+{{- $allow = join "," $allow }}
+{{- end }}
+{{- if $allow }}
+- name: VOLLEY_TARGET_ALLOWLIST
+  value: {{ $allow | quote }}
+{{- end }}
+{{- with .Values.admission.quotas }}
+{{- if include "volley.given" .connections }}
+- name: VOLLEY_QUOTA_CONNECTIONS
+  value: {{ include "volley.number" .connections | quote }}
+{{- end }}
+{{- if include "volley.given" .messagesPerSecond }}
+- name: VOLLEY_QUOTA_RATE
+  value: {{ include "volley.number" .messagesPerSecond | quote }}
+{{- end }}
+{{- if include "volley.given" .durationSeconds }}
+- name: VOLLEY_QUOTA_DURATION
+  value: {{ include "volley.number" .durationSeconds | quote }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* "true" when a value is set: not null and not "" (0 is set, for the app to refuse, naming it). */}}
+{{- define "volley.given" -}}
+{{- if not (or (kindIs "invalid" .) (eq (toString .) "")) -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* A value as the apps read it: YAML numbers arrive as floats, and 1000000 would print as 1e+06. */}}
+{{- define "volley.number" -}}
+{{- if and (kindIs "float64" .) (eq . (floor .)) -}}
+{{- printf "%.0f" . -}}
+{{- else -}}
+{{- toString . -}}
+{{- end -}}
+{{- end -}}
+
 {{- define "volley.publicUrl" -}}
 {{- if .Values.web.publicUrl -}}
 {{- .Values.web.publicUrl -}}

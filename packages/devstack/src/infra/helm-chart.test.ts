@@ -18,6 +18,7 @@ const values = parse(read("values.yaml")) as {
   mode: string;
   secrets: { key: string; oldKeys: string; existingSecret: string };
   agent: { token: string; existingSecret: string };
+  admission: { targetAllowlist: string[] | string; quotas: Record<string, string | number> };
 };
 const helpers = read("templates/_helpers.tpl");
 const KEY = Buffer.alloc(32, 7).toString("base64");
@@ -51,12 +52,19 @@ const deployment = { web: read("templates/web-deployment.yaml"), hub: read("temp
 const modes = [...(/has \.Values\.mode \(list ((?:"[^"]+"\s*)+)\)/.exec(defineBody("volley.mode"))?.[1] ?? "").matchAll(/"([^"]+)"/g)].map(
   (m) => m[1] as string,
 );
+// Where the chart sets each admission variable from (admission.*); web and hub read them through @volley/admission.
+const ADMISSION = {
+  VOLLEY_TARGET_ALLOWLIST: "targetAllowlist",
+  VOLLEY_QUOTA_CONNECTIONS: "connections",
+  VOLLEY_QUOTA_RATE: "messagesPerSecond",
+  VOLLEY_QUOTA_DURATION: "durationSeconds",
+} as const;
 const stores = { DATABASE_URL: "postgres://volley:pw@db.example.com:5432/volley", REDIS_URL: "redis://redis.example.com:6379", LOG_LEVEL: "info" };
 
 describe("infra/helm/volley", () => {
-  it.each(["web", "hub"] as const)("gives %s VOLLEY_MODE and VOLLEY_SECRETS_KEY(_OLD), and only variables it reads", (app) => {
+  it.each(["web", "hub"] as const)("gives %s VOLLEY_MODE, VOLLEY_SECRETS_KEY(_OLD) and the admission variables, and only variables it reads", (app) => {
     const names = envNames(deployment[app]);
-    expect([...names]).toEqual(expect.arrayContaining(["VOLLEY_MODE", "VOLLEY_SECRETS_KEY", "VOLLEY_SECRETS_KEY_OLD"]));
+    expect([...names]).toEqual(expect.arrayContaining(["VOLLEY_MODE", "VOLLEY_SECRETS_KEY", "VOLLEY_SECRETS_KEY_OLD", ...Object.keys(ADMISSION)]));
     const readByApp = envNamesRead(app);
     for (const name of names) expect(readByApp, `${app} does not read ${name} (apps/${app}/src/env.ts)`).toContain(name);
   });
@@ -74,6 +82,42 @@ describe("infra/helm/volley", () => {
     for (const [app, text] of Object.entries(deployment)) {
       expect(text, app).toContain('{{- include "volley.modeAndSecretsEnv" . | nindent 12 }}');
       expect(text, `${app}: checksum/secrets covers the key's Secret`).toMatch(/checksum\/secrets: .*secrets-secret\.yaml/);
+    }
+  });
+
+  it("sets the admission variables once (admission.*) for both, defaults when empty, and refuses them in extraEnv", () => {
+    const env = defineBody("volley.admissionEnv");
+    for (const [name, key] of Object.entries(ADMISSION)) {
+      const from = name === "VOLLEY_TARGET_ALLOWLIST" ? /\$allow/ : new RegExp(`include "volley\\.number" \\.${key} \\| quote`);
+      expect(env, name).toMatch(new RegExp(`- name: ${name}\\s+value: \\{\\{ ${from.source}`));
+    }
+    expect(env).toContain(".Values.admission.targetAllowlist");
+    expect(env).toContain("with .Values.admission.quotas");
+    // A list is joined into the comma list the apps read.
+    expect(env).toMatch(/if kindIs "slice" \$allow \}\}\s+\{\{- \$allow = join "," \$allow \}\}/);
+    // The same variable in either extraEnv fails the render, naming where it belongs.
+    expect(env).toMatch(/range \$app := list "web" "hub"/);
+    expect(env).toMatch(/hasKey \(index \$\.Values \$app\)\.extraEnv \$name/);
+    expect(env).toMatch(/fail \(printf "%s\.extraEnv\.%s: set it in admission/);
+    for (const name of Object.keys(ADMISSION)) expect(env).toContain(`"${name}"`);
+    for (const [app, text] of Object.entries(deployment)) expect(text, app).toContain('{{- include "volley.admissionEnv" . | nindent 12 }}');
+    // Empty by default: the apps' built-in defaults apply.
+    expect(values.admission).toEqual({ targetAllowlist: [], quotas: { connections: "", messagesPerSecond: "", durationSeconds: "" } });
+  });
+
+  it("renders admission values the apps accept, and the apps refuse a bad one naming it", () => {
+    const admission = {
+      VOLLEY_TARGET_ALLOWLIST: "api.example.com,*.staging.example.com,10.0.0.0/8",
+      VOLLEY_QUOTA_CONNECTIONS: "1000000", // volley.number: not 1e+06
+      VOLLEY_QUOTA_RATE: "20000",
+      VOLLEY_QUOTA_DURATION: "600",
+    };
+    for (const app of ["web", "hub"] as const) {
+      const check = checkAppEnv(app, { ...stores, ...admission });
+      expect(check.ok, `${app}: ${check.output}`).toBe(true);
+      const bad = checkAppEnv(app, { ...stores, ...admission, VOLLEY_QUOTA_RATE: "0" });
+      expect(bad.ok, app).toBe(false);
+      expect(bad.output, app).toContain("VOLLEY_QUOTA_RATE");
     }
   });
 
@@ -126,7 +170,14 @@ describe("infra/helm/volley", () => {
         { encoding: "utf8" },
       );
     expect(template(`secrets.key=${KEY}`, "mode=hosted").stderr).toMatch(/web\.authSecret is required in hosted mode/);
-    const ok = template(`secrets.key=${KEY}`, "mode=hosted", `web.authSecret=${"x".repeat(40)}`);
+    const ok = template(
+      `secrets.key=${KEY}`,
+      "mode=hosted",
+      `web.authSecret=${"x".repeat(40)}`,
+      "admission.targetAllowlist={api.example.com,10.0.0.0/8}",
+      "admission.quotas.connections=1000000",
+      "admission.quotas.durationSeconds=600",
+    );
     expect(ok.status, ok.stderr).toBe(0);
     const docs = parseAllDocuments(ok.stdout)
       .map((d) => d.toJS())
@@ -151,7 +202,15 @@ describe("infra/helm/volley", () => {
         name: secret!.metadata.name,
         key: "VOLLEY_SECRETS_KEY",
       });
+      const admission = Object.fromEntries(env.filter((e) => e.name in ADMISSION).map((e) => [e.name, e.value]));
+      // Unset messagesPerSecond: left out, so the app's default applies.
+      expect(admission, app).toEqual({
+        VOLLEY_TARGET_ALLOWLIST: "api.example.com,10.0.0.0/8",
+        VOLLEY_QUOTA_CONNECTIONS: "1000000",
+        VOLLEY_QUOTA_DURATION: "600",
+      });
     }
+    expect(template(`secrets.key=${KEY}`, "hub.extraEnv.VOLLEY_QUOTA_RATE=5").stderr).toMatch(/hub\.extraEnv\.VOLLEY_QUOTA_RATE: set it in admission/);
     expect(template().stderr).toMatch(/secrets\.key is required/);
     expect(template(`secrets.key=${KEY}`, "mode=saas").stderr).toMatch(/mode must be self-hosted or hosted/);
     expect(template("secrets.existingSecret=mine").status).toBe(0);
