@@ -23,71 +23,27 @@
  */
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { planSchema, type IntervalFrame } from "@volley/contracts";
-import {
-  createApiToken,
-  createDb,
-  createTestDatabase,
-  DEFAULT_ORG_ID,
-  finishRun,
-  insertFrames,
-  insertRun,
-  insertShards,
-  listShards,
-  markRunRunning,
-} from "@volley/db";
-import { CHROMIUM_FLAGS, CHROMIUM_PATH, freePort, startApp } from "@volley/devstack";
-import { IntervalRecorder } from "@volley/metrics";
+import type { IntervalFrame } from "@volley/contracts";
+import { createDb, finishRun, insertFrames, listShards } from "@volley/db";
+import { CHROMIUM_FLAGS, CHROMIUM_PATH } from "@volley/devstack";
 import { chromium } from "playwright-core";
 import { pino } from "pino";
 import { RunMeter } from "../apps/hub/src/runs/run-meter";
+import { benchFrame, frameBodies, insertBenchRun, paintRunPage, readToken, signedInPage, signUpCookie, sleep, startWebStack } from "./lib/run-page";
 
-const SERVER_URL = process.env.VOLLEY_BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const SELF = fileURLToPath(import.meta.url);
-
-/** 256 distinct frame bodies like an echo agent's at ~500 round trips per second, reused round robin (encoding 360,000 would take longer than the run). */
-function bodies(): Array<Pick<IntervalFrame, "counters" | "histograms">> {
-  const out = [];
-  for (let b = 0; b < 256; b++) {
-    const r = new IntervalRecorder();
-    const base = 1500 + 700 * Math.sin(b / 20) + (b % 64 === 0 ? 30_000 : 0);
-    for (let k = 0; k < 500; k++) r.recordMicros("message.latency", base + Math.random() ** 3 * 25_000);
-    for (let k = 0; k < 500; k++) r.recordMicros("message.send_lag", Math.random() ** 4 * 2000);
-    r.increment("messages.sent", 500);
-    r.increment("messages.received", 500 - (b % 50 === 0 ? 1 : 0));
-    if (b % 50 === 0) r.increment("messages.lost", 1);
-    r.setGauge("connections.active", 50);
-    out.push(r.take());
-  }
-  return out;
-}
 
 /** Child: inserts seconds [from, to) of every shard, `perSecond` > 0 paced in real time (one batch per second), else as fast as it goes. */
 async function insertChild(url: string, runId: string, from: number, to: number, paced: boolean) {
   const h = createDb(url, 2);
   const shards = await listShards(h.db, runId);
-  const pool = bodies();
+  // 256 distinct bodies: encoding 360,000 would take longer than the run.
+  const pool = frameBodies(256, 64);
   const t0 = Date.now() - from * 1000;
   let batch: IntervalFrame[] = [];
   for (let i = from; i < to; i++) {
     const tick = Date.now();
-    for (const sh of shards) {
-      const body = pool[(sh.index * 37 + i) % pool.length]!;
-      const health = { cpu: 20 + (sh.index % 30), eventLoopDelayMs: { p50: 0.5, max: 2 }, rssMb: 140, sendLagMaxMs: 1.5, saturated: false };
-      batch.push({
-        runId,
-        shardId: sh.id,
-        agentId: `agt_bench_${sh.index}`,
-        seq: i,
-        index: i,
-        startedAt: t0 + i * 1000,
-        durationMs: 1000,
-        warmup: i < 5,
-        ...body,
-        health,
-      });
-    }
+    for (const sh of shards) batch.push(benchFrame(runId, sh, i, t0, pool));
     if (paced || batch.length >= 1000) {
       await insertFrames(h.db, batch);
       batch = [];
@@ -122,39 +78,12 @@ async function main() {
   const SECONDS = Math.max(30, Number(process.argv[3] ?? 3600));
   const LIVE = Math.min(SECONDS - 10, Math.max(10, Number(process.argv[4] ?? 60)));
   const out: Record<string, unknown> = { agents: AGENTS, seconds: SECONDS, frames: AGENTS * SECONDS, loadAtStart: await load() };
-  const testDb = await createTestDatabase(SERVER_URL);
-  const redisPort = await freePort();
-  const redis = spawn("redis-server", ["--port", String(redisPort), "--save", "", "--appendonly", "no"], { stdio: "ignore" });
-  const webPort = await freePort();
-  const web = startApp("web", {
-    ...process.env,
-    DATABASE_URL: testDb.url,
-    REDIS_URL: `redis://127.0.0.1:${redisPort}`,
-    WEB_PORT: String(webPort),
-    WEB_HOST: "127.0.0.1",
-    VOLLEY_PUBLIC_URL: `http://127.0.0.1:${webPort}`,
-    LOG_LEVEL: "info",
-  });
-  const h = createDb(testDb.url, 4);
-  const base = `http://127.0.0.1:${webPort}`;
+  const stack = await startWebStack();
+  const { base, web } = stack;
+  const h = createDb(stack.dbUrl, 4);
   try {
-    const plan = planSchema.parse({
-      name: "100 agents, one hour",
-      target: { url: "ws://127.0.0.1:9001/echo" },
-      connections: { count: AGENTS * 50, rate: 1000 },
-      scenario: { kind: "echo", message: { rate: 10 }, duration: `${SECONDS}s`, warmup: "5s" },
-      thresholds: ["latency.p95 < 200ms", "errors.rate < 1%"],
-      agents: { count: AGENTS },
-    });
-    const run = await insertRun(h.db, { plan });
-    await markRunRunning(h.db, run.id);
-    await insertShards(
-      h.db,
-      run.id,
-      Array.from({ length: AGENTS }, () => plan),
-    );
-    const { secret } = await createApiToken(h.db, { orgId: DEFAULT_ORG_ID, name: "bench", scopes: ["read"] });
-    const auth = { authorization: `Bearer ${secret}` };
+    const { runId, plan } = await insertBenchRun(h.db, AGENTS, SECONDS);
+    const auth = await readToken(stack.dbUrl);
     await web.waitFor(/ready/i, 120_000);
     let refused = 0;
     const timed = async (path: string): Promise<number> => {
@@ -170,9 +99,9 @@ async function main() {
       }
       return performance.now() - t;
     };
-    for (let i = 0; i < 5; i++) await timed(`/api/v1/runs/${run.id}`); // warm the route
+    for (let i = 0; i < 5; i++) await timed(`/api/v1/runs/${runId}`); // warm the route
 
-    const meter = new RunMeter({ db: h.db, runId: run.id, plan, log: pino({ level: "warn" }) });
+    const meter = new RunMeter({ db: h.db, runId, plan, log: pino({ level: "warn" }) });
     const follow = new AbortController();
     const following = meter.follow(follow.signal, 1000);
 
@@ -182,7 +111,7 @@ async function main() {
     const w0 = performance.now();
     const liveApi: number[] = [];
     let cpuQuiet: number | null = null;
-    const live = runChild([testDb.url, run.id, "0", String(LIVE), "1"], (l) => {
+    const live = runChild([stack.dbUrl, runId, "0", String(LIVE), "1"], (l) => {
       if (Number(l) === half && cpuQuiet === null) {
         const c = process.cpuUsage(cpu0);
         cpuQuiet = (c.user + c.system) / 1000 / (performance.now() - w0);
@@ -195,7 +124,7 @@ async function main() {
       const done = { v: false };
       void live.then(() => (done.v = true));
       while (!done.v) {
-        liveApi.push(await timed(`/api/v1/runs/${run.id}`));
+        liveApi.push(await timed(`/api/v1/runs/${runId}`));
         await sleep(250);
       }
     })();
@@ -220,7 +149,7 @@ async function main() {
     const fillT0 = performance.now();
     const fillApi: number[] = [];
     let filling = true;
-    const fill = runChild([testDb.url, run.id, String(LIVE), String(SECONDS), "0"], () => meter.nudge()).finally(() => (filling = false));
+    const fill = runChild([stack.dbUrl, runId, String(LIVE), String(SECONDS), "0"], () => meter.nudge()).finally(() => (filling = false));
     const sampler = (async () => {
       while (filling || meter.frames < total) {
         if (meter.frames / total >= nextSample) {
@@ -229,7 +158,7 @@ async function main() {
           memory.push({ frames: meter.frames, heapMb: mb(m.heapUsed), rssMb: mb(m.rss) });
           nextSample += 0.1;
         }
-        if (fillApi.length < 400) fillApi.push(await timed(`/api/v1/runs/${run.id}`));
+        if (fillApi.length < 400) fillApi.push(await timed(`/api/v1/runs/${runId}`));
         await sleep(250);
         if (!filling && meter.frames < total) await meter.poll();
       }
@@ -259,41 +188,25 @@ async function main() {
     await meter.poll();
     await meter.reconcile();
     const summary = meter.summary(true);
-    await finishRun(h.db, run.id, { status: "passed", summary });
+    await finishRun(h.db, runId, { status: "passed", summary });
     await meter.saveFinal(summary);
     out.finalize = { ms: Math.round(performance.now() - f0), frames: meter.frames, expected: total, sent: summary?.messages.sent };
 
     // 4. after.
     const after = { run: [] as number[], intervals: [] as number[], analysis: [] as number[] };
-    for (let i = 0; i < 200; i++) after.run.push(await timed(`/api/v1/runs/${run.id}`));
-    for (let i = 0; i < 10; i++) after.intervals.push(await timed(`/api/v1/runs/${run.id}/intervals`));
-    for (let i = 0; i < 10; i++) after.analysis.push(await timed(`/api/v1/runs/${run.id}/analysis`));
+    for (let i = 0; i < 200; i++) after.run.push(await timed(`/api/v1/runs/${runId}`));
+    for (let i = 0; i < 10; i++) after.intervals.push(await timed(`/api/v1/runs/${runId}/intervals`));
+    for (let i = 0; i < 10; i++) after.analysis.push(await timed(`/api/v1/runs/${runId}/analysis`));
     out.after = { apiRun: latencies(after.run), apiIntervals: latencies(after.intervals), apiAnalysis: latencies(after.analysis), load: await load() };
     process.stderr.write(`${JSON.stringify(out.after)}\n`);
 
-    const res = await fetch(`${base}/api/auth/sign-up/email`, {
-      method: "POST",
-      headers: { "content-type": "application/json", origin: base },
-      body: JSON.stringify({ email: "bench@example.com", password: "correct horse battery", name: "Bench" }),
-    });
-    const cookie = res.headers
-      .getSetCookie()
-      .map((c) => c.split(";")[0]!)
-      .find((c) => c.includes("session_token"));
-    if (!cookie) throw new Error(`sign-up answered ${res.status}: ${await res.text()}`);
+    const cookie = await signUpCookie(base);
     const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: [...CHROMIUM_FLAGS], headless: true });
     const paints: number[] = [];
     try {
       for (let i = 0; i < 3; i++) {
-        const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-        await context.addCookies([{ name: cookie.slice(0, cookie.indexOf("=")), value: cookie.slice(cookie.indexOf("=") + 1), url: base }]);
-        const page = await context.newPage();
-        const t = performance.now();
-        await page.goto(`${base}/runs/${run.id}`);
-        await page.locator(`[data-testid="run-charts"][data-points="${SECONDS}"]`).waitFor({ timeout: 120_000 });
-        await page.locator(".chart canvas").first().waitFor();
-        await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-        paints.push(performance.now() - t);
+        const { context, page } = await signedInPage(browser, base, cookie);
+        paints.push(await paintRunPage(page, base, runId, SECONDS));
         if (i === 0) await page.screenshot({ path: "/tmp/run-meter-hour.png" });
         await context.close();
       }
@@ -305,10 +218,7 @@ async function main() {
     process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
   } finally {
     await h.close();
-    await web.stop();
-    redis.kill();
-    await sleep(200);
-    await testDb.drop().catch(() => {});
+    await stack.stop();
   }
 }
 

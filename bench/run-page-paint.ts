@@ -14,107 +14,48 @@
  * picks another build dir), PostgreSQL (VOLLEY_BENCH_DATABASE_URL, default the local server),
  * `redis-server` on PATH, /usr/bin/chromium. BENCH_SCREENSHOT=path saves the cold page.
  */
-import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
-import { planSchema, type IntervalFrame } from "@volley/contracts";
-import {
-  createApiToken,
-  createDb,
-  createTestDatabase,
-  DEFAULT_ORG_ID,
-  finishRun,
-  insertFrames,
-  insertRun,
-  insertShards,
-  listRunPointRows,
-  listShards,
-  markRunRunning,
-  upsertRunPoints,
-} from "@volley/db";
-import { CHROMIUM_FLAGS, CHROMIUM_PATH, freePort, startApp } from "@volley/devstack";
-import { IntervalRecorder } from "@volley/metrics";
+import { createDb, finishRun, insertFrames, listRunPointRows, listShards, upsertRunPoints } from "@volley/db";
+import { CHROMIUM_FLAGS, CHROMIUM_PATH } from "@volley/devstack";
 import { chromium } from "playwright-core";
 import { pino } from "pino";
 import { RunMeter } from "../apps/hub/src/runs/run-meter";
+import { benchFrame, frameBodies, insertBenchRun, paintRunPage, readToken, signedInPage, signUpCookie, sleep, startWebStack } from "./lib/run-page";
 
-const SERVER_URL = process.env.VOLLEY_BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const AGENTS = 100;
 /** Seconds of real frames folded by the meter; the timeline repeats their merged points. */
 const SAMPLE = 30;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const load = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
-
-/** 64 frame bodies like an echo agent's at ~500 round trips per second (as run-meter-hour's), reused round robin. */
-function bodies(): Array<Pick<IntervalFrame, "counters" | "histograms">> {
-  const out = [];
-  for (let b = 0; b < 64; b++) {
-    const r = new IntervalRecorder();
-    const base = 1500 + 700 * Math.sin(b / 20) + (b % 32 === 0 ? 30_000 : 0);
-    for (let k = 0; k < 500; k++) r.recordMicros("message.latency", base + Math.random() ** 3 * 25_000);
-    for (let k = 0; k < 500; k++) r.recordMicros("message.send_lag", Math.random() ** 4 * 2000);
-    r.increment("messages.sent", 500);
-    r.increment("messages.received", 500 - (b % 50 === 0 ? 1 : 0));
-    if (b % 50 === 0) r.increment("messages.lost", 1);
-    r.setGauge("connections.active", 50);
-    out.push(r.take());
-  }
-  return out;
-}
 
 async function seed(url: string, seconds: number): Promise<string> {
   const h = createDb(url, 4);
   try {
-    const plan = planSchema.parse({
-      name: "100 agents, one hour",
-      target: { url: "ws://127.0.0.1:9001/echo" },
-      connections: { count: AGENTS * 50, rate: 1000 },
-      scenario: { kind: "echo", message: { rate: 10 }, duration: `${seconds}s`, warmup: "5s" },
-      thresholds: ["latency.p95 < 200ms", "errors.rate < 1%"],
-      agents: { count: AGENTS },
-    });
-    const run = await insertRun(h.db, { plan });
-    await markRunRunning(h.db, run.id);
-    await insertShards(
-      h.db,
-      run.id,
-      Array.from({ length: AGENTS }, () => plan),
-    );
-    const shards = await listShards(h.db, run.id);
-    const pool = bodies();
+    const { runId, plan } = await insertBenchRun(h.db, AGENTS, seconds);
+    const shards = await listShards(h.db, runId);
+    const pool = frameBodies(64, 32);
     const t0 = Date.now() - seconds * 1000;
     for (let i = 0; i < SAMPLE; i++) {
       await insertFrames(
         h.db,
-        shards.map((sh) => ({
-          runId: run.id,
-          shardId: sh.id,
-          agentId: `agt_bench_${sh.index}`,
-          seq: i,
-          index: i,
-          startedAt: t0 + i * 1000,
-          durationMs: 1000,
-          warmup: i < 5,
-          ...pool[(sh.index * 37 + i) % pool.length]!,
-          health: { cpu: 20 + (sh.index % 30), eventLoopDelayMs: { p50: 0.5, max: 2 }, rssMb: 140, sendLagMaxMs: 1.5, saturated: false },
-        })),
+        shards.map((sh) => benchFrame(runId, sh, i, t0, pool)),
       );
     }
-    const meter = await RunMeter.replay({ db: h.db, runId: run.id, plan, log: pino({ level: "warn" }) });
+    const meter = await RunMeter.replay({ db: h.db, runId, plan, log: pino({ level: "warn" }) });
     await meter.reconcile();
     const summary = meter.summary(true);
-    await finishRun(h.db, run.id, { status: "passed", summary });
+    await finishRun(h.db, runId, { status: "passed", summary });
     await meter.saveFinal(summary);
     // The rest of the hour: the sampled seconds' merged points again, past the warm-up.
-    const sample = (await listRunPointRows(h.db, run.id)).filter((r) => r.index >= 5);
+    const sample = (await listRunPointRows(h.db, runId)).filter((r) => r.index >= 5);
     for (let from = SAMPLE; from < seconds; from += 500) {
       const batch = [];
       for (let i = from; i < Math.min(seconds, from + 500); i++) {
         const row = sample[i % sample.length]!;
         batch.push({ point: { ...row.point, index: i, t: t0 + i * 1000, warmup: false }, histograms: row.histograms, frames: row.frames });
       }
-      await upsertRunPoints(h.db, run.id, batch);
+      await upsertRunPoints(h.db, runId, batch);
     }
-    return run.id;
+    return runId;
   } finally {
     await h.close();
   }
@@ -210,39 +151,16 @@ async function main() {
   const WARM = Math.max(0, Number(process.argv[2] ?? 4));
   const SECONDS = Math.max(SAMPLE + 1, Number(process.argv[3] ?? 3600));
   const out: Record<string, unknown> = { seconds: SECONDS, agents: AGENTS, loadAtStart: load() };
-  const testDb = await createTestDatabase(SERVER_URL);
-  const redisPort = await freePort();
-  const redis = spawn("redis-server", ["--port", String(redisPort), "--save", "", "--appendonly", "no"], { stdio: "ignore" });
-  const webPort = await freePort();
-  const web = startApp("web", {
-    ...process.env,
-    DATABASE_URL: testDb.url,
-    REDIS_URL: `redis://127.0.0.1:${redisPort}`,
-    WEB_PORT: String(webPort),
-    WEB_HOST: "127.0.0.1",
-    VOLLEY_PUBLIC_URL: `http://127.0.0.1:${webPort}`,
-    LOG_LEVEL: "info",
-  });
-  const base = `http://127.0.0.1:${webPort}`;
+  const stack = await startWebStack();
+  const { base, web } = stack;
   const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: [...CHROMIUM_FLAGS], headless: true });
   try {
-    const runId = await seed(testDb.url, SECONDS);
+    const runId = await seed(stack.dbUrl, SECONDS);
     await web.waitFor(/ready/i, 120_000);
-    const h = createDb(testDb.url, 1);
-    const { secret } = await createApiToken(h.db, { orgId: DEFAULT_ORG_ID, name: "bench", scopes: ["read"] });
-    await h.close();
+    const auth = await readToken(stack.dbUrl);
     // As run-meter-hour: the API was asked before the page (its route warm, the page's not).
-    for (let i = 0; i < 5; i++) await (await fetch(`${base}/api/v1/runs/${runId}`, { headers: { authorization: `Bearer ${secret}` } })).arrayBuffer();
-    const res = await fetch(`${base}/api/auth/sign-up/email`, {
-      method: "POST",
-      headers: { "content-type": "application/json", origin: base },
-      body: JSON.stringify({ email: "bench@example.com", password: "correct horse battery", name: "Bench" }),
-    });
-    const cookie = res.headers
-      .getSetCookie()
-      .map((c) => c.split(";")[0]!)
-      .find((c) => c.includes("session_token"));
-    if (!cookie) throw new Error(`sign-up answered ${res.status}: ${await res.text()}`);
+    for (let i = 0; i < 5; i++) await (await fetch(`${base}/api/v1/runs/${runId}`, { headers: auth })).arrayBuffer();
+    const cookie = await signUpCookie(base);
     // run-meter-hour's page was opened an hour after the server started: its start-up work (Next
     // preloads every route's modules in the background) was long done. Let it finish here too.
     await sleep(Number(process.env.BENCH_SETTLE_MS ?? 5000));
@@ -259,9 +177,7 @@ async function main() {
     }
     const navs = [];
     for (let i = 0; i <= WARM; i++) {
-      const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-      await context.addCookies([{ name: cookie.slice(0, cookie.indexOf("=")), value: cookie.slice(cookie.indexOf("=") + 1), url: base }]);
-      const page = await context.newPage();
+      const { context, page } = await signedInPage(browser, base, cookie);
       await page.addInitScript(() => {
         const w = window as unknown as { __longest: number; __tasks: number };
         w.__longest = 0;
@@ -288,12 +204,7 @@ async function main() {
         });
         await tracing.send("Tracing.start", { categories: "devtools.timeline,v8.execute,disabled-by-default-devtools.timeline", transferMode: "ReportEvents" });
       }
-      const t = performance.now();
-      await page.goto(`${base}/runs/${runId}`);
-      await page.locator(`[data-testid="run-charts"][data-points="${SECONDS}"]`).waitFor({ timeout: 120_000 });
-      await page.locator(".chart canvas").first().waitFor();
-      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-      const paintMs = performance.now() - t;
+      const paintMs = await paintRunPage(page, base, runId, SECONDS);
       if (tracing) {
         const done = new Promise((r) => tracing.once("Tracing.tracingComplete", r));
         await tracing.send("Tracing.end");
@@ -338,10 +249,7 @@ async function main() {
     process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
   } finally {
     await browser.close();
-    await web.stop();
-    redis.kill();
-    await sleep(200);
-    await testDb.drop().catch(() => {});
+    await stack.stop();
   }
 }
 
