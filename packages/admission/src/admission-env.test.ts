@@ -1,16 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { AdmissionEnvError, parseAdmissionEnv, parseQuota, parseTargetAllowlist } from "./admission-env";
 import { DEFAULT_QUOTAS } from "./target-policy";
+import { thrown } from "./test-support/thrown";
 
-function envError(fn: () => unknown): AdmissionEnvError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof AdmissionEnvError) return err;
-    throw err;
-  }
-  throw new Error("expected an AdmissionEnvError");
-}
+const envError = (fn: () => unknown) => thrown(AdmissionEnvError, fn);
 
 describe("admission env", () => {
   it("takes the defaults when unset or empty", () => {

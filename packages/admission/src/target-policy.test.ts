@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { planSchema } from "@volley/contracts";
 import { AdmissionRefusal } from "./admission-refusal";
 import { assertAllowlisted, assertPublicAddresses, assertWithinQuotas, planLoad, resolveTarget, targetHost } from "./target-policy";
+import { thrown } from "./test-support/thrown";
 
 const plan = (over: Record<string, unknown> = {}) =>
   planSchema.parse({
@@ -12,15 +13,7 @@ const plan = (over: Record<string, unknown> = {}) =>
     ...over,
   });
 
-function refusal(fn: () => unknown): AdmissionRefusal {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof AdmissionRefusal) return err;
-    throw err;
-  }
-  throw new Error("expected a refusal");
-}
+const refusal = (fn: () => unknown) => thrown(AdmissionRefusal, fn);
 
 describe("target policy", () => {
   it("resolves names with the system resolver and takes literal addresses as they are", async () => {
