@@ -3,23 +3,22 @@
  * HdrHistograms, two shards), rendered by the real web app (production build) in Debian's
  * Chromium. Measured: time from navigation until every chart holds all 3,600 points, the page's
  * longest main-thread task while loading, and how long the charts take to follow the cursor
- * (mouse moved across the latency chart, 60 steps) and a zoom drag.
+ * (mouse moved across the latency chart, 60 steps) and a zoom drag. The stack, sign-up and viewport
+ * (1440×900 since Session 16; 1280×800 before) are lib/run-page.ts's, as the other run-page benches'.
  *
  * Usage: node --import tsx bench/chart-render.ts [runs=3]
  * Needs `apps/web` built (`npm run build`), PostgreSQL (VOLLEY_BENCH_DATABASE_URL, default the local
  * server), `redis-server` on PATH and /usr/bin/chromium.
  */
-import { spawn } from "node:child_process";
 import { planSchema } from "@volley/contracts";
-import { createDb, createTestDatabase, finishRun, insertFrames, insertRun, insertShards, markRunRunning } from "@volley/db";
-import { CHROMIUM_FLAGS, CHROMIUM_PATH, freePort, startApp } from "@volley/devstack";
+import { createDb, finishRun, insertFrames, insertRun, insertShards, markRunRunning } from "@volley/db";
+import { CHROMIUM_FLAGS, CHROMIUM_PATH } from "@volley/devstack";
 import { IntervalRecorder, summarizeRun } from "@volley/metrics";
 import { chromium } from "playwright-core";
+import { signedInPage, signUpCookie, startWebStack } from "./lib/run-page";
 
 const RUNS = Math.min(9, Math.max(1, Number(process.argv[2] ?? 3)));
 const SECONDS = 3600;
-const SERVER_URL = process.env.VOLLEY_BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function seed(url: string): Promise<string> {
   const h = createDb(url, 2);
@@ -73,38 +72,13 @@ async function seed(url: string): Promise<string> {
 }
 
 async function once(run: number) {
-  const testDb = await createTestDatabase(SERVER_URL);
-  const redisPort = await freePort();
-  const redis = spawn("redis-server", ["--port", String(redisPort), "--save", "", "--appendonly", "no"], { stdio: "ignore" });
-  const webPort = await freePort();
-  const web = startApp("web", {
-    ...process.env,
-    DATABASE_URL: testDb.url,
-    REDIS_URL: `redis://127.0.0.1:${redisPort}`,
-    WEB_PORT: String(webPort),
-    WEB_HOST: "127.0.0.1",
-    VOLLEY_PUBLIC_URL: `http://127.0.0.1:${webPort}`,
-    LOG_LEVEL: "info",
-  });
+  const stack = await startWebStack();
   const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: [...CHROMIUM_FLAGS], headless: true });
   try {
-    const runId = await seed(testDb.url);
-    await web.waitFor(/ready/i, 90_000);
-    const base = `http://127.0.0.1:${webPort}`;
-    const res = await fetch(`${base}/api/auth/sign-up/email`, {
-      method: "POST",
-      headers: { "content-type": "application/json", origin: base },
-      body: JSON.stringify({ email: "bench@example.com", password: "correct horse battery", name: "Bench" }),
-    });
-    const cookie = res.headers
-      .getSetCookie()
-      .map((c) => c.split(";")[0]!)
-      .find((c) => c.includes("session_token"));
-    if (!cookie) throw new Error(`sign-up answered ${res.status}: ${await res.text()}`);
-    const [name, value] = [cookie.slice(0, cookie.indexOf("=")), cookie.slice(cookie.indexOf("=") + 1)];
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    await context.addCookies([{ name, value, url: base }]);
-    const page = await context.newPage();
+    const runId = await seed(stack.dbUrl);
+    await stack.web.waitFor(/ready/i, 90_000);
+    const base = stack.base;
+    const { context, page } = await signedInPage(browser, base, await signUpCookie(base));
     await page.addInitScript(() => {
       const w = window as unknown as { __longest: number };
       w.__longest = 0;
@@ -149,10 +123,7 @@ async function once(run: number) {
     return result;
   } finally {
     await browser.close();
-    await web.stop();
-    redis.kill();
-    await sleep(200);
-    await testDb.drop().catch(() => {});
+    await stack.stop();
   }
 }
 
