@@ -7,6 +7,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { parsePlanDocument, TEMPLATES } from "@volley/contracts";
 import { describe, expect, it } from "vitest";
 import { repoRoot } from "../env";
 import { freePort } from "../free-port";
@@ -122,6 +123,48 @@ describe("infra/compose.yaml", () => {
       const published = (byApp(app as DeployableApp).service.ports ?? []).map((p) => p.split(":").pop());
       expect(published.sort(), app).toEqual([...ports].sort());
     }
+  });
+  it("lets the templates run unchanged: the agent shares the targets' network namespace, and each template's loopback target is a port they listen on", () => {
+    const targets = byApp("targets");
+    const agent = byApp("agent").service;
+    expect(agent.network_mode).toBe(`service:${targets.name}`);
+    expect(Object.keys(agent.depends_on ?? {})).toContain(targets.name);
+    // A service in another's namespace may not publish ports of its own (compose refuses it).
+    expect(agent.ports).toBeUndefined();
+    const env = envOf(targets.service);
+    const listening = Object.entries(env).flatMap(([k, v]) => (k.endsWith("_PORT") ? [v] : []));
+    for (const t of TEMPLATES) {
+      const parsed = parsePlanDocument(t.yaml);
+      if (!parsed.ok) throw new Error(`${t.id}: ${JSON.stringify(parsed.issues)}`);
+      const url = new URL(parsed.plan.target.url);
+      // Loopback is what a self-hosted install admits with no allowlist; the port must be a target's.
+      expect(url.hostname, t.id).toBe("127.0.0.1");
+      expect(listening, `${t.id}: ${url.port}`).toContain(url.port);
+    }
+  });
+
+  it("gives web and the hub the same admission settings (mode, allowlist, quotas), from the shell or unset", () => {
+    const set = {
+      VOLLEY_MODE: "self-hosted",
+      VOLLEY_TARGET_ALLOWLIST: "api.example.com,10.0.0.0/8",
+      VOLLEY_QUOTA_CONNECTIONS: "2000",
+      VOLLEY_QUOTA_RATE: "9000",
+      VOLLEY_QUOTA_DURATION: "600",
+    };
+    for (const vars of [{}, set]) {
+      const [web, hub] = (["web", "hub"] as const).map((app) => envOf(byApp(app).service, vars));
+      for (const name of Object.keys(set)) {
+        expect(web![name], name).toBe((vars as Record<string, string>)[name] ?? "");
+        expect(hub![name], name).toBe(web![name]);
+      }
+      for (const app of ["web", "hub"] as const) {
+        const check = checkAppEnv(app, envOf(byApp(app).service, vars));
+        expect(check.ok, `${app}: ${check.output}`).toBe(true);
+      }
+    }
+    const bad = checkAppEnv("hub", envOf(byApp("hub").service, { VOLLEY_TARGET_ALLOWLIST: "https://api.example.com:443" }));
+    expect(bad.ok).toBe(false);
+    expect(bad.output).toMatch(/VOLLEY_TARGET_ALLOWLIST/);
   });
 });
 

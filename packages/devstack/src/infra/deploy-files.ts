@@ -11,6 +11,8 @@ export interface ComposeService {
   build?: { context: string; dockerfile: string };
   environment?: Record<string, string | number | boolean>;
   ports?: string[];
+  /** `service:<name>`: the container joins that service's network namespace. */
+  network_mode?: string;
   depends_on?: Record<string, { condition: string }>;
   healthcheck?: { test: string[] };
 }
