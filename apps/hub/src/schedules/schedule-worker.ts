@@ -3,7 +3,7 @@ import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { AdmissionRefusal, admitPlan, type TargetPolicy } from "@volley/admission";
 import { runNotQueuedReason } from "@volley/contracts";
-import { getPlan, getScheduleOfAnyOrg, insertRun, recordAudit, recordScheduleFiring, type Db } from "@volley/db";
+import { finishRun, getPlan, getScheduleOfAnyOrg, insertRun, recordAudit, recordScheduleFiring, type Db } from "@volley/db";
 import { enqueue, openQueue, QUEUE_NAMES, removePlanScheduler, runJob, scheduledRunJob } from "@volley/queue";
 import { errorMessage } from "../util/wait";
 
@@ -67,9 +67,10 @@ export class ScheduleWorker {
     } catch (err) {
       // The driver's text goes to the log; the schedule shows what happened and what to do (as web's runs do).
       log.error({ scheduleId, planId, runId: run.id, err: errorMessage(err) }, "scheduled run could not be queued");
-      await recordScheduleFiring(db, scheduleId, {
-        error: `run ${run.id} ${runNotQueuedReason("start the plan by hand or wait for the schedule's next firing")}`,
-      });
+      const reason = runNotQueuedReason("start the plan by hand or wait for the schedule's next firing");
+      // No job will ever run it: the row must not sit in `queued` (web ends its own such runs the same way).
+      await finishRun(db, run.id, { status: "errored", reason });
+      await recordScheduleFiring(db, scheduleId, { error: `run ${run.id} ${reason}` });
       throw err;
     }
     await recordScheduleFiring(db, scheduleId, { runId: run.id });
