@@ -16,7 +16,7 @@ import { TEST_AGENT_TOKEN } from "./test-support/hub-harness";
 import { useHubHarness } from "./test-support/use-hub-harness";
 import { testFrame, testPlan } from "./test-support/fixtures";
 
-const h = useHubHarness(5, { armTimeoutMs: 1500, agentGraceMs: 500, abortEndTimeoutMs: 2000, storeWaitMs: 5000 });
+const h = useHubHarness({ armTimeoutMs: 1500, agentGraceMs: 500, abortEndTimeoutMs: 2000, storeWaitMs: 5000 });
 
 const idsOf = (a: ScriptedAgent, job: ShardJob) => ({ runId: job.runId, shardId: job.shardId, agentId: a.agentId });
 

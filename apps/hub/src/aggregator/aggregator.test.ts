@@ -7,7 +7,7 @@ import { createDb, createTestDatabase, insertRun, insertShards, listFrames, type
 import { createRedis } from "@volley/queue";
 import type { Redis } from "ioredis";
 import { runStateKey } from "../coordination/run-coordinator";
-import { redisDbUrl } from "../test-support/hub-harness";
+import { leaseRedisDb, type RedisDbLease } from "../test-support/redis-db-lease";
 import { testFrame, testPlan } from "../test-support/fixtures";
 import { Aggregator } from "./aggregator";
 import { SAMPLES_PER_EVENT } from "./sample-cap";
@@ -15,6 +15,7 @@ import { streamDrained } from "./stream-backlog";
 
 let testDb: Awaited<ReturnType<typeof createTestDatabase>>;
 let h: DbHandle;
+let lease: RedisDbLease;
 let redis: Redis;
 let reader: Redis;
 const stored: Array<[string, number]> = [];
@@ -22,16 +23,16 @@ const stored: Array<[string, number]> = [];
 beforeAll(async () => {
   testDb = await createTestDatabase(inject("databaseServerUrl"));
   h = createDb(testDb.url, 2);
-  const url = redisDbUrl(inject("redisUrl"), 7);
-  redis = createRedis(url);
-  reader = createRedis(url);
-  await redis.flushdb();
+  lease = await leaseRedisDb(inject("redisUrl"));
+  redis = createRedis(lease.url);
+  reader = createRedis(lease.url);
 });
 afterAll(async () => {
   redis?.disconnect();
   reader?.disconnect();
   await h?.close();
   await testDb?.drop();
+  await lease?.release();
 });
 
 function aggregator(consumer = "test-hub", claimIdleMs = 30_000) {

@@ -8,11 +8,11 @@ import { testFrame, testPlan } from "../test-support/fixtures";
 
 const MAX_POOLS = 20;
 // Pools are released quickly here so the test sees it; the default is a minute.
-const h = useHubHarness(6, { maxPoolsPerOrg: MAX_POOLS, poolReleaseMs: 500 });
+const h = useHubHarness({ maxPoolsPerOrg: MAX_POOLS, poolReleaseMs: 500 });
 
 /** CLIENT LIST of this file's logical database: all clients, and those of pools' shard workers (BullMQ names them after their queue). */
 async function redisClients(): Promise<{ all: number; shardWorkers: number }> {
-  const lines = ((await h.redis.client("LIST")) as string).split("\n").filter((line) => / db=6 /.test(line));
+  const lines = ((await h.redis.client("LIST")) as string).split("\n").filter((line) => line.includes(` db=${h.redisDb} `));
   const names = lines.map((line) => /(?:^| )name=(\S*)/.exec(line)?.[1] ?? "");
   const shardWorkers = names.filter((n) => /^bull:/.test(n) && Buffer.from(n.slice(5), "base64").toString().startsWith(QUEUE_NAMES.shards(""))).length;
   return { all: lines.length, shardWorkers };

@@ -11,7 +11,7 @@ import { useHubHarness } from "../test-support/use-hub-harness";
 
 // An agent keeps one row across restarts: it sends the id persisted in its state file (agentKey),
 // each process with a new instanceId. Real hub, real sockets, real PostgreSQL.
-const h = useHubHarness(8);
+const h = useHubHarness();
 const OTHER_ORG = "org_identity_other";
 
 beforeAll(async () => {

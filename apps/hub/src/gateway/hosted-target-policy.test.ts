@@ -7,7 +7,7 @@ import { useHubHarness } from "../test-support/use-hub-harness";
 // A hub in hosted mode (VOLLEY_MODE=hosted) tells each agent so in its welcome: the agent then
 // refuses non-public target addresses at connect time (apps/agent's engine and drivers).
 
-const h = useHubHarness(11, { mode: "hosted" });
+const h = useHubHarness({ mode: "hosted" });
 
 describe("hosted hub", () => {
   it("sends targetPolicy { mode: hosted } in every agent's welcome", async () => {

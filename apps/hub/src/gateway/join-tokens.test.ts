@@ -10,7 +10,7 @@ import { testFrame, testPlan } from "../test-support/fixtures";
 
 const ORG = "org_tenant";
 // No shared AGENT_TOKEN: only join tokens admit agents.
-const h = useHubHarness(10, { agentToken: null, armTimeoutMs: 3000 });
+const h = useHubHarness({ agentToken: null, armTimeoutMs: 3000 });
 
 beforeAll(async () => {
   await h.db.db.insert(schema.orgs).values({ id: ORG, name: "Tenant" });
@@ -80,7 +80,7 @@ describe("agent join tokens at the gateway", () => {
 
 describe("the shared AGENT_TOKEN (self-hosted bootstrap)", () => {
   it("still admits agents into the default org next to join tokens", async () => {
-    const other = await startHubHarness({ databaseServerUrl: inject("databaseServerUrl"), redisUrl: inject("redisUrl"), redisDb: 11 });
+    const other = await startHubHarness({ databaseServerUrl: inject("databaseServerUrl"), redisUrl: inject("redisUrl") });
     try {
       const a = await ScriptedAgent.connect({ hubUrl: other.hubUrl, token: TEST_AGENT_TOKEN, name: "bootstrap", pool: "boot" });
       const { secret } = await createAgentToken(other.db.db, { orgId: DEFAULT_ORG_ID, name: "j", pool: "joined" });

@@ -5,7 +5,7 @@ import { prometheusMissing, startPrometheus } from "../test-support/prometheus-r
 import { useHubHarness } from "../test-support/use-hub-harness";
 
 const TOKEN = "metrics-token-0123456789";
-const h = useHubHarness(9, { metricsToken: TOKEN });
+const h = useHubHarness({ metricsToken: TOKEN });
 
 /** One sample's value from Prometheus' text format, or undefined when the series is absent. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {

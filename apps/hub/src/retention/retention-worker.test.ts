@@ -23,25 +23,27 @@ import {
 } from "@volley/db";
 import { IntervalMerger } from "@volley/metrics";
 import { createRedis, MAINTENANCE_QUEUE, retentionJob, scheduleRetention } from "@volley/queue";
-import { redisDbUrl } from "../test-support/hub-harness";
+import { leaseRedisDb, type RedisDbLease } from "../test-support/redis-db-lease";
 import { testFrame, testPlan } from "../test-support/fixtures";
 import { applyRetention, RetentionWorker } from "./retention-worker";
 
 let testDb: Awaited<ReturnType<typeof createTestDatabase>>;
 let h: DbHandle;
+let lease: RedisDbLease;
 let redis: Redis;
 const DAY = 86_400_000;
 
 beforeAll(async () => {
   testDb = await createTestDatabase(inject("databaseServerUrl"));
   h = createDb(testDb.url, 2);
-  redis = createRedis(redisDbUrl(inject("redisUrl"), 12));
-  await redis.flushdb();
+  lease = await leaseRedisDb(inject("redisUrl"));
+  redis = createRedis(lease.url);
 });
 afterAll(async () => {
   redis?.disconnect();
   await h?.close();
   await testDb?.drop();
+  await lease?.release();
 });
 
 /** A run with 3 seconds of frames; `endedDaysAgo` null leaves it running; `metered` writes its merged rows as the hub's meter does. */

@@ -5,7 +5,7 @@ import { testFrame, testPlan } from "../test-support/fixtures";
 
 // abortOnFail thresholds: the hub judges them on the frames stored so far and stops the run as failed.
 
-const h = useHubHarness(15, { armTimeoutMs: 10_000, storeWaitMs: 5000, abortEndTimeoutMs: 3000, thresholdCheckMs: 200 });
+const h = useHubHarness({ armTimeoutMs: 10_000, storeWaitMs: 5000, abortEndTimeoutMs: 3000, thresholdCheckMs: 200 });
 
 /** An agent in its own pool that answers shard.abort like apps/agent does: shard.end aborted. */
 const agent = (pool: string) => h.connect({ name: `aof-${pool}`, pool });

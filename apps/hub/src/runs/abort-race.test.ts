@@ -13,7 +13,7 @@ import { useHubHarness } from "../test-support/use-hub-harness";
  * shard's assign, some while it arms, some after it ran. Afterwards the agent must be free: listed
  * online, not busy, and a fresh run on it passes.
  */
-const h = useHubHarness(1, { abortEndTimeoutMs: 2000, storeWaitMs: 5000 });
+const h = useHubHarness({ abortEndTimeoutMs: 2000, storeWaitMs: 5000 });
 const output: string[] = [];
 const processes: ManagedProcess[] = [];
 let echoUrl = "";

@@ -7,7 +7,7 @@ import { TEST_AGENT_TOKEN } from "../test-support/hub-harness";
 import { useHubHarness } from "../test-support/use-hub-harness";
 import { testFrame, testPlan } from "../test-support/fixtures";
 
-const h = useHubHarness(12, { armTimeoutMs: 15_000, agentGraceMs: 1000, abortEndTimeoutMs: 3000, storeWaitMs: 5000 });
+const h = useHubHarness({ armTimeoutMs: 15_000, agentGraceMs: 1000, abortEndTimeoutMs: 3000, storeWaitMs: 5000 });
 const processes: ManagedProcess[] = [];
 
 // Runs before the harness's own afterAll (vitest runs afterAll hooks last-registered first).

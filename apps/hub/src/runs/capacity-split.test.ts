@@ -9,7 +9,7 @@ import { useHubHarness } from "../test-support/use-hub-harness";
 import { testPlan } from "../test-support/fixtures";
 
 // The dispatcher waits min(3 s, a third of armTimeoutMs) for a shard's planned agent: the full 3 s here.
-const h = useHubHarness(4, { armTimeoutMs: 9000, agentGraceMs: 500, abortEndTimeoutMs: 2000, storeWaitMs: 5000 });
+const h = useHubHarness({ armTimeoutMs: 9000, agentGraceMs: 500, abortEndTimeoutMs: 2000, storeWaitMs: 5000 });
 
 const agent = (name: string, pool: string, maxConnections: number, hubUrl?: string) => h.connect({ hubUrl, name, pool, capacity: { maxConnections } });
 

@@ -7,7 +7,8 @@ import { createDb, createTestDatabase, getRunMeter, getRunOfAnyOrg, insertRun, l
 import { mergeTimeline, summarizeRun } from "@volley/metrics";
 import { freePort, startApp, type ManagedProcess } from "@volley/devstack";
 import { createRedis, enqueue, QUEUE_NAMES, runJob } from "@volley/queue";
-import { redisDbUrl, TEST_AGENT_TOKEN } from "../test-support/hub-harness";
+import { TEST_AGENT_TOKEN } from "../test-support/hub-harness";
+import { leaseRedisDb, type RedisDbLease } from "../test-support/redis-db-lease";
 
 /**
  * The hub as a real process, killed with SIGKILL mid-run and started again on the same port,
@@ -26,6 +27,7 @@ const output: string[] = [];
 const processes: ManagedProcess[] = [];
 let dbh: DbHandle;
 let dropDb: () => Promise<void>;
+let lease: RedisDbLease;
 let redis: Redis;
 let runs: Queue;
 let env: NodeJS.ProcessEnv;
@@ -35,9 +37,9 @@ const tail = () => output.slice(-40).join("\n");
 beforeAll(async () => {
   const testDb = await createTestDatabase(inject("databaseServerUrl"));
   dropDb = testDb.drop;
-  const redisUrl = redisDbUrl(inject("redisUrl"), 9);
+  lease = await leaseRedisDb(inject("redisUrl"));
+  const redisUrl = lease.url;
   redis = createRedis(redisUrl);
-  await redis.flushdb();
   const port = await freePort();
   env = {
     ...process.env,
@@ -57,6 +59,7 @@ afterAll(async () => {
   redis?.disconnect();
   await dbh?.close();
   await dropDb?.().catch(() => {});
+  await lease?.release();
 });
 
 function start(app: "hub" | "agent" | "targets", name: string, extra: NodeJS.ProcessEnv = {}): ManagedProcess {

@@ -12,7 +12,7 @@ import { useHubHarness } from "../test-support/use-hub-harness";
  * run job, this hub once it recovers that job) finds the shard held by no live hub and ends it as
  * lost within the grace period, instead of waiting for the run's deadline (plan length + 30 s).
  */
-const h = useHubHarness(2, { armTimeoutMs: 15_000, agentGraceMs: 1000, orphanCheckMs: 200, abortEndTimeoutMs: 2000, storeWaitMs: 3000 });
+const h = useHubHarness({ armTimeoutMs: 15_000, agentGraceMs: 1000, orphanCheckMs: 200, abortEndTimeoutMs: 2000, storeWaitMs: 3000 });
 const output: string[] = [];
 let doomed: ManagedProcess | undefined;
 

@@ -9,7 +9,8 @@ import type { Redis } from "ioredis";
 import { createDb, createTestDatabase, getRunOfAnyOrg, insertRun, type DbHandle } from "@volley/db";
 import { createRedis, enqueue, QUEUE_NAMES, runJob } from "@volley/queue";
 import { startHub, type RunningHub } from "../hub";
-import { redisDbUrl, TEST_AGENT_TOKEN } from "../test-support/hub-harness";
+import { TEST_AGENT_TOKEN } from "../test-support/hub-harness";
+import { leaseRedisDb, type RedisDbLease } from "../test-support/redis-db-lease";
 import { testPlan } from "../test-support/fixtures";
 
 // A hub that loses PostgreSQL while a run waits for agents ends the run errored. The run's reason
@@ -55,6 +56,7 @@ let testDb: Awaited<ReturnType<typeof createTestDatabase>>;
 let relay: Relay;
 let hub: RunningHub;
 let db: DbHandle;
+let lease: RedisDbLease;
 let redis: Redis;
 let runs: Queue;
 const logLines: string[] = [];
@@ -66,9 +68,9 @@ beforeAll(async () => {
   const relayed = new URL(testDb.url);
   relayed.hostname = "127.0.0.1";
   relayed.port = String(await relay.listen());
-  const redisUrl = redisDbUrl(inject("redisUrl"), 10);
+  lease = await leaseRedisDb(inject("redisUrl"));
+  const redisUrl = lease.url;
   redis = createRedis(redisUrl);
-  await redis.flushdb();
   const log = pino(
     { level: "info" },
     new Writable({
@@ -91,6 +93,7 @@ afterAll(async () => {
   await db?.close();
   await relay?.close();
   await testDb?.drop();
+  await lease?.release();
 });
 
 async function until<T>(what: string, check: () => Promise<T | undefined | null | false>, timeoutMs = 20_000): Promise<T> {

@@ -22,13 +22,14 @@ import {
 import { analyzeFrames, decodeHistogram, mergeEncoded, mergeTimeline, summarizeRun } from "@volley/metrics";
 import { createRedis } from "@volley/queue";
 import type { Redis } from "ioredis";
-import { redisDbUrl } from "../test-support/hub-harness";
+import { leaseRedisDb, type RedisDbLease } from "../test-support/redis-db-lease";
 import { testFrame, testPlan } from "../test-support/fixtures";
 import { LiveFeed } from "./live-feed";
 import { RunMeter } from "./run-meter";
 
 let testDb: Awaited<ReturnType<typeof createTestDatabase>>;
 let h: DbHandle;
+let lease: RedisDbLease;
 let pub: Redis;
 let sub: Redis;
 let emitterRedis: Redis;
@@ -42,8 +43,8 @@ const log = pino({ level: "silent" });
 beforeAll(async () => {
   testDb = await createTestDatabase(inject("databaseServerUrl"));
   h = createDb(testDb.url, 4);
-  const url = redisDbUrl(inject("redisUrl"), 8);
-  [pub, sub, emitterRedis] = [createRedis(url), createRedis(url), createRedis(url)];
+  lease = await leaseRedisDb(inject("redisUrl"));
+  [pub, sub, emitterRedis] = [createRedis(lease.url), createRedis(lease.url), createRedis(lease.url)];
   http = createServer();
   server = new Server(http, { adapter: createAdapter(pub, sub) });
   server
@@ -60,6 +61,7 @@ afterAll(async () => {
   for (const c of [pub, sub, emitterRedis]) c?.disconnect();
   await h?.close();
   await testDb?.drop();
+  await lease?.release();
 });
 
 function collect<T>(event: string, until: (all: T[]) => boolean, timeoutMs = 5000): Promise<T[]> {

@@ -9,7 +9,7 @@ import { useHubHarness } from "../test-support/use-hub-harness";
  * served, and run once agents are free; none errors because agents are busy. The arm timeout is short
  * here: before the line, a run whose shard waited for a busy agent longer than it errored.
  */
-const h = useHubHarness(0, { armTimeoutMs: 2000, storeWaitMs: 3000, abortEndTimeoutMs: 2000 });
+const h = useHubHarness({ armTimeoutMs: 2000, storeWaitMs: 3000, abortEndTimeoutMs: 2000 });
 
 /**
  * Plays every shard it is given, one at a time, as apps/agent would: arm, start, one frame, end;

@@ -6,7 +6,7 @@ import { createWebhook, DEFAULT_ORG_ID, getRunOfAnyOrg } from "@volley/db";
 import { useHubHarness } from "../test-support/use-hub-harness";
 import { testFrame, testPlan } from "../test-support/fixtures";
 
-const h = useHubHarness(13, { armTimeoutMs: 5000, storeWaitMs: 5000 });
+const h = useHubHarness({ armTimeoutMs: 5000, storeWaitMs: 5000 });
 
 describe("measured start skew", () => {
   it("records the agents' reported actual starts vs the planned instant on the run row and in the summary", async () => {

@@ -13,7 +13,7 @@ import { useHubHarness } from "../test-support/use-hub-harness";
 // schedule panel shows as the last firing). A hosted hub with a 100-connection quota; real
 // PostgreSQL and Redis, BullMQ's job scheduler firing every second.
 
-const h = useHubHarness(3, { mode: "hosted", targetPolicy: { quotas: { connections: 100, messagesPerSecond: 50_000, durationSeconds: 1800 } } });
+const h = useHubHarness({ mode: "hosted", targetPolicy: { quotas: { connections: 100, messagesPerSecond: 50_000, durationSeconds: 1800 } } });
 let schedules: Queue;
 
 beforeAll(() => {

@@ -17,7 +17,7 @@ const doc = planSchema.parse({
   connections: { count: 1 },
   scenario: { kind: "echo", message: { rate: 1 }, duration: "1s" },
 });
-const h = useHubHarness(9);
+const h = useHubHarness();
 let schedules: Queue;
 let runs: Queue;
 

@@ -13,7 +13,7 @@ import { testFrame, testPlan } from "../test-support/fixtures";
  * hub left them; the agent is a scripted one whose hello names the shard. The whole restart, with
  * real processes, is in runs/hub-restart.test.ts.
  */
-const h = useHubHarness(3, { abortEndTimeoutMs: 2000 });
+const h = useHubHarness({ abortEndTimeoutMs: 2000 });
 let coordinator: RunCoordinator;
 const closers: Array<() => void> = [];
 

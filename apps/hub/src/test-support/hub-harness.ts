@@ -5,20 +5,16 @@ import { FINAL_RUN_STATUSES, type Plan } from "@volley/contracts";
 import { createDb, createTestDatabase, getRunOfAnyOrg, insertRun, type DbHandle, type RunRow } from "@volley/db";
 import { createRedis, enqueue, QUEUE_NAMES, runJob } from "@volley/queue";
 import { startHub, type HubConfig, type RunningHub } from "../hub";
+import { leaseRedisDb } from "./redis-db-lease";
 
 export const TEST_AGENT_TOKEN = "test-agent-token";
-
-/** redis://host:port/N — a logical database of its own per test file, so queues never mix. */
-export function redisDbUrl(serverUrl: string, db: number): string {
-  const u = new URL(serverUrl);
-  u.pathname = `/${db}`;
-  return u.toString();
-}
 
 export interface HubHarness {
   hub: RunningHub;
   databaseUrl: string;
   redisUrl: string;
+  /** The Redis logical database leased to this harness (in redisUrl). */
+  redisDb: number;
   hubUrl: string;
   db: DbHandle;
   redis: Redis;
@@ -27,27 +23,48 @@ export interface HubHarness {
   close(): Promise<void>;
 }
 
-/** A hub in-process on port 0 with a fresh database and an emptied Redis logical database. */
-export async function startHubHarness(opts: { databaseServerUrl: string; redisUrl: string; redisDb: number; hub?: Partial<HubConfig> }): Promise<HubHarness> {
+export interface HubHarnessOptions {
+  databaseServerUrl: string;
+  /** The Redis server; the harness leases one of its logical databases (test-support/redis-db-lease.ts). */
+  redisUrl: string;
+  /** That database and no other (callers outside this workspace that name their own); waits while it is leased. */
+  redisDb?: number;
+  hub?: Partial<HubConfig>;
+  /** Where the hub reaches its database, given the test database's URL (a relay the test can cut, say). */
+  hubDatabaseUrl?: (url: string) => string | Promise<string>;
+}
+
+/** A hub in-process on port 0 with a fresh database and a Redis logical database leased to it, emptied. */
+export async function startHubHarness(opts: HubHarnessOptions): Promise<HubHarness> {
   const testDb = await createTestDatabase(opts.databaseServerUrl);
-  const redisUrl = redisDbUrl(opts.redisUrl, opts.redisDb);
+  const lease = await leaseRedisDb(opts.redisUrl, { db: opts.redisDb });
+  const redisUrl = lease.url;
   const redis = createRedis(redisUrl);
-  await redis.flushdb();
-  const hub = await startHub({
-    databaseUrl: testDb.url,
-    redisUrl,
-    agentToken: TEST_AGENT_TOKEN,
-    port: 0,
-    log: pino({ level: process.env.HUB_TEST_LOG ?? "silent" }),
-    shutdownGraceMs: 1000,
-    ...opts.hub,
-  });
+  let hub: RunningHub;
+  try {
+    hub = await startHub({
+      databaseUrl: opts.hubDatabaseUrl ? await opts.hubDatabaseUrl(testDb.url) : testDb.url,
+      redisUrl,
+      agentToken: TEST_AGENT_TOKEN,
+      port: 0,
+      log: pino({ level: process.env.HUB_TEST_LOG ?? "silent" }),
+      shutdownGraceMs: 1000,
+      ...opts.hub,
+    });
+  } catch (err) {
+    // The file's afterAll has no harness to close: give the database and the lease back here.
+    redis.disconnect();
+    await testDb.drop().catch(() => {});
+    await lease.release().catch(() => {});
+    throw err;
+  }
   const db = createDb(testDb.url, 4);
   const runs = new Queue(QUEUE_NAMES.runs, { connection: redis });
   return {
     hub,
     databaseUrl: testDb.url,
     redisUrl,
+    redisDb: lease.db,
     hubUrl: `http://127.0.0.1:${hub.port}`,
     db,
     redis,
@@ -72,6 +89,7 @@ export async function startHubHarness(opts: { databaseServerUrl: string; redisUr
       redis.disconnect();
       await db.close();
       await testDb.drop();
+      await lease.release();
     },
   };
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, inject } from "vitest";
 import "@volley/devstack/vitest-context";
 import type { HubConfig } from "../hub";
-import { startHubHarness, TEST_AGENT_TOKEN, type HubHarness } from "./hub-harness";
+import { startHubHarness, TEST_AGENT_TOKEN, type HubHarness, type HubHarnessOptions } from "./hub-harness";
 import { ScriptedAgent, type ScriptedAgentOptions } from "./scripted-agent";
 
 /** The file's hub harness, readable once beforeAll has started it; afterAll closes it. */
@@ -11,15 +11,15 @@ export interface UsedHubHarness extends Omit<HubHarness, "close"> {
 }
 
 /**
- * Registers the test file's beforeAll/afterAll for a hub harness on its own Redis logical database
- * `redisDb` (flushed at start, so no two files may share one). Hooks a file adds after this call run
- * after the hub has started and, in vitest's stack order, before it closes.
+ * Registers the test file's beforeAll/afterAll for a hub harness on a Redis logical database leased
+ * to it alone. Hooks a file adds after this call run after the hub has started and, in vitest's
+ * stack order, before it closes.
  */
-export function useHubHarness(redisDb: number, hub?: Partial<HubConfig>): UsedHubHarness {
+export function useHubHarness(hub?: Partial<HubConfig>, opts: Pick<HubHarnessOptions, "hubDatabaseUrl"> = {}): UsedHubHarness {
   let harness: HubHarness | undefined;
   const agents: ScriptedAgent[] = [];
   beforeAll(async () => {
-    harness = await startHubHarness({ databaseServerUrl: inject("databaseServerUrl"), redisUrl: inject("redisUrl"), redisDb, hub });
+    harness = await startHubHarness({ databaseServerUrl: inject("databaseServerUrl"), redisUrl: inject("redisUrl"), hub, ...opts });
   });
   afterAll(async () => {
     for (const a of agents) a.close();
@@ -39,6 +39,9 @@ export function useHubHarness(redisDb: number, hub?: Partial<HubConfig>): UsedHu
     },
     get redisUrl() {
       return started().redisUrl;
+    },
+    get redisDb() {
+      return started().redisDb;
     },
     get hubUrl() {
       return started().hubUrl;

@@ -8,7 +8,7 @@ import { runFinishedPayloadSchema } from "@volley/contracts";
 import { createDb, createTestDatabase, createWebhook, DEFAULT_ORG_ID, listDeliveryAttempts, type DbHandle } from "@volley/db";
 import { createRedis, enqueue, QUEUE_NAMES, webhookJob } from "@volley/queue";
 import type { Redis } from "ioredis";
-import { redisDbUrl } from "../test-support/hub-harness";
+import { leaseRedisDb, type RedisDbLease } from "../test-support/redis-db-lease";
 import { slackText } from "./webhook-body";
 import { WebhookWorker } from "./webhook-worker";
 
@@ -17,6 +17,7 @@ import { WebhookWorker } from "./webhook-worker";
 // status, time and the start of its answer — also when it answered 500 or not at all.
 
 let db: DbHandle;
+let lease: RedisDbLease;
 let redis: Redis;
 let queue: Queue;
 let worker: WebhookWorker;
@@ -30,8 +31,8 @@ beforeAll(async () => {
   const testDb = await createTestDatabase(inject("databaseServerUrl"));
   drop = testDb.drop;
   db = createDb(testDb.url, 2);
-  redis = createRedis(redisDbUrl(inject("redisUrl"), 7));
-  await redis.flushdb();
+  lease = await leaseRedisDb(inject("redisUrl"));
+  redis = createRedis(lease.url);
   queue = new Queue(QUEUE_NAMES.webhooks, { connection: redis });
   worker = new WebhookWorker({ db: db.db, connection: redis, log: pino({ level: "silent" }), timeoutMs: 1000 });
   worker.start();
@@ -53,6 +54,7 @@ afterAll(async () => {
   redis?.disconnect();
   await db?.close();
   await drop?.();
+  await lease?.release();
   await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
 });
 

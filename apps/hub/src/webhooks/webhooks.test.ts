@@ -65,7 +65,7 @@ class Receiver {
 const ORG_B = "org_webhooks_b";
 // The hub seals and opens secrets with this key, as web and hub share VOLLEY_SECRETS_KEY.
 const KEYS = parseSecretKeys(randomBytes(32).toString("base64"));
-const h = useHubHarness(14, { armTimeoutMs: 10_000, storeWaitMs: 5000, webhookRetryDelayMs: 100, webhookTimeoutMs: 500, secretsKeys: KEYS });
+const h = useHubHarness({ armTimeoutMs: 10_000, storeWaitMs: 5000, webhookRetryDelayMs: 100, webhookTimeoutMs: 500, secretsKeys: KEYS });
 let queue: Queue;
 const receivers: Receiver[] = [];
 
