@@ -125,6 +125,8 @@ export class RunCoordinator {
       for (const h of this.abortHandlers) h(msg.runId, msg.reason!);
     }
     if (msg.kind === "cancel") for (const h of this.cancelHandlers) h(msg.runId, msg.reason ?? "cancelled");
+    // Every replica that read the run's state drops its parses once the run is finalized.
+    if (msg.kind === "finalized") this.parseCache.delete(msg.runId);
     for (const l of this.listeners.get(msg.runId) ?? []) l(msg);
   }
 
@@ -183,7 +185,8 @@ export class RunCoordinator {
       const key = runStateKey(runId);
       await this.redis.multi().hset(key, JUDGED_FIELD, JSON.stringify(judged)).expire(key, STATE_TTL_S).exec();
     }
-    return this.write(runId, "finalized", status, { kind: "finalized", runId });
+    await this.write(runId, "finalized", status, { kind: "finalized", runId });
+    this.parseCache.delete(runId);
   }
 
   /**
@@ -218,7 +221,9 @@ export class RunCoordinator {
   async getState(runId: string): Promise<RunState> {
     const raw = await this.redis.hgetall(runStateKey(runId));
     const state: RunState = { armed: new Map(), started: new Map(), ended: new Map(), startAt: null, cancel: null, abort: null, finalized: null };
-    const parse = <T>(field: string, value: string): T => this.parsed(runId, field, value) as T;
+    // A finalized run's state is read rarely (a late waiter, a restatement): parsed, not cached again.
+    const cached = raw.finalized === undefined;
+    const parse = <T>(field: string, value: string): T => (cached ? this.parsed(runId, field, value) : Object.freeze(JSON.parse(value))) as T;
     for (const [field, value] of Object.entries(raw)) {
       if (field.startsWith("armed:")) state.armed.set(field.slice(6), parse<ArmedShard>(field, value));
       else if (field.startsWith("started:")) state.started.set(field.slice(8), parse<StartedShard>(field, value));
@@ -229,6 +234,11 @@ export class RunCoordinator {
       else if (field === "finalized") state.finalized = value;
     }
     return state;
+  }
+
+  /** How many runs' field parses are cached (at most 256; a finalized run's are dropped). */
+  get cachedRuns(): number {
+    return this.parseCache.size;
   }
 
   /**

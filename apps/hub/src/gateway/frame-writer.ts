@@ -17,8 +17,8 @@ interface Pending {
  * acknowledges it; an acknowledgement waits at most `gatherMs` longer.
  */
 export class FrameWriter {
+  /** Frames waiting for the next flush; a flush is scheduled exactly while this is not empty. */
   private queue: Pending[] = [];
-  private scheduled = false;
 
   constructor(
     private readonly redis: Redis,
@@ -28,18 +28,13 @@ export class FrameWriter {
   /** Resolves once the frame is in its run's stream (and the run marked active); rejects if not. */
   append(runId: string, body: string): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ runId, body, resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setTimeout(() => void this.flush(), this.gatherMs);
-      }
+      if (this.queue.push({ runId, body, resolve, reject }) === 1) setTimeout(() => void this.flush(), this.gatherMs);
     });
   }
 
   private async flush(): Promise<void> {
     const batch = this.queue;
     this.queue = [];
-    this.scheduled = false;
     const tx = this.redis.multi();
     for (const p of batch) tx.xadd(REDIS_KEYS.frames(p.runId), "*", "f", p.body);
     const runs = [...new Set(batch.map((p) => p.runId))];
