@@ -1,17 +1,12 @@
 import { createServer, connect, type Server, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import "@volley/devstack/vitest-context";
-import { Queue } from "bullmq";
+import { afterAll, describe, expect, it } from "vitest";
 import { pino } from "pino";
-import type { Redis } from "ioredis";
-import { createDb, createTestDatabase, getRunOfAnyOrg, insertRun, type DbHandle } from "@volley/db";
-import { createRedis, enqueue, QUEUE_NAMES, runJob } from "@volley/queue";
-import { startHub, type RunningHub } from "../hub";
-import { TEST_AGENT_TOKEN } from "../test-support/hub-harness";
-import { leaseRedisDb, type RedisDbLease } from "../test-support/redis-db-lease";
+import { getRunOfAnyOrg } from "@volley/db";
 import { testPlan } from "../test-support/fixtures";
+import { until } from "../test-support/until";
+import { useHubHarness } from "../test-support/use-hub-harness";
 
 // A hub that loses PostgreSQL while a run waits for agents ends the run errored. The run's reason
 // is what users read (run page, API, webhooks): it says the database was lost, in words, not the
@@ -52,79 +47,62 @@ class Relay {
   }
 }
 
-let testDb: Awaited<ReturnType<typeof createTestDatabase>>;
-let relay: Relay;
-let hub: RunningHub;
-let db: DbHandle;
-let lease: RedisDbLease;
-let redis: Redis;
-let runs: Queue;
+let relay: Relay | undefined;
 const logLines: string[] = [];
 
-beforeAll(async () => {
-  testDb = await createTestDatabase(inject("databaseServerUrl"));
-  const direct = new URL(testDb.url);
-  relay = new Relay({ host: direct.hostname, port: Number(direct.port || 5432) });
-  const relayed = new URL(testDb.url);
-  relayed.hostname = "127.0.0.1";
-  relayed.port = String(await relay.listen());
-  lease = await leaseRedisDb(inject("redisUrl"));
-  const redisUrl = lease.url;
-  redis = createRedis(redisUrl);
-  const log = pino(
-    { level: "info" },
-    new Writable({
-      write(chunk, _enc, done) {
-        logLines.push(String(chunk));
-        done();
-      },
-    }),
-  );
-  hub = await startHub({ databaseUrl: relayed.toString(), redisUrl, agentToken: TEST_AGENT_TOKEN, port: 0, log, shutdownGraceMs: 1000 });
-  db = createDb(testDb.url, 2);
-  runs = new Queue(QUEUE_NAMES.runs, { connection: redis });
-});
-
+// Registered before the harness, so it runs after the harness has closed the hub (vitest's stack order).
 afterAll(async () => {
-  relay?.restore();
-  await hub?.close();
-  await runs?.close();
-  redis?.disconnect();
-  await db?.close();
   await relay?.close();
-  await testDb?.drop();
-  await lease?.release();
 });
-
-async function until<T>(what: string, check: () => Promise<T | undefined | null | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const h = useHubHarness(
+  {
+    log: pino(
+      { level: "info" },
+      new Writable({
+        write(chunk, _enc, done) {
+          logLines.push(String(chunk));
+          done();
+        },
+      }),
+    ),
+  },
+  {
+    // The hub reaches its database through the relay; the test reads it directly.
+    async hubDatabaseUrl(url) {
+      const direct = new URL(url);
+      relay = new Relay({ host: direct.hostname, port: Number(direct.port || 5432) });
+      const relayed = new URL(url);
+      relayed.hostname = "127.0.0.1";
+      relayed.port = String(await relay.listen());
+      return relayed.toString();
+    },
+  },
+);
+// Before the harness closes the hub, which needs its database to stop cleanly.
+afterAll(() => relay?.restore());
 
 describe("a run whose hub loses the database", () => {
   it("ends errored with a reason in words, the driver's error in the hub's log", async () => {
     // No agent ever connects: the run waits in its pool's line, reading its row every second.
-    const run = await insertRun(db.db, { plan: testPlan({ name: "db lost" }) });
-    await enqueue(runs, runJob, { runId: run.id });
-    await until("the run waiting in the line", async () => logLines.some((l) => l.includes(run.id) && l.includes("run waiting for agents")));
+    const runId = await h.startRun(testPlan({ name: "db lost" }));
+    await until("the run waiting in the line", async () => logLines.some((l) => l.includes(runId) && l.includes("run waiting for agents")), 20_000);
 
-    relay.drop();
-    await until("the run's execution failed", async () => logLines.some((l) => l.includes(run.id) && l.includes("run execution failed")));
+    relay!.drop();
+    await until("the run's execution failed", async () => logLines.some((l) => l.includes(runId) && l.includes("run execution failed")), 20_000);
     // The hub retries the errored status every 2 s until the database answers again.
-    relay.restore();
-    const ended = await until("the run errored", async () => {
-      const row = await getRunOfAnyOrg(db.db, run.id);
-      return row?.status === "errored" ? row : null;
-    });
+    relay!.restore();
+    const ended = await until(
+      "the run errored",
+      async () => {
+        const row = await getRunOfAnyOrg(h.db.db, runId);
+        return row?.status === "errored" ? row : null;
+      },
+      20_000,
+    );
 
     expect(ended.reason).toMatch(/^the hub lost its connection to the database \(PostgreSQL\) while running this run/);
     expect(ended.reason).not.toMatch(/Failed query|select|params|ECONNREFUSED|terminated|127\.0\.0\.1/i);
-    const failed = logLines.find((l) => l.includes(run.id) && l.includes("run execution failed"))!;
+    const failed = logLines.find((l) => l.includes(runId) && l.includes("run execution failed"))!;
     const logged = JSON.parse(failed) as { err: string; reason: string };
     // The log keeps what the driver said, beneath drizzle's query text.
     expect(logged.err).toMatch(/Failed query: .*caused by: .*(Connection terminated|ECONNREFUSED|ECONNRESET|not queryable)/s);

@@ -1,9 +1,10 @@
-import { Queue } from "bullmq";
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { planSchema, type Plan } from "@volley/contracts";
-import { DEFAULT_ORG_ID, getPlanSchedule, insertPlan, insertRun, schema, upsertPlanSchedule } from "@volley/db";
-import { QUEUE_NAMES, removePlanScheduler, upsertPlanScheduler } from "@volley/queue";
+import { DEFAULT_ORG_ID, getPlanSchedule, insertRun, schema } from "@volley/db";
+import { removePlanScheduler } from "@volley/queue";
+import { usePlanSchedules } from "../test-support/plan-schedules";
+import { until } from "../test-support/until";
 import { useHubHarness } from "../test-support/use-hub-harness";
 
 // A schedule's firing is admitted as a run queued through the API is (@volley/admission): in
@@ -14,38 +15,23 @@ import { useHubHarness } from "../test-support/use-hub-harness";
 // PostgreSQL and Redis, BullMQ's job scheduler firing every second.
 
 const h = useHubHarness({ mode: "hosted", targetPolicy: { quotas: { connections: 100, messagesPerSecond: 50_000, durationSeconds: 1800 } } });
-let schedules: Queue;
-
-beforeAll(() => {
-  schedules = new Queue(QUEUE_NAMES.schedules, { connection: h.redis });
-});
-afterAll(async () => {
-  await schedules?.close();
-});
+const schedules = usePlanSchedules(h);
 
 const doc = (name: string, url: string, connections: number): Plan =>
   planSchema.parse({ name, target: { url }, connections: { count: connections }, scenario: { kind: "echo", message: { rate: 1 }, duration: "1s" } });
 
 /** Schedules the plan every second, waits for a firing's outcome, stops the schedule; returns the schedule row and the plan's runs. */
 async function fireOnce(plan: Plan) {
-  const saved = await insertPlan(h.db.db, { orgId: DEFAULT_ORG_ID, document: plan });
-  const row = await upsertPlanSchedule(h.db.db, {
-    orgId: DEFAULT_ORG_ID,
-    planId: saved.id,
-    cron: "* * * * * *",
-    timezone: "UTC",
-    enabled: true,
-    createdBy: null,
-  });
-  await upsertPlanScheduler(schedules, { id: row.id, planId: saved.id, orgId: DEFAULT_ORG_ID, cron: row.cron, timezone: row.timezone });
-  const deadline = Date.now() + 10_000;
-  let after = await getPlanSchedule(h.db.db, DEFAULT_ORG_ID, saved.id);
-  while (!after?.lastRunAt) {
-    if (Date.now() > deadline) throw new Error("the schedule did not fire within 10 s");
-    await new Promise((r) => setTimeout(r, 100));
-    after = await getPlanSchedule(h.db.db, DEFAULT_ORG_ID, saved.id);
-  }
-  await removePlanScheduler(schedules, saved.id);
+  const { plan: saved } = await schedules.everySecond(plan);
+  const after = await until(
+    "the schedule's first firing",
+    async () => {
+      const row = await getPlanSchedule(h.db.db, DEFAULT_ORG_ID, saved.id);
+      return row?.lastRunAt ? row : null;
+    },
+    10_000,
+  );
+  await removePlanScheduler(schedules.queue, saved.id);
   const runs = await h.db.db.select().from(schema.runs).where(eq(schema.runs.planId, saved.id));
   return { schedule: after, runs };
 }

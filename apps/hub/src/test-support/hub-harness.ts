@@ -18,6 +18,8 @@ export interface HubHarness {
   hubUrl: string;
   db: DbHandle;
   redis: Redis;
+  /** The runs queue (what web enqueues a run's job on). */
+  runs: Queue;
   startRun(plan: Plan): Promise<string>;
   waitForFinal(runId: string, timeoutMs?: number): Promise<RunRow>;
   close(): Promise<void>;
@@ -68,6 +70,7 @@ export async function startHubHarness(opts: HubHarnessOptions): Promise<HubHarne
     hubUrl: `http://127.0.0.1:${hub.port}`,
     db,
     redis,
+    runs,
     // What apps/web does: insert the run, enqueue its job.
     async startRun(plan) {
       const run = await insertRun(db.db, { plan });

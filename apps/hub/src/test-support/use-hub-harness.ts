@@ -52,6 +52,9 @@ export function useHubHarness(hub?: Partial<HubConfig>, opts: Pick<HubHarnessOpt
     get redis() {
       return started().redis;
     },
+    get runs() {
+      return started().runs;
+    },
     startRun: (plan) => started().startRun(plan),
     waitForFinal: (runId, timeoutMs) => started().waitForFinal(runId, timeoutMs),
     async connect(opts = {}) {
