@@ -157,7 +157,12 @@ describe.skipIf(!hasChromium)("run results in Chromium", () => {
     const sweepLegend = await page.locator('[data-testid="sweep-chart"] .u-legend .u-value').allInnerTexts();
     expect(sweepLegend[0]).toBe("marked point");
     expect(sweepLegend[1]).toMatch(/ ms at [\d.]+\/s$/);
+    // Its 1 s rule is far above steps of a few ms: named above the chart rather than drawn, which
+    // would flatten the curve onto the axis; on a log scale it is drawn.
+    expect(await page.getByTestId("sweep-rule-above").innerText()).toMatch(/^stop rule: p95 ≤ 1000 ms: above this chart, whose highest step is [\d.]+ ms/);
     await shot("results-05-capacity");
+    await page.getByTestId("sweep-chart").getByLabel("log scale").check();
+    await page.getByTestId("sweep-rule-above").waitFor({ state: "detached" });
 
     // The run page's download link and its print view.
     await page.goto(`${stack.webUrl}/runs/${staged}`);

@@ -5,7 +5,16 @@ import { useEffect, useMemo, useRef, useState } from "react";
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import { fmtMs, fmtRate } from "../lib/format";
-import { defaultPercentile, referenceLines, sweepCurves, type Curve, type CurvePercentile, type CurveX, type ReferenceLine } from "../lib/sweep-curves";
+import {
+  defaultPercentile,
+  linesOnScale,
+  referenceLines,
+  sweepCurves,
+  type Curve,
+  type CurvePercentile,
+  type CurveX,
+  type ReferenceLine,
+} from "../lib/sweep-curves";
 
 /** All curves on one x grid (the union of their x values); each curve is null where it has no step. Then one column per reference line. */
 function aligned(curves: Curve[], lines: ReferenceLine[]): { data: uPlot.AlignedData; xs: number[] } {
@@ -43,7 +52,8 @@ export function SweepChart({ runs }: { runs: Run[] }) {
   const [log, setLog] = useState(false);
   const ref = useRef<HTMLDivElement>(null);
   const curves = useMemo(() => sweepCurves(runs, x, percentile), [runs, x, percentile]);
-  const lines = useMemo(() => referenceLines(runs, percentile), [runs, percentile]);
+  const ruleLines = useMemo(() => referenceLines(runs, percentile), [runs, percentile]);
+  const { drawn: lines, above, highest } = useMemo(() => linesOnScale(ruleLines, curves, log), [ruleLines, curves, log]);
 
   useEffect(() => {
     const el = ref.current;
@@ -91,7 +101,8 @@ export function SweepChart({ runs }: { runs: Run[] }) {
       {
         width: Math.max(300, el.clientWidth),
         height: 360,
-        scales: { x: { time: false }, y: log ? { distr: 3 } : { auto: true } },
+        // Linear latency from 0: an auto range of 7.4–7.7 ms would draw noise as a steep fall.
+        scales: { x: { time: false }, y: log ? { distr: 3 } : { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
         axes: [
           { label: series[0]!.label as string, stroke: "#4b5563", grid: { stroke: "#eceef2" } },
           { label: `latency ${percentile} (ms)`, stroke: "#4b5563", grid: { stroke: "#eceef2" }, size: 60 },
@@ -141,7 +152,12 @@ export function SweepChart({ runs }: { runs: Run[] }) {
           <input type="checkbox" checked={log} onChange={(e) => setLog(e.target.checked)} /> log scale
         </label>
       </div>
-      {lines.length === 0 && runs.some((r) => r.plan.sweep?.stopWhen) ? (
+      {above.length > 0 && highest !== null ? (
+        <p className="small muted" data-testid="sweep-rule-above">
+          {above.map((l) => l.label).join(", ")}: above this chart, whose highest step is {fmtMs(highest)} (tick log scale to see both).
+        </p>
+      ) : null}
+      {ruleLines.length === 0 && runs.some((r) => r.plan.sweep?.stopWhen) ? (
         <p className="small muted" data-testid="sweep-no-rule-line">
           No stop-rule limit on {percentile}: the line is drawn for the percentile the rule judges.
         </p>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Run, SweepStep } from "@volley/contracts";
-import { defaultPercentile, findKnee, referenceLines, sweepCurves, valueAt } from "./sweep-curves";
+import { defaultPercentile, findKnee, linesOnScale, referenceLines, sweepCurves, valueAt } from "./sweep-curves";
 
 describe("findKnee", () => {
   it("finds where a flat latency curve turns up", () => {
@@ -115,6 +115,19 @@ describe("the stop rule on the chart", () => {
     expect(referenceLines([p99], "p95")).toEqual([]);
     expect(referenceLines([sweepRun(undefined, null)], "p95")).toEqual([]);
     expect(referenceLines([sweepRun({ max: "5s", p95: "200ms" }, 5)], "max")).toEqual([{ ms: 5000, label: "stop rule: max ≤ 5000 ms" }]);
+  });
+
+  it("names a limit far above every step instead of flattening the curve under it; a log scale draws it", () => {
+    const run = sweepRun({ p95: "200ms" }, 4);
+    const lines = referenceLines([run], "p95");
+    const [curve] = sweepCurves([run], "sent", "p95");
+    // The whole sweep climbs to 900 ms: its 200 ms rule is on the chart, as judged.
+    expect(linesOnScale(lines, [curve!], false)).toEqual({ drawn: lines, above: [], highest: 900 });
+    // Steps that top out at 9 ms: 200 ms would squash them onto the axis, so it is named instead.
+    const low = { ...curve!, points: curve!.points.slice(0, 5) };
+    expect(linesOnScale(lines, [low], false)).toEqual({ drawn: [], above: lines, highest: 9 });
+    expect(linesOnScale(lines, [low], true)).toEqual({ drawn: lines, above: [], highest: 9 });
+    expect(linesOnScale(lines, [], false)).toEqual({ drawn: lines, above: [], highest: null });
   });
 
   it("shows first the percentile the stop rule judges", () => {

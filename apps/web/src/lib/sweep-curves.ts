@@ -63,6 +63,29 @@ export function referenceLines(runs: Run[], percentile: CurvePercentile): Refere
   return [...lines.values()].sort((a, b) => a.ms - b.ms);
 }
 
+/** A limit this many times the curves' highest point would flatten them to the axis on a linear scale. */
+const OFF_SCALE_FACTOR = 5;
+
+/**
+ * Which reference lines a linear chart draws, and which it only names: a stop rule far above every
+ * step (200 ms over a curve topping out at 3 ms) would stretch the y axis until the curve is a flat
+ * line at zero, hiding the shape the chart is for. On a log scale every line fits.
+ */
+export function linesOnScale(
+  lines: ReferenceLine[],
+  curves: Curve[],
+  log: boolean,
+): { drawn: ReferenceLine[]; above: ReferenceLine[]; highest: number | null } {
+  const ys = curves.flatMap((c) => c.points.flatMap((p) => (p.y === null ? [] : [p.y])));
+  const highest = ys.length > 0 ? Math.max(...ys) : null;
+  if (log || highest === null || highest <= 0) return { drawn: lines, above: [], highest };
+  return {
+    drawn: lines.filter((l) => l.ms <= highest * OFF_SCALE_FACTOR),
+    above: lines.filter((l) => l.ms > highest * OFF_SCALE_FACTOR),
+    highest,
+  };
+}
+
 export const CURVE_COLORS = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#d97706", "#0891b2", "#be123c", "#4d7c0f", "#6b7280", "#c026d3"];
 
 export const xOf = (s: SweepStep, x: CurveX) => (x === "delivery" ? s.deliveryRate : x === "sent" ? s.sendRate : s.receiveRate);
