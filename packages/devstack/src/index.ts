@@ -2,6 +2,7 @@ export * from "./env";
 export * from "./free-port";
 export * from "./embedded-postgres";
 export * from "./local-redis";
+export * from "./redis-db-lease";
 export * from "./test-services";
 export * from "./managed-process";
 export * from "./stack";

@@ -7,7 +7,7 @@ import { createDb, createTestDatabase, insertRun, insertShards, listFrames, type
 import { createRedis } from "@volley/queue";
 import type { Redis } from "ioredis";
 import { runStateKey } from "../coordination/run-coordinator";
-import { leaseRedisDb, type RedisDbLease } from "../test-support/redis-db-lease";
+import { leaseRedisDb, type RedisDbLease } from "@volley/devstack";
 import { testFrame, testPlan } from "../test-support/fixtures";
 import { Aggregator } from "./aggregator";
 import { SAMPLES_PER_EVENT } from "./sample-cap";

@@ -3,7 +3,7 @@ import "@volley/devstack/vitest-context";
 import { pino } from "pino";
 import type { Redis } from "ioredis";
 import { createRedis } from "@volley/queue";
-import { leaseRedisDb, type RedisDbLease } from "../test-support/redis-db-lease";
+import { leaseRedisDb, type RedisDbLease } from "@volley/devstack";
 import { RunCoordinator, type RunState } from "./run-coordinator";
 
 // Two replicas' coordinators on one real Redis database: the run's hash and the pub/sub channel.

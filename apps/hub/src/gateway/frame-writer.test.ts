@@ -3,7 +3,7 @@ import "@volley/devstack/vitest-context";
 import type { Redis } from "ioredis";
 import { REDIS_KEYS } from "@volley/contracts";
 import { createRedis } from "@volley/queue";
-import { leaseRedisDb, type RedisDbLease } from "../test-support/redis-db-lease";
+import { leaseRedisDb, type RedisDbLease } from "@volley/devstack";
 import { FrameWriter } from "./frame-writer";
 
 let lease: RedisDbLease;

@@ -23,7 +23,7 @@ import {
 } from "@volley/db";
 import { IntervalMerger } from "@volley/metrics";
 import { createRedis, MAINTENANCE_QUEUE, retentionJob, scheduleRetention } from "@volley/queue";
-import { leaseRedisDb, type RedisDbLease } from "../test-support/redis-db-lease";
+import { leaseRedisDb, type RedisDbLease } from "@volley/devstack";
 import { testFrame, testPlan } from "../test-support/fixtures";
 import { applyRetention, RetentionWorker } from "./retention-worker";
 

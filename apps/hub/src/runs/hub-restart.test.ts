@@ -5,10 +5,9 @@ import type { Redis } from "ioredis";
 import { COUNTERS, FINAL_RUN_STATUSES, REDIS_KEYS, intervalFrameSchema, planSchema } from "@volley/contracts";
 import { createDb, createTestDatabase, getRunMeter, getRunOfAnyOrg, insertRun, listFrames, listRunPoints, listShards, type DbHandle } from "@volley/db";
 import { mergeTimeline, summarizeRun } from "@volley/metrics";
-import { freePort, startApp, type ManagedProcess } from "@volley/devstack";
+import { freePort, leaseRedisDb, startApp, type ManagedProcess, type RedisDbLease } from "@volley/devstack";
 import { createRedis, enqueue, QUEUE_NAMES, runJob } from "@volley/queue";
 import { TEST_AGENT_TOKEN } from "../test-support/hub-harness";
-import { leaseRedisDb, type RedisDbLease } from "../test-support/redis-db-lease";
 
 /**
  * The hub as a real process, killed with SIGKILL mid-run and started again on the same port,

@@ -22,7 +22,7 @@ import {
 import { analyzeFrames, decodeHistogram, mergeEncoded, mergeTimeline, summarizeRun } from "@volley/metrics";
 import { createRedis } from "@volley/queue";
 import type { Redis } from "ioredis";
-import { leaseRedisDb, type RedisDbLease } from "../test-support/redis-db-lease";
+import { leaseRedisDb, type RedisDbLease } from "@volley/devstack";
 import { testFrame, testPlan } from "../test-support/fixtures";
 import { LiveFeed } from "./live-feed";
 import { RunMeter } from "./run-meter";

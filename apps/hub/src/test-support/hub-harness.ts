@@ -5,7 +5,7 @@ import { FINAL_RUN_STATUSES, type Plan } from "@volley/contracts";
 import { createDb, createTestDatabase, getRunOfAnyOrg, insertRun, type DbHandle, type RunRow } from "@volley/db";
 import { createRedis, enqueue, QUEUE_NAMES, runJob } from "@volley/queue";
 import { startHub, type HubConfig, type RunningHub } from "../hub";
-import { leaseRedisDb } from "./redis-db-lease";
+import { leaseRedisDb } from "@volley/devstack";
 
 export const TEST_AGENT_TOKEN = "test-agent-token";
 
@@ -27,7 +27,7 @@ export interface HubHarness {
 
 export interface HubHarnessOptions {
   databaseServerUrl: string;
-  /** The Redis server; the harness leases one of its logical databases (test-support/redis-db-lease.ts). */
+  /** The Redis server; the harness leases one of its logical databases (@volley/devstack leaseRedisDb). */
   redisUrl: string;
   /** That database and no other (callers outside this workspace that name their own); waits while it is leased. */
   redisDb?: number;

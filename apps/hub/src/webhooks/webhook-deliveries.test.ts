@@ -8,7 +8,7 @@ import { runFinishedPayloadSchema } from "@volley/contracts";
 import { createDb, createTestDatabase, createWebhook, DEFAULT_ORG_ID, listDeliveryAttempts, type DbHandle } from "@volley/db";
 import { createRedis, enqueue, QUEUE_NAMES, webhookJob } from "@volley/queue";
 import type { Redis } from "ioredis";
-import { leaseRedisDb, type RedisDbLease } from "../test-support/redis-db-lease";
+import { leaseRedisDb, type RedisDbLease } from "@volley/devstack";
 import { slackText } from "./webhook-body";
 import { WebhookWorker } from "./webhook-worker";
 

@@ -28,7 +28,7 @@ const plan: Plan = {
 };
 
 beforeAll(async () => {
-  env = await startApiTestEnv(2);
+  env = await startApiTestEnv();
   const make = async (scopes: ("read" | "run")[]) =>
     (await createApiToken(env.h.db, { orgId: DEFAULT_ORG_ID, name: `live-${scopes.join("-")}`, scopes })).secret;
   tokens.read = await make(["read"]);

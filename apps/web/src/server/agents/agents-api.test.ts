@@ -28,7 +28,7 @@ const hello = (name: string, instanceId: string, pool = "default") => ({
 });
 
 beforeAll(async () => {
-  env = await startApiTestEnv(12);
+  env = await startApiTestEnv();
   const tokens = await import("@/app/api/v1/agent-tokens/route");
   routes = {
     agents: (await import("@/app/api/v1/agents/route")).GET,

@@ -31,7 +31,7 @@ const plan: Plan = {
 };
 
 beforeAll(async () => {
-  env = await startApiTestEnv(8);
+  env = await startApiTestEnv();
   const db = env.h.db;
   await db.insert(schema.orgs).values({ id: ORG_B, name: "Org B", slug: "org-b" });
   const make = async (orgId: string, scopes: ("read" | "run")[]) => createApiToken(db, { orgId, name: `t-${scopes.join("-")}`, scopes });

@@ -29,7 +29,7 @@ const plan: Plan = {
 };
 
 beforeAll(async () => {
-  env = await startApiTestEnv(6);
+  env = await startApiTestEnv();
   authRoute = await import("@/app/api/auth/[...all]/route");
   const r = await import("@/app/api/v1/runs/route");
   runs = { list: r.GET, create: r.POST };

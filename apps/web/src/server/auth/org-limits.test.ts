@@ -13,7 +13,7 @@ let authPost: (req: Request) => Promise<Response>;
 let createRun: RouteHandler;
 
 beforeAll(async () => {
-  env = await startApiTestEnv(1);
+  env = await startApiTestEnv();
   authPost = (await import("@/app/api/auth/[...all]/route")).POST;
   createRun = (await import("@/app/api/v1/runs/route")).POST;
   await signUp("first-user@example.com"); // takes the default org, so later users get orgs of their own

@@ -12,7 +12,7 @@ let env: ApiTestEnv;
 let signIn: (req: Request) => Promise<Response>;
 
 beforeAll(async () => {
-  env = await startApiTestEnv(2);
+  env = await startApiTestEnv();
   signIn = (await import("@/app/api/auth/[...all]/route")).POST;
 });
 

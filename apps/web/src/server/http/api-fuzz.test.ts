@@ -94,7 +94,7 @@ const ROUTES: FuzzRoute[] = [
 ];
 
 beforeAll(async () => {
-  env = await startApiTestEnv(14);
+  env = await startApiTestEnv();
   // Thousands of requests from one credential: the limit is not what this test is about.
   process.env.VOLLEY_API_RATE_LIMIT = "1000000";
   token = (await createApiToken(env.h.db, { orgId: DEFAULT_ORG_ID, name: "fuzz", scopes: ["read", "run"] })).secret;

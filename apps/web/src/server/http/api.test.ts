@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import "@volley/devstack/vitest-context";
+import { leaseRedisDb, type RedisDbLease } from "@volley/devstack";
 import { COUNTERS, HISTOGRAMS, REDIS_KEYS, type IntervalFrame, type IntervalPoint, type Plan, type Run } from "@volley/contracts";
 import {
   createApiToken,
@@ -39,6 +40,7 @@ let closeServices: () => Promise<void>;
 let testDb: Awaited<ReturnType<typeof createTestDatabase>>;
 let h: DbHandle;
 let redis: Redis;
+let lease: RedisDbLease;
 let queue: Queue;
 /** A real API token of the default org (read + run), sent as a Bearer header on every request. */
 let bearer = "";
@@ -47,13 +49,12 @@ const BASE = "http://web.test";
 
 beforeAll(async () => {
   testDb = await createTestDatabase(inject("databaseServerUrl"));
-  const redisUrl = `${inject("redisUrl")}/7`;
+  lease = await leaseRedisDb(inject("redisUrl"));
   process.env.DATABASE_URL = testDb.url;
-  process.env.REDIS_URL = redisUrl;
+  process.env.REDIS_URL = lease.url;
   process.env.LOG_LEVEL = "silent";
   h = createDb(testDb.url, 2);
-  redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
-  await redis.flushdb();
+  redis = new Redis(lease.url, { maxRetriesPerRequest: null });
   queue = new Queue(QUEUE_NAMES.runs, { connection: redis });
   ({ secret: bearer } = await createApiToken(h.db, { orgId: DEFAULT_ORG_ID, name: "api test", scopes: ["read", "run"] }));
   await connectTestAgent(h.db, DEFAULT_ORG_ID); // runs are refused when their pool has no agent
@@ -73,10 +74,10 @@ beforeAll(async () => {
 afterAll(async () => {
   await closeServices?.();
   await queue?.close();
-  await redis?.flushdb(); // db 7 is this suite's own
   redis?.disconnect();
   await h?.close();
   await testDb?.drop();
+  await lease?.release();
 });
 
 const ctx = (params: Record<string, string> = {}) => ({ params: Promise.resolve(params) });

@@ -15,7 +15,7 @@ let validate: RouteHandler;
 let signIn: (req: Request) => Promise<Response>;
 
 beforeAll(async () => {
-  env = await startApiTestEnv(3);
+  env = await startApiTestEnv();
   token = (await createApiToken(env.h.db, { orgId: DEFAULT_ORG_ID, name: "body", scopes: ["read", "run"] })).secret;
   validate = (await import("@/app/api/v1/plans/validate/route")).POST;
   signIn = (await import("@/app/api/auth/[...all]/route")).POST;

@@ -17,7 +17,7 @@ const EMAIL = "outage@example.com";
 let cookie = "";
 
 beforeAll(async () => {
-  env = await startApiTestEnv(2);
+  env = await startApiTestEnv();
   process.env.AUTH_SECRET = "database-outage-test-secret-0123456789abcdef"; // the same cookies before and during the outage
   downUrl = `postgres://volley:volley@127.0.0.1:${await freePort()}/volley`;
 });

@@ -33,7 +33,7 @@ const bigPlan = (name: string): PlanInput => ({
 });
 
 beforeAll(async () => {
-  env = await startApiTestEnv(3);
+  env = await startApiTestEnv();
   await env.h.db.insert(schema.orgs).values({ id: ORG_B, name: "B", slug: "paging-b" });
   token = (await createApiToken(env.h.db, { orgId: DEFAULT_ORG_ID, name: "paging", scopes: ["read", "run"] })).secret;
   const runs = await import("@/app/api/v1/runs/route");

@@ -27,7 +27,7 @@ const plan: PlanInput = {
 };
 
 beforeAll(async () => {
-  env = await startApiTestEnv(4);
+  env = await startApiTestEnv();
   dir = mkdtempSync(join(tmpdir(), "volley-redis-outage-"));
   redis = await startLocalRedis({ dir, port: await freePort(), persist: false });
   process.env.REDIS_URL = redis.url;

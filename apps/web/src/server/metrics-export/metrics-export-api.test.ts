@@ -16,7 +16,7 @@ const SECRETS_KEY = randomBytes(32).toString("base64");
 const keyBefore = process.env.VOLLEY_SECRETS_KEY;
 
 beforeAll(async () => {
-  env = await startApiTestEnv(7);
+  env = await startApiTestEnv();
   process.env.VOLLEY_SECRETS_KEY = SECRETS_KEY;
   const r = await import("@/app/api/v1/metrics-export/route");
   routes = { get: r.GET, put: r.PUT, remove: r.DELETE };

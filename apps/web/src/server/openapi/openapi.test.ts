@@ -20,7 +20,7 @@ let env: ApiTestEnv;
 let token = "";
 let revoked = "";
 beforeAll(async () => {
-  env = await startApiTestEnv(9);
+  env = await startApiTestEnv();
   token = (await createApiToken(env.h.db, { orgId: DEFAULT_ORG_ID, name: "docs", scopes: ["read"] })).secret;
   const gone = await createApiToken(env.h.db, { orgId: DEFAULT_ORG_ID, name: "gone", scopes: ["read"] });
   await revokeApiToken(env.h.db, DEFAULT_ORG_ID, gone.token.id);

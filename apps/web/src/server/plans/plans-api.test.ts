@@ -20,7 +20,7 @@ const planInput = (name: string, count = 2) => ({
 });
 
 beforeAll(async () => {
-  env = await startApiTestEnv(11);
+  env = await startApiTestEnv();
   await env.h.db.insert(schema.orgs).values({ id: ORG_B, name: "B", slug: "plans-b" });
   tok.full = (await createApiToken(env.h.db, { orgId: DEFAULT_ORG_ID, name: "full", scopes: ["read", "run"] })).secret;
   tok.readOnly = (await createApiToken(env.h.db, { orgId: DEFAULT_ORG_ID, name: "ro", scopes: ["read"] })).secret;

@@ -66,7 +66,7 @@ async function finishedRun(planId: string | null, name: string, s: RunSummary, o
 }
 
 beforeAll(async () => {
-  env = await startApiTestEnv(0);
+  env = await startApiTestEnv();
   await env.h.db.insert(schema.orgs).values({ id: ORG_B, name: "B", slug: "compare-b" });
   tok.full = (await createApiToken(env.h.db, { orgId: DEFAULT_ORG_ID, name: "full", scopes: ["read", "run"] })).secret;
   tok.readOnly = (await createApiToken(env.h.db, { orgId: DEFAULT_ORG_ID, name: "ro", scopes: ["read"] })).secret;

@@ -30,7 +30,7 @@ const plan = (over: { pool: string; count?: number | "all"; connections?: number
 });
 
 beforeAll(async () => {
-  env = await startApiTestEnv(5);
+  env = await startApiTestEnv();
   token = (await createApiToken(env.h.db, { orgId: DEFAULT_ORG_ID, name: "preflight", scopes: ["read", "run"] })).secret;
   routes = { runs: (await import("@/app/api/v1/runs/route")).POST, validate: (await import("@/app/api/v1/plans/validate/route")).POST };
   await upsertAgent(env.h.db, agentHello("solo", "one", 2));

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import "@volley/devstack/vitest-context";
+import { leaseRedisDb, type RedisDbLease } from "@volley/devstack";
 import { COUNTERS, HISTOGRAMS, type IntervalFrame, type IntervalPoint, type Plan, type Run, type RunAnalysis } from "@volley/contracts";
 import {
   createApiToken,
@@ -27,11 +28,13 @@ let closeServices: () => Promise<void>;
 let testDb: Awaited<ReturnType<typeof createTestDatabase>>;
 let h: DbHandle;
 let bearer = "";
+let lease: RedisDbLease;
 
 beforeAll(async () => {
   testDb = await createTestDatabase(inject("databaseServerUrl"));
   process.env.DATABASE_URL = testDb.url;
-  process.env.REDIS_URL = `${inject("redisUrl")}/11`;
+  lease = await leaseRedisDb(inject("redisUrl"));
+  process.env.REDIS_URL = lease.url;
   process.env.LOG_LEVEL = "silent";
   h = createDb(testDb.url, 2);
   ({ secret: bearer } = await createApiToken(h.db, { orgId: DEFAULT_ORG_ID, name: "meter test", scopes: ["read"] }));
@@ -46,6 +49,7 @@ afterAll(async () => {
   await closeServices?.();
   await h?.close();
   await testDb?.drop();
+  await lease?.release();
 });
 
 const get = async <T>(route: RouteHandler, path: string, id: string): Promise<T> => {

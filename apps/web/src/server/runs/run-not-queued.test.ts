@@ -24,7 +24,7 @@ const plan: PlanInput = {
 
 beforeAll(async () => {
   // Db 4 is redis-outage.test's, which leaves it at once for its own Redis; this suite never reaches it either.
-  env = await startApiTestEnv(4);
+  env = await startApiTestEnv();
   process.env.REDIS_URL = `redis://127.0.0.1:${await freePort()}`;
   // The web's logger (log.ts keeps it on globalThis), writing JSON lines here instead of stdout.
   const sink = new Writable({

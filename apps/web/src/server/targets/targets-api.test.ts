@@ -26,7 +26,7 @@ const plan = (url: string, count = 2) => ({
 });
 
 beforeAll(async () => {
-  env = await startApiTestEnv(15);
+  env = await startApiTestEnv();
   const t = await import("@/app/api/v1/targets/route");
   routes = {
     add: t.POST,

@@ -1,12 +1,12 @@
 import { createDb, createTestDatabase, type DbHandle } from "@volley/db";
-import { Redis } from "ioredis";
+import { leaseRedisDb } from "@volley/devstack";
 import { inject } from "vitest";
 import "@volley/devstack/vitest-context";
 import { z } from "zod";
 import type { RouteHandler } from "../http/api-handler";
 
 /**
- * Shared setup for the route-handler test files (not a test itself): a fresh database, this suite's
+ * Shared setup for the route-handler test files (not a test itself): a fresh database, this file's
  * own Redis db, env pointed at both, and request helpers. Route handlers are called directly with
  * `new Request(...)`; env.ts reads process.env per request, so setting it before the first request
  * is enough.
@@ -30,27 +30,25 @@ export interface ApiTestEnv {
   close: () => Promise<void>;
 }
 
-/** `redisDb` must be this suite's own Redis db number (it is flushed); api.test.ts uses 7. */
-export async function startApiTestEnv(redisDb: number): Promise<ApiTestEnv> {
+/** A fresh database and a Redis logical database leased to this file alone (emptied), env pointed at both. */
+export async function startApiTestEnv(): Promise<ApiTestEnv> {
   const testDb = await createTestDatabase(inject("databaseServerUrl"));
-  const redisUrl = `${inject("redisUrl")}/${redisDb}`;
+  // Test files run side by side: each leases its own Redis database (rate-limit counters, queues).
+  const lease = await leaseRedisDb(inject("redisUrl"));
   process.env.DATABASE_URL = testDb.url;
-  process.env.REDIS_URL = redisUrl;
+  process.env.REDIS_URL = lease.url;
   process.env.LOG_LEVEL = "silent";
   const h = createDb(testDb.url, 2);
-  // The db number is the suite's own: start without an earlier run's rate-limit counters.
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-  await redis.flushdb();
-  redis.disconnect();
   return {
     h,
     url: testDb.url,
-    redisUrl,
+    redisUrl: lease.url,
     close: async () => {
       const { closeServices } = await import("../http/services");
       await closeServices();
       await h.close();
       await testDb.drop();
+      await lease.release();
     },
   };
 }

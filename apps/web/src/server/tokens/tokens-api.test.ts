@@ -13,7 +13,7 @@ let owner = ""; // first account: owner of the default org
 let other = ""; // second account: owner of an org of its own
 
 beforeAll(async () => {
-  env = await startApiTestEnv(10);
+  env = await startApiTestEnv();
   const tokens = await import("@/app/api/v1/tokens/route");
   routes = {
     create: tokens.POST,

@@ -18,7 +18,7 @@ const SECRETS_KEY = randomBytes(32).toString("base64");
 const keyBefore = process.env.VOLLEY_SECRETS_KEY;
 
 beforeAll(async () => {
-  env = await startApiTestEnv(13);
+  env = await startApiTestEnv();
   process.env.VOLLEY_SECRETS_KEY = SECRETS_KEY;
   const hooks = await import("@/app/api/v1/webhooks/route");
   routes = { create: hooks.POST, list: hooks.GET, remove: (await import("@/app/api/v1/webhooks/[id]/route")).DELETE };

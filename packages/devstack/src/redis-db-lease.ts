@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Redis } from "ioredis";
-import { createRedis } from "@volley/queue";
+import { Redis } from "ioredis";
 
 /** The key that marks a logical database leased; it lives in the database it leases. */
 const LEASE_KEY = "volley-test:redis-db-lease";
@@ -17,6 +16,9 @@ export interface RedisDbLease {
   release(): Promise<void>;
 }
 
+// As @volley/queue's createRedis (which this package cannot import): commands wait out a blip.
+const createRedis = (url: string) => new Redis(url, { maxRetriesPerRequest: null });
+
 /** redis://host:port/N */
 function redisDbUrl(serverUrl: string, db: number): string {
   const u = new URL(serverUrl);
@@ -28,7 +30,7 @@ function redisDbUrl(serverUrl: string, db: number): string {
  * Leases a Redis logical database to one test file until release(), emptied. Vitest runs files in
  * parallel, and two files in one database flush each other's keys and take each other's jobs (one
  * file's hub picking up a run of the other's database); a number picked per file was shared by
- * mistake more than once, and hub tests outnumber the server's 16 databases. A database is leased
+ * mistake more than once (hub and web tests both), and the test files outnumber the server's 16 databases. A database is leased
  * by a key in it (SET NX, with a TTL refreshed while held, so a killed worker's lease runs out);
  * when every database is leased, the file waits for one (never more files at once than workers).
  * `db`: lease that database only (callers outside this workspace that name their own).

@@ -1,9 +1,11 @@
 import { describe, expect, inject, it } from "vitest";
-import "@volley/devstack/vitest-context";
-import { createRedis } from "@volley/queue";
+import { Redis } from "ioredis";
+import "./vitest-context";
 import { leaseRedisDb } from "./redis-db-lease";
 
-// Leases against the real Redis server, beside the other hub test files leasing from it at the same time.
+const createRedis = (url: string) => new Redis(url, { maxRetriesPerRequest: null });
+
+// Leases against the real Redis server, beside the other test files leasing from it at the same time.
 
 describe("Redis logical database leases", () => {
   it("gives files held at once different databases, each emptied, and one named database only once it is given back", async () => {
