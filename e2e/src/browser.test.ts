@@ -24,7 +24,7 @@ beforeAll(async () => {
   if (!hasChromium) return;
   target = await startSocketioEchoServer({ port: 0, delayMs: 5 });
   wsTarget = await startWsEchoServer({ port: 0, delayMs: 5 });
-  stack = await startStack(5);
+  stack = await startStack();
   browser = await launchChromium();
   page = await openPage(browser, { width: 1280, height: 800 });
 });

@@ -25,7 +25,7 @@ const dir = mkdtempSync(path.join(tmpdir(), "volley-e2e-cli-"));
 
 beforeAll(async () => {
   [fast, slow] = await Promise.all([startWsEchoServer({ port: 0 }), startWsEchoServer({ port: 0, delayMs: ECHO_DELAY_MS })]);
-  stack = await startStack(7);
+  stack = await startStack();
 });
 afterAll(async () => {
   await stack?.stop();

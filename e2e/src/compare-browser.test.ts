@@ -55,7 +55,7 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
-  stack = await startStack(14);
+  stack = await startStack();
   browser = await launchChromium();
   page = await openPage(browser, { width: 1440, height: 900 });
   await page.goto(`${stack.webUrl}/sign-up`);

@@ -21,7 +21,7 @@ let app: TestApp<SocketioChatStats>;
 
 beforeAll(async () => {
   app = await startSocketioChat();
-  stack = await startStack(10, { agents: 2 });
+  stack = await startStack({ agents: 2 });
 });
 afterAll(async () => {
   await stack?.stop();

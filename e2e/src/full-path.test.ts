@@ -10,7 +10,7 @@ let target: Awaited<ReturnType<typeof startWsEchoServer>>;
 
 beforeAll(async () => {
   target = await startWsEchoServer({ port: 0, delayMs: ECHO_DELAY_MS });
-  stack = await startStack(3);
+  stack = await startStack();
 });
 afterAll(async () => {
   await stack?.stop();

@@ -26,7 +26,7 @@ const shot = (name: string) => screenshot(page, name);
 
 beforeAll(async () => {
   if (!hasChromium) return;
-  stack = await startStack(11);
+  stack = await startStack();
   browser = await launchChromium();
   page = await openPage(browser, { width: 1280, height: 800 });
   // Signed up once here, so a retried test starts signed in.

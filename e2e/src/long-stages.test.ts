@@ -24,7 +24,6 @@ beforeAll(async () => {
   harness = await startHubHarness({
     databaseServerUrl: inject("databaseServerUrl"),
     redisUrl: inject("redisUrl"),
-    redisDb: 11,
     hub: { endSlackMs: SLACK_MS, armTimeoutMs: 10_000, storeWaitMs: 3000 },
   });
   agent = new HubClient({

@@ -26,7 +26,7 @@ async function newPage(): Promise<Page> {
 
 beforeAll(async () => {
   if (!hasChromium) return;
-  stack = await startStack(9);
+  stack = await startStack();
   browser = await launchChromium();
 });
 afterAll(async () => {

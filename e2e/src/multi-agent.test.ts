@@ -11,7 +11,7 @@ let target: Awaited<ReturnType<typeof startWsEchoServer>>;
 
 beforeAll(async () => {
   target = await startWsEchoServer({ port: 0, delayMs: ECHO_DELAY_MS });
-  stack = await startStack(4, { agents: AGENTS });
+  stack = await startStack({ agents: AGENTS });
 });
 afterAll(async () => {
   await stack?.stop();

@@ -43,7 +43,7 @@ describe.skipIf(unavailable !== null)("one plan over three agents on three netwo
     }
     await Promise.all(targets.map((t) => t.waitFor(/ws echo listening/, 60_000)));
     // The hub (and web) stay in the root namespace, the hub on the bridge address the hosts reach.
-    stack = await startStack(6, { agents: AGENTS, hubHost: lab.hubAddress, agentPrefix: (i) => lab!.hosts[i]!.exec });
+    stack = await startStack({ agents: AGENTS, hubHost: lab.hubAddress, agentPrefix: (i) => lab!.hosts[i]!.exec });
   });
   afterAll(async () => {
     try {

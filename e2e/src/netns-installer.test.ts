@@ -53,7 +53,7 @@ describe.skipIf(unavailable !== null)("the Agents page's one-line install on a b
       { prefix: host.exec },
     );
     await target.waitFor(/ws echo listening/, 60_000);
-    stack = await startStack(7, { agents: 0, hubHost: lab.hubAddress });
+    stack = await startStack({ agents: 0, hubHost: lab.hubAddress });
   });
 
   afterAll(async () => {

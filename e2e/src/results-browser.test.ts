@@ -28,7 +28,7 @@ beforeAll(async () => {
   if (!hasChromium) return;
   echo = await startWsEchoServer({ port: 0, delayMs: 5 });
   gateway = await startJsonRpcWs({ maxConnections: 4, maxCallsPerSecond: 5 });
-  stack = await startStack(13);
+  stack = await startStack();
   browser = await launchChromium();
   page = await openPage(browser, { width: 1440, height: 900 });
 });

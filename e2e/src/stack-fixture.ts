@@ -1,7 +1,7 @@
 import { inject } from "vitest";
 import "@volley/devstack/vitest-context";
 import { createApiToken, createDb, createTestDatabase, DEFAULT_ORG_ID } from "@volley/db";
-import { freePort, startApp, type AppName, type ManagedProcess } from "@volley/devstack";
+import { freePort, leaseRedisDb, startApp, type AppName, type ManagedProcess } from "@volley/devstack";
 
 export interface Stack {
   webUrl: string;
@@ -26,11 +26,16 @@ export interface StackOptions {
   agentPrefix?: (index: number) => string[];
 }
 
-/** hub, `agents` agent processes (default one) and web as real processes on free ports, with their own database and Redis db. */
-export async function startStack(redisDb: number, opts: StackOptions = {}): Promise<Stack> {
+/**
+ * hub, `agents` agent processes (default one) and web as real processes on free ports, with their
+ * own database and a Redis logical database leased to this stack (emptied: no queue state left by an
+ * earlier file's stack).
+ */
+export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const hubHost = opts.hubHost ?? "127.0.0.1";
   const db = await createTestDatabase(inject("databaseServerUrl"));
-  const redisUrl = `${inject("redisUrl")}/${redisDb}`;
+  const lease = await leaseRedisDb(inject("redisUrl"));
+  const redisUrl = lease.url;
   const h = createDb(db.url, 1);
   const { secret: token } = await createApiToken(h.db, { orgId: DEFAULT_ORG_ID, name: "e2e", scopes: ["read", "run"] }).finally(() => h.close());
   const [hubPort, webPort] = [await freePort(), await freePort()];
@@ -55,6 +60,7 @@ export async function startStack(redisDb: number, opts: StackOptions = {}): Prom
     await Promise.all([web.stop(), ...agents.map((a) => a.stop())]);
     await hub.stop();
     await db.drop().catch(() => {});
+    await lease.release();
   };
   try {
     await hub.waitFor(/hub listening/i, 90_000);

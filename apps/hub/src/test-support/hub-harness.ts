@@ -29,8 +29,6 @@ export interface HubHarnessOptions {
   databaseServerUrl: string;
   /** The Redis server; the harness leases one of its logical databases (@volley/devstack leaseRedisDb). */
   redisUrl: string;
-  /** That database and no other (callers outside this workspace that name their own); waits while it is leased. */
-  redisDb?: number;
   hub?: Partial<HubConfig>;
   /** Where the hub reaches its database, given the test database's URL (a relay the test can cut, say). */
   hubDatabaseUrl?: (url: string) => string | Promise<string>;
@@ -39,7 +37,7 @@ export interface HubHarnessOptions {
 /** A hub in-process on port 0 with a fresh database and a Redis logical database leased to it, emptied. */
 export async function startHubHarness(opts: HubHarnessOptions): Promise<HubHarness> {
   const testDb = await createTestDatabase(opts.databaseServerUrl);
-  const lease = await leaseRedisDb(opts.redisUrl, { db: opts.redisDb });
+  const lease = await leaseRedisDb(opts.redisUrl);
   const redisUrl = lease.url;
   const redis = createRedis(redisUrl);
   let hub: RunningHub;
