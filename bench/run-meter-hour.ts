@@ -165,6 +165,13 @@ async function main() {
     })();
     await fill;
     await sampler;
+    // A fill faster than the meter leaves the rest to one last poll: sample after it too, so the
+    // series always ends with every frame folded.
+    if ((memory.at(-1)?.frames ?? 0) < meter.frames) {
+      (globalThis as { gc?: () => void }).gc?.();
+      const m = process.memoryUsage();
+      memory.push({ frames: meter.frames, heapMb: mb(m.heapUsed), rssMb: mb(m.rss) });
+    }
     const fillCpu = process.cpuUsage(fillCpu0);
     const fillMs = performance.now() - fillT0;
     const folded = meter.frames - fillFrames0;
