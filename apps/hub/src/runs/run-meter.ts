@@ -158,30 +158,35 @@ export class RunMeter {
    * hubs' aggregators store the same run) and folds them. Called now and then while the run runs
    * ("running"): it reads only the frames above the settled watermark, so its cost follows the last
    * few reconcile periods, not the run's length. Before the final summary ("final", the default) it
-   * also compares per-shard counts with what is folded and, should they differ, checks every frame.
+   * compares per-shard counts with what is folded instead and, only should they differ, checks every
+   * frame: matching counts already say nothing is missing, so it reads no keys then.
    * Returns how many frames it folded and how many stored frames it read past the watermark.
    */
   async reconcile(mode: "running" | "final" = "final"): Promise<{ folded: number; examined: number }> {
     const { db, runId } = this.opts;
-    const read = await listFrameKeysAfter(db, runId, this.settledId);
-    let folded = await this.foldMissing(read.keys);
-    this.advanceWatermark(read);
-    if (mode === "final") {
+    let folded = 0;
+    let examined = 0;
+    if (mode === "running") {
+      const read = await listFrameKeysAfter(db, runId, this.settledId);
+      folded = await this.foldMissing(read.keys);
+      examined = read.keys.length;
+      this.advanceWatermark(read);
+    } else {
       const stored = await countFramesByShard(db, runId);
       if (Object.entries(stored).some(([shard, n]) => (this.seen.get(shard)?.size ?? 0) < n)) {
         const keys = await listFrameKeys(db, runId);
-        // Frames stored since the read above are expected; one below the watermark only from an insert
-        // that took its id, then its transaction id more than a reconcile period later.
+        // Missing frames above the watermark are expected; one below it only from an insert that took
+        // its id, then its transaction id more than a reconcile period later.
         const below = keys.filter((k) => k.id <= this.settledId && !this.seen.get(k.shardId)?.has(k.seq)).length;
         if (below > 0) this.opts.log.warn({ runId, below, settledId: this.settledId }, "run meter found frames below its settled watermark");
-        folded += await this.foldMissing(keys);
+        folded = await this.foldMissing(keys);
       }
     }
     if (folded > 0) {
       this.opts.log.info({ runId, folded }, "run meter folded frames its cursor had passed over");
       await this.save(false);
     }
-    return { folded, examined: read.keys.length };
+    return { folded, examined };
   }
 
   private async foldMissing(keys: Array<{ id: number; shardId: string; seq: number }>): Promise<number> {
