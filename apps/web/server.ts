@@ -6,18 +6,21 @@
 import { createServer } from "node:http";
 import { parse } from "node:url";
 import next from "next";
-import { MisconfiguredError, optionalRedisUrl, secretsKeys, serverOptions } from "./src/env";
+import { hubInternalUrl, MisconfiguredError, optionalRedisUrl, secretsKeys, serverOptions } from "./src/env";
 import { attachLiveFeed } from "./src/live/live-server";
 import { stampPeer } from "@/server/http/client-address";
+import { attachHubRelay, createHubRelay } from "@/server/http/hub-relay";
 import { getLogger } from "@/server/http/log";
 import { closeServices } from "@/server/http/services";
 
 const log = getLogger();
 let options: ReturnType<typeof serverOptions>;
 let redisUrl: string | null;
+let hubUrl: string;
 try {
   options = serverOptions();
   redisUrl = optionalRedisUrl();
+  hubUrl = hubInternalUrl();
   // A bad VOLLEY_SECRETS_KEY (or none in hosted mode) stops web now, not at the first webhook created.
   if (!secretsKeys())
     log.warn("VOLLEY_SECRETS_KEY is not set; webhook signing secrets are stored unencrypted — set it (openssl rand -base64 32) for web and hub");
@@ -30,17 +33,21 @@ const app = next({ dev: options.dev, dir: import.meta.dirname, hostname: options
 const handle = app.getRequestHandler();
 await app.prepare();
 
+const relay = createHubRelay(hubUrl, log);
 const http = createServer((req, res) => {
   // Route handlers see no socket: hand them the peer address (rate limits, client-address.ts).
   stampPeer(req);
+  // Agents on other hosts reach the hub's gateway through this port (/hub/socket.io/, hub-relay.ts).
+  if (relay.request(req, res)) return;
   void handle(req, res, parse(req.url ?? "/", true));
 });
 const live = attachLiveFeed(http, { redisUrl, log });
+attachHubRelay(http, relay);
 if (options.dev) {
-  // Next's HMR socket; Socket.IO leaves upgrades outside its path alone (destroyUpgrade: false).
+  // Next's HMR socket; Socket.IO and the hub relay leave upgrades outside their paths alone (destroyUpgrade: false).
   const upgrade = app.getUpgradeHandler();
   http.on("upgrade", (req, socket, head) => {
-    if (!req.url?.startsWith("/socket.io/")) void upgrade(req, socket, head);
+    if (!req.url?.startsWith("/socket.io/") && !req.url?.startsWith("/hub/")) void upgrade(req, socket, head);
   });
 }
 
@@ -67,7 +74,11 @@ async function warmUp(): Promise<void> {
 }
 
 http.listen(options.port, options.host, () => {
-  void warmUp().finally(() => log.info(`web ready on http://${options.host}:${options.port} (live feed /live${redisUrl ? "" : ", no Redis: pages poll"})`));
+  void warmUp().finally(() =>
+    log.info(
+      `web ready on http://${options.host}:${options.port} (live feed /live${redisUrl ? "" : ", no Redis: pages poll"}; agents relayed to the hub at ${hubUrl} through /hub)`,
+    ),
+  );
 });
 
 let stopping = false;

@@ -121,6 +121,22 @@ describe.skipIf(!hasChromium)("a newcomer's first hour on a default `npm start`"
     }
   });
 
+  it("Agents → Add agent opened at localhost warns that its line only works on this machine, and names this machine's address instead", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await signIn(context, WEB);
+    await page.goto(`${WEB}/agents`);
+    await page.getByLabel("Token name").fill("first hour");
+    await page.getByRole("button", { name: "Create join token" }).click();
+    const line = (await page.getByTestId("agent-command-script").textContent())!.trim();
+    expect(line).toContain("--hub http://localhost:3000/hub");
+    const warning = page.getByTestId("agent-loopback-warning");
+    await expect.poll(() => warning.count()).toBe(1);
+    const own = ownAddress();
+    if (own) expect(await warning.getByRole("link", { name: `http://${own}:3000` }).count()).toBe(1);
+    await shot(page, "02-add-agent-loopback");
+    await context.close();
+  });
+
   it("refuses sign-in posted from a foreign origin (CSRF protection stays on)", async () => {
     const res = await fetch(`${WEB}/api/auth/sign-in/email`, {
       method: "POST",

@@ -1,81 +1,113 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Run } from "@volley/contracts";
-import { createAgentToken, createDb, DEFAULT_ORG_ID } from "@volley/db";
-import { startApp, TARGETS_ON_FREE_PORTS, type ManagedProcess } from "@volley/devstack";
-import { agentCommands } from "../../apps/web/src/lib/agent-commands";
+import { createDb, listShards } from "@volley/db";
+import { freePort, startApp, TARGETS_ON_FREE_PORTS, type ManagedProcess } from "@volley/devstack";
 import { createNetnsLab, netnsUnavailable, type NetnsLab } from "./netns";
 import { ECHO_DELAY_MS, shardedEchoPlan } from "./sharded-run";
 import { api, startStack, waitForFinal, type Stack } from "./stack-fixture";
+import { chromiumInstalled, launchChromiumIn, openPage, screenshot, signUp } from "./support/browser";
 
 /**
- * A second host that has nothing of Volley: a network namespace bridged to the stack (real web and
- * hub processes), where the Agents page's one-line install runs as printed. It fetches
- * install-agent.sh and the agent package from web (checksum checked), npm installs it, writes the
- * service's env file with the join token; the installed agent then enrolls and runs a shard.
+ * A new user with two machines, on a default stack (web on every interface, the hub on loopback):
+ * the main host runs web, hub, one agent and a target; the second host is a network namespace with
+ * an address and a host name of its own and nothing of Volley. In Chromium on the second host the
+ * user signs up at the main host's address, opens Agents → Add agent and copies the line the page
+ * prints; that line, run as printed on the second host, installs the agent (no systemd there: it
+ * prints the foreground command, which is run as printed). The agent shows Online under its host
+ * name, a plan over both hosts passes with counts equal to both targets' own, and sign-in works.
  *
- * What stands in, and why: systemd (a test cannot own PID 1: a `systemctl` that records calls, and
- * the test starts the unit's ExecStart itself, with its EnvironmentFile), `sudo` (not installed
- * here; we are root already), and the npm registry inside the namespace (the host has no route out:
- * the package's third-party dependencies are fetched once from the real registry in the root
- * namespace and the namespace's npm reads them from that cache, offline).
+ * What stands in, and why: the npm registry inside the namespace (it has no route out: the
+ * package's dependencies are fetched once from the real registry in the root namespace and the
+ * namespace's npm reads that cache, offline), and the throwaway root the installer writes into
+ * (VOLLEY_INSTALL_ROOT) instead of this machine's /opt and /etc.
  */
-const TARGET_PORT = 19011;
+const SECOND_HOST = "volley-second-host";
 
-const unavailable = await netnsUnavailable();
+const unavailable = (await netnsUnavailable()) ?? (chromiumInstalled("netns-installer") ? null : "Chromium is missing");
 if (unavailable) console.warn(`netns-installer: skipped: ${unavailable}`);
 
-function parseEnvFile(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const m of text.matchAll(/^([A-Z_][A-Z0-9_]*)="((?:[^"\\]|\\.)*)"$/gm)) out[m[1]!] = m[2]!.replace(/\\(.)/g, "$1");
-  return out;
+interface EchoStats {
+  hold: { count: number };
 }
 
-describe.skipIf(unavailable !== null)("the Agents page's one-line install on a bare second host", () => {
+describe.skipIf(unavailable !== null)("a second host joins by pasting the Agents page's line", () => {
   let lab: NetnsLab | undefined;
   let stack: Stack | undefined;
-  let target: ManagedProcess | undefined;
+  const targets: ManagedProcess[] = [];
   let agent: ChildProcess | undefined;
+  let browser: Browser | undefined;
+  let page: Page;
   let work = "";
+  let targetPort = 0;
   const output: string[] = [];
+  const agentOut: string[] = [];
+  /** Runs argv on the second host: its namespace, and a UTS namespace with its own host name. */
+  let onSecondHost: (argv: string[]) => string[];
 
   beforeAll(async () => {
     work = mkdtempSync(path.join(tmpdir(), "volley-netns-install-"));
     lab = await createNetnsLab(1);
     const host = lab.hosts[0]!;
-    target = startApp(
-      "targets",
-      { ...process.env, ...TARGETS_ON_FREE_PORTS, WS_ECHO_PORT: String(TARGET_PORT), LOG_LEVEL: "info" },
-      (l) => output.push(`[targets] ${l}`),
-      { prefix: host.exec },
-    );
-    await target.waitFor(/ws echo listening/, 60_000);
-    stack = await startStack({ agents: 0, hubHost: lab.hubAddress });
+    onSecondHost = (argv) => [...host.exec, "unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', SECOND_HOST, ...argv];
+    // One target per host on the same port: each agent loads its own host's 127.0.0.1.
+    targetPort = await freePort();
+    for (const [i, prefix] of [undefined, host.exec].entries()) {
+      const env = { ...process.env, ...TARGETS_ON_FREE_PORTS, WS_ECHO_PORT: String(targetPort), LOG_LEVEL: "info" };
+      targets.push(startApp("targets", env, (l) => output.push(`[targets-${i + 1}] ${l}`), { prefix }));
+    }
+    await Promise.all(targets.map((t) => t.waitFor(/ws echo listening/, 60_000)));
+    stack = await startStack({ agents: 1 });
+    browser = await launchChromiumIn(host.exec, work);
+    page = await openPage(browser, { width: 1280, height: 900 });
   });
 
   afterAll(async () => {
     try {
+      await browser?.close();
       agent?.kill("SIGTERM");
       await stack?.stop();
-      await target?.stop();
+      await Promise.all(targets.map((t) => t.stop()));
     } finally {
       await lab?.destroy();
       if (work) rmSync(work, { recursive: true, force: true });
     }
   });
 
-  it("installs the agent from web's package, enrolls it with a join token, and runs a shard that passes", async () => {
+  it("signs up in Chromium at the main host's address, installs the agent with the page's line, runs a plan over both hosts, signs in again", async () => {
     const host = lab!.hosts[0]!;
     const webPort = new URL(stack!.webUrl).port;
     const webOrigin = `http://${lab!.hubAddress}:${webPort}`;
-    const h = createDb(stack!.databaseUrl, 1);
-    const { secret } = await createAgentToken(h.db, { orgId: DEFAULT_ORG_ID, name: "netns host", pool: "default" }).finally(() => h.close());
-    const line = agentCommands({ webOrigin, hubUrl: `http://${lab!.hubAddress}:${stack!.hubPort}`, secret }).script;
 
-    // The root namespace fills an npm cache with the package's dependencies from the real registry.
+    // Sign-up from another host over plain http: the session cookie must come back (not __Secure-).
+    await page.goto(`${webOrigin}/sign-up`);
+    await expect.poll(() => page.getByTestId("plain-http-notice").count()).toBe(1);
+    await signUp(page, { name: "Second Host Admin", email: "admin@second.example" });
+    await page.waitForURL(`${webOrigin}/`);
+    const cookies = await page.context().cookies();
+    expect(cookies.map((c) => c.name)).toContain("better-auth.session_token");
+    expect(cookies.find((c) => c.name.endsWith("session_token"))?.secure).toBe(false);
+
+    // Agents → Add agent: the line names the address this page was opened at, never localhost.
+    await page.goto(`${webOrigin}/agents`);
+    await page.getByLabel("Token name").fill("second host");
+    await page.getByRole("button", { name: "Create join token" }).click();
+    const line = (await page.getByTestId("agent-command-script").textContent())!.trim();
+    await screenshot(page, "netns-add-agent");
+    expect(line).toMatch(
+      new RegExp(
+        `^curl -fsSL ${webOrigin}/install-agent\\.sh \\| bash -s -- --token vat_\\S+ --hub ${webOrigin}/hub --package-url ${webOrigin}/agent/volley-agent\\.tgz$`,
+      ),
+    );
+    expect(line).not.toMatch(/localhost|127\.0\.0\.1|sudo/);
+    expect(await page.getByTestId("agent-loopback-warning").count()).toBe(0);
+    const secret = /--token (\S+)/.exec(line)![1]!;
+
+    // The second host's npm reads the package's dependencies from a cache filled here, offline.
     const cache = path.join(work, "npm-cache");
     const pkg = await fetch(`${stack!.webUrl}/agent/volley-agent.tgz`);
     expect(pkg.status).toBe(200);
@@ -87,76 +119,95 @@ describe.skipIf(unavailable !== null)("the Agents page's one-line install on a b
       { encoding: "utf8", timeout: 300_000 },
     );
     expect(warm.status, warm.stderr).toBe(0);
-
-    // The host: a throwaway root with systemd's runtime dir, stand-ins for systemctl and sudo.
     const root = path.join(work, "root");
-    const bin = path.join(work, "bin");
     mkdirSync(path.join(root, "etc"), { recursive: true });
-    mkdirSync(path.join(root, "run", "systemd", "system"), { recursive: true });
-    mkdirSync(bin);
-    writeFileSync(path.join(root, "etc", "passwd"), "root:x:0:0:root:/root:/bin/bash\n");
-    writeFileSync(path.join(root, "etc", "group"), "root:x:0:\n");
-    writeFileSync(path.join(root, "etc", "shadow"), "root:*:19000:0:99999:7:::\n", { mode: 0o600 });
-    writeFileSync(path.join(root, "etc", "gshadow"), "root:*::\n", { mode: 0o600 });
-    writeFileSync(path.join(bin, "systemctl"), `#!/bin/sh\necho "$*" >> "${work}/systemctl.log"\ncase "$1" in is-enabled|is-active) exit 1 ;; esac\nexit 0\n`);
-    writeFileSync(path.join(bin, "sudo"), '#!/bin/sh\nexec "$@"\n');
-    chmodSync(path.join(bin, "systemctl"), 0o755);
-    chmodSync(path.join(bin, "sudo"), 0o755);
+    const hostEnv = { PATH: process.env.PATH, HOME: work, VOLLEY_INSTALL_ROOT: root, npm_config_cache: cache, npm_config_offline: "true" };
+    const onHost = (command: string) => {
+      const [bin, ...args] = onSecondHost(["bash", "-o", "pipefail", "-c", command]);
+      const res = spawnSync(bin!, args, { env: hostEnv, encoding: "utf8", timeout: 300_000 });
+      return { code: res.status, out: `${res.stdout}${res.stderr}` };
+    };
 
-    const install = spawnSync(host.exec[0]!, [...host.exec.slice(1), "bash", "-o", "pipefail", "-c", line], {
-      env: {
-        PATH: `${bin}:${process.env.PATH}`,
-        HOME: work,
-        VOLLEY_INSTALL_ROOT: root,
-        npm_config_cache: cache,
-        npm_config_offline: "true",
-      },
-      encoding: "utf8",
-      timeout: 300_000,
-    });
-    const installOut = `${install.stdout}${install.stderr}`;
-    expect(install.status, installOut).toBe(0);
-    expect(installOut).toContain(`installed ${webOrigin}/agent/volley-agent.tgz`);
-    expect(installOut).not.toContain(secret);
-    expect(readFileSync(path.join(work, "systemctl.log"), "utf8")).toContain("restart volley-agent.service");
+    // A token the hub does not know: said in words, non-zero, nothing installed.
+    const wrong = onHost(line.replace(secret, `${secret.slice(0, -4)}XXXX`));
+    expect(wrong.code, wrong.out).toBe(1);
+    expect(wrong.out).toMatch(/the hub refused this agent: invalid agent token: this hub knows no such token .* — nothing was installed or changed/);
+    expect(existsSync(path.join(root, "etc", "volley"))).toBe(false);
+    expect(existsSync(path.join(root, "opt", "volley-agent"))).toBe(false);
 
-    // What systemd would start: the unit's ExecStart, with its EnvironmentFile, on that host.
-    const unit = readFileSync(path.join(root, "etc", "systemd", "system", "volley-agent.service"), "utf8");
-    const exec = /\nExecStart=(\S+) (\/opt\/volley-agent\/bin\/volley-agent) daemon\n/.exec(unit);
-    expect(exec, unit).not.toBeNull();
-    const env = parseEnvFile(readFileSync(path.join(root, "etc", "volley", "agent.env"), "utf8"));
-    expect(env.AGENT_TOKEN).toBe(secret);
-    agent = spawn(host.exec[0]!, [...host.exec.slice(1), exec![1]!, `${root}${exec![2]!}`, "daemon"], {
-      // HOME: where the agent keeps its identity by default; the service's own, not this machine's root.
-      env: { PATH: process.env.PATH, HOME: work, NODE_ENV: "production", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    const agentOut: string[] = [];
-    const connected = new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the installed agent did not connect in 60 s:\n${agentOut.join("\n")}`)), 60_000);
-      const onLine = (d: Buffer) => {
+    // The line as the page printed it.
+    const install = onHost(line);
+    expect(install.code, install.out).toBe(0);
+    expect(install.out).not.toContain(secret);
+    expect(install.out).toContain(`the hub at ${webOrigin}/hub accepted agent ${SECOND_HOST}`);
+    expect(install.out).toContain("systemd is not running here");
+    const command = /\n {4}(\S+)\n/.exec(install.out)?.[1];
+    expect(command, install.out).toBe(path.join(root, "opt", "volley-agent", "run-agent"));
+
+    // The command it printed, run as printed on that host.
+    const [bin, ...args] = onSecondHost([command!]);
+    agent = spawn(bin!, args, { env: { PATH: process.env.PATH, HOME: work }, stdio: ["ignore", "pipe", "pipe"] });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the installed agent did not connect in 60 s:\n${agentOut.join("")}`)), 60_000);
+      const onData = (d: Buffer) => {
         agentOut.push(d.toString());
         if (/connected to/.test(d.toString())) {
           clearTimeout(timer);
           resolve();
         }
       };
-      agent!.stdout!.on("data", onLine);
+      agent!.stdout!.on("data", onData);
       agent!.stderr!.on("data", (d: Buffer) => agentOut.push(d.toString()));
-      agent!.once("exit", (code) => reject(new Error(`the installed agent exited with ${code}:\n${agentOut.join("\n")}`)));
+      agent!.once("exit", (code) => reject(new Error(`the installed agent exited with ${code}:\n${agentOut.join("")}`)));
     });
-    await connected;
 
-    const plan = shardedEchoPlan("installed agent on a netns host", `ws://127.0.0.1:${TARGET_PORT}/echo?delay=${ECHO_DELAY_MS}`, 1);
+    // Agents: Online under its own host name.
+    await page.goto(`${webOrigin}/agents`);
+    // One row: the installer's hub check and the agent it installed are one agent (one identity).
+    const row = page.getByRole("row").filter({ hasText: SECOND_HOST });
+    await expect.poll(() => row.locator('[data-status="online"]').count(), { timeout: 20_000 }).toBe(1);
+    expect(await row.count()).toBe(1);
+    await screenshot(page, "netns-agent-online");
+
+    // One plan over both hosts; each agent loads its own host's target.
+    const plan = shardedEchoPlan("two hosts", `ws://127.0.0.1:${targetPort}/echo?delay=${ECHO_DELAY_MS}`, 2);
     const created = await api<{ id: string }>(stack!, "POST", "/api/v1/runs", { plan });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const run = await waitForFinal<Run>(stack!, created.body.id, 120_000);
     expect(run.status, `${run.reason}\n${[...stack!.output, ...output, ...agentOut].slice(-40).join("\n")}`).toBe("passed");
-    expect(run.summary!.messages.sent).toBeGreaterThan(0);
-    expect(run.summary!.messages.received).toBe(run.summary!.messages.sent);
-    // The hub saw the installed agent connect from the host's own address (no other agent runs).
-    const hello = stack!.output.find((l) => l.includes('"agent connected"') && l.includes(`${host.address}"`));
-    expect(hello, stack!.output.filter((l) => l.includes("agent connected")).join("\n")).toBeDefined();
-    expect(existsSync(path.join(root, "opt", "volley-agent", "lib", "node_modules", "@volley", "agent", "bin", "volley-agent.js"))).toBe(true);
+    const h = createDb(stack!.databaseUrl, 1);
+    const shards = await listShards(h.db, run.id).finally(() => h.close());
+    expect(shards).toHaveLength(2);
+    expect(new Set(shards.map((s) => s.agentId)).size).toBe(2);
+    // The targets' own counts: each echoed (and held) every message its host's agent sent.
+    const stats = async (prefix: string[] | undefined) => {
+      const url = `http://127.0.0.1:${targetPort}/stats`;
+      const argv = [...(prefix ?? []), "curl", "-fsS", url];
+      const res = spawnSync(argv[0]!, argv.slice(1), { encoding: "utf8" });
+      expect(res.status, res.stderr).toBe(0);
+      return (JSON.parse(res.stdout) as EchoStats).hold.count;
+    };
+    const [mainCount, secondCount] = [await stats(undefined), await stats(host.exec)];
+    expect(mainCount).toBeGreaterThan(0);
+    expect(secondCount).toBeGreaterThan(0);
+    expect(run.summary!.messages.sent).toBe(mainCount + secondCount);
+    expect(run.summary!.messages.received).toBe(mainCount + secondCount);
+    // The hub saw the second host's agent at the second host's address, through web's relay.
+    const hello = stack!.output.find((l) => l.includes('"agent connected"') && l.includes(`"name":"${SECOND_HOST}"`));
+    expect(hello, stack!.output.filter((l) => l.includes("agent connected")).join("\n")).toContain(`"address":"${host.address}"`);
+
+    // Sign out and in again, from the second host.
+    await page.context().clearCookies();
+    await page.goto(`${webOrigin}/sign-in`);
+    await page.getByLabel("Email").fill("admin@second.example");
+    await page.getByLabel("Password").fill("correct horse battery");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL(`${webOrigin}/`);
+    await page.goto(`${webOrigin}/agents`);
+    await screenshot(page, "netns-signed-in-again");
+    await expect.poll(() => page.getByRole("row").filter({ hasText: SECOND_HOST }).count()).toBe(1);
+    console.info(
+      `second host ${SECOND_HOST}@${host.address} joined via ${webOrigin}/hub; run ${run.id}: ${run.summary!.messages.sent} sent = ${mainCount} + ${secondCount} echoed by the targets`,
+    );
   });
 });

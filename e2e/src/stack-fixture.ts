@@ -20,8 +20,12 @@ export interface Stack {
 export interface StackOptions {
   /** Agent processes (default one). */
   agents?: number;
-  /** The address the hub listens on and agents dial (default 127.0.0.1), e.g. a bridge address namespaces reach. */
-  hubHost?: string;
+  /**
+   * Where the agents reach web from, e.g. a bridge address network-namespace hosts reach: they then
+   * dial the hub through web's relay (http://<it>:<web port>/hub), as the Agents page prints, while
+   * the hub keeps its default loopback address. Unset: the agents dial the hub at 127.0.0.1.
+   */
+  agentWebHost?: string;
   /** A command prefix per agent (startApp's `prefix`), e.g. to run agent i inside network namespace i. */
   agentPrefix?: (index: number) => string[];
 }
@@ -32,7 +36,6 @@ export interface StackOptions {
  * earlier file's stack).
  */
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
-  const hubHost = opts.hubHost ?? "127.0.0.1";
   const db = await createTestDatabase(inject("databaseServerUrl"));
   const lease = await leaseRedisDb(inject("redisUrl"));
   const redisUrl = lease.url;
@@ -44,9 +47,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     ...process.env,
     DATABASE_URL: db.url,
     REDIS_URL: redisUrl,
-    HUB_HOST: hubHost,
     HUB_PORT: String(hubPort),
-    HUB_URL: `http://${hubHost}:${hubPort}`,
+    HUB_URL: `http://127.0.0.1:${hubPort}`,
     WEB_PORT: String(webPort),
     AGENT_NAME: "e2e-agent",
     AGENT_TOKEN: "e2e-bootstrap-agent-token",
@@ -64,11 +66,15 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   };
   try {
     await hub.waitFor(/hub listening/i, 90_000);
+    const webReady = web.waitFor(/ready|Local:/i, 90_000);
+    // Through web's relay, the agents need web up first.
+    if (opts.agentWebHost) await webReady;
+    const agentEnv = opts.agentWebHost ? { ...env, HUB_URL: `http://${opts.agentWebHost}:${webPort}/hub` } : env;
     for (let i = 0; i < (opts.agents ?? 1); i++) {
       const name = i === 0 ? "e2e-agent" : `e2e-agent-${i + 1}`;
-      agents.push(startApp("agent", { ...env, AGENT_NAME: name }, log(i === 0 ? "agent" : name), { prefix: opts.agentPrefix?.(i) }));
+      agents.push(startApp("agent", { ...agentEnv, AGENT_NAME: name }, log(i === 0 ? "agent" : name), { prefix: opts.agentPrefix?.(i) }));
     }
-    await Promise.all([...agents.map((a) => a.waitFor(/connected to/i, 60_000)), web.waitFor(/ready|Local:/i, 90_000)]);
+    await Promise.all([...agents.map((a) => a.waitFor(/connected to/i, 60_000)), webReady]);
   } catch (err) {
     // The caller gets no Stack to stop: leave no process behind.
     await stopAll();

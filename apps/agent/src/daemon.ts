@@ -1,39 +1,35 @@
 /** The hub daemon: connects to the hub and runs the shards it is given until SIGINT/SIGTERM. */
 import { pino } from "pino";
 import { loadEnv } from "./env";
-import { buildAgentHello } from "./hub/agent-hello";
-import { loadAgentIdentity, type AgentIdentity } from "./hub/agent-identity";
+import { agentHelloFromEnv, MISSING_TOKEN } from "./hub/agent-setup";
 import { HubClient } from "./hub/hub-client";
 
 const env = loadEnv();
 const log = pino({ name: "agent", level: env.LOG_LEVEL });
-
-let identity: AgentIdentity | null = null;
-try {
-  identity = loadAgentIdentity(env.AGENT_STATE_DIR);
-} catch (err) {
-  // Still a working agent, as before persisted ids: only its restarts show up as new agents.
-  log.warn(
-    { err: err instanceof Error ? err.message : String(err) },
-    `cannot keep this agent's identity in AGENT_STATE_DIR=${env.AGENT_STATE_DIR}; each restart will be listed as a new agent — set AGENT_STATE_DIR to a writable directory`,
-  );
+const setup = agentHelloFromEnv(env, log);
+if (!setup) {
+  process.stderr.write(`${MISSING_TOKEN}\n`);
+  process.exit(1);
 }
-
-const hello = buildAgentHello({
-  token: env.AGENT_TOKEN,
-  name: env.AGENT_NAME,
-  pool: env.AGENT_POOL,
-  maxConnections: env.AGENT_MAX_CONNECTIONS,
-  sourceAddresses: env.AGENT_SOURCE_ADDRESSES,
-  agentKey: identity?.agentKey,
-  workers: env.AGENT_WORKERS,
-});
+const { hello, identity } = setup;
+let everConnected = false;
 const client = new HubClient({
   hubUrl: env.HUB_URL,
   hello,
   log,
   workers: env.AGENT_WORKERS,
-  onConnected: () => log.info(`agent ${env.AGENT_NAME} connected to ${env.HUB_URL}`),
+  onConnected: () => {
+    everConnected = true;
+    log.info(`agent ${env.AGENT_NAME} connected to ${env.HUB_URL}`);
+  },
+  // Refused before it ever joined (a wrong token, an agent older than the hub accepts): retrying
+  // cannot help, so say the hub's words and exit non-zero. Refusals after it joined (a token revoked,
+  // a hub mid-deploy) are retried, as a service should.
+  onRefused: (reason) => {
+    if (everConnected) return;
+    log.error(`the hub at ${env.HUB_URL} refused this agent: ${reason}`);
+    void client.stop(1000).finally(() => process.exit(2));
+  },
 });
 // The key proves this agent's identity to the hub: logs get a prefix to recognise it by, never the whole key.
 log.info(

@@ -21,7 +21,6 @@ describe("agent env", () => {
   it("has working defaults", () => {
     expect(loadEnv({})).toEqual({
       HUB_URL: "http://127.0.0.1:3001",
-      AGENT_TOKEN: "dev-local-agent-token",
       AGENT_NAME: hostname(),
       AGENT_POOL: "default",
       AGENT_MAX_CONNECTIONS: 50_000,

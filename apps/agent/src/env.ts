@@ -11,8 +11,9 @@ const envSchema = z
       .url({ protocol: /^https?$/, error: "set it to the hub's http(s) URL, e.g. http://127.0.0.1:3001" })
       .default("http://127.0.0.1:3001")
       .transform((u) => u.replace(/\/+$/, "")),
-    // A join token (vat_…) from the web UI, or the hub's shared bootstrap AGENT_TOKEN; the default matches `npm start`'s hub.
-    AGENT_TOKEN: z.string().min(1, "set it to the agent token the hub gave you").default("dev-local-agent-token"),
+    // A join token (vat_…) from the web UI, or the hub's shared bootstrap AGENT_TOKEN (`npm start`: .volley/agent-token).
+    // No default: a token every install knew would admit anyone who reaches the hub. The daemon needs it; `run` does not.
+    AGENT_TOKEN: z.string().min(1, "set it to a join token from Agents → Add agent").optional(),
     AGENT_NAME: z.string().min(1).max(200, "use at most 200 characters").default(hostname()),
     AGENT_POOL: z
       .string()

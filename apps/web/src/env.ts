@@ -129,6 +129,21 @@ export function publicUrl(): string | null {
 export const redisUrl = (): string => requireEnv("REDIS_URL");
 
 /**
+ * The hub web relays agents to (server.ts, /hub/socket.io/ → the hub's gateway): HUB_URL, default
+ * http://127.0.0.1:3001 (the hub's own default, loopback). Read once at start; a bad value is fatal there.
+ */
+export function hubInternalUrl(): string {
+  const value = raw("HUB_URL") ?? "http://127.0.0.1:3001";
+  const parsed = z.url({ protocol: /^https?$/ }).safeParse(value);
+  if (!parsed.success)
+    throw new MisconfiguredError(
+      "HUB_URL",
+      `HUB_URL (${JSON.stringify(value)}) must be the http(s) URL web reaches the hub at, such as http://127.0.0.1:3001 — or unset it for that default`,
+    );
+  return parsed.data.replace(/\/+$/, "");
+}
+
+/**
  * The hub URL agents connect to, as the Agents page prints it in install commands (e.g.
  * https://hub.volley.example.com); null = http://<the request's host name>:3001, the hub's default port.
  */

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { CHROMIUM_FLAGS, CHROMIUM_PATH as CHROMIUM } from "@volley/devstack";
 import { chromium, type Browser, type Page } from "playwright-core";
@@ -20,6 +20,18 @@ export function chromiumInstalled(test: string): boolean {
 export async function launchChromium(): Promise<Browser> {
   mkdirSync(ARTIFACTS, { recursive: true });
   return chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_FLAGS], headless: true });
+}
+
+/**
+ * Headless Chromium on another host: started through `prefix` (e.g. `ip netns exec <ns>`), which
+ * execs it in place, so playwright's pipe to it (file descriptors 3 and 4) survives.
+ */
+export async function launchChromiumIn(prefix: string[], workDir: string): Promise<Browser> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const wrapper = path.join(workDir, "chromium-on-host");
+  const quoted = [...prefix, CHROMIUM].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(" ");
+  writeFileSync(wrapper, `#!/bin/sh\nexec ${quoted} "$@"\n`, { mode: 0o755 });
+  return chromium.launch({ executablePath: wrapper, args: [...CHROMIUM_FLAGS], headless: true });
 }
 
 /** A page at this viewport whose steps wait up to 30 s. */

@@ -126,3 +126,21 @@ export const abortRequestSchema = z.object({
 });
 export type AbortRequest = z.infer<typeof abortRequestSchema>;
 export const AGGREGATOR_GROUP = "aggregator";
+
+/**
+ * The oldest agent this hub's protocol accepts. Raise it with a change agents before it cannot
+ * speak; such an agent is refused in words that say how to upgrade (re-run the install line).
+ */
+export const MIN_AGENT_VERSION = "0.1.0";
+
+const versionParts = (v: string) => (/^(\d+)\.(\d+)\.(\d+)/.exec(v) ?? []).slice(1).map(Number);
+
+/** Why an agent of `version` is refused, or null when the hub accepts it. */
+export function agentVersionRefusal(version: string, min: string = MIN_AGENT_VERSION): string | null {
+  const have = versionParts(version);
+  const need = versionParts(min);
+  const first = have.findIndex((n, i) => n !== need[i]);
+  const older = have.length !== 3 || (first >= 0 && have[first]! < need[first]!);
+  if (!older) return null;
+  return `agent version ${version || "(none)"} is older than this hub accepts (${min} or newer): upgrade it by running the install line from Agents → Add agent again (it upgrades in place)`;
+}

@@ -9,6 +9,7 @@ export * from "./shard-lifecycle";
 export * from "./run-lifecycle";
 export * from "./jobs";
 export * from "./agent-protocol";
+export * from "./agent-endpoint";
 export * from "./agents-api";
 export * from "./plan-document";
 export * from "./plan-json-schema";

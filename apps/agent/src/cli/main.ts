@@ -12,7 +12,9 @@ export async function runCli(args: readonly string[]): Promise<number> {
   let code: number = EXIT.passed;
   const program = new Command()
     .name("volley-agent")
-    .description("Volley load-test agent. With no arguments it runs as a hub daemon; `run` runs a plan on its own.")
+    .description(
+      "Volley load-test agent. With no arguments (or `daemon`) it runs as a hub daemon (HUB_URL, AGENT_TOKEN); `check` tries the hub once and says whether it admits this agent (exit 0, 2 refused, 3 no answer, 4 clock far off); `run` runs a plan on its own.",
+    )
     .version(AGENT_VERSION)
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s), writeOut: (s) => process.stdout.write(s) });

@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import { io, type Socket } from "socket.io-client";
 import {
   AGENT_EVENTS,
-  AGENT_NAMESPACE,
+  agentEndpoint,
   clockPingAckSchema,
   welcomeSchema,
   type TargetPolicy,
@@ -23,6 +23,8 @@ export interface HubClientOptions {
   log: Logger;
   onConnected?: () => void;
   onDisconnected?: (reason: string) => void;
+  /** The hub's handshake refused the agent for good (its words: a bad token, a version it no longer accepts); retried all the same. */
+  onRefused?: (reason: string) => void;
   heartbeatMs?: number;
   clockSyncMs?: number;
   clockSamples?: number;
@@ -65,7 +67,9 @@ export class HubClient {
   constructor(private readonly opts: HubClientOptions) {
     this.log = opts.log;
     this.agentId = opts.hello.instanceId;
-    this.socket = io(`${opts.hubUrl}${AGENT_NAMESPACE}`, {
+    const endpoint = agentEndpoint(opts.hubUrl);
+    this.socket = io(endpoint.url, {
+      path: endpoint.path,
       transports: ["websocket", "polling"],
       // Without this, a failed WebSocket never falls back to polling (socket.io-client 4.8).
       tryAllTransports: true,
@@ -163,7 +167,10 @@ export class HubClient {
     s.on("connect_error", (err) => {
       this.log.warn({ err: err.message }, `cannot connect to hub ${this.opts.hubUrl}`);
       // A refusal by the hub's middleware (bad token...) is not retried by socket.io itself.
-      if (!s.active) this.retryLater();
+      if (!s.active) {
+        if ((err as Error & { data?: { permanent?: unknown } }).data?.permanent === true) this.opts.onRefused?.(err.message);
+        this.retryLater();
+      }
     });
     s.on(AGENT_EVENTS.welcome, (payload: unknown) => {
       const w = welcomeSchema.safeParse(payload);

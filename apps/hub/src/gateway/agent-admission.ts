@@ -1,8 +1,9 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import { agentHelloSchema, describeIssues, fieldIssues, type AgentHello } from "@volley/contracts";
+import { agentHelloSchema, agentVersionRefusal, describeIssues, fieldIssues, type AgentHello } from "@volley/contracts";
 import { DEFAULT_ORG_ID, isJoinTokenSecret, verifyAgentToken, type AgentEnrollment, type Db } from "@volley/db";
 
-export type Admission = { ok: true; hello: AgentHello; enrollment: Required<AgentEnrollment> } | { ok: false; error: string; log: string };
+/** `permanent`: asking again cannot succeed (the token or the agent's version), so a new agent may stop instead of retrying. */
+export type Admission = { ok: true; hello: AgentHello; enrollment: Required<AgentEnrollment> } | { ok: false; error: string; log: string; permanent?: boolean };
 
 const digest = (s: string) => createHash("sha256").update(s).digest();
 
@@ -18,8 +19,9 @@ export function createAdmission(db: Db, bootstrapToken: string | null | undefine
   const expected = bootstrapToken ? digest(bootstrapToken) : null;
   const invalid = (why: string): Admission => ({
     ok: false,
-    error: `invalid agent token: ${expected ? "use a join token (vat_…) from the Volley web UI, or the hub's AGENT_TOKEN" : "use a join token (vat_…) from the Volley web UI (this hub has no shared AGENT_TOKEN)"}`,
+    error: `invalid agent token: this hub knows no such token (mistyped, or created on another Volley install) — ${expected ? "use a join token (vat_…) from this install's Agents → Add agent, or the hub's AGENT_TOKEN" : "use a join token (vat_…) from this install's Agents → Add agent (this hub has no shared AGENT_TOKEN)"}`,
     log: why,
+    permanent: true,
   });
 
   return async function admit(auth: Record<string, unknown>): Promise<Admission> {
@@ -34,6 +36,7 @@ export function createAdmission(db: Db, bootstrapToken: string | null | undefine
           ok: false,
           error: `agent token revoked: join token "${check.token.name}" (${check.token.prefix}…) was revoked; ask an admin of your Volley organization for a new join token and set it as AGENT_TOKEN`,
           log: `revoked join token ${check.token.id}`,
+          permanent: true,
         };
       }
       enrollment = { orgId: check.token.orgId, tokenId: check.token.id };
@@ -46,8 +49,10 @@ export function createAdmission(db: Db, bootstrapToken: string | null | undefine
     const hello = agentHelloSchema.safeParse(auth);
     if (!hello.success) {
       const error = `invalid agent hello: ${describeIssues(fieldIssues(hello.error))}`;
-      return { ok: false, error, log: error };
+      return { ok: false, error, log: error, permanent: true };
     }
+    const old = agentVersionRefusal(hello.data.version);
+    if (old) return { ok: false, error: old, log: `agent version ${hello.data.version}`, permanent: true };
     // A join token decides the pool: whoever holds it was given capacity for that pool, not another.
     return { ok: true, hello: pool ? { ...hello.data, pool } : hello.data, enrollment };
   };

@@ -57,6 +57,21 @@ interface AgentSocketData {
   refusedShard: { shardId: string; reason: string } | null;
 }
 
+/**
+ * The agent's address as the hub reports it: the TCP peer, unless the peer is loopback and names a
+ * forwarded address, which is web relaying an agent from another host (web's hub-relay.ts writes
+ * X-Forwarded-For itself, replacing any the agent sent). A loopback peer is this machine: whoever
+ * runs there could reach the hub directly anyway.
+ */
+function agentAddress(socket: Socket): string {
+  const peer = socket.handshake.address;
+  const forwarded = socket.handshake.headers["x-forwarded-for"];
+  if (typeof forwarded !== "string" || !isLoopback(peer)) return peer;
+  return forwarded.split(",").at(-1)?.trim() || peer;
+}
+
+const isLoopback = (address: string) => /^(127\.|::1$|::ffff:127\.)/.test(address);
+
 /** Ack callbacks come from the network: call them only if the agent actually asked for one. */
 function replier(ack: unknown): (reply: Ack | Record<string, unknown>) => void {
   return typeof ack === "function" ? (reply) => (ack as (r: unknown) => void)(reply) : () => {};
@@ -85,13 +100,14 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
     admit(auth)
       .then(async (admission) => {
         if (!admission.ok) {
-          log.warn({ address: socket.handshake.address, why: admission.log }, "rejected agent");
-          return next(new Error(admission.error));
+          log.warn({ address: agentAddress(socket), why: admission.log }, "rejected agent");
+          // `data` reaches the agent's connect_error: a permanent refusal lets a new agent stop instead of retrying forever.
+          return next(Object.assign(new Error(admission.error), { data: { permanent: admission.permanent === true } }));
         }
         const { orgId } = admission.enrollment;
         const poolRefused = opts.admitPool?.(orgId, poolKey(orgId, admission.hello.pool)) ?? null;
         if (poolRefused) {
-          log.warn({ address: socket.handshake.address, orgId, pool: admission.hello.pool, name: admission.hello.name, why: poolRefused }, "rejected agent");
+          log.warn({ address: agentAddress(socket), orgId, pool: admission.hello.pool, name: admission.hello.name, why: poolRefused }, "rejected agent");
           return next(new Error(poolRefused));
         }
         const row = await upsertAgent(db, admission.hello, admission.enrollment);
@@ -109,7 +125,7 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
               name: hello.name,
               orgId,
               tokenId: admission.enrollment.tokenId,
-              address: socket.handshake.address,
+              address: agentAddress(socket),
               runId: shard.runId,
               shardId: shard.shardId,
               why: refusal.audit,
@@ -133,7 +149,7 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
       .catch((err) => {
         if (err instanceof AgentKeyConflictError) {
           log.warn(
-            { address: socket.handshake.address, agentKey: err.agentKey, ownerOrgId: err.ownerOrgId, name: auth.name },
+            { address: agentAddress(socket), agentKey: err.agentKey, ownerOrgId: err.ownerOrgId, name: auth.name },
             "refused agent: its persisted id belongs to an agent of another organization",
           );
           return next(
@@ -144,7 +160,7 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
         }
         if (err instanceof AgentInstanceConflictError) {
           log.warn(
-            { address: socket.handshake.address, instanceId: err.instanceId, orgId: err.orgId, name: auth.name },
+            { address: agentAddress(socket), instanceId: err.instanceId, orgId: err.orgId, name: auth.name },
             "refused agent: its instance id belongs to another agent of its organization (another token or persisted id)",
           );
           return next(
@@ -162,7 +178,7 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
     const { hello, agentId, tokenId, orgId, refusedShard } = socket.data as AgentSocketData;
     const session = registry.attach({ ...hello, pool: poolKey(orgId, hello.pool) }, agentId, socket);
     // The address tells apart agents that share a name or sit behind one host (e2e/netns-agents asserts it).
-    log.info({ agentId, name: hello.name, address: socket.handshake.address, orgId, pool: hello.pool, tokenId, version: hello.version }, "agent connected");
+    log.info({ agentId, name: hello.name, address: agentAddress(socket), orgId, pool: hello.pool, tokenId, version: hello.version }, "agent connected");
     socket.emit(AGENT_EVENTS.welcome, { agentId, targetPolicy: opts.targetPolicy ?? { mode: "self-hosted" } } satisfies Welcome);
     // Its frames for that shard are refused too (no lease, and the shard row names another agent).
     if (refusedShard) socket.emit(AGENT_EVENTS.shardAbort, refusedShard);

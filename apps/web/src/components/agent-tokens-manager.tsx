@@ -11,8 +11,8 @@ const describe = (err: unknown) => (err instanceof ApiRequestError ? err.message
 const COMMANDS: { key: keyof AgentCommands; title: string; note: string }[] = [
   {
     key: "script",
-    title: "Linux server (systemd)",
-    note: "Installs this Volley's agent (downloaded from here, checksum verified) and runs it as the volley-agent service. Needs root, systemd and Node.js 20+; run it again to change the token or hub.",
+    title: "Linux host",
+    note: "Installs this Volley's agent (downloaded from here, checksum verified) into /opt/volley-agent. Needs Node.js 20+ and curl; as root, or it asks sudo. With systemd it runs as the volley-agent service; without (containers, WSL) it prints the one command to run it in the foreground or under your own supervisor. Run it again to upgrade or change the token; --uninstall removes it.",
   },
   {
     key: "docker",
@@ -51,7 +51,19 @@ function CopyButton({ text }: { text: string }) {
  * "Add agent": creates a join token and prints the commands that enrol a machine with it (the
  * secret is shown here once); below, the org's join tokens with revoke.
  */
-export function AgentTokensManager({ initialTokens, webOrigin, hubUrl }: { initialTokens: AgentToken[]; webOrigin: string; hubUrl: string }) {
+export function AgentTokensManager({
+  initialTokens,
+  webOrigin,
+  hubUrl,
+  loopbackOnly,
+  otherAddresses,
+}: {
+  initialTokens: AgentToken[];
+  webOrigin: string;
+  hubUrl: string;
+  loopbackOnly: boolean;
+  otherAddresses: string[];
+}) {
   const [tokens, setTokens] = useState(initialTokens);
   const [created, setCreated] = useState<{ token: AgentToken; commands: AgentCommands } | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -103,6 +115,26 @@ export function AgentTokensManager({ initialTokens, webOrigin, hubUrl }: { initi
           Create a join token, then run one of the commands it gives you on the machine that should generate load. Agents joining with the token belong to this
           organization and its pool; one token can enrol any number of machines.
         </p>
+        {loopbackOnly && (
+          <div className="callout warn" role="note" data-testid="agent-loopback-warning">
+            <strong>Only this machine can use these commands.</strong> They name <code className="mono">{new URL(hubUrl).host}</code>, which another host cannot
+            reach. Open this page by an address other machines reach
+            {otherAddresses.length > 0 && (
+              <>
+                {" "}
+                (this machine has{" "}
+                {otherAddresses.map((a, i) => (
+                  <span key={a}>
+                    {i > 0 && ", "}
+                    <a href={`${a}/agents`}>{a}</a>
+                  </span>
+                ))}
+                )
+              </>
+            )}{" "}
+            — or set <code className="mono">VOLLEY_PUBLIC_URL</code> — and the commands will name it.
+          </div>
+        )}
         <form className="inline-form" onSubmit={create}>
           <label>
             Token name

@@ -6,7 +6,7 @@ describe("agent install commands", () => {
 
   it("fills the installer one-liner with web's script URL, the token, the hub and web's agent package, using install.sh's own flags", () => {
     expect(commands.script).toBe(
-      "curl -fsSL https://volley.example.com/install-agent.sh | sudo bash -s -- --token vat_AbC-123_xyz --hub https://hub.example.com:8443 --package-url https://volley.example.com/agent/volley-agent.tgz",
+      "curl -fsSL https://volley.example.com/install-agent.sh | bash -s -- --token vat_AbC-123_xyz --hub https://hub.example.com:8443 --package-url https://volley.example.com/agent/volley-agent.tgz",
     );
   });
 

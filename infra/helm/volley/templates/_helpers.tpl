@@ -125,6 +125,11 @@ true
 {{- end -}}
 {{- end -}}
 
+{{/* The hub's in-cluster Service URL: where web relays agents (/hub) to. */}}
+{{- define "volley.hubServiceUrl" -}}
+{{- printf "http://%s-hub:%v" (include "volley.fullname" .) .Values.hub.service.port -}}
+{{- end -}}
+
 {{- define "volley.hubUrl" -}}
 {{- default (printf "http://%s-hub:%v" (include "volley.fullname" .) .Values.hub.service.port) .Values.agent.hubUrl -}}
 {{- end -}}

@@ -15,17 +15,20 @@ const dataDir = () => {
 };
 
 describe("install secrets (npm run setup / npm start)", () => {
-  it("generates AUTH_SECRET and VOLLEY_SECRETS_KEY into the data directory, readable by the owner only, and reuses them", () => {
+  it("generates AUTH_SECRET, VOLLEY_SECRETS_KEY and the bootstrap AGENT_TOKEN into the data directory, readable by the owner only, and reuses them", () => {
     const dir = dataDir();
     const lines: string[] = [];
     const first = installSecrets(dir, (l) => lines.push(l));
-    expect(lines).toHaveLength(2);
+    expect(lines).toHaveLength(3);
     expect(first.authSecret.length).toBeGreaterThanOrEqual(32);
     expect(Buffer.from(first.secretsKey, "base64")).toHaveLength(32);
     expect(first.authSecret).not.toBe(first.secretsKey);
+    expect(first.agentToken.length).toBeGreaterThanOrEqual(32);
+    expect(new Set([first.authSecret, first.secretsKey, first.agentToken]).size).toBe(3);
     for (const [file, value] of [
       ["auth-secret", first.authSecret],
       ["secrets-key", first.secretsKey],
+      ["agent-token", first.agentToken],
     ] as const) {
       expect(readFileSync(path.join(dir, file), "utf8").trim()).toBe(value);
       expect(statSync(path.join(dir, file)).mode & 0o777).toBe(0o600);
@@ -33,9 +36,11 @@ describe("install secrets (npm run setup / npm start)", () => {
     // The next start keeps them: sessions and sealed webhook secrets survive restarts.
     const again = installSecrets(dir, (l) => lines.push(l));
     expect(again).toEqual(first);
-    expect(lines).toHaveLength(2);
+    expect(lines).toHaveLength(3);
     // Another install gets its own.
-    expect(installSecrets(dataDir()).authSecret).not.toBe(first.authSecret);
+    const other = installSecrets(dataDir());
+    expect(other.authSecret).not.toBe(first.authSecret);
+    expect(other.agentToken).not.toBe(first.agentToken);
   });
 
   it("tightens a file left readable by others, and refuses (never replaces) a damaged key", () => {

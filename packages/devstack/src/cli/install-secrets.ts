@@ -6,16 +6,21 @@ import path from "node:path";
  * The install's own secrets, generated once into its data directory (mode 0600) and reused by
  * every `npm start`: AUTH_SECRET (signs session cookies; before, web derived it from the embedded
  * database's fixed password, so anyone could forge sessions for any local install) and
- * VOLLEY_SECRETS_KEY (seals webhook signing secrets; web and hub need the same one).
+ * VOLLEY_SECRETS_KEY (seals webhook signing secrets; web and hub need the same one), and the hub's
+ * bootstrap AGENT_TOKEN, which the local agent presents. The hub's gateway is reachable from other
+ * hosts through web's port (/hub), so a token every install shares would let anyone on the network
+ * enrol as an agent and receive plans: each install gets its own.
  */
 export interface InstallSecrets {
   authSecret: string;
   secretsKey: string;
+  agentToken: string;
 }
 
 const FILES = {
   authSecret: { name: "auth-secret", valid: (v: string) => v.length >= 32 },
   secretsKey: { name: "secrets-key", valid: (v: string) => /^[A-Za-z0-9+/]+={0,2}$/.test(v) && Buffer.from(v, "base64").length === 32 },
+  agentToken: { name: "agent-token", valid: (v: string) => v.length >= 32 && !v.startsWith("vat_") },
 } as const;
 
 function readOrCreate(dir: string, file: { name: string; valid: (v: string) => boolean }, log: (line: string) => void): string {
@@ -49,5 +54,6 @@ export function installSecrets(dataDir: string, log: (line: string) => void = ()
   return {
     authSecret: readOrCreate(dataDir, FILES.authSecret, log),
     secretsKey: readOrCreate(dataDir, FILES.secretsKey, log),
+    agentToken: readOrCreate(dataDir, FILES.agentToken, log),
   };
 }

@@ -43,8 +43,8 @@ async function main() {
     REDIS_URL: services.redisUrl,
     HUB_PORT: String(env.HUB_PORT),
     HUB_URL: hubUrl,
-    // The hub has no default bootstrap token (unset = join tokens only); locally, share apps/agent's default.
-    AGENT_TOKEN: process.env.AGENT_TOKEN ?? "dev-local-agent-token",
+    // The hub's bootstrap token, which the local agent presents: the install's own (install-secrets.ts).
+    AGENT_TOKEN: process.env.AGENT_TOKEN ?? secrets.agentToken,
     // The local agent keeps one identity across restarts (one row on the Agents page), beside the stack's data.
     AGENT_STATE_DIR: process.env.AGENT_STATE_DIR ?? path.join(env.VOLLEY_DATA_DIR, "agent"),
     AUTH_SECRET: env.AUTH_SECRET ?? secrets.authSecret,
@@ -96,7 +96,9 @@ async function main() {
   if (!(await sup.start())) return; // Ctrl-C while starting
   say("Volley is up:");
   say(`  web       http://localhost:${env.WEB_PORT}   (REST API /api/v1)`);
-  say(`  hub       ${hubUrl}   (agent gateway /agent)`);
+  say(
+    `  hub       ${hubUrl}   (loopback; agents on other hosts reach it through web: http://<this host>:${env.WEB_PORT}/hub — Agents → Add agent prints the line)`,
+  );
   say(`  agent     1 local agent, pool "default"`);
   say(
     `  targets   ws://127.0.0.1:${env.WS_ECHO_PORT}/echo (ws; also /ping, /broadcast, /group), http://127.0.0.1:${env.SOCKETIO_ECHO_PORT} (socket.io), http://127.0.0.1:${env.SOCKJS_ECHO_PORT}/echo (sockjs; also /broadcast)`,

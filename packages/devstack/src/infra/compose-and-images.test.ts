@@ -100,6 +100,9 @@ describe("infra/compose.yaml", () => {
     const agentEnv = envOf(byApp("agent").service);
     const hubUrl = new URL(agentEnv.HUB_URL as string);
     expect([hubUrl.hostname, hubUrl.port]).toEqual([hub.name, hubEnv.HUB_PORT]);
+    // Web relays agents of other machines (/hub) to the same hub.
+    const relayed = new URL(envOf(byApp("web").service).HUB_URL as string);
+    expect([relayed.hostname, relayed.port]).toEqual([hub.name, hubEnv.HUB_PORT]);
     // Until enrollment replaces it, the agent presents the token the hub checks.
     expect(agentEnv.AGENT_TOKEN).toBe(hubEnv.AGENT_TOKEN);
     expect(hubEnv.HUB_HOST).toBe("0.0.0.0");

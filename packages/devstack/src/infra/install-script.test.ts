@@ -19,6 +19,8 @@ const TOKEN = "vjt_first_0123456789abcdef";
 const NEW_TOKEN = "vjt_second_fedcba9876543210";
 // useradd/chown of the service user need root; the installer itself refuses to run without it.
 const isRoot = process.getuid?.() === 0;
+// Where a real sudo is installed the not-root cases cannot take it off PATH: they skip.
+const hasSudo = ["/usr/bin/sudo", "/bin/sudo", "/usr/sbin/sudo"].some((p) => existsSync(p));
 if (!isRoot) console.warn("install-script.test: skipping the installer runs — they need root (useradd, chown)");
 
 let work: string;
@@ -34,7 +36,23 @@ beforeAll(() => {
     path.join(pkg, "package.json"),
     JSON.stringify({ name: "@volley/agent", version: "0.0.0-test", bin: { "volley-agent": "bin/volley-agent.js" } }),
   );
-  writeFileSync(path.join(pkg, "bin", "volley-agent.js"), "#!/usr/bin/env node\nconsole.log('agent');\n");
+  // Its `check` answers like the real one: a hub URL containing "refuse" or "down" stands for a hub
+  // that refuses the token or does not answer (the real check runs against a real hub in
+  // apps/agent hub-check.test and e2e netns-installer); `daemon` prints what it was started with.
+  writeFileSync(
+    path.join(pkg, "bin", "volley-agent.js"),
+    `#!/usr/bin/env node
+const [cmd] = process.argv.slice(2);
+const hub = process.env.HUB_URL || "";
+if (cmd === "check") {
+  if (hub.includes("refuse")) { console.error("volley-agent check: the hub refused this agent: invalid agent token"); process.exit(2); }
+  if (hub.includes("down")) { console.error("volley-agent check: the hub at " + hub + " did not answer (ECONNREFUSED)"); process.exit(3); }
+  console.log("volley-agent check: the hub at " + hub + " accepted agent " + (process.env.AGENT_NAME || "?"));
+  process.exit(0);
+}
+console.log("agent " + cmd + " hub=" + hub + " state=" + process.env.AGENT_STATE_DIR + " token=" + (process.env.AGENT_TOKEN ? "set" : "unset"));
+`,
+  );
   const packed = spawnSync("npm", ["pack", "--silent", "--pack-destination", work], { cwd: pkg, encoding: "utf8" });
   expect(packed.status, packed.stderr).toBe(0);
   tarball = path.join(work, packed.stdout.trim().split("\n").pop() as string);
@@ -140,6 +158,9 @@ const serviceUser = (root: string) =>
     .find((l) => l.startsWith("volley-agent:"));
 const mutating = (calls: string[]) => calls.filter((c) => !/^is-(enabled|active)\b/.test(c));
 
+type RefusalCase = [string, (b: Sandbox) => { args: string[]; env?: Record<string, string> }, RegExp];
+const notRootNoSudo: RefusalCase = ["not root, and no sudo", () => ({ args: baseArgs(), env: { FAKE_UID: "1000" } }), /must run as root.*sudo is not installed here/];
+
 describe.skipIf(!isRoot)("infra/agent/install.sh", () => {
   let box: Sandbox;
   beforeEach(() => {
@@ -181,6 +202,8 @@ describe.skipIf(!isRoot)("infra/agent/install.sh", () => {
     expect(unit).not.toContain(TOKEN);
     expect(existsSync(path.join(box.root, "opt", "volley-agent", "bin", "volley-agent"))).toBe(true);
 
+    // The hub was asked first, with the agent itself.
+    expect(out).toContain("the hub at http://127.0.0.1:3001 accepted agent load gen 1");
     const calls = box.calls();
     expect(mutating(calls)).toEqual(["daemon-reload", "enable volley-agent.service", "restart volley-agent.service"]);
     expect(calls.join("\n")).not.toContain(TOKEN);
@@ -259,7 +282,7 @@ describe.skipIf(!isRoot)("infra/agent/install.sh", () => {
     expect(parseEnvFile(readFileSync(path.join(box.root, "etc", "volley", "agent.env"), "utf8")).AGENT_TOKEN).toBe(TOKEN);
   });
 
-  it("uninstalls the unit, env file, package and user; a second uninstall has nothing to do", () => {
+  it("uninstalls the unit, env file, package, state and user; a second uninstall has nothing to do", () => {
     expect(box.run(baseArgs()).code).toBe(0);
     box.calls();
     const { code, out } = box.run(["--uninstall"]);
@@ -268,6 +291,7 @@ describe.skipIf(!isRoot)("infra/agent/install.sh", () => {
     expect(existsSync(path.join(box.root, "etc", "systemd", "system", "volley-agent.service"))).toBe(false);
     expect(existsSync(path.join(box.root, "etc", "volley"))).toBe(false);
     expect(existsSync(path.join(box.root, "opt", "volley-agent"))).toBe(false);
+    expect(existsSync(path.join(box.root, "var", "lib", "volley-agent"))).toBe(false);
     expect(serviceUser(box.root)).toBeUndefined();
     expect(readFileSync(path.join(box.root, "etc", "group"), "utf8")).not.toMatch(/^volley-agent:/m);
 
@@ -282,11 +306,11 @@ describe.skipIf(!isRoot)("infra/agent/install.sh", () => {
     chmodSync(path.join(bin, "node"), 0o755);
   };
 
-  it.each<[string, (b: Sandbox) => { args: string[]; env?: Record<string, string> }, RegExp]>([
+  it.each<RefusalCase>([
     ["no token", () => ({ args: ["--hub", "http://hub:3001", "--package", tarball] }), /--token is required/],
     ["an empty --token value", () => ({ args: ["--hub", "http://hub:3001", "--token"] }), /--token needs a value/],
     ["a token with spaces", () => ({ args: ["--token", "abc def ghi jkl", "--hub", "http://hub:3001"] }), /--token does not look like a join token/],
-    ["no hub", () => ({ args: ["--token", TOKEN] }), /--hub is required.*--hub https:\/\/hub\.example\.com/],
+    ["no hub", () => ({ args: ["--token", TOKEN] }), /--hub is required.*--hub https:\/\/volley\.example\.com\/hub/],
     ["no package", () => ({ args: ["--token", TOKEN, "--hub", "http://hub:3001"] }), /--package-url is required.*\/agent\/volley-agent\.tgz/],
     [
       "a package URL that is not http(s)",
@@ -301,8 +325,17 @@ describe.skipIf(!isRoot)("infra/agent/install.sh", () => {
     ["a bad pool", () => ({ args: ["--token", TOKEN, "--hub", "http://hub:3001", "--pool", "EU West"] }), /--pool "EU West" is not a pool name/],
     ["bad labels", () => ({ args: ["--token", TOKEN, "--hub", "http://hub:3001", "--labels", "region"] }), /--labels entry "region" is not key=value/],
     ["an unknown flag", () => ({ args: ["--token", TOKEN, "--hub", "http://hub:3001", "--colour", "red"] }), /unknown option --colour/],
-    ["not root", () => ({ args: baseArgs(), env: { FAKE_UID: "1000" } }), /must run as root.*sudo/],
-    ["no systemd", (b) => (rmSync(path.join(b.root, "run", "systemd"), { recursive: true }), { args: baseArgs() }), /systemd is not running here/],
+    ...(hasSudo ? [] : [notRootNoSudo]),
+    [
+      "a hub that refuses the token",
+      () => ({ args: ["--token", TOKEN, "--hub", "http://refuse.example:3000/hub", "--package", tarball] }),
+      /the hub refused this agent: invalid agent token — nothing was installed or changed/,
+    ],
+    [
+      "a hub that does not answer",
+      () => ({ args: ["--token", TOKEN, "--hub", "http://down.example:3000/hub", "--package", tarball] }),
+      /did not answer \(ECONNREFUSED\) — nothing was installed or changed/,
+    ],
     ["Node.js older than 20", (b) => (nodeStandIn(b.bin, "18.19.1"), { args: baseArgs() }), /Node\.js 20 or newer is required, found 18\.19\.1/],
   ])("refuses %s with an error naming the fix, and installs nothing", (_label, setup, message) => {
     const { args, env } = setup(box);
@@ -312,8 +345,65 @@ describe.skipIf(!isRoot)("infra/agent/install.sh", () => {
     expect(out).not.toContain(TOKEN);
     expect(existsSync(path.join(box.root, "etc", "volley"))).toBe(false);
     expect(existsSync(path.join(box.root, "etc", "systemd", "system", "volley-agent.service"))).toBe(false);
+    expect(existsSync(path.join(box.root, "opt", "volley-agent"))).toBe(false);
+    expect(existsSync(path.join(box.root, "var", "lib", "volley-agent"))).toBe(false);
     expect(serviceUser(box.root)).toBeUndefined();
     expect(mutating(box.calls())).toEqual([]);
+  });
+
+  it("an upgrade the hub refuses leaves the installed agent and its settings as they were", () => {
+    expect(box.run(baseArgs()).code).toBe(0);
+    box.calls();
+    const envPath = path.join(box.root, "etc", "volley", "agent.env");
+    const before = readFileSync(envPath, "utf8");
+    const { code, out } = box.run(["--token", NEW_TOKEN, "--hub", "http://refuse.example:3000/hub", "--package", tarball]);
+    expect(code).toBe(1);
+    expect(out).toContain("nothing was installed or changed");
+    expect(readFileSync(envPath, "utf8")).toBe(before);
+    expect(existsSync(path.join(box.root, "opt", "volley-agent", "bin", "volley-agent"))).toBe(true);
+    expect(mutating(box.calls())).toEqual([]);
+  });
+
+  it("without systemd (a container, WSL): installs with a launcher, prints the one command to run, and that command runs the agent", () => {
+    rmSync(path.join(box.root, "run", "systemd"), { recursive: true });
+    const { code, out } = box.run(baseArgs());
+    expect(code, out).toBe(0);
+    expect(out).toContain("systemd is not running here");
+    expect(out).not.toContain(TOKEN);
+    // The command is printed on a line of its own, indented, as a user copies it.
+    const command = /\n {4}(\S+)\n/.exec(out)?.[1];
+    expect(command, out).toBe(path.join(box.root, "opt", "volley-agent", "run-agent"));
+    expect(existsSync(path.join(box.root, "etc", "systemd", "system", "volley-agent.service"))).toBe(false);
+    expect(serviceUser(box.root)).toBeUndefined();
+    const env = parseEnvFile(readFileSync(path.join(box.root, "etc", "volley", "agent.env"), "utf8"));
+    expect(env.AGENT_STATE_DIR).toBe(path.join(box.root, "var", "lib", "volley-agent"));
+    expect(checkAppEnv("agent", env).ok).toBe(true);
+    const started = spawnSync(command!, [], { encoding: "utf8", env: { PATH: process.env.PATH } });
+    expect(started.status, started.stderr).toBe(0);
+    expect(started.stdout).toBe(`agent daemon hub=http://127.0.0.1:3001 state=${path.join(box.root, "var", "lib", "volley-agent")} token=set\n`);
+    // Again: nothing changed, and the command is printed again.
+    const again = box.run(baseArgs());
+    expect(again.out).toContain("nothing changed");
+    expect(again.out).toContain(command!);
+    expect(box.calls()).toEqual([]);
+  });
+
+  it.skipIf(hasSudo)("not root: asks sudo, which runs the whole script as root", () => {
+    writeFileSync(
+      path.join(box.bin, "sudo"),
+      `#!/bin/sh
+[ "$1" = "--" ] && shift
+echo "sudo $1" >> "${path.join(box.root, "..", "sudo.log")}"
+FAKE_UID= exec "$@"
+`,
+    );
+    chmodSync(path.join(box.bin, "sudo"), 0o755);
+    const { code, out } = box.run(baseArgs(), { env: { FAKE_UID: "1000" } });
+    expect(code, out).toBe(0);
+    expect(out).toContain("not root: asking sudo");
+    expect(readFileSync(path.join(box.root, "..", "sudo.log"), "utf8")).toBe("sudo bash\n");
+    expect(existsSync(path.join(box.root, "etc", "systemd", "system", "volley-agent.service"))).toBe(true);
+    expect(out).not.toContain(TOKEN);
   });
 });
 

@@ -4,7 +4,8 @@ import { headers } from "next/headers";
 import { AgentTokensManager } from "../../components/agent-tokens-manager";
 import { AgentsTable } from "../../components/agents-table";
 import { ErrorPanel } from "../../components/error-panel";
-import { agentEndpoints, listAgents, listJoinTokens } from "@/server/agents/agents";
+import { PlainHttpNotice } from "../../components/plain-http-notice";
+import { agentEndpoints, listAgents, listJoinTokens, type AgentEndpoints } from "@/server/agents/agents";
 import { authorize } from "@/server/auth/auth";
 import { ApiError } from "@/server/http/errors";
 import { describeLoadError } from "@/server/http/page-errors";
@@ -28,7 +29,7 @@ export default async function AgentsPage() {
   const now = Date.now();
   let agents: AgentListItem[] | null = null;
   let tokens: AgentToken[] = [];
-  let endpoints: { webOrigin: string; hubUrl: string } | null = null;
+  let endpoints: AgentEndpoints | null = null;
   let problem: ReturnType<typeof describeLoadError> | null = null;
   try {
     agents = await listAgents(auth.orgId);
@@ -52,6 +53,7 @@ export default async function AgentsPage() {
           </p>
         </div>
       </div>
+      <PlainHttpNotice />
       {problem ? (
         <ErrorPanel title={problem.title} message={problem.message} />
       ) : agents && agents.length > 0 ? (
@@ -71,7 +73,7 @@ export default async function AgentsPage() {
           </p>
         </div>
       )}
-      {admin && endpoints && <AgentTokensManager initialTokens={tokens} webOrigin={endpoints.webOrigin} hubUrl={endpoints.hubUrl} />}
+      {admin && endpoints && <AgentTokensManager initialTokens={tokens} {...endpoints} />}
     </div>
   );
 }

@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { redirect } from "next/navigation";
 import { AuthForm } from "../../components/auth-form";
+import { PlainHttpNotice } from "../../components/plain-http-notice";
 import { hasUsers, pageUser } from "@/server/http/page-session";
 import { safeNextPath } from "../../lib/next-path";
 
@@ -14,6 +15,7 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
   return (
     <div className="auth-page">
       <h1>Sign in</h1>
+      <PlainHttpNotice />
       <AuthForm mode="sign-in" next={next} />
       <p className="muted">
         No account yet? <Link href={next === "/" ? "/sign-up" : `/sign-up?next=${encodeURIComponent(next)}`}>Create one</Link>.

@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { redirect } from "next/navigation";
 import { AuthForm } from "../../components/auth-form";
+import { PlainHttpNotice } from "../../components/plain-http-notice";
 import { hasUsers, pageUser } from "@/server/http/page-session";
 import { safeNextPath } from "../../lib/next-path";
 
@@ -14,6 +15,7 @@ export default async function SignUpPage({ searchParams }: { searchParams: Promi
   return (
     <div className="auth-page">
       <h1>Create account</h1>
+      <PlainHttpNotice />
       {fresh ? (
         <p className="muted">
           This is a fresh install: the first account becomes the owner of this Volley installation&apos;s organization and sees every existing run.

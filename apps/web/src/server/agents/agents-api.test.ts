@@ -276,19 +276,27 @@ describe("install commands", () => {
     expect(script).toMatch(/--token <token>/);
   });
 
-  it("points agents at VOLLEY_HUB_PUBLIC_URL, else at port 3001 of the host the browser used", () => {
+  it("points agents at VOLLEY_HUB_PUBLIC_URL, else at web's own /hub relay on the origin the browser used, and says when that is loopback-only", () => {
     const saved = { hub: process.env.VOLLEY_HUB_PUBLIC_URL, web: process.env.VOLLEY_PUBLIC_URL };
     try {
       delete process.env.VOLLEY_HUB_PUBLIC_URL;
       delete process.env.VOLLEY_PUBLIC_URL;
-      expect(agentEndpoints(new Headers({ host: "loadbox.lan:3000" }))).toEqual({ webOrigin: "http://loadbox.lan:3000", hubUrl: "http://loadbox.lan:3001" });
-      expect(agentEndpoints(new Headers({ host: "internal:3000", "x-forwarded-host": "volley.example.com", "x-forwarded-proto": "https" }))).toEqual({
+      const ends = (headers: Record<string, string>) => {
+        const { otherAddresses, ...rest } = agentEndpoints(new Headers(headers));
+        expect(otherAddresses.every((a) => /^http:\/\/\S+:\d+$/.test(a) && !/127\.0\.0\.1|\[::1\]/.test(a))).toBe(true);
+        return rest;
+      };
+      expect(ends({ host: "loadbox.lan:3000" })).toEqual({ webOrigin: "http://loadbox.lan:3000", hubUrl: "http://loadbox.lan:3000/hub", loopbackOnly: false });
+      expect(ends({ host: "internal:3000", "x-forwarded-host": "volley.example.com", "x-forwarded-proto": "https" })).toEqual({
         webOrigin: "https://volley.example.com",
-        hubUrl: "http://volley.example.com:3001",
+        hubUrl: "https://volley.example.com/hub",
+        loopbackOnly: false,
       });
+      for (const host of ["localhost:3000", "127.0.0.1:3000", "[::1]:3000", "app.localhost:3000"]) expect(ends({ host }).loopbackOnly, host).toBe(true);
+      expect(ends({ host: "10.0.0.5:3000" })).toEqual({ webOrigin: "http://10.0.0.5:3000", hubUrl: "http://10.0.0.5:3000/hub", loopbackOnly: false });
       process.env.VOLLEY_HUB_PUBLIC_URL = "https://hub.example.com/";
       process.env.VOLLEY_PUBLIC_URL = BASE;
-      expect(agentEndpoints(new Headers({ host: "loadbox.lan:3000" }))).toEqual({ webOrigin: BASE, hubUrl: "https://hub.example.com" });
+      expect(ends({ host: "localhost:3000" })).toMatchObject({ webOrigin: BASE, hubUrl: "https://hub.example.com" });
       process.env.VOLLEY_HUB_PUBLIC_URL = "hub.example.com:3001";
       expect(() => agentEndpoints(new Headers())).toThrow(MisconfiguredError);
       expect(() => agentEndpoints(new Headers())).toThrow(/VOLLEY_HUB_PUBLIC_URL \("hub.example.com:3001"\) must be the http\(s\) URL/);

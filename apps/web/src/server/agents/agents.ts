@@ -1,14 +1,14 @@
 import type { AgentListItem, AgentToken, CreateAgentTokenBody } from "@volley/contracts";
 import { createAgentToken, listAgentStatuses, listAgentTokens, removeAgent, revokeAgentToken, type AgentTokenInfo } from "@volley/db";
-import { hubPublicUrl, publicUrl } from "@/env";
+import { networkInterfaces } from "node:os";
+import { WEB_HUB_PREFIX } from "@volley/contracts";
+import { hubPublicUrl, serverOptions } from "@/env";
+import { isLoopbackHost, publicOrigin } from "../http/request-origin";
 import type { AuthContext } from "../auth/auth";
 import { ApiError, notFound } from "../http/errors";
 import { getDb } from "../http/services";
 
 /** An org's agents (as the hubs last reported them) and the join tokens that enrol new ones. */
-
-/** The hub's default port (apps/hub env HUB_PORT), used when VOLLEY_HUB_PUBLIC_URL is unset. */
-const HUB_DEFAULT_PORT = 3001;
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -62,26 +62,40 @@ export async function revokeJoinToken(orgId: string, id: string): Promise<void> 
   if (!(await revokeAgentToken(getDb(), orgId, id))) throw notFound(`agent join token ${id}`);
 }
 
-/** The address the browser used (behind a proxy: its X-Forwarded-* headers). */
-function requestUrl(headers: Headers): URL {
-  const proto = headers.get("x-forwarded-proto")?.split(",")[0]?.trim() || "http";
-  const host = headers.get("x-forwarded-host")?.split(",")[0]?.trim() || headers.get("host") || "localhost:3000";
-  try {
-    return new URL(`${proto === "https" ? "https" : "http"}://${host}`);
-  } catch {
-    return new URL("http://localhost:3000");
-  }
+/**
+ * Where install commands point: web's public origin (serving /install-agent.sh and the agent
+ * package) and the URL agents dial: VOLLEY_HUB_PUBLIC_URL, else web's own origin under /hub, which
+ * web relays to the hub (hub-relay.ts), so a second host needs only the address this page was
+ * opened at. `loopbackOnly`: the commands name an address only this machine reaches.
+ */
+export function agentEndpoints(headers: Pick<Headers, "get">): AgentEndpoints {
+  const webOrigin = publicOrigin(headers);
+  const hubUrl = hubPublicUrl() ?? `${webOrigin}${WEB_HUB_PREFIX}`;
+  return {
+    webOrigin,
+    hubUrl,
+    loopbackOnly: isLoopbackHost(new URL(webOrigin).hostname) || isLoopbackHost(new URL(hubUrl).hostname),
+    otherAddresses: lanOrigins(serverOptions().port),
+  };
 }
 
-/**
- * Where install commands point: web's public origin (serving /install-agent.sh) and the hub URL
- * agents dial. Without VOLLEY_PUBLIC_URL / VOLLEY_HUB_PUBLIC_URL both follow the request's host,
- * which is right for a single-host install; anything behind a proxy should set them.
- */
-export function agentEndpoints(headers: Headers): { webOrigin: string; hubUrl: string } {
-  const url = requestUrl(headers);
-  return {
-    webOrigin: publicUrl() ?? url.origin,
-    hubUrl: hubPublicUrl() ?? `http://${url.hostname}:${HUB_DEFAULT_PORT}`,
-  };
+export interface AgentEndpoints {
+  webOrigin: string;
+  hubUrl: string;
+  loopbackOnly: boolean;
+  /** This machine's own non-loopback addresses as web origins: what to open instead of a loopback one. */
+  otherAddresses: string[];
+}
+
+/** This machine's non-loopback addresses at the port web listens on. */
+function lanOrigins(port: number): string[] {
+  const out: string[] = [];
+  for (const addrs of Object.values(networkInterfaces())) {
+    for (const a of addrs ?? []) {
+      if (a.internal || a.address.startsWith("fe80")) continue;
+      const host = a.family === "IPv4" ? a.address : `[${a.address}]`;
+      out.push(`http://${host}:${port}`);
+    }
+  }
+  return out.slice(0, 6);
 }

@@ -55,7 +55,7 @@ export async function authenticate(req: Request, permission: Permission = "runs:
 export async function sessionUser(req: Request | { headers: Headers }): Promise<AuthContext | null> {
   // No cookie, no session: skip better-auth (and the database), so anonymous public requests stay cheap.
   if (!req.headers.get("cookie")) return null;
-  const found = await getAuth().api.getSession({ headers: req.headers });
+  const found = await getAuth(req.headers).api.getSession({ headers: req.headers });
   if (!found) return null;
   const db = getDb();
   const active = found.session.activeOrganizationId;

@@ -10,6 +10,7 @@ import { authSecret, databaseUrl, maxOrgsPerUser, publicUrl } from "@/env";
 import { logOnce } from "../http/log";
 import { getDb } from "../http/services";
 import { trustedOrigins } from "./trusted-origins";
+import { isHttpsRequest } from "../http/request-origin";
 
 /**
  * better-auth: email + password accounts, sessions (cookie), and organizations with members,
@@ -81,7 +82,7 @@ async function giveFirstOrg(user: { id: string; name: string; email: string }): 
   });
 }
 
-function createAuth() {
+function createAuth(secureCookies: boolean) {
   const { secret, derived } = authSecret();
   if (derived)
     logOnce(
@@ -115,6 +116,9 @@ function createAuth() {
     // Sign-in is rate limited by web's own Redis-backed limiter (rate-limit.ts), shared by every replica.
     rateLimit: { enabled: false },
     advanced: {
+      // Secure (and __Secure-) cookies only where the browser came over https: a browser drops them
+      // on plain http from any name but localhost, and the sign-in that set one silently ended in 401.
+      useSecureCookies: secureCookies,
       // Explicit: better-auth turns origin checks off by itself when NODE_ENV=test, which would let
       // tests pass a CSRF hole (or a sign-up that real browsers are refused) unseen.
       disableOriginCheck: false,
@@ -155,11 +159,16 @@ function createAuth() {
 
 export type Auth = ReturnType<typeof createAuth>;
 
-const g = globalThis as typeof globalThis & { __volleyAuth?: { key: string; auth: Auth } };
+const g = globalThis as typeof globalThis & { __volleyAuth?: { key: string; auth: { secure?: Auth; plain?: Auth } } };
 
-/** One better-auth instance per database (tests switch DATABASE_URL), created on first use. */
-export function getAuth(): Auth {
+/**
+ * One better-auth instance per database (tests switch DATABASE_URL) and cookie kind, created on
+ * first use: the request's headers say whether it came over https (request-origin.ts), which picks
+ * Secure cookies or plain ones.
+ */
+export function getAuth(headers: Pick<Headers, "get">): Auth {
+  const secure = isHttpsRequest(headers);
   const key = `${databaseUrl()}|${publicUrl() ?? ""}|${authSecret().secret}`;
-  if (g.__volleyAuth?.key !== key) g.__volleyAuth = { key, auth: createAuth() };
-  return g.__volleyAuth.auth;
+  const cache = g.__volleyAuth?.key === key ? g.__volleyAuth : (g.__volleyAuth = { key, auth: {} });
+  return (cache.auth[secure ? "secure" : "plain"] ??= createAuth(secure));
 }

@@ -42,11 +42,16 @@ function trusts(entries: readonly string[]): (a: Address) => boolean {
  * when no peer is known (a request that did not come through server.ts, e.g. `next dev`).
  */
 export function clientAddress(req: Request, trusted: readonly string[] = trustedProxies()): string {
-  const peer = parse(req.headers.get(PEER_HEADER));
+  return clientAddressOf(req.headers, trusted);
+}
+
+/** clientAddress for anything with request headers (a Node request's, wrapped: the hub relay). */
+export function clientAddressOf(headers: Pick<Headers, "get">, trusted: readonly string[] = trustedProxies()): string {
+  const peer = parse(headers.get(PEER_HEADER));
   if (!peer) return "direct";
   const isTrusted = trusts(trusted);
   let client = peer;
-  const hops = (req.headers.get("x-forwarded-for") ?? "")
+  const hops = (headers.get("x-forwarded-for") ?? "")
     .split(",")
     .map((h) => h.trim())
     .filter(Boolean);

@@ -284,7 +284,7 @@ describe("share links", () => {
     const viaApi = await call(r.shared!, "GET", `/api/v1/shares/${link.id}`, { cookie: viewer }, undefined, { id: link.id });
     expect(viaApi.status).toBe(200);
     expect(((await viaApi.json()) as RunWithMeta).id).toBe(runId);
-    const activeOrg = async () => (await getAuth().api.getSession({ headers: new Headers({ cookie: viewer }) }))?.session.activeOrganizationId;
+    const activeOrg = async () => (await getAuth(new Headers()).api.getSession({ headers: new Headers({ cookie: viewer }) }))?.session.activeOrganizationId;
     const before = await activeOrg();
     expect(before).not.toBe(DEFAULT_ORG_ID);
     const opened = await open(link.id, viewer);
@@ -402,7 +402,7 @@ describe("webhook deliveries API", () => {
       [1, 503, false, "busy"],
     ]);
     // Another org's admin finds no such webhook; a viewer of this org (made active here) and API tokens (admin routes are sessions only) may not look.
-    await getAuth().api.setActiveOrganization({ headers: new Headers({ cookie: viewer }), body: { organizationId: DEFAULT_ORG_ID } });
+    await getAuth(new Headers()).api.setActiveOrganization({ headers: new Headers({ cookie: viewer }), body: { organizationId: DEFAULT_ORG_ID } });
     expect((await call(r.deliveries!, "GET", path, { cookie: outsider }, undefined, { id: hook.id })).status).toBe(404);
     expect((await call(r.deliveries!, "GET", path, { cookie: viewer }, undefined, { id: hook.id })).status).toBe(403);
     expect((await call(r.deliveries!, "GET", path, { token: tok.full }, undefined, { id: hook.id })).status).toBe(403);

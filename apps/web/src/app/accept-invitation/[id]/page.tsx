@@ -14,7 +14,7 @@ export const metadata: Metadata = { title: "Join an organization" };
 export default async function AcceptInvitationPage({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;
   const h = await headers();
-  const auth = getAuth();
+  const auth = getAuth(h);
   const session = await auth.api.getSession({ headers: h });
   const back = encodeURIComponent(`/accept-invitation/${id}`);
   if (!session) {

@@ -11,8 +11,8 @@ export default async function MembersPage() {
   const auth = await pageSession();
   const { role, userId } = auth.actor;
   const canManage = role === "owner" || role === "admin";
-  const api = getAuth().api;
   const h = await headers();
+  const api = getAuth(h).api;
   let members: MemberView[];
   let invitations: InvitationView[] = [];
   try {

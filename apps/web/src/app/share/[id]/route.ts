@@ -12,7 +12,7 @@ export async function GET(req: Request, ctx: { params: Promise<{ id: string }> }
   const { id } = await ctx.params;
   const here = `/share/${encodeURIComponent(id)}`;
   const redirect = (to: string) => new Response(null, { status: 303, headers: { location: to, "cache-control": "no-store" } });
-  const auth = getAuth();
+  const auth = getAuth(req.headers);
   const session = req.headers.get("cookie") ? await auth.api.getSession({ headers: req.headers }) : null;
   if (!session) return redirect(`/sign-in?next=${encodeURIComponent(here)}`);
   const target = await resolveShare(id, { userId: session.user.id });

@@ -31,7 +31,7 @@ function emailOf(body: Uint8Array): string | null {
 async function handle(req: Request, method: "GET" | "POST"): Promise<Response> {
   try {
     if (method === "POST" && LIMITED.test(new URL(req.url).pathname)) await limitSignIn(req);
-    const handlers = toNextJsHandler(getAuth());
+    const handlers = toNextJsHandler(getAuth(req.headers));
     if (method === "GET") return await handlers.GET(req);
     // Read here, bounded, so better-auth never buffers an unbounded body.
     const body = await readBodyBytes(req, AUTH_BODY_LIMIT, "sign-in, sign-up and the other /api/auth routes");
