@@ -3,7 +3,9 @@
  * `npm start` (devstack) and the end-to-end tests run this with `node --import tsx server.ts`;
  * `next build` is unchanged, and `next dev` still works without the live feed (pages poll).
  */
+import { existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
+import path from "node:path";
 import { parse } from "node:url";
 import next from "next";
 import { hubInternalUrl, MisconfiguredError, optionalRedisUrl, secretsKeys, serverOptions } from "./src/env";
@@ -29,6 +31,12 @@ try {
   process.exit(1);
 }
 
+// Next's standalone output (the web image) ships no next.config.ts: hand Next the configuration the
+// build used, as the server.js Next writes for standalone output does.
+const standaloneConfig = path.join(import.meta.dirname, ".next", "required-server-files.json");
+if (!existsSync(path.join(import.meta.dirname, "next.config.ts")) && existsSync(standaloneConfig)) {
+  process.env.__NEXT_PRIVATE_STANDALONE_CONFIG ??= JSON.stringify((JSON.parse(readFileSync(standaloneConfig, "utf8")) as { config: unknown }).config);
+}
 const app = next({ dev: options.dev, dir: import.meta.dirname, hostname: options.host, port: options.port });
 const handle = app.getRequestHandler();
 await app.prepare();

@@ -2,7 +2,11 @@
 # Volley agent: the load generator. Connects out to the hub (HUB_URL) with AGENT_TOKEN; needs no inbound port.
 # Build from the repository root (the npm workspaces need the whole monorepo):
 #   docker build -f infra/docker/agent.Dockerfile -t volley/agent .
+# The final image holds Node.js and the agent package web serves to installers (apps/agent/src/pack:
+# one bundled file plus its third-party dependencies), installed as the installer installs it.
 ARG NODE_IMAGE=node:22-bookworm-slim
+# The final stage's base: NODE_IMAGE unless given (infra/images/build-base.sh makes a slimmer one without npm).
+ARG NODE_RUNTIME_IMAGE=${NODE_IMAGE}
 
 # Only the manifests: `npm ci` below stays cached until a package.json or the lockfile changes.
 FROM ${NODE_IMAGE} AS manifests
@@ -11,23 +15,21 @@ COPY . .
 RUN find . -type f ! -name package.json ! -name package-lock.json -delete
 
 FROM ${NODE_IMAGE} AS deps
-# Toolchain for native addons that have no prebuilt binary for this platform; never reaches the final image.
-RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 make g++ \
- && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY --from=manifests /src ./
-# Every workspace at once, dev dependencies included: the apps run their TypeScript through tsx
-# (a root devDependency), exactly as `npm start` does.
+# Every workspace, dev dependencies included: the build stage compiles; none of it reaches the final stage.
 RUN npm ci --no-audit --no-fund
 
-FROM ${NODE_IMAGE} AS runtime
-ENV NODE_ENV=production
-WORKDIR /app
-COPY --from=deps /app ./
+FROM deps AS build
 COPY . .
-WORKDIR /app/apps/agent
+RUN npm run pack -w @volley/agent \
+ && npm install --global --prefix /opt/volley-agent --no-audit --no-fund --loglevel=error apps/agent/dist/volley-agent.tgz
+
+FROM ${NODE_RUNTIME_IMAGE} AS runtime
+ENV NODE_ENV=production
+COPY --from=build /opt/volley-agent /opt/volley-agent
 USER node
+WORKDIR /home/node
 # No HEALTHCHECK: the agent serves nothing; it exits when it cannot work and the orchestrator
 # restarts it. Raise the open-files limit where it runs (compose: ulimits; Kubernetes: the node).
-CMD ["node", "--import", "tsx", "src/main.ts", "daemon"]
+CMD ["node", "/opt/volley-agent/bin/volley-agent", "daemon"]

@@ -12,14 +12,10 @@ COPY . .
 RUN find . -type f ! -name package.json ! -name package-lock.json -delete
 
 FROM ${NODE_IMAGE} AS deps
-# Toolchain for native addons that have no prebuilt binary for this platform; never reaches the final image.
-RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 make g++ \
- && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY --from=manifests /src ./
-# Every workspace at once, dev dependencies included: the apps run their TypeScript through tsx
-# (a root devDependency), exactly as `npm start` does.
+# Every workspace at once, dev dependencies included: the demo targets (not a deployable of
+# Volley's own) run their TypeScript through tsx, as `npm start` does, node:cluster workers included.
 RUN npm ci --no-audit --no-fund
 
 FROM ${NODE_IMAGE} AS runtime

@@ -34,12 +34,12 @@ export async function checkHub(hubUrl: string, hello: AgentHello, timeoutMs = 15
         clearTimeout(timer);
         resolve(w.data);
       });
-      socket.on("connect_error", (err: Error & { type?: string; description?: unknown }) => {
+      socket.on("connect_error", (err: Error & { type?: string }) => {
         clearTimeout(timer);
         // A refusal by the hub's middleware has the hub's own words; anything else is the network's.
         if (!socket.active && err.type !== "TransportError")
           reject({ ok: false, problem: "refused", message: `the hub refused this agent: ${err.message}` } satisfies HubCheck);
-        else reject(unreachable(hubUrl, describeTransportError(err)));
+        else void networkCause(hubUrl, err.message).then((why) => reject(unreachable(hubUrl, why)));
       });
     });
     const estimate = await estimateClockOffset(async () => {
@@ -72,9 +72,27 @@ function unreachable(hubUrl: string, why: string): HubCheck {
   };
 }
 
-/** socket.io-client's transport errors say "websocket error"; the cause underneath (ECONNREFUSED, a DNS failure) is what helps. */
-function describeTransportError(err: Error & { description?: unknown }): string {
-  const d = err.description as { message?: string; error?: { message?: string; code?: string } } | undefined;
-  const inner = d?.error?.code ?? d?.error?.message ?? d?.message;
-  return inner ? `${err.message}: ${inner}` : err.message;
+/**
+ * socket.io-client's transport errors say only "xhr poll error"; what helps is the cause underneath
+ * (connection refused, a name that does not resolve, an HTTP status from something that is not the
+ * hub), which one plain request to the same URL tells.
+ */
+async function networkCause(hubUrl: string, fallback: string): Promise<string> {
+  try {
+    const res = await fetch(`${hubUrl.replace(/\/+$/, "")}/socket.io/?EIO=4&transport=polling`, { signal: AbortSignal.timeout(5000) });
+    return `HTTP ${res.status} from ${new URL(hubUrl).host}: not a Volley hub there?`;
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    const code = cause?.code ?? (err as Error).name;
+    const words: Record<string, string> = {
+      ECONNREFUSED: "connection refused",
+      ENOTFOUND: "the host name does not resolve",
+      EAI_AGAIN: "the host name does not resolve",
+      EHOSTUNREACH: "no route to the host",
+      ENETUNREACH: "no route to the host",
+      TimeoutError: "no answer in 5 s",
+      ECONNRESET: "the connection was reset",
+    };
+    return words[code] ? `${words[code]}, ${code}` : (cause?.message ?? fallback);
+  }
 }

@@ -4,7 +4,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
+import { bundleNodeApp } from "@volley/devstack/bundle-node-app";
 
 /** apps/agent: the package being packed. */
 const AGENT_DIR = fileURLToPath(new URL("../..", import.meta.url));
@@ -69,18 +69,7 @@ export async function packAgent(outDir: string): Promise<PackedAgent> {
   try {
     mkdirSync(path.join(stage, "bin"));
     const bin = path.join(stage, "bin", "volley-agent.js");
-    await build({
-      entryPoints: [path.join(AGENT_DIR, "src", "main.ts")],
-      outfile: bin,
-      bundle: true,
-      platform: "node",
-      format: "esm",
-      target: "node20",
-      external: Object.keys(dependencies),
-      banner: { js: "#!/usr/bin/env node" },
-      logLevel: "warning",
-      legalComments: "none",
-    });
+    await bundleNodeApp({ entry: path.join(AGENT_DIR, "src", "main.ts"), outfile: bin, external: Object.keys(dependencies), shebang: true });
     chmodSync(bin, 0o755);
     writeFileSync(
       path.join(stage, "package.json"),

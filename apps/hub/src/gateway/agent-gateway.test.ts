@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { REDIS_KEYS } from "@volley/contracts";
+import { MIN_AGENT_VERSION, REDIS_KEYS } from "@volley/contracts";
 import { QUEUE_NAMES } from "@volley/queue";
 import { createAgentToken, getRun, insertRun, insertShards, listAgents, listFrames, schema } from "@volley/db";
 import { TEST_AGENT_TOKEN } from "../test-support/hub-harness";
+import { ScriptedAgent } from "../test-support/scripted-agent";
 import { useHubHarness } from "../test-support/use-hub-harness";
 import { testFrame, testPlan } from "../test-support/fixtures";
 
@@ -21,6 +22,26 @@ async function redisClients(): Promise<{ all: number; shardWorkers: number }> {
 describe("agent gateway", () => {
   it("rejects an invalid agent token with a clear message", async () => {
     await expect(h.connect({ token: "not-the-token" })).rejects.toThrow("invalid agent token");
+  });
+
+  it("refuses an agent older than MIN_AGENT_VERSION for good, saying how to upgrade; a bad token is permanent too", async () => {
+    const { io } = await import("socket.io-client");
+    const refusal = async (auth: Record<string, unknown>) => {
+      const socket = io(`${h.hubUrl}/agent`, { auth, transports: ["websocket"], reconnection: false });
+      const err = await new Promise<Error & { data?: { permanent?: boolean } }>((resolve) => socket.once("connect_error", resolve));
+      socket.close();
+      return { message: err.message, permanent: err.data?.permanent };
+    };
+    const hello = { ...ScriptedAgent.hello({ hubUrl: h.hubUrl, name: "old-agent" }), token: TEST_AGENT_TOKEN };
+    expect(await refusal({ ...hello, version: "0.0.9" })).toEqual({
+      message: `agent version 0.0.9 is older than this hub accepts (${MIN_AGENT_VERSION} or newer): upgrade it by running the install line from Agents → Add agent again (it upgrades in place)`,
+      permanent: true,
+    });
+    expect(await refusal({ ...hello, token: "not-the-token" })).toMatchObject({ permanent: true });
+    // The current version is admitted.
+    const a = await h.connect({ name: "current-agent", version: MIN_AGENT_VERSION });
+    expect(a.agentId).toMatch(/^agt_/);
+    a.close();
   });
 
   it("rejects a malformed hello, naming the field", async () => {

@@ -21,7 +21,7 @@ const disconnected = (a: ScriptedAgent) => new Promise<string>((resolve) => a.so
 describe("agent join tokens at the gateway", () => {
   it("refuses the shared token when the hub has no AGENT_TOKEN, saying what to use", async () => {
     await expect(h.connect({ token: TEST_AGENT_TOKEN })).rejects.toThrow(
-      "invalid agent token: use a join token (vat_…) from the Volley web UI (this hub has no shared AGENT_TOKEN)",
+      "invalid agent token: this hub knows no such token (mistyped, or created on another Volley install) — use a join token (vat_…) from this install's Agents → Add agent (this hub has no shared AGENT_TOKEN)",
     );
     await expect(h.connect({ token: "vat_made-up" })).rejects.toThrow(/^invalid agent token/);
   });
@@ -90,7 +90,7 @@ describe("the shared AGENT_TOKEN (self-hosted bootstrap)", () => {
       expect(rows.find((r) => r.id === b.agentId)).toMatchObject({ pool: "joined" });
       expect(rows.find((r) => r.id === b.agentId)?.tokenId).toMatch(/^atk_/);
       await expect(ScriptedAgent.connect({ hubUrl: other.hubUrl, token: "wrong-token" })).rejects.toThrow(
-        "invalid agent token: use a join token (vat_…) from the Volley web UI, or the hub's AGENT_TOKEN",
+        "invalid agent token: this hub knows no such token (mistyped, or created on another Volley install) — use a join token (vat_…) from this install's Agents → Add agent, or the hub's AGENT_TOKEN",
       );
       a.close();
       b.close();

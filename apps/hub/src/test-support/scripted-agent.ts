@@ -2,6 +2,7 @@ import { io, type Socket } from "socket.io-client";
 import {
   AGENT_EVENTS,
   AGENT_NAMESPACE,
+  MIN_AGENT_VERSION,
   type Ack,
   type AgentHello,
   type HeldShard,
@@ -24,6 +25,8 @@ export interface ScriptedAgentOptions {
   capacity?: Partial<AgentHello["capacity"]>;
   /** The shard it claims to hold as it connects (an agent reconnecting to a restarted hub). */
   shard?: HeldShard;
+  /** The version its hello names (default: the oldest the hub accepts). */
+  version?: string;
 }
 
 type Received = { assign: ShardJob[]; start: Array<ShardStart & { receivedAt: number }>; abort: Array<ShardAbort & { receivedAt: number }> };
@@ -64,7 +67,7 @@ export class ScriptedAgent {
       token: opts.token ?? "test-agent-token",
       instanceId: opts.instanceId ?? `${name}-${Math.random().toString(36).slice(2)}`,
       name,
-      version: "0.0.0-test",
+      version: opts.version ?? MIN_AGENT_VERSION,
       pool: opts.pool ?? "default",
       labels: {},
       capacity: { cores: 2, memoryMb: 2048, maxConnections: 10_000, sourceAddresses: [], ...opts.capacity },

@@ -16,6 +16,12 @@ import { appOf, composePath, finalStage, readCompose, readDockerfile, repoPathOf
 import { checkAppEnv, envNamesRead, infraDir, type DeployableApp } from "./infra-test-kit";
 
 const APPS: DeployableApp[] = ["web", "hub", "agent", "targets"];
+/** The compiled files the deployables' images run: the script that writes each, a name it writes, and the RUN that calls it. */
+const BUILT_BY: Record<string, { source: string; names: string; run: string }> = {
+  "bin/hub.mjs": { source: "apps/hub/src/build/bundle-hub.ts", names: '"hub.mjs"', run: "npm run build -w @volley/hub" },
+  "server.mjs": { source: "apps/web/src/build/bundle-server.ts", names: '"server.mjs"', run: "npm run bundle" },
+  "/opt/volley-agent/bin/volley-agent": { source: "apps/agent/src/pack/agent-package.ts", names: '"volley-agent"', run: "npm run pack -w @volley/agent" },
+};
 // Set by the images for Node and Next themselves, not read through env.ts.
 const RUNTIME_VARS = new Set(["NODE_ENV", "NEXT_TELEMETRY_DISABLED"]);
 
@@ -38,7 +44,8 @@ describe("infra/compose.yaml", () => {
         expect(existsSync(path.join(repoRoot, s.build.dockerfile)), `${name}: ${s.build.dockerfile}`).toBe(true);
         expect(appOf(s), `${name} builds one of the Volley Dockerfiles`).toBeDefined();
       } else {
-        expect(s.image, name).toMatch(/^(postgres|redis):\d+(\.\d+)*(-alpine)?$/);
+        // The official image, or a stand-in named by a variable (infra/images) with the official one as default.
+        expect(s.image, name).toMatch(/^(\$\{VOLLEY_(POSTGRES|REDIS)_IMAGE:-)?(postgres|redis):\d+(\.\d+)*(-alpine)?\}?$/);
       }
       for (const dep of Object.keys(s.depends_on ?? {})) expect(Object.keys(services), `${name} depends on ${dep}`).toContain(dep);
     }
@@ -84,8 +91,8 @@ describe("infra/compose.yaml", () => {
   });
 
   it("wires the services to each other", () => {
-    const pg = Object.entries(services).find(([, s]) => s.image?.startsWith("postgres:"));
-    const redis = Object.entries(services).find(([, s]) => s.image?.startsWith("redis:"));
+    const pg = Object.entries(services).find(([, s]) => /(^|-)postgres:/.test(s.image ?? ""));
+    const redis = Object.entries(services).find(([, s]) => /(^|-)redis:/.test(s.image ?? ""));
     expect(pg && redis).toBeTruthy();
     const pgEnv = envOf(pg![1]);
     for (const app of ["web", "hub"] as const) {
@@ -179,20 +186,31 @@ describe("infra/docker", () => {
     for (const i of all) {
       const from = /--from=(\S+)/.exec(i.args)?.[1];
       if (from) expect(stages, `COPY --from=${from}`).toContain(from);
-      if (i.op === "FROM" && !/^\$\{NODE_IMAGE\}/.test(i.args)) expect(stages, `FROM ${i.args}`).toContain(i.args.split(/\s+/)[0]);
+      if (i.op === "FROM" && !/^\$\{NODE_(RUNTIME_)?IMAGE\}/.test(i.args)) expect(stages, `FROM ${i.args}`).toContain(i.args.split(/\s+/)[0]);
     }
     const final = finalStage(all);
     const user = final.filter((i) => i.op === "USER").pop()?.args;
     expect(user).toBeDefined();
     expect(user).not.toMatch(/^(root|0)(:|$)/);
 
-    // The command runs a file that exists, from a working directory that exists.
+    // The command runs plain node on a file that exists in the checkout (targets, through tsx) or that
+    // the build stage makes with a script of this repository (the deployables: compiled, no tsx).
     const workdir = final.filter((i) => i.op === "WORKDIR").pop()?.args as string;
-    expect(existsSync(repoPathOf(workdir)), workdir).toBe(true);
     const cmd = JSON.parse(final.find((i) => i.op === "CMD")?.args ?? "null") as string[];
     expect(cmd[0]).toBe("node");
-    const script = cmd.find((a) => a.endsWith(".ts") || a.endsWith(".js")) as string;
-    expect(existsSync(path.join(repoPathOf(workdir), script)), `${workdir}/${script}`).toBe(true);
+    const script = cmd.find((a) => /\.(ts|js|mjs)$/.test(a) || a.includes("/bin/")) as string;
+    const builder = BUILT_BY[script];
+    if (builder) {
+      expect(readFileSync(path.join(repoRoot, builder.source), "utf8"), builder.source).toContain(builder.names);
+      expect(
+        all.some((i) => i.op === "RUN" && i.args.includes(builder.run)),
+        builder.run,
+      ).toBe(true);
+      expect(cmd, "no TypeScript at run time").not.toContain("tsx");
+    } else {
+      expect(app, "only the demo targets run from the checkout").toBe("targets");
+      expect(existsSync(path.join(repoPathOf(workdir), script)), `${workdir}/${script}`).toBe(true);
+    }
 
     // Every variable the image sets is one the app reads.
     const read = envNamesRead(app);

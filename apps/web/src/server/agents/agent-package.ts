@@ -70,11 +70,20 @@ function build(root: string): Promise<void> {
  * agent's sources, so the line on the Agents page always installs this very install's agent.
  */
 export async function agentPackage(): Promise<AgentPackage> {
+  // The web image ships the package built with it and no agent sources: serve it as it is.
+  if (!findRepoFile(PACK_SCRIPT).path) {
+    const shipped = findRepoFile(TARBALL).path;
+    if (shipped) return readPackage(shipped);
+  }
   const root = repoRoot();
   const tarballPath = join(root, TARBALL);
   const builtAt = statSync(tarballPath, { throwIfNoEntry: false })?.mtimeMs ?? 0;
   // The sources are read only for their times, at run time: nothing here belongs in web's build output.
   if (builtAt === 0 || SOURCES.some((s) => newestMtimeMs(join(/*turbopackIgnore: true*/ root, s)) > builtAt)) await build(root);
+  return readPackage(tarballPath);
+}
+
+async function readPackage(tarballPath: string): Promise<AgentPackage> {
   const [tarball, sha256Line] = await Promise.all([readFile(tarballPath), readFile(`${tarballPath}.sha256`, "utf8")]);
   return { tarball, sha256Line };
 }

@@ -10,9 +10,10 @@ export function findRepoFile(relative: string): { path: string | null; tried: st
   const tried: string[] = [];
   let dir = process.cwd();
   for (let i = 0; i < 4; i++) {
-    const candidate = join(dir, relative);
+    // Looked up at run time only: nothing here belongs in the build's traced output (the image copies these files itself).
+    const candidate = join(/*turbopackIgnore: true*/ dir, relative);
     tried.push(candidate);
-    if (existsSync(candidate)) return { path: candidate, tried };
+    if (existsSync(/*turbopackIgnore: true*/ candidate)) return { path: candidate, tried };
     const up = dirname(dir);
     if (up === dir) break;
     dir = up;

@@ -112,7 +112,7 @@ export async function connectTestAgent(db: DbHandle["db"], orgId: string, pool =
       token: "unused",
       instanceId: `${name}-${orgId}`,
       name,
-      version: "0.0.0-test",
+      version: "0.1.0",
       pool,
       labels: {},
       capacity: { cores: 4, memoryMb: 4096, maxConnections: 50_000, sourceAddresses: [] },

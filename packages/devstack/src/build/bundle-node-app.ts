@@ -1,0 +1,38 @@
+import { build } from "esbuild";
+
+/**
+ * Modules no bundle includes: optional native speed-ups their users load in a try/catch (ws's
+ * bufferutil and utf-8-validate, pg-native, msgpackr-extract) and prometheus-remote-write's
+ * node-fetch fallback (the hub always passes its own fetch). Absent at run time, each falls back.
+ */
+const OPTIONAL = ["bufferutil", "utf-8-validate", "pg-native", "msgpackr-extract", "node-fetch"];
+
+export interface BundleOptions {
+  entry: string;
+  outfile: string;
+  /** Packages left to node_modules at run time (besides the optional ones above). */
+  external?: string[];
+  /** A first line, e.g. a shebang. */
+  shebang?: boolean;
+}
+
+/**
+ * One ES module for Node 20 from a deployable's TypeScript entry (esbuild, the compiler tsx runs):
+ * what its image runs instead of TypeScript through tsx, so no dev dependency is needed at run
+ * time. CommonJS dependencies inside get a `require` (createRequire), as they expect.
+ */
+export async function bundleNodeApp({ entry, outfile, external = [], shebang = false }: BundleOptions): Promise<void> {
+  const requireShim = "import { createRequire as __volleyCreateRequire } from 'node:module'; const require = __volleyCreateRequire(import.meta.url);";
+  await build({
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    external: [...OPTIONAL, ...external],
+    banner: { js: shebang ? `#!/usr/bin/env node\n${requireShim}` : requireShim },
+    logLevel: "warning",
+    legalComments: "none",
+  });
+}
