@@ -80,6 +80,9 @@ function unreachable(hubUrl: string, why: string): HubCheck {
 async function networkCause(hubUrl: string, fallback: string): Promise<string> {
   try {
     const res = await fetch(`${hubUrl.replace(/\/+$/, "")}/socket.io/?EIO=4&transport=polling`, { signal: AbortSignal.timeout(5000) });
+    // Web's relay answers this when its own hub is down: the address is right, the install is not up.
+    const body = (await res.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
+    if (body?.error?.code === "hub_unavailable") return `Volley web answered, but ${body.error.message ?? "its hub did not"}`;
     return `HTTP ${res.status} from ${new URL(hubUrl).host}: not a Volley hub there?`;
   } catch (err) {
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
