@@ -42,6 +42,17 @@ describe("target policy", () => {
       expect(err.message).toContain(a);
     }
     expect(() => assertPublicAddresses("example.com", ["93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c"])).not.toThrow();
+    // Literal IPv6 URLs that carry a private IPv4 address, as a plan or webhook names them (issue 31).
+    for (const url of [
+      "http://[::169.254.169.254]/",
+      "ws://[::10.0.0.1]:9001/",
+      "http://[::192.168.1.1]/",
+      "http://[::127.0.0.1]/",
+      "http://[64:ff9b::a9fe:a9fe]/",
+    ]) {
+      const host = targetHost(url);
+      expect(refusal(() => assertPublicAddresses(host, [host])).status, url).toBe(403);
+    }
     // One private address among public ones is enough to refuse (DNS rebinding picks any of them).
     expect(() => assertPublicAddresses("mixed.example", ["93.184.215.14", "10.0.0.1"])).toThrow(/10\.0\.0\.1/);
   });

@@ -28,6 +28,37 @@ describe("address classifier", () => {
     expect(nonPublicReason("metadata.example", "169.254.169.254")).toMatch(/metadata\.example resolves to 169\.254\.169\.254 \(linkLocal\)/);
   });
 
+  it("judges every IPv6 form that carries an IPv4 address as that address (mapped, compatible, NAT64, 6to4, Teredo)", () => {
+    // The forms issue 31 found accepted as public, and their siblings.
+    for (const a of [
+      "::169.254.169.254",
+      "::a9fe:a9fe",
+      "::10.0.0.1",
+      "::192.168.1.1",
+      "::127.0.0.1",
+      "::ffff:169.254.169.254",
+      "64:ff9b::10.0.0.1",
+      "64:ff9b::a9fe:a9fe",
+      "2002:a9fe:a9fe::1",
+      "2002:7f00:1::",
+      "2002:c0a8:101::5",
+      // Teredo: client 10.0.0.1 stored inverted (f5ff:fffe).
+      "2001:0:4136:e378:8000:63bf:f5ff:fffe",
+    ]) {
+      expect(isPublicAddress(a), a).toBe(false);
+    }
+    expect(addressRange("::169.254.169.254")).toBe("linkLocal");
+    expect(addressRange("2002:7f00:1::")).toBe("loopback");
+    expect(addressRange("2001:0:4136:e378:8000:63bf:f5ff:fffe")).toBe("private");
+    // The same forms around a public IPv4 address are public; the plain IPv6 specials stay what they are.
+    for (const a of ["::8.8.8.8", "64:ff9b::8.8.8.8", "2002:808:808::1", "2001:0:4136:e378:8000:63bf:f7f7:f7f7"]) expect(isPublicAddress(a), a).toBe(true);
+    expect(addressRange("::")).toBe("unspecified");
+    expect(addressRange("::1")).toBe("loopback");
+    // The allowlist matches them by the address they reach, too.
+    expect(addressMatches("10.0.0.0/8", "::10.0.0.1")).toBe(true);
+    expect(addressMatches("169.254.169.254", "64:ff9b::a9fe:a9fe")).toBe(true);
+  });
+
   it("matches addresses and CIDR ranges, and nothing for junk", () => {
     expect(addressMatches("10.0.0.0/8", "10.2.3.4")).toBe(true);
     expect(addressMatches("10.0.0.0/8", "11.2.3.4")).toBe(false);

@@ -159,7 +159,11 @@ const serviceUser = (root: string) =>
 const mutating = (calls: string[]) => calls.filter((c) => !/^is-(enabled|active)\b/.test(c));
 
 type RefusalCase = [string, (b: Sandbox) => { args: string[]; env?: Record<string, string> }, RegExp];
-const notRootNoSudo: RefusalCase = ["not root, and no sudo", () => ({ args: baseArgs(), env: { FAKE_UID: "1000" } }), /must run as root.*sudo is not installed here/];
+const notRootNoSudo: RefusalCase = [
+  "not root, and no sudo",
+  () => ({ args: baseArgs(), env: { FAKE_UID: "1000" } }),
+  /must run as root.*sudo is not installed here/,
+];
 
 describe.skipIf(!isRoot)("infra/agent/install.sh", () => {
   let box: Sandbox;
@@ -349,6 +353,30 @@ describe.skipIf(!isRoot)("infra/agent/install.sh", () => {
     expect(existsSync(path.join(box.root, "var", "lib", "volley-agent"))).toBe(false);
     expect(serviceUser(box.root)).toBeUndefined();
     expect(mutating(box.calls())).toEqual([]);
+  });
+
+  it("upgrades in place: a new package replaces the old one and restarts the agent, settings kept", () => {
+    expect(box.run(baseArgs()).code).toBe(0);
+    box.calls();
+    // The next version of the package, packed the same way.
+    const next = path.join(work, `next-${seq}`);
+    mkdirSync(path.join(next, "bin"), { recursive: true });
+    writeFileSync(
+      path.join(next, "package.json"),
+      JSON.stringify({ name: "@volley/agent", version: "0.0.1-test", bin: { "volley-agent": "bin/volley-agent.js" } }),
+    );
+    writeFileSync(path.join(next, "bin", "volley-agent.js"), readFileSync(path.join(work, "pkg", "bin", "volley-agent.js")));
+    const packed = spawnSync("npm", ["pack", "--silent", "--pack-destination", next], { cwd: next, encoding: "utf8" });
+    expect(packed.status, packed.stderr).toBe(0);
+    const newer = path.join(next, packed.stdout.trim().split("\n").pop() as string);
+    const { code, out } = box.run([...baseArgs().slice(0, -1), newer]);
+    expect(code, out).toBe(0);
+    expect(out).toContain(`installed ${newer}`);
+    const installed = JSON.parse(readFileSync(path.join(box.root, "opt", "volley-agent", "lib", "node_modules", "@volley", "agent", "package.json"), "utf8"));
+    expect(installed.version).toBe("0.0.1-test");
+    expect(existsSync(path.join(box.root, "opt", "volley-agent.new"))).toBe(false);
+    expect(existsSync(path.join(box.root, "opt", "volley-agent.old"))).toBe(false);
+    expect(mutating(box.calls())).toEqual(["restart volley-agent.service"]);
   });
 
   it("an upgrade the hub refuses leaves the installed agent and its settings as they were", () => {
