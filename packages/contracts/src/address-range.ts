@@ -37,12 +37,7 @@ function embeddedIPv4(ip: ipaddr.IPv6): ipaddr.IPv4 | null {
  * "uniqueLocal", "carrierGradeNat", "multicast", "reserved", "unspecified" …) is not.
  */
 export function addressRange(address: string): string {
-  const ip = ipaddr.parse(address);
-  if (ip.kind() === "ipv6") {
-    const inner = embeddedIPv4(ip as ipaddr.IPv6);
-    if (inner) return inner.range();
-  }
-  return ip.range();
+  return normalized(address).range();
 }
 
 /** Public unicast only; anything unparseable counts as not public. */

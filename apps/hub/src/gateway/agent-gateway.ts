@@ -10,6 +10,7 @@ import {
   fieldIssues,
   frameMessageSchema,
   heartbeatSchema,
+  isLoopbackAddress,
   shardEndSchema,
   type Ack,
   type AgentHello,
@@ -66,11 +67,9 @@ interface AgentSocketData {
 function agentAddress(socket: Socket): string {
   const peer = socket.handshake.address;
   const forwarded = socket.handshake.headers["x-forwarded-for"];
-  if (typeof forwarded !== "string" || !isLoopback(peer)) return peer;
+  if (typeof forwarded !== "string" || !isLoopbackAddress(peer)) return peer;
   return forwarded.split(",").at(-1)?.trim() || peer;
 }
-
-const isLoopback = (address: string) => /^(127\.|::1$|::ffff:127\.)/.test(address);
 
 /** Ack callbacks come from the network: call them only if the agent actually asked for one. */
 function replier(ack: unknown): (reply: Ack | Record<string, unknown>) => void {

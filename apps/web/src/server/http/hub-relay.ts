@@ -30,7 +30,6 @@ export interface HubRelay {
 function prepare(req: IncomingMessage): boolean {
   const path = hubRelayPath(req.url);
   if (path === null) return false;
-  stampPeer(req);
   const address = clientAddressOf({ get: (name) => (req.headers[name] as string | undefined) ?? null });
   req.url = path;
   // The hub needs none of the browser's credentials, and must not be handed a client's own forwarding claims.
@@ -53,12 +52,15 @@ export function createHubRelay(hubUrl: string, log: Logger): HubRelay {
     }
   });
   return {
+    // server.ts has stamped the peer (stampPeer) before it asks.
     request(req, res) {
       if (!prepare(req)) return false;
       void proxy.web(req, res).catch(() => {});
       return true;
     },
     upgrade(req, socket, head) {
+      // Upgrades skip server.ts's request handler, which stamps every other request's peer.
+      stampPeer(req);
       if (!prepare(req)) return false;
       void proxy.ws(req, socket as never, {}, head).catch(() => socket.destroy());
       return true;

@@ -1,4 +1,4 @@
-import ipaddr from "ipaddr.js";
+import { isLoopbackAddress } from "@volley/contracts";
 import { publicUrl } from "@/env";
 import { clientAddressOf } from "./client-address";
 
@@ -35,9 +35,7 @@ export function isHttpsRequest(headers: HeaderReader): boolean {
 /** localhost, *.localhost, 127.0.0.0/8 or ::1: a name only the machine itself reaches. */
 export function isLoopbackHost(hostname: string): boolean {
   const h = hostname.replace(/^\[|\]$/g, "").toLowerCase();
-  if (h === "localhost" || h.endsWith(".localhost")) return true;
-  if (!ipaddr.isValid(h)) return false;
-  return ipaddr.process(h).range() === "loopback";
+  return h === "localhost" || h.endsWith(".localhost") || isLoopbackAddress(h);
 }
 
 /** Plain http to a browser on another machine: passwords and session cookies cross the network in the clear. */
