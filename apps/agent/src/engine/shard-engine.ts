@@ -12,6 +12,7 @@ import { systemClock, type Clock } from "./clock";
 import { ClosedLoop } from "./closed-loop";
 import { ConnectFailures } from "./connect-failures";
 import { closeText, connectErrorText } from "./error-text";
+import { PreciseWake } from "./precise-wake";
 import { scenarioRoles, type ScenarioRoles } from "./scenario-roles";
 import { SendSchedule } from "./send-schedule";
 import { SendTurn, SHED_LAG_US, type SlotSink } from "./send-turn";
@@ -104,8 +105,11 @@ export class ShardEngine {
   private readonly totals: ShardTotals = { expected: 0, sent: 0, received: 0, lost: 0, shed: 0, duplicated: 0, opened: 0, failed: 0, closed: 0 };
   private readonly turn: SendTurn;
   private readonly sink: SlotSink;
-  private timer: NodeJS.Timeout | undefined;
-  private immediate: NodeJS.Immediate | undefined;
+  /** Wakes the engine for its start instant, then for each next due moment (a send, a frame, a deadline). */
+  private readonly wakeAt: PreciseWake;
+  private onWake: () => void = () => {};
+  /** When the next tick is due: an event arriving later runs it right after its I/O, ahead of the wake-up. */
+  private nextTickUs = Infinity;
   /** The next turn, queued for after I/O: a turn that spent its slice, or connections opened or settled. */
   private nextTurn: NodeJS.Immediate | undefined;
   private finished = false;
@@ -117,6 +121,10 @@ export class ShardEngine {
     private readonly opts: RunShardOptions,
   ) {
     this.clock = opts.clock ?? systemClock();
+    this.wakeAt = new PreciseWake(
+      () => this.clock.monoUs(),
+      () => this.onWake(),
+    );
     this.driver = opts.driver ?? driverFor(plan.target.protocol);
     this.lookup = opts.publicOnly ? { lookup: publicOnlyLookup() } : {};
     const msg = plan.scenario.message;
@@ -189,6 +197,8 @@ export class ShardEngine {
     if (this.closed) this.closed.endUs = this.endUs;
     this.frames.begin(this.t0);
 
+    // The sleeper thread starts while the shard arms, before the start instant needs it.
+    this.wakeAt.prepare();
     const done = new Promise<ShardOutcome>((resolve) => (this.resolveRun = resolve));
     const onAbort = () => this.finish("aborted", abortReason(signal!));
     signal?.addEventListener("abort", onAbort, { once: true });
@@ -205,22 +215,19 @@ export class ShardEngine {
     return outcome;
   }
 
-  /** Sleeps on a timer, then spins the last ~2 ms on setImmediate so the start lands within a fraction of a ms. */
+  /** Runs `then` at the start instant, to within tens of µs; from then on every wake-up is a tick. */
   private waitUntil(targetUs: number, then: () => void): void {
-    const step = () => {
-      if (this.finished) return;
-      const remainingUs = targetUs - this.clock.monoUs();
-      if (remainingUs <= 0) then();
-      else if (remainingUs > 2000) this.timer = setTimeout(step, Math.floor(remainingUs / 1000) - 1);
-      else this.immediate = setImmediate(step);
+    this.onWake = () => {
+      this.onWake = this.tick;
+      if (!this.finished) then();
     };
-    step();
+    this.wakeAt.at(targetUs);
   }
 
   private tick = (): void => {
-    // A tick may come from the timer, a queued turn or a wake-up: whichever, it replaces the others.
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+    // A tick may come from the wake-up, a queued turn or an event: whichever, it replaces the others.
+    this.wakeAt.cancel();
+    this.nextTickUs = Infinity;
     if (this.nextTurn) clearImmediate(this.nextTurn);
     this.nextTurn = undefined;
     if (this.finished) return;
@@ -344,9 +351,8 @@ export class ShardEngine {
       if (!this.stages && this.attempts < this.count) next = Math.min(next, this.t0 + this.attempts * this.attemptGapUs);
     }
     if (this.stages) next = Math.min(next, this.stages.nextDeadline(this.t0, now));
-    if (this.timer) clearTimeout(this.timer);
-    // Rounding up means the loop rarely wakes early; the sub-ms it may wake late is recorded as send lag.
-    this.timer = setTimeout(this.tick, Math.max(0, Math.ceil((next - now) / 1000)));
+    this.nextTickUs = next;
+    this.wakeAt.at(next);
   }
 
   private attempt(id: number): void {
@@ -510,14 +516,16 @@ export class ShardEngine {
     if (this.closed) {
       this.closed.settled(id, now);
       this.wake(); // its next request may be due at once: one turn sends for every user freed meanwhile
-    }
+    } else if (now >= this.nextTickUs) this.wake(); // awake anyway: send what is due now, not on a second wake-up
     if (this.state[id] === State.Retiring) this.stages!.received(id);
     if (this.drained(now)) this.finish("completed");
   }
 
   private onEvent(id: number, event: string | undefined, data: unknown): void {
     if (this.finished) return;
-    this.accounting.receivedEvent(id, event, data, this.clock.monoUs());
+    const now = this.clock.monoUs();
+    this.accounting.receivedEvent(id, event, data, now);
+    if (now >= this.nextTickUs) this.wake();
     this.afterReply(id);
   }
 
@@ -553,11 +561,9 @@ export class ShardEngine {
 
   private finish(status: ShardStatus, error?: string): void {
     if (this.finished) return;
-    if (this.timer) clearTimeout(this.timer);
-    if (this.immediate) clearImmediate(this.immediate);
+    this.wakeAt.close();
     if (this.nextTurn) clearImmediate(this.nextTurn);
     this.finished = true;
-    this.timer = undefined;
     if (!this.started) return this.resolveRun(this.outcome(status, error));
 
     // Replies still awaited when the wait is over are lost; on abort nobody waited, so they stay uncounted.

@@ -1,0 +1,118 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { PreciseWake } from "./precise-wake";
+
+const monoUs = () => performance.now() * 1000;
+const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
+/** Waits (on a busy machine, however long it takes) until `n` fires are in, then past `untilUs`, when a wrong extra one would be in too. */
+async function settle(fired: unknown[], n: number, untilUs: number) {
+  const giveUp = Date.now() + 5_000;
+  while (fired.length < n && Date.now() < giveUp) await sleep(1);
+  while (monoUs() < untilUs + 5_000) await sleep(1);
+}
+const open: PreciseWake[] = [];
+afterEach(() => {
+  for (const w of open.splice(0)) w.close();
+});
+
+/** A waker whose fires are recorded as [target, fired at]; `next` decides the following target. */
+function recorder(prepare: boolean, next: (fired: number) => number | undefined) {
+  const fires: { targetUs: number; atUs: number }[] = [];
+  let target = 0;
+  let done: () => void = () => {};
+  const finished = new Promise<void>((r) => (done = r));
+  const wake = new PreciseWake(monoUs, () => {
+    fires.push({ targetUs: target, atUs: monoUs() });
+    const t = next(fires.length);
+    if (t === undefined) return done();
+    target = t;
+    wake.at(target);
+  });
+  open.push(wake);
+  if (prepare) wake.prepare();
+  return {
+    fires,
+    finished,
+    start(atUs: number) {
+      target = atUs;
+      wake.at(atUs);
+    },
+    wake,
+  };
+}
+
+describe("PreciseWake", () => {
+  // Precision is a benchmark's business (bench/send-lag.ts); here: never early, never lost, never twice.
+  it.each([
+    ["with the sleeper thread", true],
+    ["on timers alone", false],
+  ])("fires each request once and never before its instant, %s", async (_, prepare) => {
+    const gaps = [20, 80, 150, 400, 900, 1_500, 3_500, 5_000, 60, 10];
+    const r = recorder(prepare, (n) => (n < gaps.length ? monoUs() + gaps[n]! : undefined));
+    await sleep(50);
+    r.start(monoUs() + gaps[0]!);
+    await r.finished;
+    expect(r.fires).toHaveLength(gaps.length);
+    for (const f of r.fires) expect(f.atUs).toBeGreaterThanOrEqual(f.targetUs);
+  });
+
+  it("a new request replaces the pending one, earlier or later, and cancel drops it", async () => {
+    const fired: number[] = [];
+    const wake = new PreciseWake(monoUs, () => fired.push(monoUs()));
+    open.push(wake);
+    wake.prepare();
+    await sleep(50);
+    const t0 = monoUs();
+    wake.at(t0 + 2_000);
+    wake.at(t0 + 500); // earlier: the sleeper must be told
+    await settle(fired, 1, t0 + 2_000);
+    expect(fired).toHaveLength(1);
+    expect(fired[0]!).toBeGreaterThanOrEqual(t0 + 500);
+
+    const t1 = monoUs();
+    wake.at(t1 + 300);
+    wake.at(t1 + 1_200); // later: found by the sleeper when the first deadline passes
+    await settle(fired, 2, t1 + 1_200);
+    expect(fired).toHaveLength(2);
+    expect(fired[1]!).toBeGreaterThanOrEqual(t1 + 1_200);
+
+    const t2 = monoUs();
+    wake.at(t2 + 400);
+    wake.cancel();
+    await settle(fired, 0, t2 + 400);
+    expect(fired).toHaveLength(2);
+  });
+
+  it("loses no wake-up when requests are moved at random, as the engine moves them on every event", async () => {
+    const fired: { target: number; at: number }[] = [];
+    let target = 0;
+    const wake = new PreciseWake(monoUs, () => fired.push({ target, at: monoUs() }));
+    open.push(wake);
+    wake.prepare();
+    await sleep(50);
+    let seed = 7;
+    const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    for (let round = 0; round < 40; round++) {
+      const before = fired.length;
+      // Several moves before the instant, then it must still fire exactly once.
+      for (let move = 0; move < 5; move++) {
+        target = monoUs() + 100 + random() * 1_500;
+        wake.at(target);
+        await new Promise((res) => setImmediate(res));
+      }
+      while (fired.length === before) await sleep(1);
+      expect(fired).toHaveLength(before + 1);
+      expect(fired.at(-1)!.at).toBeGreaterThanOrEqual(fired.at(-1)!.target);
+    }
+  });
+
+  it("fires nothing after close", async () => {
+    const fired: number[] = [];
+    const wake = new PreciseWake(monoUs, () => fired.push(monoUs()));
+    wake.prepare();
+    const t0 = monoUs();
+    wake.at(t0 + 1_000);
+    wake.close();
+    await settle(fired, 0, t0 + 1_000);
+    expect(fired).toEqual([]);
+  });
+});

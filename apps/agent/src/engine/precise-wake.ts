@@ -1,0 +1,239 @@
+import { performance, type EventLoopUtilization } from "node:perf_hooks";
+import { Worker } from "node:worker_threads";
+
+/**
+ * Waits longer than this sleep on an ordinary timer first: libuv's timers (and epoll's timeout) have
+ * whole-millisecond resolution, so they wake up to ~1 ms early or late; what remains after the
+ * coarse wait is left to the sleeper thread.
+ */
+const COARSE_US = 3_000;
+/** The last few µs are spun on the engine thread, keeping I/O out no longer than this. */
+const SPIN_US = 20;
+/**
+ * The sleeper is aimed this much later than its mean overshoot: most wake-ups then land a few µs
+ * after the instant instead of spinning tens of µs before it, CPU a send would not get back.
+ */
+const LATE_BIAS_US = 15;
+/** An early wake-up this close to the instant turns the event loop (I/O still read) until it. */
+const TURN_US = 150;
+/** The sleeper's wake-up overshoot assumed before any is measured (timer slack plus a thread wake-up). */
+const INITIAL_EARLY_US = 50;
+const MAX_EARLY_US = 400;
+/**
+ * The sleeper wakes the engine at most once per this long (µs). At high send rates one wake-up sends
+ * every slot due in the gap (a slot waits at most this long, timed from its intended instant, as
+ * always), and any reply read meanwhile sends what is due even sooner: each wake-up costs both
+ * threads a context switch (25-35 µs of CPU for a timed wait on a VM), which per send would cost more
+ * than the send.
+ */
+const PACE_US = 60;
+/** The pace stretches as the engine's thread gets busy (see pace()), up to this. */
+const MAX_PACE_US = 1_000;
+/** How often the event loop's utilisation is read for the pace. */
+const UTILISATION_EVERY_US = 100_000;
+
+/** control[] slots shared with the sleeper. */
+const ARMED = 0;
+const PARKED = 1;
+
+/**
+ * The sleeper thread, as source: it runs from any build (tsx, the esbuild bundle, the packed agent).
+ * control[ARMED] counts deadlines written; deadline[0] is the latest (hrtime ms; NaN none, < 0 exit).
+ * It sleeps until the deadline, re-reading it at every wake-up (so the engine moves it later for
+ * free), posts the deadline's number once it is due and parks until the next is written.
+ */
+const SLEEPER_SOURCE = `
+const { parentPort, workerData } = require("node:worker_threads");
+const control = new Int32Array(workerData, 0, 2);
+const deadline = new Float64Array(workerData, 8, 1);
+const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
+let posted = -1;
+for (;;) {
+  const armed = Atomics.load(control, ${ARMED});
+  const at = deadline[0];
+  if (at < 0) break;
+  const now = nowMs();
+  if (at !== at || armed === posted) {
+    Atomics.store(control, ${PARKED}, 1);
+    Atomics.wait(control, ${ARMED}, armed);
+    Atomics.store(control, ${PARKED}, 0);
+    continue;
+  }
+  if (at > now) { Atomics.wait(control, ${ARMED}, armed, at - now); continue; }
+  posted = armed;
+  parentPort.postMessage(armed);
+}
+`;
+
+/**
+ * Wakes the engine at a monotonic instant to within tens of µs, where a Node timer wakes it up to a
+ * millisecond off. A send scheduled for t must leave at t: its latency is timed from t either way,
+ * but every µs of send lag is the tool's own error added to what it reports.
+ *
+ * The precise part of a wait runs on a small sleeper thread blocked in Atomics.wait, whose timeout
+ * is a fraction of a millisecond; when it expires the thread posts a message, which wakes the
+ * engine's event loop at once (an async handle, not a timer). The engine thread never blocks, so
+ * replies that arrive meanwhile are read and timed when they arrive. The sleeper is aimed early by
+ * its own measured overshoot and the last few µs are spun, so the wake lands on the instant. The
+ * engine signals the sleeper only when it must (a deadline earlier than the sleeper will look again,
+ * or a parked sleeper): thread wake-ups are what precision costs.
+ */
+export class PreciseWake {
+  private readonly shared = new SharedArrayBuffer(16);
+  private readonly control = new Int32Array(this.shared, 0, 2);
+  private readonly deadline = new Float64Array(this.shared, 8, 1);
+  private sleeper: Worker | undefined;
+  /** The number of the deadline last written (what the sleeper posts back when it is due). */
+  private armed = 0;
+  /** The latest the sleeper looks at its deadline again, on the monotonic clock (Infinity: unknown, signal it). */
+  private sleeperLooksUs = Infinity;
+  /** Where the last sleeper wake-up was aimed, and when the engine got it. */
+  private aimedUs = 0;
+  private lastWokenUs = -Infinity;
+  private targetUs = Number.NaN;
+  private earlyUs = INITIAL_EARLY_US;
+  private timer: NodeJS.Timeout | undefined;
+  private immediate: NodeJS.Immediate | undefined;
+  /** A wake-up is pending: the sleeper keeps the process alive, as a timer would. */
+  private waiting = false;
+  /** The sleeper woke the engine a little early: turn the event loop until the instant. */
+  private turning = false;
+  private closed = false;
+  private paceUs = PACE_US;
+  private utilisation: EventLoopUtilization = performance.eventLoopUtilization();
+  private utilisationAtUs = 0;
+
+  constructor(
+    private readonly monoUs: () => number,
+    private readonly fire: () => void,
+  ) {
+    this.deadline[0] = Number.NaN;
+  }
+
+  /** Starts the sleeper thread ahead of the first wait that needs it (a thread takes tens of ms to start). */
+  prepare(): void {
+    if (this.sleeper || this.closed) return;
+    const sleeper = new Worker(SLEEPER_SOURCE, { eval: true, workerData: this.shared, stdout: false, stderr: false });
+    sleeper.on("message", this.onSleeperMessage);
+    // A sleeper that fails (a worker thread refused by a resource limit) leaves the ordinary timer.
+    sleeper.on("error", () => {
+      this.sleeper = undefined;
+      if (!Number.isNaN(this.targetUs)) this.arm();
+    });
+    sleeper.unref();
+    this.sleeper = sleeper;
+  }
+
+  /** Calls fire once, at `atUs` on the monotonic clock or as soon after as the thread can; replaces any earlier request. */
+  at(atUs: number): void {
+    if (this.closed) return;
+    this.cancel();
+    this.targetUs = atUs;
+    this.arm();
+  }
+
+  /** Drops the pending request. The sleeper is not told: a deadline it still holds passes unposted or fires into nothing. */
+  cancel(): void {
+    this.targetUs = Number.NaN;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.immediate) clearImmediate(this.immediate);
+    this.timer = this.immediate = undefined;
+    this.turning = false;
+    if (this.waiting) {
+      this.waiting = false;
+      this.sleeper?.unref();
+    }
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.cancel();
+    this.closed = true;
+    this.deadline[0] = -1;
+    Atomics.add(this.control, ARMED, 1);
+    Atomics.notify(this.control, ARMED);
+    void this.sleeper?.terminate();
+    this.sleeper = undefined;
+  }
+
+  private arm = (): void => {
+    this.timer = this.immediate = undefined;
+    const target = this.targetUs;
+    if (Number.isNaN(target)) return;
+    const now = this.monoUs();
+    const remaining = target - now;
+    if (remaining <= 0) return this.due();
+    if (remaining <= SPIN_US) {
+      while (this.monoUs() < target);
+      return this.due();
+    }
+    if (remaining > COARSE_US || !this.sleeper) {
+      // Whole ms early, so the coarse timer never overshoots; without a sleeper it is all there is.
+      const ms = this.sleeper ? Math.floor(remaining / 1000) - 2 : Math.ceil(remaining / 1000);
+      this.timer = setTimeout(this.arm, Math.max(0, ms));
+      return;
+    }
+    if (this.turning) {
+      this.immediate = setImmediate(this.arm);
+      return;
+    }
+    // Never sooner than one pace after the last wake-up: what comes due meanwhile waits for it.
+    this.setSleeper(Math.max(target - this.earlyUs + LATE_BIAS_US, this.lastWokenUs + this.pace(now), now), now);
+  };
+
+  /**
+   * The least time between wake-ups: PACE_US on an idle engine, longer as its thread gets busy
+   * (PACE_US / idle share: 300 µs at half busy, the 1 ms of a timer loop at 85 %). Precision costs
+   * wake-ups, and a busy agent spends its CPU on sends and replies instead; every slot is still
+   * timed from its intended instant, so what a stretched pace costs shows as send lag.
+   */
+  private pace(nowUs: number): number {
+    if (nowUs - this.utilisationAtUs >= UTILISATION_EVERY_US) {
+      const current = performance.eventLoopUtilization();
+      const busy = performance.eventLoopUtilization(current, this.utilisation).utilization;
+      this.utilisation = current;
+      this.utilisationAtUs = nowUs;
+      this.paceUs = Math.min(MAX_PACE_US, PACE_US / Math.max(0.01, 1 - busy));
+    }
+    return this.paceUs;
+  }
+
+  private setSleeper(aimUs: number, nowUs: number): void {
+    if (!this.waiting) {
+      this.waiting = true;
+      this.sleeper!.ref();
+    }
+    this.aimedUs = aimUs;
+    this.deadline[0] = hrNowMs() + (aimUs - nowUs) / 1000;
+    this.armed = Atomics.add(this.control, ARMED, 1) + 1;
+    // The sleeper looks again by sleeperLooksUs: a later deadline it finds then, unsignalled.
+    const signal = aimUs < this.sleeperLooksUs || Atomics.load(this.control, PARKED) === 1;
+    this.sleeperLooksUs = Math.max(this.sleeperLooksUs === Infinity ? aimUs : this.sleeperLooksUs, aimUs);
+    if (signal) {
+      this.sleeperLooksUs = aimUs;
+      Atomics.notify(this.control, ARMED);
+    }
+  }
+
+  private readonly onSleeperMessage = (armed: number): void => {
+    if (armed !== this.armed) return;
+    const now = this.monoUs();
+    this.lastWokenUs = now;
+    // It parks until signalled: a timed wait costs more than a signal.
+    this.sleeperLooksUs = Infinity;
+    // Aim the sleeper early by its usual overshoot, a moving average, so one preempted wake-up
+    // does not move the aim far.
+    this.earlyUs = Math.min(MAX_EARLY_US, Math.max(0, this.earlyUs + 0.1 * (now - this.aimedUs - this.earlyUs)));
+    if (Number.isNaN(this.targetUs)) return this.cancel();
+    const remaining = this.targetUs - now;
+    this.turning = remaining > SPIN_US && remaining <= TURN_US;
+    this.arm();
+  };
+
+  private due(): void {
+    this.cancel();
+    this.fire();
+  }
+}
+
+const hrNowMs = (): number => Number(process.hrtime.bigint()) / 1e6;
