@@ -23,7 +23,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { runArtillery, type ArtilleryRun } from "./lib/artillery-run";
+import { ARTILLERY_PAYLOAD as PAYLOAD, checkArtillery, counter, RTT_PROCESSOR, runArtillery } from "./lib/artillery-run";
 import { ECHO_CPU_LOAD, runEchoCpu, type EchoCpuRow } from "./lib/echo-cpu";
 import { AGENT_BIN, median, spawnPinned, startTarget } from "./lib/spawn-pinned";
 
@@ -31,18 +31,8 @@ const RUNS = Math.max(1, Math.min(9, Number(process.argv[2] ?? 3)));
 const WHAT = process.argv[3] ?? "all";
 if (!["echo", "latency", "all"].includes(WHAT)) throw new Error(`second argument must be echo, latency or all (got ${WHAT})`);
 
-/** 64 bytes of JSON, so `capture: { json: "$.p" }` can read the echo back (the agent and baseline send 64 bytes too). */
-const PAYLOAD = JSON.stringify({ p: "x".repeat(56) });
-if (Buffer.byteLength(PAYLOAD) !== 64) throw new Error("payload must be 64 bytes");
-
 const r2 = (x: number) => Math.round(x * 100) / 100;
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
-const counter = (a: ArtilleryRun, k: string) => a.aggregate.counters[k] ?? 0;
-function checkArtillery(a: ArtilleryRun, what: string) {
-  if (a.exitCode !== 0) console.error(`artillery (${what}) exited ${a.exitCode}: ${a.stderr.slice(-500)}`);
-  const errors = Object.entries(a.aggregate.counters).filter(([k]) => k.startsWith("errors."));
-  if (errors.length > 0) console.error(`artillery (${what}) errors: ${JSON.stringify(Object.fromEntries(errors))}`);
-}
 
 async function echoCpu(url: string) {
   const { conns, rate, seconds } = ECHO_CPU_LOAD;
@@ -111,24 +101,6 @@ scenario: { kind: echo, message: { rate: ${rate / conns}, bytes: 64 }, duration:
     perRun: rows,
   };
 }
-
-/** Times every echo from just before Artillery's send step to just after its reply step (capture done). */
-const RTT_PROCESSOR = `export function startWindow(context, events, done) {
-  context.vars.windowEnd = Date.now() + Number(context.vars.windowMs);
-  done();
-}
-export function markSend(context, events, done) {
-  context.vars.sentAt = performance.now();
-  done();
-}
-export function recordRtt(context, events, done) {
-  events.emit("histogram", "ws_rtt_ms", performance.now() - context.vars.sentAt);
-  done();
-}
-export function inWindow(context, next) {
-  next(Date.now() < context.vars.windowEnd);
-}
-`;
 
 interface AgentSummary {
   messages: { sent: number; received: number; lost: number };

@@ -6,7 +6,8 @@
  * = receive − intended on performance.now(). No histograms, no frames, no health sampling: what is
  * left of its tail is Node's and this machine's, not a tool's.
  *
- * Prints one JSON line: sent, received, latency and send-lag percentiles in ms.
+ * Prints one JSON line: sent, received, latency and send-lag percentiles in ms, and cpuSeconds: the
+ * process's CPU from just before the first connect to the last reply (the agent's run window).
  *
  * `json` (the flow variant's twin): each message is a text frame of JSON `{ id, seq, pad }` the size
  * of the agent's flow message, and a reply is matched by parsing it and reading `$.id` (the message's
@@ -29,6 +30,7 @@ const intervalMs = 1000 / rate;
 const perConn = Math.round(rate * seconds);
 const total = conns * perConn;
 
+const cpu0 = process.cpuUsage();
 const sockets = await Promise.all(
   Array.from(
     { length: conns },
@@ -75,6 +77,7 @@ const loop = () => {
 };
 setTimeout(loop, 50);
 await Promise.race([done, new Promise((r) => setTimeout(r, seconds * 1000 + 10_000))]);
+const cpu = process.cpuUsage(cpu0);
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -86,6 +89,7 @@ process.stdout.write(
     received: latencies.length,
     latency: { p50: pct(latencies, 0.5), p99: pct(latencies, 0.99), max: pct(latencies, 1) },
     sendLag: { p50: pct(lags, 0.5), p99: pct(lags, 0.99), max: pct(lags, 1) },
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
   })}\n`,
 );
 for (const ws of sockets) ws.terminate();

@@ -140,3 +140,32 @@ export async function runArtillery(scriptYaml: string, opts: { processor?: { fil
     stderr: p.stderr(),
   };
 }
+
+/** 64 bytes of JSON, so `capture: { json: "$.p" }` can read the echo back (the agent and baseline send 64 bytes too). */
+export const ARTILLERY_PAYLOAD = JSON.stringify({ p: "x".repeat(56) });
+if (Buffer.byteLength(ARTILLERY_PAYLOAD) !== 64) throw new Error("payload must be 64 bytes");
+
+/** Times every echo from just before Artillery's send step to just after its reply step (capture done). */
+export const RTT_PROCESSOR = `export function startWindow(context, events, done) {
+  context.vars.windowEnd = Date.now() + Number(context.vars.windowMs);
+  done();
+}
+export function markSend(context, events, done) {
+  context.vars.sentAt = performance.now();
+  done();
+}
+export function recordRtt(context, events, done) {
+  events.emit("histogram", "ws_rtt_ms", performance.now() - context.vars.sentAt);
+  done();
+}
+export function inWindow(context, next) {
+  next(Date.now() < context.vars.windowEnd);
+}
+`;
+
+export const counter = (a: ArtilleryRun, k: string) => a.aggregate.counters[k] ?? 0;
+export function checkArtillery(a: ArtilleryRun, what: string) {
+  if (a.exitCode !== 0) console.error(`artillery (${what}) exited ${a.exitCode}: ${a.stderr.slice(-500)}`);
+  const errors = Object.entries(a.aggregate.counters).filter(([k]) => k.startsWith("errors."));
+  if (errors.length > 0) console.error(`artillery (${what}) errors: ${JSON.stringify(Object.fromEntries(errors))}`);
+}

@@ -516,7 +516,7 @@ export class ShardEngine {
     if (this.closed) {
       this.closed.settled(id, now);
       this.wake(); // its next request may be due at once: one turn sends for every user freed meanwhile
-    } else if (now >= this.nextTickUs) this.wake(); // awake anyway: send what is due now, not on a second wake-up
+    } else if (now >= this.nextTickUs && !this.wakeAt.relaxed(now)) this.wake(); // awake anyway: send what is due now, not on a second wake-up
     if (this.state[id] === State.Retiring) this.stages!.received(id);
     if (this.drained(now)) this.finish("completed");
   }
@@ -525,7 +525,7 @@ export class ShardEngine {
     if (this.finished) return;
     const now = this.clock.monoUs();
     this.accounting.receivedEvent(id, event, data, now);
-    if (now >= this.nextTickUs) this.wake();
+    if (now >= this.nextTickUs && !this.wakeAt.relaxed(now)) this.wake();
     this.afterReply(id);
   }
 

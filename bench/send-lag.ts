@@ -1,0 +1,252 @@
+/**
+ * Send lag and latency against a known truth, side by side (issue 29): the agent, the minimal `ws`
+ * client (bench/baseline/ws-latency-client.ts) and Artillery 2.0.34, in one invocation, each on a
+ * fresh target process (apps/targets, core 0; clients on core 1), alternating within every round.
+ *
+ * - `held`: 50 connections × 20 msg/s for 20 s; the target holds each echo 25 ms (ECHO_HOLD=precise)
+ *   and reports every hold it actually applied (GET /stats). Read: reported latency minus the
+ *   target's real hold at the same percentile (what remains is loopback plus the tool's own error),
+ *   send lag p50/p99, CPU per 100k round trips over the run window (all threads). The agent's plan
+ *   opens its 50 connections over one 50 ms interval (connections.rate 1,000/s), so its 50 schedules
+ *   are spread over the interval as the baseline's phases are: the same load, not a burst of 50.
+ *   Artillery (closed loop: send, wait for the echo, think 25 ms = interval minus hold) times send to
+ *   reply in a processor; it has no intended send time, so it has no send lag to report.
+ * - `fast`: 100 connections × 100 msg/s for 10 s, undelayed echo: send lag p50/p99 and CPU per 100k,
+ *   agent and baseline.
+ *
+ * Goals: agent send lag p50 ≤ 0.1 ms and p99 ≤ 1 ms at both shapes (when not saturated); at `held`,
+ * latency minus hold p50 ≤ 0.25 ms and p99 ≤ 1 ms, closer than the baseline and Artillery; CPU per
+ * 100k round trips ≤ 1.0× the baseline's. Median of RUNS rounds.
+ *
+ *   node --import tsx bench/send-lag.ts [runs=3] [all|held|fast] [artillery|no-artillery]
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { ARTILLERY_PAYLOAD, checkArtillery, counter, RTT_PROCESSOR, runArtillery } from "./lib/artillery-run";
+import { AGENT_BIN, agentCpuSeconds, median, spawnPinned, startTarget } from "./lib/spawn-pinned";
+
+const RUNS = Math.max(1, Math.min(9, Number(process.argv[2] ?? 3)));
+const WHAT = process.argv[3] ?? "all";
+if (!["all", "held", "fast"].includes(WHAT)) throw new Error(`second argument must be all, held or fast (got ${WHAT})`);
+const ARTILLERY = (process.argv[4] ?? "artillery") === "artillery";
+
+const SHAPES = {
+  held: { conns: 50, rate: 20, seconds: 20, holdMs: 25 },
+  fast: { conns: 100, rate: 100, seconds: 10, holdMs: 0 },
+} as const;
+type ShapeName = keyof typeof SHAPES;
+const GOAL = { sendLagP50: 0.1, sendLagP99: 1, excessP50: 0.25, excessP99: 1, cpuRatio: 1 };
+
+interface Hold {
+  count: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+}
+interface Row {
+  who: string;
+  shape: ShapeName;
+  run: number;
+  sent: number;
+  received: number;
+  latency: { p50: number; p99: number };
+  sendLag?: { p50: number; p99: number };
+  cpuPer100k?: number;
+  saturated?: number;
+  hold?: Hold;
+}
+
+const dir = mkdtempSync(path.join(tmpdir(), "volley-send-lag-"));
+const statsUrlOf = (url: string) => url.replace(/^ws:/, "http:").replace(/\/echo$/, "/stats");
+const targetUrl = (url: string, holdMs: number) => (holdMs > 0 ? `${url}?delay=${holdMs}` : url);
+
+async function holdsOf(url: string): Promise<Hold | undefined> {
+  const res = await fetch(statsUrlOf(url));
+  return res.ok ? ((await res.json()) as { hold: Hold }).hold : undefined;
+}
+
+/** Runs `f` against a fresh target (a target that served runs before holds with a wider tail) and reads its holds after. */
+async function onFreshTarget(shape: ShapeName, f: (url: string) => Promise<Omit<Row, "hold">>): Promise<Row> {
+  const target = await startTarget({ ECHO_HOLD: "precise" });
+  try {
+    const row = await f(targetUrl(target.url, SHAPES[shape].holdMs));
+    return SHAPES[shape].holdMs > 0 ? { ...row, hold: await holdsOf(target.url) } : row;
+  } finally {
+    await target.stop();
+  }
+}
+
+async function agent(shape: ShapeName, run: number): Promise<Row> {
+  const s = SHAPES[shape];
+  return onFreshTarget(shape, async (url) => {
+    const plan = path.join(dir, `${shape}-${run}.yaml`);
+    writeFileSync(
+      plan,
+      `name: send lag ${shape}
+target: { url: "${url}" }
+connections: { count: ${s.conns}, rate: ${s.conns * s.rate} }
+scenario: { kind: echo, message: { rate: ${s.rate}, bytes: 64 }, duration: ${s.seconds}s }
+`,
+    );
+    const a = spawnPinned(1, [process.execPath, AGENT_BIN, "run", plan, "--json"]);
+    const code = await a.exited;
+    if (code !== 0) throw new Error(`agent exited ${code}: ${a.stderr().slice(-500)}`);
+    const out = JSON.parse(a.stdout()) as {
+      messages: { sent: number; received: number };
+      latency: { p50: number; p99: number };
+      sendLag: { p50: number; p99: number };
+      intervals: { saturated: number };
+    };
+    return {
+      who: "volley-agent run",
+      shape,
+      run,
+      sent: out.messages.sent,
+      received: out.messages.received,
+      latency: out.latency,
+      sendLag: out.sendLag,
+      cpuPer100k: (agentCpuSeconds(a.stderr()) * 100_000) / Math.max(1, out.messages.received),
+      saturated: out.intervals.saturated,
+    };
+  });
+}
+
+async function baseline(shape: ShapeName, run: number): Promise<Row> {
+  const s = SHAPES[shape];
+  return onFreshTarget(shape, async (url) => {
+    const b = spawnPinned(1, [
+      process.execPath,
+      "--import",
+      "tsx",
+      "bench/baseline/ws-latency-client.ts",
+      url,
+      String(s.conns),
+      String(s.rate),
+      String(s.seconds),
+    ]);
+    const code = await b.exited;
+    if (code !== 0) throw new Error(`baseline exited ${code}: ${b.stderr().slice(-500)}`);
+    const out = JSON.parse(b.stdout()) as {
+      sent: number;
+      received: number;
+      latency: { p50: number; p99: number };
+      sendLag: { p50: number; p99: number };
+      cpuSeconds: number;
+    };
+    return {
+      who: "baseline ws client",
+      shape,
+      run,
+      sent: out.sent,
+      received: out.received,
+      latency: out.latency,
+      sendLag: out.sendLag,
+      cpuPer100k: (out.cpuSeconds * 100_000) / Math.max(1, out.received),
+    };
+  });
+}
+
+async function artillery(run: number): Promise<Row> {
+  const s = SHAPES.held;
+  return onFreshTarget("held", async (url) => {
+    const script = `config:
+  target: "${url}"
+  processor: "./rtt.mjs"
+  phases:
+    - { duration: 1, arrivalCount: ${s.conns} }
+  variables: { windowMs: ${s.seconds * 1000} }
+  ws: { perMessageDeflate: false }
+scenarios:
+  - engine: ws
+    flow:
+      - function: startWindow
+      - loop:
+          - function: markSend
+          - send: { payload: '${ARTILLERY_PAYLOAD}', capture: { json: "$.p", as: "p" } }
+          - function: recordRtt
+          - think: "${1000 / s.rate - s.holdMs}ms"
+        whileTrue: inWindow
+`;
+    const art = await runArtillery(script, { processor: { file: "rtt.mjs", source: RTT_PROCESSOR }, limitMs: 90_000 });
+    checkArtillery(art, "held");
+    const rtt = art.aggregate.summaries?.ws_rtt_ms;
+    if (!rtt) throw new Error(`artillery reported no ws_rtt_ms summary: ${art.stderr.slice(-500)}`);
+    const received = counter(art, "websocket.messages_received");
+    return {
+      who: "artillery",
+      shape: "held",
+      run,
+      sent: counter(art, "websocket.messages_sent"),
+      received,
+      latency: { p50: rtt.p50, p99: rtt.p99 },
+      cpuPer100k: (art.windowCpu * 100_000) / Math.max(1, received),
+    };
+  });
+}
+
+const r3 = (x: number) => Math.round(x * 1000) / 1000;
+const rows: Row[] = [];
+const shapes: ShapeName[] = WHAT === "all" ? ["held", "fast"] : [WHAT as ShapeName];
+for (let run = 1; run <= RUNS; run++) {
+  for (const shape of shapes) {
+    const round = [await agent(shape, run), await baseline(shape, run)];
+    if (shape === "held" && ARTILLERY) round.push(await artillery(run));
+    for (const r of round) {
+      const excess = r.hold
+        ? ` | minus the target's hold (p50 ${r.hold.p50Ms} / p99 ${r.hold.p99Ms}): ${r3(r.latency.p50 - r.hold.p50Ms)} / ${r3(r.latency.p99 - r.hold.p99Ms)} ms`
+        : "";
+      const lag = r.sendLag ? ` | send lag p50 ${r.sendLag.p50} / p99 ${r.sendLag.p99} ms` : "";
+      console.error(
+        `${shape} run ${run}, ${r.who}: latency p50 ${r.latency.p50} / p99 ${r.latency.p99} ms${excess}${lag} | ${r.cpuPer100k?.toFixed(2) ?? "?"} CPU-s per 100k | sent ${r.sent}, received ${r.received}${r.saturated === undefined ? "" : `, saturated ${r.saturated}`}`,
+      );
+      rows.push(r);
+    }
+  }
+}
+
+function summarise(shape: ShapeName, who: string) {
+  const mine = rows.filter((r) => r.shape === shape && r.who === who);
+  if (mine.length === 0) return undefined;
+  const m = (f: (r: Row) => number | undefined) => r3(median(mine.map((r) => f(r) ?? Number.NaN)));
+  return {
+    latencyP50: m((r) => r.latency.p50),
+    latencyP99: m((r) => r.latency.p99),
+    ...(SHAPES[shape].holdMs > 0
+      ? {
+          holdP50: m((r) => r.hold?.p50Ms),
+          holdP99: m((r) => r.hold?.p99Ms),
+          excessP50: m((r) => r.latency.p50 - (r.hold?.p50Ms ?? Number.NaN)),
+          excessP99: m((r) => r.latency.p99 - (r.hold?.p99Ms ?? Number.NaN)),
+        }
+      : {}),
+    ...(mine[0]!.sendLag ? { sendLagP50: m((r) => r.sendLag?.p50), sendLagP99: m((r) => r.sendLag?.p99) } : {}),
+    cpuPer100k: m((r) => r.cpuPer100k),
+    sent: m((r) => r.sent),
+    planned: SHAPES[shape].conns * SHAPES[shape].rate * SHAPES[shape].seconds,
+    ...(mine[0]!.saturated === undefined ? {} : { saturatedIntervals: m((r) => r.saturated) }),
+  };
+}
+
+const result = Object.fromEntries(
+  shapes.map((shape) => {
+    const a = summarise(shape, "volley-agent run")!;
+    const b = summarise(shape, "baseline ws client")!;
+    const art = summarise(shape, "artillery");
+    const goals = {
+      sendLagP50: a.sendLagP50! <= GOAL.sendLagP50,
+      sendLagP99: a.sendLagP99! <= GOAL.sendLagP99,
+      cpuRatio: r3(a.cpuPer100k / b.cpuPer100k),
+      ...(a.excessP50 === undefined
+        ? {}
+        : {
+            excessP50: Math.abs(a.excessP50) <= GOAL.excessP50,
+            excessP99: Math.abs(a.excessP99!) <= GOAL.excessP99,
+            closerThanBaseline: Math.abs(a.excessP50) <= Math.abs(b.excessP50!) && Math.abs(a.excessP99!) <= Math.abs(b.excessP99!),
+            ...(art ? { closerThanArtillery: Math.abs(a.excessP50) <= Math.abs(art.excessP50!) && Math.abs(a.excessP99!) <= Math.abs(art.excessP99!) } : {}),
+          }),
+    };
+    return [shape, { load: SHAPES[shape], agent: a, baseline: b, ...(art ? { artillery: art } : {}), goals }];
+  }),
+);
+console.log(JSON.stringify({ runs: RUNS, goal: GOAL, ...result }, null, 2));
