@@ -5,6 +5,7 @@ import { EXIT, UsageError, type CliIo, type ExitCode } from "./io";
 import { DEFAULT_TIMEOUT, runCommand, type RunOptions } from "./run-command";
 import { validateCommand } from "./validate-command";
 import { importCommand, type ImportOptions } from "./import-command";
+import { CLI_VERSION } from "./version";
 
 const EXIT_HELP = `
 Environment:
@@ -26,6 +27,7 @@ export async function runCli(args: readonly string[], io: CliIo): Promise<ExitCo
   const program = new Command()
     .name("volley")
     .description("Validate Volley test plans and run them on a Volley server, from a terminal or CI.")
+    .version(CLI_VERSION)
     .exitOverride()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .addHelpText("after", EXIT_HELP);
