@@ -1,6 +1,20 @@
 import { describe, expect, it } from "vitest";
 import * as hdr from "hdr-histogram-js";
-import { addEncoded, addHistogram, createHistogram, decodeHistogram, encodeHistogram, histogramMean, mergeEncoded, recordMicros } from "./histogram";
+import { deflateSync } from "node:zlib";
+import {
+  addEncoded,
+  addHistogram,
+  createHistogram,
+  decodeHistogram,
+  encodedHistogramError,
+  encodeHistogram,
+  HistogramDecodeError,
+  histogramMean,
+  MAX_ENCODED_HISTOGRAM_CHARS,
+  MAX_HISTOGRAM_PAYLOAD_BYTES,
+  mergeEncoded,
+  recordMicros,
+} from "./histogram";
 
 /** Deterministic pseudo-random values (xorshift), so a failure reproduces. */
 function values(seed: number, n: number, scale: number): number[] {
@@ -101,5 +115,44 @@ describe("histogramMean", () => {
 
   it("is 0 for an empty histogram, as the library's is", () => {
     expect(histogramMean(createHistogram())).toBe(0);
+  });
+});
+
+describe("encoded histograms from agents are agent input", () => {
+  /** An encoded "histogram" whose compressed payload is `inner`, in HdrHistogram's V2 envelope. */
+  const envelope = (inner: Buffer) => {
+    const head = Buffer.alloc(8);
+    head.writeInt32BE(0x1c849314, 0);
+    head.writeInt32BE(inner.byteLength, 4);
+    return Buffer.concat([head, inner]).toString("base64");
+  };
+  // 64 MB of zeros deflate to ~64 kB (the issue's 7 MB inflated to ~5 GB and blocked the hub's loop 20-30 s).
+  const bomb = envelope(deflateSync(Buffer.alloc(64 * 1024 * 1024)));
+
+  it("a decompression bomb is refused after inflating no more than a histogram can need", () => {
+    expect(encodedHistogramError(bomb)).toMatch(/inflates past \d+ bytes/);
+    expect(() => decodeHistogram(bomb)).toThrow(HistogramDecodeError);
+    expect(() => addEncoded(createHistogram(64), bomb)).toThrow(/inflates past/);
+    expect(MAX_HISTOGRAM_PAYLOAD_BYTES).toBeLessThan(512 * 1024);
+  });
+
+  it("names what is wrong with malformed encodings, and passes real ones", () => {
+    const h = createHistogram();
+    for (let v = 1; v < 5_000_000; v *= 3) recordMicros(h, v);
+    expect(encodedHistogramError(encodeHistogram(h))).toBeNull();
+    expect(encodedHistogramError("not base64 at all")).toMatch(/not HdrHistogram|shorter/);
+    expect(encodedHistogramError("x".repeat(MAX_ENCODED_HISTOGRAM_CHARS + 1))).toMatch(/characters, over/);
+    expect(encodedHistogramError(envelope(deflateSync(Buffer.alloc(10))))).toMatch(/shorter than a header/);
+    // A header claiming more counts than its payload holds.
+    const payload = Buffer.alloc(48);
+    payload.writeInt32BE(0x1c849303, 0);
+    payload.writeInt32BE(1_000, 4);
+    payload.writeInt32BE(3, 12);
+    payload.writeBigInt64BE(1n, 16);
+    payload.writeBigInt64BE(3_600_000_000n, 24);
+    expect(encodedHistogramError(envelope(deflateSync(payload)))).toMatch(/claims 1000 bytes of counts/);
+    // A layout far larger than Volley's would make the decoder allocate without bound.
+    payload.writeInt32BE(5, 12);
+    expect(() => decodeHistogram(envelope(deflateSync(payload)))).toThrow(/not one Volley records/);
   });
 });

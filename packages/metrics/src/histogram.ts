@@ -13,6 +13,10 @@ export const HISTOGRAM_CONFIG = {
 
 export type Histogram = hdr.Histogram;
 
+/** The cookie of HdrHistogram's compressed V2 encoding (word-size nibble masked out), and its header length. */
+const V2_COMPRESSED_COOKIE = 0x1c849304;
+const V2_HEADER_BYTES = 40;
+
 export function createHistogram(bitBucketSize: 32 | 64 = 32): Histogram {
   return hdr.build({ ...HISTOGRAM_CONFIG, bitBucketSize, autoResize: false, useWebAssembly: false });
 }
@@ -30,10 +34,85 @@ export function encodeHistogram(h: Histogram): string {
 /**
  * Decodes into 32-bit counts: encoded histograms are one interval of one shard (IntervalRecorder),
  * whose buckets never near 2^32, and half the allocation matters at hundreds of decodes a second.
- * Merged totals are always 64-bit (createHistogram(64) + addHistogram).
+ * Merged totals are always 64-bit (createHistogram(64) + addHistogram). Inflated under a hard cap
+ * and only for a layout no larger than Volley's (see inflatePayload): an encoding is agent input.
  */
 export function decodeHistogram(base64: string): Histogram {
-  return hdr.decodeFromCompressedBase64(base64, 32, false);
+  const payload = inflatePayload(base64);
+  const header = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
+  const digits = header.getInt32(12);
+  const lowest = Number(header.getBigInt64(16));
+  const highest = Number(header.getBigInt64(24));
+  // The counts array the library would allocate grows with these: none may exceed Volley's own layout.
+  if (
+    !(
+      digits >= 1 &&
+      digits <= HISTOGRAM_CONFIG.numberOfSignificantValueDigits &&
+      lowest >= 1 &&
+      highest >= 2 * lowest &&
+      highest <= HISTOGRAM_CONFIG.highestTrackableValue
+    )
+  )
+    throw new HistogramDecodeError(`its layout (${digits} significant digits, ${lowest} to ${highest}) is not one Volley records`);
+  // The library's own decoder of an inflated payload (what decodeFromCompressedBase64 calls after its uncapped inflate).
+  return (hdr.JsHistogram as unknown as { decode(data: Uint8Array, bits: 32, minBar: number): Histogram }).decode(payload, 32, 0);
+}
+
+/** An encoded histogram that cannot be read: malformed, too large, or compressed beyond the cap. */
+export class HistogramDecodeError extends Error {
+  constructor(reason: string) {
+    super(`encoded histogram refused: ${reason}`);
+    this.name = "HistogramDecodeError";
+  }
+}
+
+/** Counts in Volley's histogram layout (1 µs to 1 h at 3 digits: ~22,500). */
+const COUNTS_LENGTH = (createHistogram(32) as unknown as { countsArrayLength: number }).countsArrayLength;
+/**
+ * The most a V2 payload of Volley's layout can inflate to: its header and one count of at most 9
+ * bytes per bucket. Inflation stops there: a 7 MB "histogram" that inflates to 5 GB costs a few
+ * hundred kB and a fraction of a millisecond, not the hub's event loop for 20 s.
+ */
+export const MAX_HISTOGRAM_PAYLOAD_BYTES = V2_HEADER_BYTES + COUNTS_LENGTH * 9;
+/** The longest an encoded histogram may be: its envelope and a payload that deflate did not shrink at all. */
+export const MAX_ENCODED_HISTOGRAM_CHARS = Math.ceil(((MAX_HISTOGRAM_PAYLOAD_BYTES + 1_024) * 4) / 3);
+
+/** The V2 payload inside an encoded histogram, inflated under MAX_HISTOGRAM_PAYLOAD_BYTES; throws HistogramDecodeError. */
+function inflatePayload(base64: string): Buffer {
+  if (base64.length > MAX_ENCODED_HISTOGRAM_CHARS)
+    throw new HistogramDecodeError(`${base64.length} characters, over the ${MAX_ENCODED_HISTOGRAM_CHARS} any histogram needs`);
+  const raw = Buffer.from(base64, "base64");
+  if (raw.byteLength < 8) throw new HistogramDecodeError("shorter than its envelope");
+  const envelope = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
+  if ((envelope.getInt32(0) & ~0xf0) !== V2_COMPRESSED_COOKIE) throw new HistogramDecodeError("not HdrHistogram's compressed V2 encoding");
+  const length = envelope.getInt32(4);
+  if (length <= 0 || length > raw.byteLength - 8) throw new HistogramDecodeError(`its envelope claims ${length} compressed bytes of ${raw.byteLength - 8}`);
+  let payload: Buffer;
+  try {
+    payload = inflateSync(raw.subarray(8, 8 + length), { maxOutputLength: MAX_HISTOGRAM_PAYLOAD_BYTES });
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    throw new HistogramDecodeError(
+      code === "ERR_BUFFER_TOO_LARGE" ? `it inflates past ${MAX_HISTOGRAM_PAYLOAD_BYTES} bytes` : `it does not inflate (${(e as Error).message})`,
+    );
+  }
+  if (payload.byteLength < V2_HEADER_BYTES) throw new HistogramDecodeError("its payload is shorter than a header");
+  return payload;
+}
+
+/**
+ * Why an encoded histogram from an agent cannot be stored (null: it can): inflated under the cap,
+ * its layout checked, and every count walked within the layout's range, as addEncoded will walk it.
+ * What the hub asks of every histogram in a frame before the frame is stored.
+ */
+export function encodedHistogramError(base64: string): string | null {
+  try {
+    const h = createHistogram(64);
+    addEncoded(h, base64);
+    return null;
+  } catch (e) {
+    return e instanceof Error ? e.message : String(e);
+  }
 }
 
 /** The JsHistogram internals `addHistogram` uses (present on every histogram createHistogram and decodeHistogram make). */
@@ -107,10 +186,6 @@ export function histogramMean(h: Histogram): number {
   return total / h.totalCount;
 }
 
-/** The cookie of HdrHistogram's compressed V2 encoding (word-size nibble masked out), and its header length. */
-const V2_COMPRESSED_COOKIE = 0x1c849304;
-const V2_HEADER_BYTES = 40;
-
 /**
  * `addHistogram(target, decodeHistogram(base64))` without building the decoded histogram: the
  * counts are added straight from the encoded payload. Decoding allocates a ~22,000-entry counts
@@ -129,8 +204,6 @@ export function addEncoded(target: Histogram | readonly Histogram[], base64: str
     valueFromIndex(i: number): number;
     highestEquivalentValue(v: number): number;
   };
-  const raw = Buffer.from(base64, "base64");
-  const envelope = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
   const configured = (h: Histogram) => {
     const t = h as unknown as Access;
     return (
@@ -140,8 +213,7 @@ export function addEncoded(target: Histogram | readonly Histogram[], base64: str
       h.numberOfSignificantValueDigits === HISTOGRAM_CONFIG.numberOfSignificantValueDigits
     );
   };
-  const sameLayout = raw.byteLength >= 8 && (envelope.getInt32(0) & ~0xf0) === V2_COMPRESSED_COOKIE && targets.every(configured);
-  const payload = sameLayout ? inflateSync(raw.subarray(8, 8 + envelope.getInt32(4))) : null;
+  const payload = targets.every(configured) ? inflatePayload(base64) : null;
   const header = payload ? new DataView(payload.buffer, payload.byteOffset, payload.byteLength) : null;
   if (
     !payload ||
@@ -169,6 +241,8 @@ export function addEncoded(target: Histogram | readonly Histogram[], base64: str
   let added = 0;
   let maxIndex = -1;
   let minNonZeroIndex = -1;
+  if (end > payload.byteLength)
+    throw new HistogramDecodeError(`its header claims ${end - V2_HEADER_BYTES} bytes of counts, the payload has ${payload.byteLength - V2_HEADER_BYTES}`);
   while (cursor.at < end) {
     const count = readZigZag(cursor);
     if (count < 0) {

@@ -18,6 +18,7 @@ import {
   type Welcome,
 } from "@volley/contracts";
 import { AgentInstanceConflictError, AgentKeyConflictError, recordAudit, touchAgentToken, upsertAgent, type Db } from "@volley/db";
+import { encodedHistogramError } from "@volley/metrics";
 import { errorMessage } from "../util/wait";
 import { poolKey } from "../shards/pool-key";
 import { createAdmission } from "./agent-admission";
@@ -219,6 +220,13 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
       const frame = frameMessageSchema.safeParse(payload);
       if (!frame.success) return reply({ ok: false, error: `invalid frame: ${describeIssues(fieldIssues(frame.error))}` });
       const { runId, shardId, start } = frame.data;
+      // Every histogram is read (inflated under a cap) before the frame is stored: a malformed one or a
+      // decompression bomb is refused here, once, not by every reader of the run forever after.
+      const badHistogram = unreadableHistogram(frame.data.histograms);
+      if (badHistogram) {
+        log.warn({ agentId, runId, shardId, error: badHistogram }, "refused a frame with an unreadable histogram");
+        return reply({ ok: false, error: `invalid frame: ${badHistogram}` });
+      }
       const accept = async (): Promise<Ack> => {
         // A report on a shard this agent was not given would corrupt another agent's measurements.
         const refused = await shardOwnershipError(db, registry.bySocket(socket) ?? session, runId, shardId);
@@ -261,4 +269,13 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
   });
 
   return io;
+}
+
+/** The first histogram of a frame that cannot be read, as `histograms.<metric>: <why>` (null: all can). */
+function unreadableHistogram(histograms: Record<string, string>): string | null {
+  for (const [metric, encoded] of Object.entries(histograms)) {
+    const error = encodedHistogramError(encoded);
+    if (error) return `histograms.${metric}: ${error}`;
+  }
+  return null;
 }
