@@ -4,9 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pino } from "pino";
 import { io as connectClient, type Socket } from "socket.io-client";
 import { LIVE_FEED, type Plan } from "@volley/contracts";
-import { createApiToken, DEFAULT_ORG_ID, insertRun } from "@volley/db";
-import { startApiTestEnv, type ApiTestEnv } from "@/server/test-support/api-test-env";
-import { attachLiveFeed, type LiveFeedServer, type SubscribeReply } from "./live-server";
+import { createApiToken, DEFAULT_ORG_ID, insertRun, revokeApiToken } from "@volley/db";
+import { BASE, signUp, startApiTestEnv, type ApiTestEnv } from "@/server/test-support/api-test-env";
+import { attachLiveFeed, LIVE_RECHECK_MS, type LiveFeedServer, type SubscribeReply } from "./live-server";
 
 // The live feed on a real HTTP server, reached by a real Socket.IO client, authenticated like the API.
 
@@ -49,12 +49,15 @@ afterAll(async () => {
 });
 
 /** Connects with `Authorization: Bearer <token>`; resolves with the socket, or the connect_error. */
-function connect(token: string): Promise<{ socket: Socket } | { error: Error & { data?: unknown } }> {
+function connect(
+  token: string,
+  headers: Record<string, string> = { authorization: `Bearer ${token}` },
+): Promise<{ socket: Socket } | { error: Error & { data?: unknown } }> {
   const socket = connectClient(`${base}${LIVE_FEED.namespace}`, {
     transports: ["websocket"],
     reconnection: false,
     timeout: 5000,
-    extraHeaders: { authorization: `Bearer ${token}` },
+    extraHeaders: headers,
   });
   clients.push(socket);
   return new Promise((resolve) => {
@@ -88,5 +91,42 @@ describe("live feed authorization", () => {
       expect(await got).toEqual({ runId, status: "running" });
       r.socket.close();
     }
+  });
+});
+
+describe("live feed credentials are checked while the socket lives", () => {
+  /** Resolves with the disconnect reason, or "still connected" after `ms`. */
+  const disconnectWithin = (socket: Socket, ms: number) =>
+    new Promise<string>((resolve) => {
+      const t = setTimeout(() => resolve("still connected"), ms);
+      socket.once("disconnect", (reason) => {
+        clearTimeout(t);
+        resolve(reason);
+      });
+    });
+
+  it("closes the feed within 5 s of its API token being revoked; a live token's feed stays", async () => {
+    const doomed = await createApiToken(env.h.db, { orgId: DEFAULT_ORG_ID, name: "live-doomed", scopes: ["read"] });
+    const [a, b] = await Promise.all([connect(doomed.secret), connect(tokens.read)]);
+    if (!("socket" in a)) throw a.error;
+    if (!("socket" in b)) throw b.error;
+    expect(await a.socket.timeout(5000).emitWithAck(LIVE_FEED.events.subscribe, { runId })).toEqual({ ok: true });
+    const closed = disconnectWithin(a.socket, 5_000);
+    const kept = disconnectWithin(b.socket, 3 * LIVE_RECHECK_MS);
+    expect(await revokeApiToken(env.h.db, DEFAULT_ORG_ID, doomed.token.id)).toBe(true);
+    expect(await closed).toBe("io server disconnect");
+    expect(await kept).toBe("still connected");
+    b.socket.close();
+  });
+
+  it("closes the feed within 5 s of its session signing out", async () => {
+    const cookie = await signUp(`live-${Date.now()}@example.com`);
+    const r = await connect("", { cookie });
+    if (!("socket" in r)) throw r.error;
+    const closed = disconnectWithin(r.socket, 5_000);
+    const { POST } = await import("@/app/api/auth/[...all]/route");
+    const out = await POST(new Request(`${BASE}/api/auth/sign-out`, { method: "POST", headers: { cookie, origin: BASE } }));
+    expect(out.status).toBe(200);
+    expect(await closed).toBe("io server disconnect");
   });
 });

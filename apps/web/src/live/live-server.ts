@@ -5,7 +5,7 @@ import { getRun } from "@volley/db";
 import { createRedis } from "@volley/queue";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
-import { Server } from "socket.io";
+import { Server, type Namespace, type Socket } from "socket.io";
 import { authenticate, authorize, type AuthContext } from "@/server/auth/auth";
 import { classifyError } from "@/server/http/errors";
 import { getDb } from "@/server/http/services";
@@ -14,6 +14,12 @@ export interface LiveFeedServer {
   io: Server;
   close(): Promise<void>;
 }
+
+/**
+ * How often the credentials of connected sockets are checked again: a revoked API token or a
+ * signed-out session loses its feed within this (plus the check itself), runs created since included.
+ */
+export const LIVE_RECHECK_MS = 2_000;
 
 /** What a `subscribe` is answered with (Socket.IO ack). */
 export type SubscribeReply = { ok: true } | { ok: false; error: { code: ApiErrorCode; message: string } };
@@ -48,8 +54,7 @@ export function attachLiveFeed(http: HttpServer, opts: { redisUrl: string | null
   // The same authentication and permission as the REST API's run reads, from the handshake's headers
   // (session cookie or token): the feed streams a run's measurements, so a token needs the `read` scope.
   live.use((socket, next) => {
-    const url = `http://live.local${socket.handshake.url}`;
-    authenticate(new Request(url, { headers: socket.handshake.headers as Record<string, string> }))
+    authenticate(handshakeRequest(socket))
       .then((auth) => {
         authorize(auth, "runs:read");
         socket.data.auth = auth;
@@ -89,11 +94,61 @@ export function attachLiveFeed(http: HttpServer, opts: { redisUrl: string | null
     });
   });
 
+  let checking = false;
+  const recheck = setInterval(() => {
+    // A check slower than the interval (a slow database) is not stacked on.
+    if (checking) return;
+    checking = true;
+    void recheckCredentials(live, opts.log).finally(() => (checking = false));
+  }, LIVE_RECHECK_MS);
+  recheck.unref();
+
   return {
     io,
     async close() {
+      clearInterval(recheck);
       await new Promise<void>((resolve) => io.close(() => resolve()));
       for (const c of clients) c.disconnect();
     },
   };
+}
+
+/** The handshake as a Request, so the feed authenticates exactly as the REST API does. */
+function handshakeRequest(socket: Socket): Request {
+  return new Request(`http://live.local${socket.handshake.url}`, { headers: socket.handshake.headers as Record<string, string> });
+}
+
+/**
+ * Authenticates every connected socket of this replica again, once per distinct credential, and
+ * disconnects those whose token was revoked, whose session ended, or whose org or permission
+ * changed. A check that fails for another reason (the database briefly down) keeps the socket: the
+ * next one decides.
+ */
+async function recheckCredentials(live: Namespace, log: Logger): Promise<void> {
+  const byCredential = new Map<string, Socket[]>();
+  for (const socket of live.sockets.values()) {
+    const { authorization = "", cookie = "" } = socket.handshake.headers;
+    const key = `${String(authorization)}\n${String(cookie)}`;
+    const group = byCredential.get(key);
+    if (group) group.push(socket);
+    else byCredential.set(key, [socket]);
+  }
+  await Promise.all(
+    [...byCredential.values()].map(async (sockets) => {
+      const first = sockets[0]!;
+      let reason: string | null = null;
+      try {
+        const auth = await authenticate(handshakeRequest(first));
+        authorize(auth, "runs:read");
+        if (auth.orgId !== (first.data.auth as AuthContext).orgId) reason = "the credential now belongs to another org";
+      } catch (err) {
+        const known = classifyError(err);
+        if (known?.code !== "unauthenticated" && known?.code !== "forbidden") return;
+        reason = known.message;
+      }
+      if (!reason) return;
+      log.info({ sockets: sockets.length, reason }, "live feed closed: its credential no longer admits it");
+      for (const socket of sockets) socket.disconnect(true);
+    }),
+  );
 }
