@@ -25,6 +25,7 @@ import { createAdmission } from "./agent-admission";
 import { FrameWriter } from "./frame-writer";
 import { describeAgent, type AgentRegistry } from "./agent-registry";
 import { heldShardRefusal, shardOwnershipError } from "./shard-ownership";
+import { LogThrottle } from "../util/log-throttle";
 
 export interface AgentGatewayOptions {
   httpServer: HttpServer;
@@ -93,6 +94,8 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
     maxHttpBufferSize: 8 * 1024 * 1024,
   });
   const admit = createAdmission(db, opts.agentToken);
+  // A refused handshake is logged once a minute per address and reason, with how many were left out.
+  const refusals = new LogThrottle();
   const nsp = io.of(AGENT_NAMESPACE);
 
   nsp.use((socket, next) => {
@@ -100,7 +103,9 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
     admit(auth)
       .then(async (admission) => {
         if (!admission.ok) {
-          log.warn({ address: agentAddress(socket), why: admission.log }, "rejected agent");
+          const address = agentAddress(socket);
+          const { log: logIt, suppressed } = refusals.take(`${address}\n${admission.log}`);
+          if (logIt) log.warn({ address, why: admission.log, ...(suppressed > 0 ? { alsoRefusedSinceLastLine: suppressed } : {}) }, "rejected agent");
           // `data` reaches the agent's connect_error: a permanent refusal lets a new agent stop instead of retrying forever.
           return next(Object.assign(new Error(admission.error), { data: { permanent: admission.permanent === true } }));
         }
