@@ -1,8 +1,12 @@
+import { createServer } from "node:net";
+import type { AddressInfo } from "node:net";
+import { Queue } from "bullmq";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_ORG_ID, finishRun, insertRun, markRunRunning, putMetricsExport } from "@volley/db";
 import { testFrame, testPlan } from "../test-support/fixtures";
 import { prometheusMissing, startPrometheus } from "../test-support/prometheus-receiver";
 import { useHubHarness } from "../test-support/use-hub-harness";
+import { HubMetrics } from "./hub-metrics";
 
 const TOKEN = "metrics-token-0123456789";
 const h = useHubHarness({ metricsToken: TOKEN });
@@ -104,4 +108,33 @@ describe("hub /metrics", () => {
     },
     45_000,
   );
+});
+
+describe("hub /metrics with a frozen store", () => {
+  it("answers within seconds, its Redis gauges left out and volley_hub_source_up saying so", async () => {
+    // A Redis that accepts connections and never answers: what a frozen (SIGSTOPped, swapped-out) one looks like.
+    const frozen = createServer(() => {});
+    await new Promise<void>((resolve) => frozen.listen(0, "127.0.0.1", resolve));
+    const queue = new Queue("volley-frozen", {
+      connection: { host: "127.0.0.1", port: (frozen.address() as AddressInfo).port, maxRetriesPerRequest: null, enableOfflineQueue: true },
+    });
+    queue.on("error", () => {});
+    const metrics = new HubMetrics({ db: h.db.db, hubId: "hub-frozen", queues: [queue], connectedAgents: () => 0, token: null });
+    try {
+      for (let scrape = 0; scrape < 2; scrape++) {
+        const started = Date.now();
+        const text = await metrics.registry.metrics();
+        // Bounded by the 2 s per-store wait, not by the store: without it this never answers.
+        expect(Date.now() - started).toBeLessThan(10_000);
+        expect(sample(text, "volley_hub_source_up", { source: "redis" })).toBe(0);
+        expect(sample(text, "volley_hub_source_up", { source: "postgres" })).toBe(1);
+        expect(sample(text, "volley_hub_queue_jobs", { queue: "volley-frozen", state: "waiting" })).toBeUndefined();
+        expect(sample(text, "volley_hub_agents_connected")).toBe(0);
+      }
+    } finally {
+      // Not awaited: a frozen Redis never answers the goodbye either.
+      void queue.disconnect().catch(() => {});
+      frozen.close();
+    }
+  }, 30_000);
 });

@@ -41,6 +41,17 @@ export class HubMetrics {
       registers: [this.registry],
     });
     const { db, queues, connectedAgents } = deps;
+    // One read of each store per scrape, shared by the gauges that show it, each bounded in time.
+    let reading: Promise<SourceReadings> | null = null;
+    const unanswered = new Set<string>();
+    const sources = () => {
+      if (reading) return reading;
+      const current = readSources(db, queues, unanswered);
+      reading = current;
+      // The scrape's collects run together; the next scrape reads again.
+      void current.finally(() => setImmediate(() => reading === current && (reading = null)));
+      return current;
+    };
     new Gauge({
       name: "volley_hub_runs",
       help: "Runs on the install by status",
@@ -48,7 +59,7 @@ export class HubMetrics {
       registers: [this.registry],
       async collect() {
         this.reset();
-        for (const { status, count } of await countRunsByStatus(db)) this.set({ status }, count);
+        for (const { status, count } of (await sources()).runs ?? []) this.set({ status }, count);
       },
     });
     new Gauge({
@@ -58,7 +69,7 @@ export class HubMetrics {
       registers: [this.registry],
       async collect() {
         this.reset();
-        for (const { status, count } of await countAgentsByStatus(db)) this.set({ status }, count);
+        for (const { status, count } of (await sources()).agents ?? []) this.set({ status }, count);
       },
     });
     new Gauge({
@@ -76,10 +87,18 @@ export class HubMetrics {
       registers: [this.registry],
       async collect() {
         this.reset();
-        for (const q of queues) {
-          const counts = await q.getJobCounts("waiting", "active", "delayed", "failed", "prioritized", "waiting-children");
-          for (const [state, n] of Object.entries(counts)) this.set({ queue: q.name, state }, n);
-        }
+        for (const [queue, counts] of (await sources()).queues ?? []) for (const [state, n] of Object.entries(counts)) this.set({ queue, state }, n);
+      },
+    });
+    new Gauge({
+      name: "volley_hub_source_up",
+      help: `Whether a store the hub's gauges read answered this scrape within ${SOURCE_TIMEOUT_MS} ms (1) or not (0: its gauges are left out, the rest still answer)`,
+      labelNames: ["source"],
+      registers: [this.registry],
+      async collect() {
+        const s = await sources();
+        this.set({ source: "postgres" }, s.runs && s.agents ? 1 : 0);
+        this.set({ source: "redis" }, s.queues ? 1 : 0);
       },
     });
   }
@@ -103,4 +122,40 @@ function bearerMatches(header: string | undefined, token: string): boolean {
   const given = Buffer.from(header?.replace(/^Bearer\s+/i, "") ?? "");
   const want = Buffer.from(token);
   return given.length === want.length && timingSafeEqual(given, want);
+}
+
+/** How long a scrape waits for PostgreSQL or Redis: a frozen store must not freeze /metrics with it. */
+const SOURCE_TIMEOUT_MS = 2_000;
+
+interface SourceReadings {
+  runs: Awaited<ReturnType<typeof countRunsByStatus>> | null;
+  agents: Awaited<ReturnType<typeof countAgentsByStatus>> | null;
+  queues: Array<[string, Record<string, number>]> | null;
+}
+
+/** Reads the stores the gauges show, each within SOURCE_TIMEOUT_MS; null for one that failed or did not answer in time. */
+async function readSources(db: Db, queues: Queue[], unanswered: Set<string>): Promise<SourceReadings> {
+  const [runs, agents, queueCounts] = await Promise.all([
+    within(unanswered, "runs", () => countRunsByStatus(db)),
+    within(unanswered, "agents", () => countAgentsByStatus(db)),
+    within(unanswered, "queues", () =>
+      Promise.all(
+        queues.map(
+          async (q) =>
+            [q.name, await q.getJobCounts("waiting", "active", "delayed", "failed", "prioritized", "waiting-children")] as [string, Record<string, number>],
+        ),
+      ),
+    ),
+  ]);
+  return { runs, agents, queues: queueCounts };
+}
+
+/** `unanswered`: reads of an earlier scrape still pending, not asked again until they settle, so a frozen store does not pile them up. */
+async function within<T>(unanswered: Set<string>, what: string, read: () => Promise<T>): Promise<T | null> {
+  if (unanswered.has(what)) return null;
+  let timer: NodeJS.Timeout | undefined;
+  const pending = read().finally(() => unanswered.delete(what));
+  unanswered.add(what);
+  const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), SOURCE_TIMEOUT_MS)));
+  return Promise.race([pending.catch(() => null), late]).finally(() => clearTimeout(timer));
 }
