@@ -15,6 +15,7 @@ export { StompParser, serializeFrame, type StompFrame } from "./stomp-frame";
 export { STATS_PATH, type TestApp, type TestAppOptions } from "./apps/app-http";
 export { startSocketioChat, SOCKETIO_CHAT_LOGIN_PATH, type SocketioChatStats, type ChatMessage } from "./apps/socketio-chat";
 export { startJsonRpcWs, JSONRPC_PATH, JSONRPC_ERRORS, type JsonRpcStats } from "./apps/jsonrpc-ws";
+export { startSockjsChat, SOCKJS_CHAT_PREFIX, type SockjsChatStats } from "./apps/sockjs-chat";
 export { startGraphqlWsFeed, GRAPHQL_WS_PATH, GRAPHQL_WS_FEED_SDL, type GraphqlWsFeedStats, type FeedPost } from "./apps/graphql-ws-feed";
 export {
   startSocketclusterPingpong,

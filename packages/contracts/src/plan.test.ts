@@ -69,6 +69,41 @@ describe("plan targets per protocol", () => {
   });
 });
 
+describe("plan target.sockjs.encoding", () => {
+  const sockjsPlan = (encoding: string | undefined, flow: boolean) =>
+    validatePlan({
+      name: "t",
+      target: { url: "http://127.0.0.1:9003/chat", protocol: "sockjs", sockjs: encoding ? { encoding } : {} },
+      connections: { count: 1 },
+      scenario: { kind: "echo", message: { rate: 1 }, duration: "1s" },
+      ...(flow ? { flow: { messages: [{ json: { type: "chat", id: "{{ msg.id }}" }, reply: { match: { path: "$.id", equals: "{{ msg.id }}" } } }] } } : {}),
+    });
+
+  it("is optional either way, and takes text with a flow and base64 without one", () => {
+    for (const [encoding, flow] of [
+      [undefined, true],
+      [undefined, false],
+      ["text", true],
+      ["base64", false],
+    ] as const)
+      expect(sockjsPlan(encoding, flow).ok).toBe(true);
+  });
+
+  it("names the field and the fix when it cannot carry the plan's messages", () => {
+    for (const [encoding, flow, says] of [
+      ["text", false, /without a flow Volley sends its own binary messages.*add a flow.*or remove encoding/],
+      ["base64", true, /a flow sends the app's own text.*remove encoding/],
+    ] as const) {
+      const r = sockjsPlan(encoding, flow);
+      expect(r.ok).toBe(false);
+      if (!r.ok) {
+        expect(r.issues.map((i) => i.path)).toEqual(["target.sockjs.encoding"]);
+        expect(r.issues[0]!.message).toMatch(says);
+      }
+    }
+  });
+});
+
 describe("plan agents.onLoss", () => {
   const withAgents = (agents: Record<string, unknown>) =>
     validatePlan({

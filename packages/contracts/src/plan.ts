@@ -144,6 +144,20 @@ export const planSchema = z
     if (plan.flow) validateFlow(plan.flow, { target: plan.target, scenarioKind: plan.scenario.kind, connections: plan.connections.count }, ctx);
     validateHttpFamily(plan.target, plan.flow, ctx);
     validateHttpLoad(plan, ctx);
+    const encoding = plan.target.sockjs?.encoding;
+    if (encoding === "text" && !plan.flow)
+      ctx.addIssue({
+        code: "custom",
+        path: ["target", "sockjs", "encoding"],
+        message:
+          'is "text", but without a flow Volley sends its own binary messages, which SockJS carries only as base64: add a flow (messages in the app\'s own JSON or text), or remove encoding',
+      });
+    if (encoding === "base64" && plan.flow)
+      ctx.addIssue({
+        code: "custom",
+        path: ["target", "sockjs", "encoding"],
+        message: 'is "base64", but a flow sends the app\'s own text and reads its replies as text: remove encoding (a flow travels as text)',
+      });
     const bytes = new TextEncoder().encode(JSON.stringify(plan)).length;
     if (bytes > MAX_PLAN_BYTES)
       ctx.addIssue({

@@ -79,6 +79,13 @@ export const sockjsOptionsSchema = z.strictObject({
     .array(z.enum(["websocket", "xhr-streaming", "xhr-polling", "eventsource"]))
     .min(1)
     .default(["websocket", "xhr-streaming", "xhr-polling"]),
+  /**
+   * How messages travel in SockJS's text frames. `text`: as the application's own text (a flow's
+   * JSON or text messages, its replies read as they arrive), the default with a flow. `base64`:
+   * Volley's own binary messages encoded as base64, for Volley's reference echo (apps/targets), the
+   * default without a flow. Absent: chosen by whether the plan has a flow.
+   */
+  encoding: z.enum(["text", "base64"]).optional(),
 });
 export type SockjsOptions = z.output<typeof sockjsOptionsSchema>;
 

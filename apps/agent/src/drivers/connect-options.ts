@@ -1,11 +1,12 @@
-import { durationMs, type Target } from "@volley/contracts";
+import { durationMs, sockjsOptionsSchema, type Target } from "@volley/contracts";
 import type { ConnectOptions } from "./driver";
 
 /**
  * The driver's view of a plan's target: every protocol's options block passed through, so a new
- * protocol needs no change where connections are made. `room` and `localAddress` are per connection.
+ * protocol needs no change where connections are made. `room` and `localAddress` are per connection;
+ * `flow`: the connection carries a plan flow (SockJS then defaults to text, not base64).
  */
-export function connectOptionsFor(target: Target, extra: Pick<ConnectOptions, "room" | "localAddress" | "lookup"> = {}): ConnectOptions {
+export function connectOptionsFor(target: Target, extra: Pick<ConnectOptions, "room" | "localAddress" | "lookup"> = {}, flow = false): ConnectOptions {
   return {
     url: target.url,
     headers: target.headers,
@@ -13,7 +14,11 @@ export function connectOptionsFor(target: Target, extra: Pick<ConnectOptions, "r
     perMessageDeflate: target.ws?.perMessageDeflate,
     ws: target.ws,
     socketio: target.socketio,
-    sockjs: target.sockjs,
+    // A flow's messages are the app's own text; Volley's own binary messages go as base64.
+    sockjs:
+      target.protocol === "sockjs"
+        ? { ...sockjsOptionsSchema.parse(target.sockjs ?? {}), encoding: target.sockjs?.encoding ?? (flow ? "text" : "base64") }
+        : target.sockjs,
     stomp: target.stomp,
     sse: target.sse,
     polling: target.polling,

@@ -9,13 +9,14 @@ import { closeRequestContext, SockJSClient as SockJS, sockjsRequests, type Sock,
 import { classifyWsError } from "./ws-driver";
 
 /**
- * SockJS frames carry text only, so binary messages travel as base64 text and replies are decoded
- * back to a Buffer: the engine's codec (and the echo server) never learn about it. Text payloads
- * go as they are; a text reply that is not base64 of one of our messages is counted as a protocol
- * error by the engine, as on any other protocol.
+ * SockJS frames carry text only. With `encoding: base64` (Volley's own binary messages, against
+ * its reference echo) messages travel as base64 text and replies are decoded back to a Buffer: the
+ * engine's codec never learns about it. With `text` (a flow: the app's own JSON or text) messages
+ * go as they are and replies arrive as the text the app wrote, to be matched like any other.
  */
-function decodeReply(data: unknown): Buffer {
-  return Buffer.from(typeof data === "string" ? data : String(data), "base64");
+function decodeReply(data: unknown, encoding: "text" | "base64"): Buffer | string {
+  const text = typeof data === "string" ? data : String(data);
+  return encoding === "base64" ? Buffer.from(text, "base64") : text;
 }
 
 /** sockjs-client's own URL rule: the query goes after the path it appends. */
@@ -53,9 +54,13 @@ class SockjsConnection extends ConnectionBase {
   constructor(
     private readonly sock: Sock,
     private readonly context: SockjsRequestContext,
+    private readonly encoding: "text" | "base64",
   ) {
     super();
-    sock.onmessage = (e) => this.deliver(decodeReply(e.data));
+    // What the server writes as the session opens (a chat's welcome) arrives before the engine's
+    // handler is attached: kept and handed over then, as any later message, not dropped.
+    this.deliver = (data) => void this.early?.push(data);
+    sock.onmessage = (e) => this.deliver(decodeReply(e.data, encoding));
     // 1002 and 2xxx are sockjs-client's own codes for a lost or broken transport.
     sock.onclose = (e) => {
       closeRequestContext(this.context);
@@ -63,10 +68,30 @@ class SockjsConnection extends ConnectionBase {
     };
   }
 
+  /** Messages that arrived before a handler was attached (null once one is). */
+  private early: (Buffer | string)[] | null = [];
+
+  override onMessage(cb: (data: Buffer | string) => void): void {
+    super.onMessage(cb);
+    this.flushEarly();
+  }
+
+  override onEvent(cb: (event: string | undefined, data: unknown) => void): void {
+    super.onEvent(cb);
+    this.flushEarly();
+  }
+
+  private flushEarly(): void {
+    const early = this.early ?? [];
+    this.early = null;
+    for (const data of early) this.deliver(data);
+  }
+
   send(payload: Buffer | string): void {
     if (this.sock.readyState !== SockJS.OPEN) return;
     // xhr transports POST each send: inside the connection's context, so it resolves through its lookup.
-    sockjsRequests.run(this.context, () => this.sock.send(typeof payload === "string" ? payload : payload.toString("base64")));
+    const text = typeof payload === "string" ? payload : payload.toString(this.encoding === "base64" ? "base64" : "utf8");
+    sockjsRequests.run(this.context, () => this.sock.send(text));
   }
 
   protected shutdown(): void {
@@ -79,7 +104,7 @@ class SockjsConnection extends ConnectionBase {
 export const sockjsDriver: Driver = {
   protocol: "sockjs",
   connect(opts: ConnectOptions): Promise<Connection> {
-    const { transports } = opts.sockjs ?? sockjsOptionsSchema.parse({});
+    const { transports, encoding = "base64" } = opts.sockjs ?? sockjsOptionsSchema.parse({});
     const startedAt = performance.now();
     // sockjs-client keeps the query on every transport URL, so the session opens already in the room.
     const url = withRoom(opts.url, opts.room);
@@ -128,7 +153,7 @@ export const sockjsDriver: Driver = {
         settled = true;
         clearTimeout(timer);
         sock.onopen = sock.onclose = null;
-        resolve(new SockjsConnection(sock, context));
+        resolve(new SockjsConnection(sock, context, encoding));
       };
     });
   },

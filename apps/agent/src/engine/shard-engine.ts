@@ -364,7 +364,7 @@ export class ShardEngine {
     try {
       const local = { ...sourceAddressFor(this.opts.sourceAddresses, id), ...this.lookup };
       // A flow joins rooms its own way (its setup steps, with {{ conn.room }}); the driver's join is for Volley's targets.
-      if (this.flow) connecting = this.flow.open(id, room, connectOptionsFor(this.plan.target, local));
+      if (this.flow) connecting = this.flow.open(id, room, connectOptionsFor(this.plan.target, local, true));
       else connecting = this.driver!.connect(connectOptionsFor(this.plan.target, room === undefined ? local : { room, ...local })).then((conn) => ({ conn }));
     } catch (err) {
       connecting = Promise.reject(err); // a driver that throws instead of rejecting is still just a failed attempt
