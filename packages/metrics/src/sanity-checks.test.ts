@@ -45,6 +45,8 @@ describe("default sanity checks", () => {
     });
     const failed = sanityOf([none]).filter((t) => !t.ok);
     expect(failed.map((t) => t.message)).toEqual([expect.stringMatching(/^sanity check: no message was sent \(3 connection attempts failed: refused 3\)/)]);
+    // Nothing sent: "received > 0" and "loss" are not judged, rather than shown passed beside 0 received.
+    expect(sanityOf([none]).map((t) => t.expression)).toEqual(["sanity: messages sent > 0"]);
   });
 
   it("pass a healthy run, judge loss against the plan's limit, and stay out of the way when turned off", () => {
