@@ -108,6 +108,8 @@ describe.skipIf(!hasChromium)("a newcomer's first hour on a default `npm start`"
     page.setDefaultTimeout(30_000);
     await page.goto(WEB);
     await page.waitForURL(/\/sign-up/);
+    // The password rule is said before anyone types, not only after a refused attempt.
+    expect(await page.locator("#password-rule").innerText()).toBe("At least 8 characters.");
     await signUp(page, { name: "Ada Owner", email: "ada@example.com" });
     await page.waitForURL((u) => !/sign-(up|in)/.test(u.pathname));
     await shot(page, "01-signed-up");

@@ -1,6 +1,7 @@
 "use client";
 
 import { useState, type FormEvent } from "react";
+import { MIN_PASSWORD_LENGTH } from "@/lib/password-rules";
 
 /** What better-auth or our own handler answered on failure: `{ message }` or `{ error: { message } }`. */
 function failureMessage(status: number, data: unknown): string {
@@ -52,7 +53,19 @@ export function AuthForm({ mode, next = "/" }: { mode: "sign-in" | "sign-up"; ne
       </label>
       <label>
         Password
-        <input name="password" type="password" autoComplete={mode === "sign-up" ? "new-password" : "current-password"} minLength={8} required />
+        <input
+          name="password"
+          type="password"
+          autoComplete={mode === "sign-up" ? "new-password" : "current-password"}
+          minLength={MIN_PASSWORD_LENGTH}
+          required
+          aria-describedby={mode === "sign-up" ? "password-rule" : undefined}
+        />
+        {mode === "sign-up" && (
+          <small id="password-rule" className="muted">
+            At least {MIN_PASSWORD_LENGTH} characters.
+          </small>
+        )}
       </label>
       {error && (
         <p className="bad" role="alert">

@@ -11,6 +11,7 @@ import { logOnce } from "../http/log";
 import { getDb } from "../http/services";
 import { trustedOrigins } from "./trusted-origins";
 import { isHttpsRequest } from "../http/request-origin";
+import { MIN_PASSWORD_LENGTH } from "@/lib/password-rules";
 
 /**
  * better-auth: email + password accounts, sessions (cookie), and organizations with members,
@@ -108,7 +109,7 @@ function createAuth(secureCookies: boolean) {
         invitation: schema.invitations,
       },
     }),
-    emailAndPassword: { enabled: true, minPasswordLength: 8, autoSignIn: true },
+    emailAndPassword: { enabled: true, minPasswordLength: MIN_PASSWORD_LENGTH, autoSignIn: true },
     // Errors that are not better-auth's own answers (PostgreSQL down, a bug) reach the auth route,
     // which answers them in the API's error shape (503 unavailable naming the database), instead
     // of better-auth's empty 500. Its own errors (wrong password, 4xx) are still answered by it.
