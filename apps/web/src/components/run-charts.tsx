@@ -187,7 +187,9 @@ export const RunCharts = memo(function RunCharts({ run, intervals }: { run: Run;
         <TimelineChart {...common} series={d.throughput} thresholds={d.throughputThresholds} yLabel="messages/s" y2Label="connections" />
       </div>
       <div className="panel chart-panel">
-        <h2 className="panel-title">Errors and disconnects{!d.anyProblem && <span className="title-note good"> none so far</span>}</h2>
+        <h2 className="panel-title">
+          Errors and disconnects{!d.anyProblem && <span className="title-note good">{isFinal(run.status) ? " none" : " none so far"}</span>}
+        </h2>
         <TimelineChart {...common} series={d.problems} yLabel="per second" />
       </div>
       <div className="panel chart-panel">
