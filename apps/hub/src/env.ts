@@ -103,6 +103,13 @@ const envSchema = z
     // merged rows, which stay. Whole runs go after RUN_RETENTION_DAYS (default off: kept forever).
     RUN_FRAMES_RETENTION_DAYS: retentionDays("RUN_FRAMES_RETENTION_DAYS", 30),
     RUN_RETENTION_DAYS: retentionDays("RUN_RETENTION_DAYS", null),
+    // The origin users reach web at (web's VOLLEY_PUBLIC_URL): links in run.finished webhooks point
+    // there. `npm start` sets it to http://localhost:<WEB_PORT> when you have not.
+    VOLLEY_PUBLIC_URL: z
+      .string()
+      .optional()
+      .transform((v) => v || undefined)
+      .refine((v) => v === undefined || /^https?:\/\/[^/]+/.test(v), "must be web's origin, like https://volley.example.com"),
     LOG_LEVEL: logLevelSchema,
   })
   .refine((e) => e.VOLLEY_MODE !== "hosted" || e.VOLLEY_SECRETS_KEY !== undefined, {

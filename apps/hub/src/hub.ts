@@ -64,6 +64,8 @@ export interface HubConfig {
   orphanCheckMs?: number;
   /** How long a shard's hold mark outlives the last refresh by its hub (default 15 s); a dead hub's marks lapse after this. */
   shardHoldTtlMs?: number;
+  /** Web's origin (VOLLEY_PUBLIC_URL), for links to run pages in webhooks; absent: they carry none. */
+  publicUrl?: string | null;
   /** First retry delay of webhook deliveries, doubling each attempt (default: the catalog's 2 s). */
   webhookRetryDelayMs?: number;
   /** A webhook receiver must answer within this (default 5 s). */
@@ -169,7 +171,7 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
   // The meters of the runs this hub supervises: its aggregator nudges one when it stored frames of that run.
   const meters = new Map<string, RunMeter>();
   const webhookQueue = openQueue(QUEUE_NAMES.webhooks, connections.bull);
-  const webhooks = new WebhookDispatcher({ db, queue: webhookQueue, log, retryDelayMs: config.webhookRetryDelayMs });
+  const webhooks = new WebhookDispatcher({ db, queue: webhookQueue, log, retryDelayMs: config.webhookRetryDelayMs, publicUrl: config.publicUrl ?? null });
   const coordinator = new RunCoordinator(redis, connections.subscriber, log, config.shardHoldTtlMs);
   const setStatus = (agentId: string, status: AgentStatus) =>
     void setAgentStatus(db, agentId, status).catch((err) => log.warn({ agentId, err: errorMessage(err) }, "could not update agent status"));

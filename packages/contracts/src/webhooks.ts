@@ -54,6 +54,8 @@ export const runFinishedPayloadSchema = z.object({
     status: runStatusSchema,
     reason: z.string().nullable(),
     summary: runSummarySchema.nullable(),
+    /** The run's page in the web UI, from the hub's VOLLEY_PUBLIC_URL (null when the hub has none). */
+    url: z.string().nullable(),
   }),
   /**
    * Present when this delivery corrects an earlier one for the same run: measurements stored after

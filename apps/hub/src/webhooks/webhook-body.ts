@@ -31,7 +31,8 @@ export function slackText(payload: Payload): string {
     const lat = s.latency.count > 0 ? s.latency : s.deliveries?.latency;
     lines.push(`p95 ${ms(lat?.p95)} · p99 ${ms(lat?.p99)} · ${rate(s.messages.receiveRate)} received · ${s.messages.lost.toLocaleString("en-US")} lost`);
   }
-  lines.push(`run \`${run.id}\``);
+  // Slack's link syntax: the URL is ours (VOLLEY_PUBLIC_URL + the run's id), `|` and `>` cannot occur in it.
+  lines.push(run.url ? `<${run.url}|run \`${run.id}\`>` : `run \`${run.id}\``);
   return lines.join("\n");
 }
 

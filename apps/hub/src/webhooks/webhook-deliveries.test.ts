@@ -72,6 +72,7 @@ const finished = runFinishedPayloadSchema.parse({
   event: "run.finished",
   run: {
     id: "run_slack1",
+    url: "https://volley.example.com/runs/run_slack1",
     name: "checkout <echo> & more",
     status: "failed",
     reason: "latency.p95 < 50ms: 73.2 ms",
@@ -92,6 +93,8 @@ describe("webhook deliveries", () => {
     const why = "measurements stored after the run ended (2 late frames) changed its outcome";
     const text = slackText({ ...finished, restatement: { previous: { status: "passed", reason: null }, why } });
     expect(text.split("\n")[1]).toBe(`_Corrected: ${why}; reported earlier as passed._`);
+    // The last line links the run's page.
+    expect(text.split("\n").at(-1)).toBe("<https://volley.example.com/runs/run_slack1|run `run_slack1`>");
   });
 
   it("a Slack-format webhook gets a Slack message (escaped), a generic one the run document; each attempt is logged with the answer", async () => {
@@ -110,7 +113,7 @@ describe("webhook deliveries", () => {
       [
         ":x: Volley run *checkout &lt;echo&gt; &amp; more* failed: latency.p95 &lt; 50ms: 73.2 ms",
         "p95 73.2 ms · p99 140 ms · 997/s received · 10 lost",
-        "run `run_slack1`",
+        "<https://volley.example.com/runs/run_slack1|run `run_slack1`>",
       ].join("\n"),
     );
     expect(JSON.parse(got.find((d) => d.headers["x-volley-delivery"] === "d-generic")!.body)).toEqual(finished);

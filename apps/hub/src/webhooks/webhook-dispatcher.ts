@@ -26,19 +26,28 @@ export class WebhookDispatcher {
       log: Logger;
       /** Overrides the catalog's first retry delay (tests). */
       retryDelayMs?: number;
+      /** Web's origin, for the run page's link (null: the payload's `url` is null). */
+      publicUrl: string | null;
     },
   ) {}
 
   /** Best effort: a failure to enqueue is logged, never fails the run. */
   async runFinished(runId: string, restatement?: Restatement): Promise<void> {
-    const { db, queue, log, retryDelayMs } = this.deps;
+    const { db, queue, log, retryDelayMs, publicUrl } = this.deps;
     try {
       const run = await getRunOfAnyOrg(db, runId);
       if (!run) return;
       const hooks = await listActiveWebhooks(db, run.orgId, "run.finished");
       const payload: RunFinishedPayload = {
         event: "run.finished",
-        run: { id: run.id, name: run.name, status: run.status, reason: run.reason, summary: run.summary },
+        run: {
+          id: run.id,
+          name: run.name,
+          status: run.status,
+          reason: run.reason,
+          summary: run.summary,
+          url: publicUrl ? new URL(`/runs/${encodeURIComponent(run.id)}`, publicUrl).href : null,
+        },
         ...(restatement ? { restatement: { previous: restatement.previous, why: restatement.why } } : {}),
       };
       const backoff = retryDelayMs === undefined ? {} : { backoff: { type: "exponential", delay: retryDelayMs } };

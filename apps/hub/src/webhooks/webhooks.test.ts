@@ -65,7 +65,14 @@ class Receiver {
 const ORG_B = "org_webhooks_b";
 // The hub seals and opens secrets with this key, as web and hub share VOLLEY_SECRETS_KEY.
 const KEYS = parseSecretKeys(randomBytes(32).toString("base64"));
-const h = useHubHarness({ armTimeoutMs: 10_000, storeWaitMs: 5000, webhookRetryDelayMs: 100, webhookTimeoutMs: 500, secretsKeys: KEYS });
+const h = useHubHarness({
+  armTimeoutMs: 10_000,
+  storeWaitMs: 5000,
+  webhookRetryDelayMs: 100,
+  webhookTimeoutMs: 500,
+  secretsKeys: KEYS,
+  publicUrl: "https://volley.example.com",
+});
 let queue: Queue;
 const receivers: Receiver[] = [];
 
@@ -128,6 +135,8 @@ describe("run.finished webhooks", () => {
     expect(d!.headers["x-volley-signature"]).not.toBe(hmac(other, d!.body));
     const body = runFinishedPayloadSchema.parse(JSON.parse(d!.body));
     expect(body.run).toMatchObject({ id: runId, name: "webhook wh-signed", status: "passed", reason: null });
+    // A link to the run's page, at the origin users reach web at.
+    expect(body.run.url).toBe(`https://volley.example.com/runs/${runId}`);
     expect(body.run.summary?.messages.sent).toBe(3);
     expect(body.run.summary?.thresholds[0]).toMatchObject({ expression: "latency.p95 < 200ms", ok: true });
 

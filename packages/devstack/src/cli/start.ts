@@ -58,10 +58,13 @@ async function main() {
     SOCKETCLUSTER_ECHO_PORT: String(env.SOCKETCLUSTER_ECHO_PORT),
     HTTP_CLUSTER_PORT: String(env.HTTP_CLUSTER_PORT),
   };
+  const webPort = env.WEB_PORT;
   const app = (name: AppName): ChildSpec => ({
     name,
     async start() {
-      const child = startApp(name, childEnv, (line) => console.log(`${tag(name, COLORS[name])} ${line}`));
+      // The hub links run pages in webhooks; web, which sees each request's origin, keeps the user's own setting.
+      const env = name === "hub" ? { ...childEnv, VOLLEY_PUBLIC_URL: process.env.VOLLEY_PUBLIC_URL || `http://localhost:${webPort}` } : childEnv;
+      const child = startApp(name, env, (line) => console.log(`${tag(name, COLORS[name])} ${line}`));
       return {
         pid: child.child.pid,
         exited: child.exited,
