@@ -46,7 +46,19 @@ export const agentHelloSchema = z.object({
 export type AgentHello = z.infer<typeof agentHelloSchema>;
 export type HeldShard = z.infer<typeof heldShardSchema>;
 
-export const ackSchema = z.union([z.object({ ok: z.literal(true) }), z.object({ ok: z.literal(false), error: z.string() })]);
+export const ackSchema = z.union([
+  z.object({ ok: z.literal(true) }),
+  z.object({
+    ok: z.literal(false),
+    error: z.string(),
+    /**
+     * The hub will refuse this message whatever happens (not the agent's shard, malformed): the agent
+     * drops it at once instead of retrying, which kept an agent "busy" for minutes after its lease
+     * ended. Absent: the refusal may pass (the hub could not store it now), so it is sent again.
+     */
+    permanent: z.boolean().optional(),
+  }),
+]);
 export type Ack = z.infer<typeof ackSchema>;
 
 /**

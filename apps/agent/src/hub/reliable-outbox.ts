@@ -101,10 +101,14 @@ export class ReliableOutbox {
         continue;
       }
       const error = ack.success && !ack.data.ok ? ack.data.error : `malformed ack ${JSON.stringify(answer)}`;
+      const permanent = ack.success && !ack.data.ok && ack.data.permanent === true;
       item.rejections++;
-      if (item.rejections >= this.maxRejections) {
+      if (permanent || item.rejections >= this.maxRejections) {
         this.queue.shift();
-        this.log.error({ event: item.event, error }, `hub refused ${item.event} ${item.rejections} times; dropping it`);
+        this.log.error(
+          { event: item.event, error },
+          permanent ? `hub refused ${item.event} for good; dropping it` : `hub refused ${item.event} ${item.rejections} times; dropping it`,
+        );
         item.onDropped?.(error);
         continue;
       }

@@ -95,11 +95,13 @@ describe("agent gateway", () => {
     expect(await a.sendFrame(testFrame({ runId: run.id, shardId: shard!.id, agentId: a.agentId }, 0, [5]))).toEqual({
       ok: false,
       error: `shard ${shard!.id} of run ${run.id} is not leased to agent gw-frames (${a.agentId}) (it is not assigned to any agent); send frames only for the shard the hub assigned`,
+      permanent: true,
     });
     expect(await h.redis.xlen(REDIS_KEYS.frames(run.id))).toBe(0);
     expect(await a.end({ runId: run.id, shardId: shard!.id, status: "completed", frames: 1 })).toEqual({
       ok: false,
       error: `shard.end refused: shard ${shard!.id} of run ${run.id} is not leased to agent gw-frames (${a.agentId}) (it holds no shard on this hub)`,
+      permanent: true,
     });
     a.close();
   });
@@ -117,10 +119,12 @@ describe("agent gateway", () => {
       expect(forged).toEqual({
         ok: false,
         error: `shard ${j2!.shardId} of run ${runId} is not leased to ${who1}: it holds shard ${j1!.shardId} of run ${runId}; send frames only for the shard the hub assigned`,
+        permanent: true,
       });
       expect(await a1!.end({ runId, shardId: j2!.shardId, status: "completed", frames: 0 })).toEqual({
         ok: false,
         error: `shard.end refused: shard ${j2!.shardId} of run ${runId} is not leased to ${who1} (it holds shard ${j1!.shardId} of run ${runId})`,
+        permanent: true,
       });
       // The right shard under another run's id is refused too.
       expect(await a1!.sendFrame(testFrame({ runId: "run_elsewhere", shardId: j1!.shardId, agentId: a1!.agentId }, 0, [5]))).toMatchObject({ ok: false });
@@ -154,6 +158,7 @@ describe("agent gateway", () => {
       expect(late).toEqual({
         ok: false,
         error: `shard ${j1!.shardId} of run ${runId} is not leased to agent gw-lease-2 (${a2!.agentId}) (it is assigned to another agent); send frames only for the shard the hub assigned`,
+        permanent: true,
       });
       expect(await h.redis.xlen(REDIS_KEYS.frames(runId))).toBe(3);
     } finally {

@@ -223,21 +223,21 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
     socket.on(AGENT_EVENTS.frame, (payload: unknown, ack: unknown) => {
       const reply = replier(ack);
       const frame = frameMessageSchema.safeParse(payload);
-      if (!frame.success) return reply({ ok: false, error: `invalid frame: ${describeIssues(fieldIssues(frame.error))}` });
+      if (!frame.success) return reply({ ok: false, error: `invalid frame: ${describeIssues(fieldIssues(frame.error))}`, permanent: true });
       const { runId, shardId, start } = frame.data;
       // Every histogram is read (inflated under a cap) before the frame is stored: a malformed one or a
       // decompression bomb is refused here, once, not by every reader of the run forever after.
       const badHistogram = unreadableHistogram(frame.data.histograms);
       if (badHistogram) {
         log.warn({ agentId, runId, shardId, error: badHistogram }, "refused a frame with an unreadable histogram");
-        return reply({ ok: false, error: `invalid frame: ${badHistogram}` });
+        return reply({ ok: false, error: `invalid frame: ${badHistogram}`, permanent: true });
       }
       const accept = async (): Promise<Ack> => {
         // A report on a shard this agent was not given would corrupt another agent's measurements.
         const refused = await shardOwnershipError(db, registry.bySocket(socket) ?? session, runId, shardId);
         if (refused) {
           log.warn({ agentId, runId, shardId, error: refused }, "refused a frame for a shard not leased to the agent");
-          return { ok: false, error: refused };
+          return { ok: false, error: refused, permanent: true };
         }
         // A shard's first frame carries its measured start; recorded before the ack, so a failure means a resend.
         if (start) await opts.recordStart({ runId, shardId, agentId, agentName: hello.name, ...start });
@@ -256,12 +256,17 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
     socket.on(AGENT_EVENTS.shardEnd, (payload: unknown, ack: unknown) => {
       const reply = replier(ack);
       const end = shardEndSchema.safeParse(payload);
-      if (!end.success) return reply({ ok: false, error: `invalid shard.end: ${describeIssues(fieldIssues(end.error))}` });
+      if (!end.success) return reply({ ok: false, error: `invalid shard.end: ${describeIssues(fieldIssues(end.error))}`, permanent: true });
       const current = registry.bySocket(socket);
       const { runId, shardId } = end.data;
       if (!current?.lease || current.lease.shardId !== shardId || current.lease.runId !== runId) {
         const holds = current?.lease ? `it holds shard ${current.lease.shardId} of run ${current.lease.runId}` : "it holds no shard on this hub";
-        return reply({ ok: false, error: `shard.end refused: shard ${shardId} of run ${runId} is not leased to ${describeAgent(session)} (${holds})` });
+        // On a connected socket a lease is never coming back (a resumed shard is leased at the hello).
+        return reply({
+          ok: false,
+          error: `shard.end refused: shard ${shardId} of run ${runId} is not leased to ${describeAgent(session)} (${holds})`,
+          permanent: true,
+        });
       }
       current.lease.ended.resolve(end.data);
       reply({ ok: true });
