@@ -61,7 +61,11 @@ describe.skipIf(!hasChromium)("the dashboard in Chromium", () => {
     await page.goto(`${stack.webUrl}/plans`);
     await page.getByText("No saved plans yet").waitFor();
     await shot("02-plans-empty-with-templates");
-    await page.locator('[data-template="ping-throughput"]').click();
+    // Template descriptions show their `code` as code, not as backticks.
+    const card = page.locator('[data-template="ping-throughput"]');
+    expect(await card.locator("code").first().innerText()).toBe("ping");
+    expect(await card.innerText()).not.toContain("`");
+    await card.click();
     await page.waitForURL(/\/plans\/new\?template=ping-throughput/);
 
     // Point the template at the demo target and make it small, through the form (it edits the YAML).

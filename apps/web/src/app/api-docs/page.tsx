@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import { referenceOperations, referenceSchemas } from "@/server/openapi/openapi-reference";
+import { InlineCodeText } from "@/components/inline-code-text";
 
 export const metadata: Metadata = { title: "API reference" };
 // The document depends only on the code, so the page is rendered once at build time.
@@ -14,22 +15,6 @@ function SchemaRef({ name, known }: { name: string | null; known: Set<string> })
 }
 
 /** Descriptions are CommonMark (as OpenAPI specifies); the only markup they use is `code`. */
-function Text({ text }: { text: string }) {
-  return (
-    <>
-      {text.split("`").map((part, i) =>
-        i % 2 === 1 ? (
-          <code key={i} className="mono">
-            {part}
-          </code>
-        ) : (
-          part
-        ),
-      )}
-    </>
-  );
-}
-
 export default function ApiDocsPage() {
   const operations = referenceOperations();
   const schemas = referenceSchemas();
@@ -52,7 +37,7 @@ export default function ApiDocsPage() {
           </h2>
           {op.description && (
             <p className="muted small">
-              <Text text={op.description} />
+              <InlineCodeText text={op.description} />
             </p>
           )}
           <table className="table">
@@ -80,7 +65,7 @@ export default function ApiDocsPage() {
                   <td>
                     <SchemaRef name={r.schema} known={known} />{" "}
                     <span className="muted small">
-                      <Text text={r.description} />
+                      <InlineCodeText text={r.description} />
                     </span>
                   </td>
                 </tr>

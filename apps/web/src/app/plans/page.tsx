@@ -6,6 +6,7 @@ import { fmtInt } from "../../lib/format";
 import { describeLoadError } from "@/server/http/page-errors";
 import { pageSession } from "@/server/http/page-session";
 import { loadPlanList } from "@/server/plans/plans";
+import { InlineCodeText } from "@/components/inline-code-text";
 
 export const metadata: Metadata = { title: "Plans" };
 
@@ -80,7 +81,9 @@ export default async function PlansPage() {
         {TEMPLATES.map((t) => (
           <Link key={t.id} href={`/plans/new?template=${t.id}`} className="panel template-card" data-template={t.id}>
             <h3 className="panel-title">{t.title}</h3>
-            <p className="small muted">{t.description}</p>
+            <p className="small muted">
+              <InlineCodeText text={t.description} />
+            </p>
           </Link>
         ))}
         <Link href="/plans/import" className="panel template-card import-card" data-import="plan">
