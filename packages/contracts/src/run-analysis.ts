@@ -12,6 +12,8 @@ export type SpectrumPoint = z.infer<typeof spectrumPointSchema>;
 /** What one agent measured over the run (every shard it ran, warm-up left out of percentiles). */
 export const agentBreakdownSchema = z.object({
   agentId: z.string(),
+  /** The agent's name as its org lists it now (null: the agent was removed since); added when the analysis is read. */
+  agentName: z.string().nullable().optional(),
   shards: z.number().int(),
   intervals: z.number().int(),
   /** Intervals in which the agent reported itself saturated. */

@@ -32,7 +32,13 @@ export function AgentBreakdown({ agents }: { agents: Agent[] }) {
           {agents.map((a) => (
             <tr key={a.agentId}>
               <td>
-                <span className="mono">{a.agentId}</span>
+                {a.agentName ? (
+                  <>
+                    <strong>{a.agentName}</strong> <span className="mono subtle small">{a.agentId}</span>
+                  </>
+                ) : (
+                  <span className="mono">{a.agentId}</span>
+                )}
                 <div className="subtle small">
                   {fmtInt(a.shards)} shard{a.shards === 1 ? "" : "s"}, {fmtInt(a.intervals)} intervals
                 </div>

@@ -1,5 +1,5 @@
 import type { RunAnalysis } from "@volley/contracts";
-import { DEFAULT_ORG_ID, getRun } from "@volley/db";
+import { DEFAULT_ORG_ID, getRun, listAgents } from "@volley/db";
 import { notFound } from "../http/errors";
 import { getDb } from "../http/services";
 import { runAnalysisOf } from "./run-measurements";
@@ -9,5 +9,9 @@ export async function loadRunAnalysis(id: string, orgId = DEFAULT_ORG_ID): Promi
   const db = getDb();
   const row = await getRun(db, id, orgId);
   if (!row) throw notFound(`run ${id}`);
-  return runAnalysisOf(db, id);
+  const analysis = await runAnalysisOf(db, id);
+  if (analysis.agents.length === 0) return analysis;
+  // Names as the Agents page shows them: people know their agents by name, not by agt_… id.
+  const names = new Map((await listAgents(db, orgId)).map((a) => [a.id, a.name]));
+  return { ...analysis, agents: analysis.agents.map((a) => ({ ...a, agentName: names.get(a.agentId) ?? null })) };
 }

@@ -15,6 +15,7 @@ import {
   markRunRunning,
   pruneRunFrames,
   saveRunMeter,
+  upsertAgent,
   upsertRunPoints,
   type DbHandle,
 } from "@volley/db";
@@ -97,11 +98,11 @@ async function meterRows(runId: string, frames: IntervalFrame[], final: boolean)
   return summary;
 }
 
-async function runWithFrames() {
+async function runWithFrames(agentIds = ["agt_a", "agt_b"]) {
   const row = await insertRun(h.db, { plan });
   await markRunRunning(h.db, row.id);
   const [a, b] = await insertShards(h.db, row.id, [plan, plan]);
-  const frames = [0, 1, 2].flatMap((s) => [frame(row.id, a!.id, "agt_a", s, [10 + s, 20, 30]), frame(row.id, b!.id, "agt_b", s, [40, 50 + s])]);
+  const frames = [0, 1, 2].flatMap((s) => [frame(row.id, a!.id, agentIds[0]!, s, [10 + s, 20, 30]), frame(row.id, b!.id, agentIds[1]!, s, [40, 50 + s])]);
   await insertFrames(h.db, frames);
   return { id: row.id, frames };
 }
@@ -123,6 +124,8 @@ describe("run readers", () => {
       [2, 5],
     ]);
     expect(before.analysis.agents.map((a) => a.agentId)).toEqual(["agt_a", "agt_b"]);
+    // No agents rows by those ids (removed since): no name, the id stands.
+    expect(before.analysis.agents.map((a) => a.agentName)).toEqual([null, null]);
 
     const pruned = await pruneRunFrames(h.db, new Date(Date.now() + 60_000));
     expect(pruned.runs).toContain(id);
@@ -130,6 +133,28 @@ describe("run readers", () => {
     expect(await get<Run>(routes.run, `/api/v1/runs/${id}`, id)).toEqual(before.run);
     expect(await get(routes.intervals, `/api/v1/runs/${id}/intervals`, id)).toEqual(before.intervals);
     expect(await get(routes.analysis, `/api/v1/runs/${id}/analysis`, id)).toEqual(before.analysis);
+  });
+
+  it("name each agent of the per-agent breakdown as the Agents page does", async () => {
+    const hello = (name: string) => ({
+      token: "unused",
+      instanceId: `${name}-instance`,
+      name,
+      version: "0.1.0",
+      pool: "default",
+      labels: {},
+      capacity: { cores: 2, memoryMb: 2048, maxConnections: 1000, sourceAddresses: [] },
+    });
+    const [east, west] = [await upsertAgent(h.db, hello("load-east")), await upsertAgent(h.db, hello("load-west"))];
+    const { id, frames } = await runWithFrames([east.id, west.id]);
+    await finishRun(h.db, id, { status: "passed", summary: await meterRows(id, frames, true) });
+    const analysis = await get<RunAnalysis>(routes.analysis, `/api/v1/runs/${id}/analysis`, id);
+    expect(analysis.agents.map((a) => [a.agentId, a.agentName]).sort()).toEqual(
+      [
+        [east.id, "load-east"],
+        [west.id, "load-west"],
+      ].sort(),
+    );
   });
 
   it("answer a running run with the meter's live summary and timeline, not a merge of the raw frames stored since", async () => {
