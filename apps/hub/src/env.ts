@@ -103,6 +103,9 @@ const envSchema = z
     // merged rows, which stay. Whole runs go after RUN_RETENTION_DAYS (default off: kept forever).
     RUN_FRAMES_RETENTION_DAYS: retentionDays("RUN_FRAMES_RETENTION_DAYS", 30),
     RUN_RETENTION_DAYS: retentionDays("RUN_RETENTION_DAYS", null),
+    // Agents not heard from for this many days, holding no shard, leave the Agents list (default 7; an
+    // agent that comes back enrolls anew): ephemeral agents and reconnect storms leave no rows forever.
+    AGENT_RETENTION_DAYS: retentionDays("AGENT_RETENTION_DAYS", 7),
     // The origin users reach web at (web's VOLLEY_PUBLIC_URL): links in run.finished webhooks point
     // there. `npm start` sets it to http://localhost:<WEB_PORT> when you have not.
     VOLLEY_PUBLIC_URL: z

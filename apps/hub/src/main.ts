@@ -22,7 +22,7 @@ const hub = await startHub({
   secretsKeys: env.VOLLEY_SECRETS_KEY ? parseSecretKeys(env.VOLLEY_SECRETS_KEY, env.VOLLEY_SECRETS_KEY_OLD) : null,
   metricsToken: env.HUB_METRICS_TOKEN ?? null,
   publicUrl: env.VOLLEY_PUBLIC_URL ?? null,
-  retention: { framesDays: env.RUN_FRAMES_RETENTION_DAYS, runsDays: env.RUN_RETENTION_DAYS },
+  retention: { framesDays: env.RUN_FRAMES_RETENTION_DAYS, runsDays: env.RUN_RETENTION_DAYS, agentsDays: env.AGENT_RETENTION_DAYS },
   log,
 }).catch((err: NodeJS.ErrnoException) => {
   // checkDatabase/checkRedis already say what is wrong and how to fix it, in one line.

@@ -8,7 +8,8 @@ const days = (what: string) =>
     .nullable();
 
 /**
- * How long finished runs keep their data (hub env RUN_FRAMES_RETENTION_DAYS, RUN_RETENTION_DAYS).
+ * How long finished runs keep their data (hub env RUN_FRAMES_RETENTION_DAYS, RUN_RETENTION_DAYS), and
+ * gone agents their rows (AGENT_RETENTION_DAYS).
  * Two tiers, like hosted load-testing services: raw per-agent frames go first (the run page, API
  * summary, timeline, spectra and per-agent table read the merged rows, which stay); whole runs go
  * later, if at all. null keeps them forever.
@@ -18,5 +19,7 @@ export const retentionJobSchema = z.object({
   framesDays: days("framesDays"),
   /** Runs that ended more than this many days ago are deleted with everything they hold. */
   runsDays: days("runsDays"),
+  /** Agents not heard from for this many days (holding no shard) are removed from the Agents list; absent or null: kept. */
+  agentsDays: days("agentsDays").optional(),
 });
 export type RetentionJob = z.infer<typeof retentionJobSchema>;

@@ -18,6 +18,7 @@ import {
   markRunRunning,
   saveRunMeter,
   schema,
+  upsertAgent,
   upsertRunPoints,
   type DbHandle,
 } from "@volley/db";
@@ -100,6 +101,42 @@ describe("run retention", () => {
     expect(await applyRetention(h.db, { framesDays: 30, runsDays: 365 })).toEqual({ prunedRuns: 0, deletedFrames: 0, deletedRuns: 0 });
     // Off in both tiers: nothing is touched.
     expect(await applyRetention(h.db, { framesDays: null, runsDays: null })).toEqual({ prunedRuns: 0, deletedFrames: 0, deletedRuns: 0 });
+  });
+
+  it("removes agents not heard from within agentsDays that hold no shard, and keeps the rest", async () => {
+    const agentRow = async (name: string, lastSeenDaysAgo: number) => {
+      const row = await upsertAgent(h.db, {
+        token: "unused",
+        instanceId: `${name}-instance`,
+        name,
+        version: "0.1.0",
+        pool: "default",
+        labels: {},
+        capacity: { cores: 2, memoryMb: 2048, maxConnections: 1000, sourceAddresses: [] },
+      });
+      await h.db
+        .update(schema.agents)
+        .set({ status: "offline", lastSeenAt: new Date(Date.now() - lastSeenDaysAgo * DAY) })
+        .where(eq(schema.agents.id, row.id));
+      return row.id;
+    };
+    const gone = await Promise.all(Array.from({ length: 5 }, (_, i) => agentRow(`gone-${i}`, 10)));
+    const recent = await agentRow("recent", 2);
+    // Long silent but holding a shard of a running run: kept (its run decides what happens to it).
+    const holding = await agentRow("holding", 10);
+    const r = await insertRun(h.db, { plan: testPlan() });
+    await markRunRunning(h.db, r.id);
+    const [shard] = await insertShards(h.db, r.id, [testPlan()]);
+    await h.db.update(schema.shards).set({ agentId: holding, status: "running" }).where(eq(schema.shards.id, shard!.id));
+
+    const result = await applyRetention(h.db, { framesDays: null, runsDays: null, agentsDays: 7 });
+    expect(result.deletedAgents).toBe(5);
+    const left = new Set((await h.db.select({ id: schema.agents.id }).from(schema.agents)).map((a) => a.id));
+    for (const id of gone) expect(left.has(id)).toBe(false);
+    expect(left.has(recent)).toBe(true);
+    expect(left.has(holding)).toBe(true);
+    // Unset: agents are kept.
+    expect((await applyRetention(h.db, { framesDays: null, runsDays: null })).deletedAgents).toBeUndefined();
   });
 
   it("runs as a BullMQ repeatable job the hubs' scheduler emits, and refuses bad settings naming the field", async () => {

@@ -2,7 +2,7 @@ import { Worker, type Job } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { RetentionJob } from "@volley/contracts";
-import { deleteRunsEndedBefore, pruneRunFrames, type Db } from "@volley/db";
+import { deleteAgentsNotSeenSince, deleteRunsEndedBefore, pruneRunFrames, type Db } from "@volley/db";
 import { MAINTENANCE_QUEUE, retentionJob } from "@volley/queue";
 import { errorMessage } from "../util/wait";
 
@@ -13,6 +13,8 @@ export interface RetentionResult {
   prunedRuns: number;
   deletedFrames: number;
   deletedRuns: number;
+  /** Agent rows not heard from within agentsDays (present only when agentsDays is set). */
+  deletedAgents?: number;
 }
 
 /**
@@ -39,6 +41,15 @@ export async function applyRetention(db: Db, settings: RetentionJob, now = Date.
       if (pruned.runs.length === 0) break;
     }
   }
+  if (settings.agentsDays !== undefined && settings.agentsDays !== null) {
+    const before = new Date(now - settings.agentsDays * DAY_MS);
+    result.deletedAgents = 0;
+    for (;;) {
+      const deleted = await deleteAgentsNotSeenSince(db, before);
+      result.deletedAgents += deleted.length;
+      if (deleted.length === 0) break;
+    }
+  }
   return result;
 }
 
@@ -59,7 +70,8 @@ export class RetentionWorker {
   private async process(job: Job): Promise<RetentionResult> {
     const settings = retentionJob.schema.parse(job.data);
     const result = await applyRetention(this.deps.db, settings);
-    if (result.prunedRuns + result.deletedRuns > 0) this.deps.log.info({ ...settings, ...result }, "retention pass removed old run data");
+    if (result.prunedRuns + result.deletedRuns + (result.deletedAgents ?? 0) > 0)
+      this.deps.log.info({ ...settings, ...result }, "retention pass removed old run data");
     return result;
   }
 

@@ -200,3 +200,29 @@ export async function removeAgent(db: Db, orgId: string, id: string, opts: { off
     if (status === "online" || attempt === 2) return { status: "online" };
   }
 }
+
+/**
+ * Deletes agent rows not heard from since `before` and holding no active shard, up to `limit` per
+ * call (call again until it returns 0): agents that come and go (autoscaled, ephemeral state, or
+ * one token opening many sockets) would otherwise leave a row each forever. One that comes back
+ * enrolls anew. Returns the ids deleted.
+ */
+export async function deleteAgentsNotSeenSince(db: Db, before: Date, limit = 1000): Promise<string[]> {
+  const stale = db
+    .select({ id: agents.id })
+    .from(agents)
+    .where(
+      and(
+        or(lt(agents.lastSeenAt, before), and(isNull(agents.lastSeenAt), lt(agents.connectedAt, before))),
+        notExists(
+          db
+            .select({ id: shards.id })
+            .from(shards)
+            .where(and(eq(shards.agentId, agents.id), inArray(shards.status, [...ACTIVE_SHARD]))),
+        ),
+      ),
+    )
+    .limit(limit);
+  const deleted = await db.delete(agents).where(inArray(agents.id, stale)).returning({ id: agents.id });
+  return deleted.map((r) => r.id);
+}
