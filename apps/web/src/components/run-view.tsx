@@ -58,6 +58,8 @@ export function RunView({
   }, [final]);
 
   const stop = async () => {
+    // One click must not end a long test by accident: say what stopping does, and ask.
+    if (!window.confirm(`Stop "${run.name}"? Its agents stop sending now; what was measured so far is kept and the run ends as aborted.`)) return;
     setStopState({ kind: "stopping" });
     try {
       await apiFetch<AbortResponse>(`/api/v1/runs/${run.id}/abort`, { method: "POST" });
