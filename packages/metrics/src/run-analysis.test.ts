@@ -3,6 +3,7 @@ import { COUNTERS, HISTOGRAMS } from "@volley/contracts";
 import { IntervalRecorder } from "./interval-recorder";
 import { createHistogram, recordMicros } from "./histogram";
 import { analyzeFrames, percentileSpectrum } from "./run-analysis";
+import { latencySummary } from "./summary";
 import { mergeTimeline } from "./aggregate";
 
 const health = (over: Partial<{ cpu: number; saturated: boolean; lag: number }> = {}) => ({
@@ -50,6 +51,14 @@ describe("percentile spectrum", () => {
     }
     const p50 = s.find((p) => p.percentile === 50)!;
     expect(p50.ms).toBe(Math.round(h.getValueAtPercentile(50)) / 1000);
+    // The summary's named percentiles are points of their own: the chart's 99 % reads the table's p99.
+    const summary = latencySummary(h);
+    for (const [p, v] of [
+      [90, summary.p90],
+      [95, summary.p95],
+      [99, summary.p99],
+    ] as const)
+      expect(s.find((pt) => pt.percentile === p)?.ms).toBe(v);
     // 10,000 samples resolve to about the 99.99th percentile, no further.
     expect(s.at(-2)!.percentile).toBeGreaterThan(99.9);
     expect(s.at(-2)!.percentile).toBeLessThanOrEqual(99.99);

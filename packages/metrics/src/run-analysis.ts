@@ -5,6 +5,8 @@ import { latencySummary } from "./summary";
 
 /** HdrHistogram's own plot uses 5 ticks per halving of the remaining tail: 0, 12.9, 24.2 … 50, … 75, … 99.9 … */
 const TICKS_PER_HALF = 5;
+/** The percentiles the run summary reports: on the spectrum as points of their own. */
+const NAMED_PERCENTILES = [50, 90, 95, 99, 99.9];
 
 /**
  * The percentile distribution of a µs histogram in ms, the way HdrHistogram prints it: percentiles
@@ -20,11 +22,16 @@ export function percentileSpectrum(h: Histogram | undefined): SpectrumPoint[] {
   };
   // Beyond the percentile that one sample represents there is nothing left to resolve.
   const last = 100 * (1 - 1 / total);
+  // The ticks, and the percentiles the summary table names (so the chart's 99 % reads the table's
+  // p99, not the first tick past it), in order.
+  const levels: number[] = [];
   for (let k = 0; ; k++) {
     const p = 100 * (1 - 0.5 ** (k / TICKS_PER_HALF));
     if (p > last || k > 40 * TICKS_PER_HALF) break;
-    at(p);
+    levels.push(p);
   }
+  for (const p of NAMED_PERCENTILES) if (p <= last && !levels.some((l) => Math.abs(l - p) < 1e-9)) levels.push(p);
+  for (const p of levels.sort((a, b) => a - b)) at(p);
   // The bucket's highest equivalent value, like every other point (h.maxValue can be a hair lower).
   points.push({ percentile: 100, ms: Math.round(h.getValueAtPercentile(100)) / 1000, count: total });
   return points;
