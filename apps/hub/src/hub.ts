@@ -185,6 +185,7 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
     armTimeoutMs: timing.armTimeoutMs,
     abortEndTimeoutMs: timing.abortEndTimeoutMs,
     endSlackMs: timing.endSlackMs,
+    recordWaitMs: timing.storeDeadlineMs,
   });
 
   // Shards agents were running when they reconnected here after their hub restarted.

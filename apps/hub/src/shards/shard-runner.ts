@@ -3,7 +3,7 @@ import { AGENT_EVENTS, ackSchema, planTiming, type Ack, type ShardEnd, type Shar
 import { listShards, updateShard, type Db } from "@volley/db";
 import type { EndedShard, RunCoordinator } from "../coordination/run-coordinator";
 import { describeAgent, type AgentRegistry, type AgentSession, type ShardLease } from "../gateway/agent-registry";
-import { deferred, errorMessage, seconds, sleep, type Deferred } from "../util/wait";
+import { deferred, errorMessage, seconds, sleep, whileDatabaseDown, type Deferred } from "../util/wait";
 
 export interface ShardRunnerOptions {
   db: Db;
@@ -16,6 +16,8 @@ export interface ShardRunnerOptions {
   abortEndTimeoutMs: number;
   /** Margin past the plan's own end (plan-timing endByMs) before a shard that has not ended is stopped. */
   endSlackMs: number;
+  /** How long a shard's outcome waits for PostgreSQL to answer again (the shard stays held meanwhile). */
+  recordWaitMs: number;
 }
 
 /** Thrown (failing the BullMQ job) when a shard ends errored; the message is the shard's error. */
@@ -157,12 +159,25 @@ export class ShardRunner {
 
   /** The shard's outcome on its row and in the run's coordination state. */
   private async record(job: ShardJob, ended: EndedShard): Promise<EndedShard> {
-    const moved = await updateShard(this.opts.db, job.shardId, {
-      status: ended.status,
-      error: ended.error,
-      ...(ended.frames !== null ? { frames: ended.frames } : {}),
-      endedAt: new Date(),
-    });
+    // Held while PostgreSQL is away: released unrecorded, the shard would look orphaned to the run's
+    // watch and end "lost" (its hub "stopped") though every frame was stored and the agent finished.
+    const moved = await whileDatabaseDown(
+      () =>
+        updateShard(this.opts.db, job.shardId, {
+          status: ended.status,
+          error: ended.error,
+          ...(ended.frames !== null ? { frames: ended.frames } : {}),
+          endedAt: new Date(),
+        }),
+      {
+        maxMs: this.opts.recordWaitMs,
+        onWait: (err) =>
+          this.opts.log.warn(
+            { runId: job.runId, shardId: job.shardId, err: errorMessage(err) },
+            "PostgreSQL unreachable; recording the shard's end when it answers",
+          ),
+      },
+    );
     // The shard lifecycle keeps the first end written (say, the orphan watch's on another replica).
     if (!moved) this.opts.log.info({ runId: job.runId, shardId: job.shardId, status: ended.status }, "shard row already ended; its first end stays");
     await this.opts.coordinator.markEnded(job.runId, job.shardId, ended);

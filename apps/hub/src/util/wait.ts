@@ -1,3 +1,5 @@
+import { databaseFailure } from "@volley/db";
+
 /** Small promise helpers: every wait in the hub is bounded, and these make the bound explicit. */
 
 export class TimeoutError extends Error {
@@ -79,3 +81,22 @@ export const errorMessage = (err: unknown): string => (err instanceof Error ? er
 
 /** "1.5 s", "30 s": how people read timeouts in error messages. */
 export const seconds = (ms: number): string => `${Math.round(ms / 100) / 10} s`;
+
+/**
+ * Runs `op`; while it fails because PostgreSQL cannot be reached (not for any other error), waits and
+ * tries again, for up to `maxMs`, telling `onWait` once per outage. For writes that must land, such
+ * as a shard's outcome: giving up on the first refused connection made the watchers take the
+ * unrecorded shard for one whose hub had died.
+ */
+export async function whileDatabaseDown<T>(op: () => Promise<T>, opts: { maxMs: number; onWait?: (err: unknown) => void }): Promise<T> {
+  const giveUpAt = Date.now() + opts.maxMs;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await op();
+    } catch (err) {
+      if (databaseFailure(err) !== "lost" || Date.now() >= giveUpAt) throw err;
+      if (attempt === 0) opts.onWait?.(err);
+      await sleep(Math.min(2000, 100 * 2 ** attempt));
+    }
+  }
+}
