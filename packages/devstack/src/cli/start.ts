@@ -63,8 +63,8 @@ async function main() {
     name,
     async start() {
       // The hub links run pages in webhooks; web, which sees each request's origin, keeps the user's own setting.
-      const env = name === "hub" ? { ...childEnv, VOLLEY_PUBLIC_URL: process.env.VOLLEY_PUBLIC_URL || `http://localhost:${webPort}` } : childEnv;
-      const child = startApp(name, env, (line) => console.log(`${tag(name, COLORS[name])} ${line}`));
+      const appEnv = name === "hub" ? { ...childEnv, VOLLEY_PUBLIC_URL: process.env.VOLLEY_PUBLIC_URL || `http://localhost:${webPort}` } : childEnv;
+      const child = startApp(name, appEnv, (line) => console.log(`${tag(name, COLORS[name])} ${line}`));
       return {
         pid: child.child.pid,
         exited: child.exited,
