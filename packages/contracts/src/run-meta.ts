@@ -67,6 +67,8 @@ export const runFilterFields = {
 export const runWithMetaSchema = runSchema.extend({
   /** The saved plan it ran (null: an inline plan). */
   planId: z.string().nullable(),
+  /** Which version of that plan it ran (GET /api/v1/plans/{id}/versions); null for an inline plan or a run from before versions were recorded. */
+  planVersion: z.number().int().nullable(),
   tags: z.array(z.string()),
   notes: z.string(),
   /** Whether it is its plan's baseline (what the plan's other runs are compared with). */
@@ -85,6 +87,8 @@ export const planTrendSchema = z.object({
   planId: z.string(),
   planName: z.string(),
   baselineRunId: z.string().nullable(),
+  /** The plan version the baseline ran (null: no baseline, or not recorded). */
+  baselinePlanVersion: z.number().int().nullable(),
   /** A metric this much worse than the baseline's (and past its noise floor) is a regression. */
   tolerancePct: z.number(),
   points: z.array(
@@ -94,6 +98,8 @@ export const planTrendSchema = z.object({
       status: runStatusSchema,
       at: z.string(),
       tags: z.array(z.string()),
+      /** The plan version the run ran (null: not recorded). A regression against a baseline of another version compares different plans. */
+      planVersion: z.number().int().nullable(),
       /** Headline latency p95, ms (round trips, or deliveries when the run timed none). */
       p95: z.number().nullable(),
       /** Sweeps with stopWhen: the achieved send rate of the highest step that held, messages/s. */

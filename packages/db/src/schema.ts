@@ -398,6 +398,8 @@ export const runs = pgTable(
     notes: text("notes").notNull().default(""),
     /** The plan schedule that started the run (null: started by a person or CI). */
     scheduleId: text("schedule_id"),
+    /** The saved plan's version the run ran (plans.version when it was queued); null for a plan sent inline. */
+    planVersion: integer("plan_version"),
     createdAt: createdAt(),
     startedAt: timestamp("started_at", { withTimezone: true }),
     endedAt: timestamp("ended_at", { withTimezone: true }),

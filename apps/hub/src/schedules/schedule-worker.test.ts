@@ -38,7 +38,7 @@ describe("scheduled runs", () => {
     expect(await removePlanScheduler(schedules.queue, plan.id)).toBe(true);
     for (const run of started) {
       // No agent is connected: the hub's run worker holds it in the pool's line, queued.
-      expect(run).toMatchObject({ orgId: DEFAULT_ORG_ID, scheduleId: row.id, name: "nightly echo", status: "queued" });
+      expect(run).toMatchObject({ orgId: DEFAULT_ORG_ID, scheduleId: row.id, name: "nightly echo", status: "queued", planVersion: plan.version });
       // Queued for the hubs' run worker, under the run's id (so queueing it twice would be a no-op).
       const job = await h.runs.getJob(run.id);
       expect(job?.data).toEqual({ runId: run.id });

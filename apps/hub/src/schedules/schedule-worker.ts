@@ -53,7 +53,7 @@ export class ScheduleWorker {
       log.info({ scheduleId, planId, code: err.code, reason: err.message }, "scheduled run refused");
       return null;
     }
-    const run = await insertRun(db, { plan: plan.document, orgId, planId, scheduleId });
+    const run = await insertRun(db, { plan: plan.document, orgId, planId, planVersion: plan.version, scheduleId });
     await recordAudit(db, {
       orgId,
       actor: `schedule:${scheduleId}`,

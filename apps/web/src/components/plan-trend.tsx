@@ -103,7 +103,8 @@ export function PlanTrend({ trend }: { trend: Trend }) {
                 <td>
                   <Link href={`/runs/${p.runId}`}>{p.name}</Link>
                   <div className="subtle small" suppressHydrationWarning>
-                    {fmtDateTime(p.at)}{" "}
+                    {fmtDateTime(p.at)}
+                    {p.planVersion !== null && <span data-testid="trend-version"> · plan v{p.planVersion}</span>}{" "}
                     {p.tags.map((t) => (
                       <span key={t} className="tag-chip">
                         {t}
@@ -126,6 +127,12 @@ export function PlanTrend({ trend }: { trend: Trend }) {
                   ) : p.regressions.length > 0 ? (
                     <span className="bad" data-testid="regression">
                       regressed: {p.regressions.map((r) => METRIC_LABEL[r]).join(", ")}
+                      {differentVersion(p.planVersion, trend.baselinePlanVersion) && (
+                        <span className="warn small" data-testid="version-differs">
+                          {" "}
+                          (v{p.planVersion} against a v{trend.baselinePlanVersion} baseline: the plan changed)
+                        </span>
+                      )}
                     </span>
                   ) : trend.baselineRunId ? (
                     <span className="good small">ok</span>
@@ -148,4 +155,9 @@ export function PlanTrend({ trend }: { trend: Trend }) {
       </div>
     </>
   );
+}
+
+/** Both versions known and not the same: the two runs ran different plans. */
+function differentVersion(run: number | null, baseline: number | null): boolean {
+  return run !== null && baseline !== null && run !== baseline;
 }

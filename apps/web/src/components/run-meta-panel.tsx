@@ -44,6 +44,16 @@ export function RunMetaPanel({ run, canWrite }: { run: RunWithMeta; canWrite: bo
         <div className="run-meta-side">
           {run.planId ? (
             <p className="small">
+              <span data-testid="plan-version">
+                {run.planVersion !== null ? (
+                  <>
+                    Ran <Link href={`/plans/${run.planId}`}>version {run.planVersion}</Link> of its plan.
+                  </>
+                ) : (
+                  <span className="muted">Ran its plan (version not recorded).</span>
+                )}
+              </span>
+              <br />
               {baseline ? (
                 <span className="badge baseline-badge" data-testid="baseline-badge">
                   Baseline of its plan

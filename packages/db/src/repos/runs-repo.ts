@@ -6,13 +6,17 @@ import { DEFAULT_ORG_ID, runs } from "../schema";
 
 export type RunRow = typeof runs.$inferSelect;
 
-export async function insertRun(db: Db, input: { plan: Plan; orgId?: string; planId?: string | null; scheduleId?: string | null }): Promise<RunRow> {
+export async function insertRun(
+  db: Db,
+  input: { plan: Plan; orgId?: string; planId?: string | null; planVersion?: number | null; scheduleId?: string | null },
+): Promise<RunRow> {
   const [row] = await db
     .insert(runs)
     .values({
       id: newId("run"),
       orgId: input.orgId ?? DEFAULT_ORG_ID,
       planId: input.planId ?? null,
+      planVersion: input.planId ? (input.planVersion ?? null) : null,
       scheduleId: input.scheduleId ?? null,
       name: input.plan.name,
       plan: input.plan,

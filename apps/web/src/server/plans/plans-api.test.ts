@@ -138,8 +138,16 @@ describe("plans", () => {
     expect(res.status).toBe(201);
     const { id } = (await res.json()) as { id: string };
     const [row] = await env.h.db.select().from(schema.runs).where(eq(schema.runs.id, id));
-    expect(row).toMatchObject({ planId: record.id, name: "run me v2" });
+    expect(row).toMatchObject({ planId: record.id, name: "run me v2", planVersion: 2 });
     expect(row?.plan.connections.count).toBe(3);
+    // The API says which version it ran; an inline plan's run has none.
+    const one = await import("@/app/api/v1/runs/[id]/route");
+    const shown = (await (await call(one.GET, "GET", `/api/v1/runs/${id}`, { token: tok.full }, undefined, { id })).json()) as { planVersion: number | null };
+    expect(shown.planVersion).toBe(2);
+    const inline = await call(runs.POST, "POST", "/api/v1/runs", { token: tok.full }, { plan: planInput("inline") });
+    const inlineId = ((await inline.json()) as { id: string }).id;
+    const [inlineRow] = await env.h.db.select().from(schema.runs).where(eq(schema.runs.id, inlineId));
+    expect(inlineRow?.planVersion).toBeNull();
     expect((await call(runs.POST, "POST", "/api/v1/runs", { token: tok.orgB }, { planId: record.id })).status).toBe(404);
     const both = await call(runs.POST, "POST", "/api/v1/runs", { token: tok.full }, { planId: record.id, plan: planInput("x") });
     expect(both.status).toBe(400);

@@ -58,8 +58,8 @@ function summary(p95: number, receiveRate: number, errors = 0): RunSummary {
   };
 }
 
-async function finishedRun(planId: string | null, name: string, s: RunSummary, orgId = DEFAULT_ORG_ID): Promise<string> {
-  const run = await insertRun(env.h.db, { plan: doc(name), orgId, planId });
+async function finishedRun(planId: string | null, name: string, s: RunSummary, orgId = DEFAULT_ORG_ID, planVersion: number | null = null): Promise<string> {
+  const run = await insertRun(env.h.db, { plan: doc(name), orgId, planId, planVersion });
   expect(await markRunRunning(env.h.db, run.id)).toBe(true);
   expect(await finishRun(env.h.db, run.id, { status: "passed", summary: s })).toBe(true);
   return run.id;
@@ -222,7 +222,7 @@ describe("baselines and the plan trend", () => {
     const plan = await insertPlan(env.h.db, { orgId: DEFAULT_ORG_ID, document: doc("trend plan") });
     const base = await finishedRun(plan.id, "trend plan", summary(20, 1000));
     const same = await finishedRun(plan.id, "trend plan", summary(21, 980)); // within 10%
-    const slow = await finishedRun(plan.id, "trend plan", summary(40, 1000)); // p95 doubled
+    const slow = await finishedRun(plan.id, "trend plan", summary(40, 1000), DEFAULT_ORG_ID, 2); // p95 doubled, on version 2
     const lossy = await finishedRun(plan.id, "trend plan", summary(20, 500, 100)); // half the throughput, errors
     const strange = await finishedRun(null, "inline", summary(1, 1));
     const running = await insertRun(env.h.db, { plan: doc("trend plan"), planId: plan.id });
@@ -257,6 +257,10 @@ describe("baselines and the plan trend", () => {
     expect(by[slow]!.regressions).toEqual(["p95"]);
     expect(by[lossy]!.regressions.sort()).toEqual(["errorRate", "receiveRate"]);
     expect(by[lossy]!.errors).toBe(100);
+    // Which version each run ran, so a "regression" against a baseline of another version can say so.
+    expect(by[slow]!.planVersion).toBe(2);
+    expect(by[base]!.planVersion).toBeNull();
+    expect(trend.baselinePlanVersion).toBeNull();
 
     expect((await call(r.clearBaseline!, "DELETE", `/api/v1/plans/${plan.id}/baseline`, { token: tok.full }, undefined, { id: plan.id })).status).toBe(204);
     const after = (await (

@@ -27,6 +27,7 @@ export async function loadPlanTrend(orgId: string, planId: string, limit = 200):
       status: r.status,
       at: (r.startedAt ?? r.createdAt).toISOString(),
       tags: r.tags,
+      planVersion: r.planVersion,
       p95: metric("p95").value(s),
       capacity: metric("capacity").value(s),
       errorRate: metric("errorRate").value(s),
@@ -36,5 +37,12 @@ export async function loadPlanTrend(orgId: string, planId: string, limit = 200):
       regressions,
     };
   });
-  return { planId, planName: plan.name, baselineRunId: baselineRow?.id ?? null, tolerancePct: REGRESSION_TOLERANCE_PCT, points };
+  return {
+    planId,
+    planName: plan.name,
+    baselineRunId: baselineRow?.id ?? null,
+    baselinePlanVersion: baselineRow?.planVersion ?? null,
+    tolerancePct: REGRESSION_TOLERANCE_PCT,
+    points,
+  };
 }

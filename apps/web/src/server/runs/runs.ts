@@ -41,6 +41,7 @@ function toRun(row: RunRow, summary: RunSummary | null, baseline = false): RunWi
     endedAt: iso(row.endedAt),
     summary,
     planId: row.planId,
+    planVersion: row.planVersion,
     tags: row.tags,
     notes: row.notes,
     baseline,
@@ -54,13 +55,14 @@ export async function createRun(
   orgId = DEFAULT_ORG_ID,
   planId: string | null = null,
   actor?: AuthContext["actor"],
+  planVersion: number | null = null,
 ): Promise<{ id: string; warnings: PreflightWarning[] }> {
   const db = getDb();
   const admitted = await admitRun({ orgId, actor }, plan);
   // 409 at once when the pool lacks the agents asked for (the run could only wait); else what may saturate them.
   const warnings = await admitToPool(plan, orgId);
   const queue = getRunsQueue();
-  const row = await insertRun(db, { plan, orgId, planId });
+  const row = await insertRun(db, { plan, orgId, planId, planVersion });
   await admitted.record(row.id); // before it can run: every run has its audit line
   try {
     // jobId = run id: enqueuing the same run twice is a no-op in BullMQ.

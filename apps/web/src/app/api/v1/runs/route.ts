@@ -14,7 +14,7 @@ export const POST = apiHandler({
   body: startRunBodySchema,
   handler: async ({ body, auth }) => {
     const saved = body.planId !== undefined ? await loadPlan(auth.orgId, body.planId) : null;
-    const { id, warnings } = await createRun(saved ? saved.plan : body.plan!, auth.orgId, saved?.id ?? null, auth.actor);
+    const { id, warnings } = await createRun(saved ? saved.plan : body.plan!, auth.orgId, saved?.id ?? null, auth.actor, saved?.version ?? null);
     return json({ id, warnings }, 201, { location: `/api/v1/runs/${id}` });
   },
 });
