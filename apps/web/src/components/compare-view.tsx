@@ -162,10 +162,16 @@ export function CompareView({
       {runs.length > 0 && (
         <section className="panel">
           <h2 className="panel-title">Side by side</h2>
+          {versionsDiffer(runs.map((r) => r.run)) && (
+            <p className="callout warn small" data-testid="versions-differ">
+              These runs ran different versions of the same plan ({versionList(runs.map((r) => r.run))}): a difference may be the plan&apos;s, not the
+              server&apos;s.
+            </p>
+          )}
           <CompareTable
             columns={runs.map((r) => ({
               id: r.run.id,
-              label: `${r.run.name} · ${new Date(r.run.startedAt ?? r.run.createdAt).toLocaleString()}`,
+              label: `${r.run.name}${r.run.planVersion !== null ? ` (plan v${r.run.planVersion})` : ""} · ${new Date(r.run.startedAt ?? r.run.createdAt).toLocaleString()}`,
               summary: r.run.summary,
               baseline: r.run.baseline,
             }))}
@@ -200,4 +206,17 @@ export function CompareView({
       )}
     </div>
   );
+}
+
+/** Runs of one saved plan whose recorded versions are not all the same. */
+function versionsDiffer(runs: RunWithMeta[]): boolean {
+  const known = runs.filter((r) => r.planId !== null && r.planVersion !== null);
+  return new Set(known.map((r) => r.planId)).size === 1 && new Set(known.map((r) => r.planVersion)).size > 1;
+}
+
+function versionList(runs: RunWithMeta[]): string {
+  return [...new Set(runs.map((r) => r.planVersion).filter((v): v is number => v !== null))]
+    .sort((a, b) => a - b)
+    .map((v) => `v${v}`)
+    .join(", ");
 }
