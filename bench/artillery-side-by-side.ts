@@ -23,7 +23,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { ARTILLERY_PAYLOAD as PAYLOAD, checkArtillery, counter, RTT_PROCESSOR, runArtillery } from "./lib/artillery-run";
+import { ARTILLERY_PAYLOAD as PAYLOAD, checkArtillery, counter, RTT_PROCESSOR, rttLoopScript, runArtillery } from "./lib/artillery-run";
 import { ECHO_CPU_LOAD, runEchoCpu, type EchoCpuRow } from "./lib/echo-cpu";
 import { AGENT_BIN, median, spawnPinned, startTarget } from "./lib/spawn-pinned";
 
@@ -142,24 +142,7 @@ connections: { count: ${CONNS}, rate: 5000 }
 scenario: { kind: echo, message: { rate: ${RATE}, bytes: 64 }, duration: ${SECONDS}s }
 `,
   );
-  const script = (think: number) => `config:
-  target: "${heldUrl}"
-  processor: "./rtt.mjs"
-  phases:
-    - { duration: 1, arrivalCount: ${CONNS} }
-  variables: { windowMs: ${SECONDS * 1000} }
-  ws: { perMessageDeflate: false }
-scenarios:
-  - engine: ws
-    flow:
-      - function: startWindow
-      - loop:
-          - function: markSend
-          - send: { payload: '${PAYLOAD}', capture: { json: "$.p", as: "p" } }
-          - function: recordRtt
-          - think: "${think}ms"
-        whileTrue: inWindow
-`;
+  const script = (think: number) => rttLoopScript(heldUrl, { conns: CONNS, seconds: SECONDS, thinkMs: think });
   const variants = [
     { who: `artillery think ${interval} ms`, think: interval },
     { who: `artillery think ${interval - HOLD_MS} ms`, think: interval - HOLD_MS },

@@ -23,7 +23,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { ARTILLERY_PAYLOAD, checkArtillery, counter, RTT_PROCESSOR, runArtillery } from "./lib/artillery-run";
+import { checkArtillery, counter, RTT_PROCESSOR, rttLoopScript, runArtillery } from "./lib/artillery-run";
 import { AGENT_BIN, agentCpuSeconds, median, spawnPinned, startTarget } from "./lib/spawn-pinned";
 
 const RUNS = Math.max(1, Math.min(9, Number(process.argv[2] ?? 3)));
@@ -150,24 +150,7 @@ async function baseline(shape: ShapeName, run: number): Promise<Row> {
 async function artillery(run: number): Promise<Row> {
   const s = SHAPES.held;
   return onFreshTarget("held", async (url) => {
-    const script = `config:
-  target: "${url}"
-  processor: "./rtt.mjs"
-  phases:
-    - { duration: 1, arrivalCount: ${s.conns} }
-  variables: { windowMs: ${s.seconds * 1000} }
-  ws: { perMessageDeflate: false }
-scenarios:
-  - engine: ws
-    flow:
-      - function: startWindow
-      - loop:
-          - function: markSend
-          - send: { payload: '${ARTILLERY_PAYLOAD}', capture: { json: "$.p", as: "p" } }
-          - function: recordRtt
-          - think: "${1000 / s.rate - s.holdMs}ms"
-        whileTrue: inWindow
-`;
+    const script = rttLoopScript(url, { conns: s.conns, seconds: s.seconds, thinkMs: 1000 / s.rate - s.holdMs });
     const art = await runArtillery(script, { processor: { file: "rtt.mjs", source: RTT_PROCESSOR }, limitMs: 90_000 });
     checkArtillery(art, "held");
     const rtt = art.aggregate.summaries?.ws_rtt_ms;

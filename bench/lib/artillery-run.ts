@@ -169,3 +169,29 @@ export function checkArtillery(a: ArtilleryRun, what: string) {
   const errors = Object.entries(a.aggregate.counters).filter(([k]) => k.startsWith("errors."));
   if (errors.length > 0) console.error(`artillery (${what}) errors: ${JSON.stringify(Object.fromEntries(errors))}`);
 }
+
+/**
+ * The script both latency benches give Artillery: `conns` VUs arriving over 1 s, each looping
+ * {send the 64-byte payload, capture its echo, think} for `seconds` from its own start, every round
+ * trip timed by RTT_PROCESSOR into the `ws_rtt_ms` histogram.
+ */
+export function rttLoopScript(url: string, opts: { conns: number; seconds: number; thinkMs: number }): string {
+  return `config:
+  target: "${url}"
+  processor: "./rtt.mjs"
+  phases:
+    - { duration: 1, arrivalCount: ${opts.conns} }
+  variables: { windowMs: ${opts.seconds * 1000} }
+  ws: { perMessageDeflate: false }
+scenarios:
+  - engine: ws
+    flow:
+      - function: startWindow
+      - loop:
+          - function: markSend
+          - send: { payload: '${ARTILLERY_PAYLOAD}', capture: { json: "$.p", as: "p" } }
+          - function: recordRtt
+          - think: "${opts.thinkMs}ms"
+        whileTrue: inWindow
+`;
+}
