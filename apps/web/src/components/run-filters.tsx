@@ -10,11 +10,14 @@ export function RunFilters({
   plans,
   onApply,
   compact = false,
+  action,
 }: {
   value: RunFilterValues;
   plans: { id: string; name: string }[];
   onApply: (f: RunFilterValues) => void;
   compact?: boolean;
+  /** Where the form goes when submitted before React hydrates (a plain GET with the same parameter names). */
+  action?: string;
 }) {
   const [f, setF] = useState(value);
   useEffect(() => setF(value), [value]);
@@ -25,15 +28,18 @@ export function RunFilters({
       setF(next);
       if (apply) onApply(next);
     };
-  const submit = (e: FormEvent) => {
+  // The form's own fields, not state: a tag typed before hydration is in the DOM but was never seen by onChange.
+  const submit = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
-    onApply(f);
+    const data = new FormData(e.currentTarget);
+    const read = (k: keyof RunFilterValues) => String(data.get(k) ?? "");
+    onApply({ q: read("q"), planId: read("planId"), status: read("status"), tag: read("tag"), from: read("from"), to: read("to") });
   };
   const any = Object.values(f).some(Boolean);
   return (
-    <form className={compact ? "run-filters compact" : "run-filters"} onSubmit={submit} aria-label="Filter runs">
-      <input type="search" value={f.q} onChange={set("q")} placeholder="Search name or id" aria-label="Search runs by name or id" />
-      <select value={f.planId} onChange={set("planId", true)} aria-label="Plan">
+    <form className={compact ? "run-filters compact" : "run-filters"} onSubmit={submit} action={action} aria-label="Filter runs">
+      <input type="search" name="q" value={f.q} onChange={set("q")} placeholder="Search name or id" aria-label="Search runs by name or id" />
+      <select name="planId" value={f.planId} onChange={set("planId", true)} aria-label="Plan">
         <option value="">Any plan</option>
         {plans.map((p) => (
           <option key={p.id} value={p.id}>
@@ -41,7 +47,7 @@ export function RunFilters({
           </option>
         ))}
       </select>
-      <select value={f.status} onChange={set("status", true)} aria-label="Status">
+      <select name="status" value={f.status} onChange={set("status", true)} aria-label="Status">
         <option value="">Any status</option>
         {runStatusSchema.options.map((s) => (
           <option key={s} value={s}>
@@ -49,12 +55,12 @@ export function RunFilters({
           </option>
         ))}
       </select>
-      <input type="text" value={f.tag} onChange={set("tag")} placeholder="Tag" aria-label="Tag" size={10} />
+      <input type="text" name="tag" value={f.tag} onChange={set("tag")} placeholder="Tag" aria-label="Tag" size={10} />
       <label className="small muted">
-        from <input type="date" value={f.from} onChange={set("from", true)} aria-label="Created from" />
+        from <input type="date" name="from" value={f.from} onChange={set("from", true)} aria-label="Created from" />
       </label>
       <label className="small muted">
-        to <input type="date" value={f.to} onChange={set("to", true)} aria-label="Created until" />
+        to <input type="date" name="to" value={f.to} onChange={set("to", true)} aria-label="Created until" />
       </label>
       <button type="submit" className="button">
         Filter
