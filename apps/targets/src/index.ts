@@ -36,3 +36,4 @@ export {
 } from "./apps/longpoll-chat";
 export { startTodoApi, TODO_API_PATHS, type TodoApiStats, type Todo } from "./apps/todo-api";
 export { startHelloHttp, HELLO_HTTP_BODY, type HelloHttpStats } from "./apps/hello-http";
+export { startWsShop, WS_SHOP_PATHS, type WsShopStats } from "./apps/ws-shop";

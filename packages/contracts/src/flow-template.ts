@@ -11,8 +11,12 @@
  *   server copies it back (a field of your JSON, a header) and match the reply on it
  * - `msg.seq`: the connection's message counter, 0, 1, 2… (messages only)
  * - `data.<column>`: the connection's row of flow.data
- * - `vars.<name>`: a value captured by an earlier setup step
+ * - `vars.<name>`: a value captured by an earlier step; `vars.<name>.<field>…` reads into a
+ *   captured object (`vars.order.id`, `vars.items.0.sku`)
  * - `random.int` (0 to 2^31−1), `random.uuid`, `random.hex` (16 hex digits)
+ * - `random.int(min, max)`: a whole number from min to max, both included (Artillery's
+ *   `$randomNumber(min, max)`); `random.float(min, max)`; `random.pick(a, b, c)`: one of the
+ *   listed words, evenly
  * - `time.ms`: the wall clock, epoch milliseconds, when the template is rendered
  *
  * A JSON string that is exactly one `{{ … }}` takes the variable's own type (`"{{ msg.seq }}"`
@@ -20,7 +24,36 @@
  */
 
 const HOLE = /\{\{\s*([^{}]*?)\s*\}\}/g;
-const NAME = /^(conn\.index|conn\.room|msg\.id|msg\.seq|random\.int|random\.uuid|random\.hex|time\.ms|data\.[A-Za-z_][\w-]*|vars\.[A-Za-z_][\w-]*)$/;
+const NAME =
+  /^(conn\.index|conn\.room|msg\.id|msg\.seq|random\.int|random\.uuid|random\.hex|time\.ms|data\.[A-Za-z_][\w-]*|vars\.[A-Za-z_][\w-]*(?:\.[\w-]+)*)$/;
+/** The generator forms: random.int(1, 150), random.float(0.5, 2), random.pick(red, green, blue). */
+const CALL = /^random\.(int|float|pick)\(\s*([^()]*?)\s*\)$/;
+
+type Call = { fn: "int" | "float" | "pick"; args: string[] };
+
+/** A generator call's arguments checked: numbers for int and float (min ≤ max), at least one word for pick. */
+function parseCall(name: string): Call | { problem: string } | undefined {
+  const m = CALL.exec(name);
+  if (!m) return undefined;
+  const fn = m[1] as Call["fn"];
+  const args = m[2] === "" ? [] : m[2]!.split(",").map((a) => a.trim());
+  if (fn === "pick")
+    return args.length > 0 && args.every(Boolean)
+      ? { fn, args }
+      : { problem: `random.pick needs words to pick from, like {{ random.pick(red, green, blue) }}` };
+  const nums = args.map(Number);
+  if (args.length !== 2 || nums.some((n) => !Number.isFinite(n)) || nums[0]! > nums[1]!)
+    return { problem: `random.${fn} takes a range min ≤ max, like {{ random.${fn}(1, 150) }}` };
+  if (fn === "int" && !nums.every(Number.isInteger)) return { problem: `random.int takes whole numbers, like {{ random.int(1, 150) }} (or use random.float)` };
+  return { fn, args };
+}
+
+function callGetter({ fn, args }: Call): Getter {
+  if (fn === "pick") return () => args[Math.floor(Math.random() * args.length)];
+  const [min, max] = args.map(Number) as [number, number];
+  if (fn === "int") return () => min + Math.floor(Math.random() * (max - min + 1));
+  return () => min + Math.random() * (max - min);
+}
 
 /** What a template may read; the agent fills one per connection (msg.* per message). */
 export interface TemplateContext {
@@ -44,6 +77,8 @@ const hex = (bytes: number): string => {
 };
 
 function getter(name: string): Getter {
+  const call = parseCall(name);
+  if (call && "fn" in call) return callGetter(call);
   switch (name) {
     case "conn.index":
       return (c) => c.connIndex;
@@ -63,7 +98,15 @@ function getter(name: string): Getter {
       return () => Date.now();
   }
   const key = name.slice(name.indexOf(".") + 1);
-  return name.startsWith("data.") ? (c) => c.data?.[key] : (c) => c.vars[key];
+  if (name.startsWith("data.")) return (c) => c.data?.[key];
+  const [first, ...fields] = key.split(".") as [string, ...string[]];
+  if (fields.length === 0) return (c) => c.vars[first];
+  // Into a captured object: vars.order.id, vars.items.0.sku (a missing field renders empty).
+  return (c) => {
+    let v: unknown = c.vars[first];
+    for (const f of fields) v = v !== null && typeof v === "object" ? (v as Record<string, unknown>)[f] : undefined;
+    return v;
+  };
 }
 
 /** The variables a string uses, and the problems with them (unknown names, bad syntax). */
@@ -72,10 +115,14 @@ export function templateNames(text: string): { names: string[]; problems: string
   const problems: string[] = [];
   for (const m of text.matchAll(HOLE)) {
     const name = m[1]!;
-    if (NAME.test(name)) names.push(name);
+    const call = parseCall(name);
+    if (call) {
+      if ("problem" in call) problems.push(call.problem);
+      else names.push(`random.${call.fn}`);
+    } else if (NAME.test(name)) names.push(name);
     else
       problems.push(
-        `unknown variable {{ ${name} }}: use conn.index, conn.room, msg.id, msg.seq, data.<column>, vars.<capture>, random.int, random.uuid, random.hex or time.ms`,
+        `unknown variable {{ ${name} }}: use conn.index, conn.room, msg.id, msg.seq, data.<column>, vars.<capture> (or vars.<capture>.<field>), random.int, random.int(min, max), random.float(min, max), random.pick(a, b), random.uuid, random.hex or time.ms`,
       );
   }
   const stray = text.replace(HOLE, "");

@@ -1,6 +1,7 @@
 import { parse as parseCsv } from "csv-parse/sync";
 import type { z } from "zod";
-import type { Flow, FlowData, FlowMessage, SetupStep } from "./flow";
+import { durationMs } from "./duration";
+import type { Flow, FlowData, FlowMessage, SetupStep, UserStep } from "./flow";
 import { flowAbsoluteUrls, literalHost } from "./flow-hosts";
 import { templateNames, templateStrings } from "./flow-template";
 import { checkSocketclusterFlow } from "./flow-validation-socketcluster";
@@ -68,7 +69,7 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
       for (const n of names) {
         if (n.startsWith("msg.") && !allowMsg)
           issue(at, `{{ ${n} }} only exists in flow.messages (a message's id and counter); use conn.index or a capture here`);
-        if (n.startsWith("vars.") && !made.has(n.slice(5))) {
+        if (n.startsWith("vars.") && !made.has(n.slice(5).split(".")[0]!)) {
           issue(at, `{{ ${n} }} is not captured before this point: add capture: { ${n.slice(5)}: "$.…" } to an earlier setup step`);
         }
         if (n.startsWith("data.")) {
@@ -166,6 +167,75 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
   flow.messages?.forEach((m, i) => {
     checkMessage(m, ["messages", i]);
   });
+  // A user's steps: the same checks, in document order (a capture inside a branch counts from there on).
+  let userConnected = false;
+  const userSteps = (steps: readonly UserStep[], at: Path): void =>
+    steps.forEach((step, i) => {
+      const here: Path = [...at, i];
+      if ("request" in step) {
+        templates({ url: step.request.url, headers: step.request.headers, json: step.request.json, body: step.request.body }, [...here, "request"], false);
+        if (step.request.json !== undefined && step.request.body !== undefined) issue([...here, "request", "body"], "give json or body, not both");
+        paths(step.request.capture, [...here, "request", "capture"]);
+        addCaptures(step.request.capture, made);
+      } else if ("connect" in step) {
+        userConnected = true;
+        templates({ headers: step.connect.headers, query: step.connect.query, auth: step.connect.auth }, [...here, "connect"], false);
+        if (step.connect.auth !== undefined && protocol !== "socketio")
+          issue([...here, "connect", "auth"], `auth is Socket.IO's handshake payload (this target is ${protocol}): use headers or query`);
+      } else if ("send" in step || "waitFor" in step) {
+        if (!userConnected) issue(here, `${"send" in step ? "send" : "waitFor"} needs the connection: add a { connect: {} } step before it`);
+        if ("send" in step) {
+          const send = step.send;
+          event(send.event, [...here, "send", "event"]);
+          body(send, [...here, "send"]);
+          templates({ json: send.json, text: send.text, args: send.args, headers: send.headers }, [...here, "send"], false);
+          if (send.ack && !ACK_PROTOCOLS.includes(protocol))
+            issue(
+              [...here, "send", "ack"],
+              `only Socket.IO and SocketCluster acknowledge (this target is ${protocol}): give the send a reply: { event, match }`,
+            );
+          if (send.ack && send.reply) issue([...here, "send", "reply"], "an acknowledgement is the reply: remove reply, or ack");
+          if (send.capture && !send.ack && !send.reply)
+            issue([...here, "send", "capture"], "a send captures from its reply: add reply: { match: { path: … } } (or ack: true on Socket.IO)");
+          if (send.reply) {
+            event(send.reply.event, [...here, "send", "reply", "event"], true);
+            if (send.reply.match) {
+              checkPath(send.reply.match.path, [...here, "send", "reply", "match", "path"], issue);
+              templates(send.reply.match.equals, [...here, "send", "reply", "match", "equals"], false);
+            }
+          }
+          paths(send.capture, [...here, "send", "capture"]);
+          addCaptures(send.capture, made);
+        } else {
+          event(step.waitFor.event, [...here, "waitFor", "event"], true);
+          if (step.waitFor.match) {
+            checkPath(step.waitFor.match.path, [...here, "waitFor", "match", "path"], issue);
+            templates(step.waitFor.match.equals, [...here, "waitFor", "match", "equals"], false);
+          }
+          paths(step.waitFor.capture, [...here, "waitFor", "capture"]);
+          addCaptures(step.waitFor.capture, made);
+        }
+      } else if ("think" in step) {
+        const t = step.think;
+        if (typeof t === "object" && "min" in t && durationMs(t.min) > durationMs(t.max)) issue([...here, "think", "max"], `must be at least min (${t.min})`);
+        if (typeof t === "object" && "mean" in t && t.distribution === "normal" && t.stddev === undefined)
+          issue([...here, "think", "stddev"], "a normal think time needs its spread: add stddev, like 500ms");
+      } else if ("loop" in step) {
+        if (step.loop.count === undefined && step.loop.over === undefined)
+          issue([...here, "loop"], "a loop needs an end: count (like count: 3) or over (a duration, like over: 30s)");
+        userSteps(step.loop.steps, [...here, "loop", "steps"]);
+      } else if ("choice" in step) {
+        for (const [b, branch] of step.choice.entries()) userSteps(branch.steps, [...here, "choice", b, "steps"]);
+      } else if ("if" in step) {
+        const v = step.if.var;
+        if (v.startsWith("vars.") && !made.has(v.slice(5).split(".")[0]!))
+          issue([...here, "if", "var"], `${v} is not captured before this step: add capture: { ${v.slice(5).split(".")[0]}: "$.…" } to an earlier step`);
+        if (v.startsWith("data.") && !columns?.has(v.slice(5))) issue([...here, "if", "var"], `flow.data has no column "${v.slice(5)}"`);
+        userSteps(step.steps, [...here, "steps"]);
+        if (step.else) userSteps(step.else, [...here, "else"]);
+      } else if (!userConnected) issue(here, "disconnect closes the connection: it needs a connect step before it");
+    });
+  if (flow.steps) userSteps(flow.steps, ["steps"]);
   if (protocol === "socketcluster") checkSocketclusterFlow(flow, issue);
   if (protocol === "stomp") checkStompFlow(flow, issue);
   flow.push?.forEach((p, i) => {

@@ -173,6 +173,93 @@ export const pushSchema = z.strictObject({
 });
 export type Push = z.output<typeof pushSchema>;
 
+/**
+ * A think time: fixed (`2s`), uniform between `min` and `max`, or drawn around a `mean` (exponential,
+ * or normal with `stddev`, never below 0). Each user draws its own.
+ */
+export const thinkSchema = z.union(
+  [
+    durationSchema,
+    z.strictObject({ min: durationSchema, max: durationSchema }),
+    z.strictObject({ mean: durationSchema, distribution: z.enum(["exponential", "normal"]), stddev: durationSchema.optional() }),
+  ],
+  { error: "a think time is a duration (2s), { min: 1s, max: 3s }, or { mean: 2s, distribution: exponential } (normal takes stddev too)" },
+);
+export type Think = z.output<typeof thinkSchema>;
+
+/** A user's send: as a setup send, plus the reply it waits for (timed from the send's intended time, captured from). */
+export const userSendStepSchema = sendStepSchema.extend({
+  /** The incoming message that answers this one (event, match); the user waits for it up to `timeout`. */
+  reply: replySchema.omit({ ack: true }).optional(),
+});
+
+/** `{ if: { var: vars.order.status, equals: open }, steps: [...], else: [...] }`: equals absent, the variable only has to be set. */
+export const userConditionSchema = z.strictObject({
+  /** A variable as in templates, without braces: vars.<capture>[.<field>…] or data.<column>. */
+  var: z.string().regex(/^(vars|data)\.[A-Za-z_][\w-]*(\.[\w-]+)*$/, "name a variable like vars.order.status or data.plan"),
+  equals: z.union([z.string().max(MAX_NAME_LENGTH), z.number(), z.boolean()]).optional(),
+});
+
+const MAX_USER_STEPS = 50;
+
+/**
+ * One step of a user's scenario (scenario kind `users`): the setup steps, plus the reply on a send,
+ * random think times, loops, weighted choices, conditions and an explicit disconnect. Nested steps
+ * are steps of the same kind.
+ */
+export const userStepSchema = z.union(
+  [
+    z.strictObject({ request: httpRequestSchema }),
+    z.strictObject({ connect: connectStepSchema }),
+    z.strictObject({ send: userSendStepSchema }),
+    z.strictObject({ waitFor: waitForStepSchema }),
+    z.strictObject({ think: thinkSchema }),
+    z.strictObject({
+      loop: z.strictObject({
+        /** Names the loop in errors; absent: loop-<position>. */
+        name: name.optional(),
+        count: z.number().int().min(1).max(1_000_000).optional(),
+        /** Repeat until this long has passed since the loop began (checked before each pass). */
+        over: durationSchema.optional(),
+        get steps() {
+          return z.array(userStepSchema).min(1, "a loop needs at least one step").max(MAX_USER_STEPS);
+        },
+      }),
+    }),
+    z.strictObject({
+      get choice() {
+        return z
+          .array(
+            z.strictObject({
+              weight: z.number().positive("must be above 0: a branch with no weight is never taken (remove it instead)").max(1_000_000).default(1),
+              get steps() {
+                return z.array(userStepSchema).max(MAX_USER_STEPS);
+              },
+            }),
+          )
+          .min(1, "a choice needs at least one branch")
+          .max(20);
+      },
+    }),
+    z.strictObject({
+      if: userConditionSchema,
+      /** The steps taken when the condition holds. */
+      get steps() {
+        return z.array(userStepSchema).max(MAX_USER_STEPS);
+      },
+      get else() {
+        return z.array(userStepSchema).max(MAX_USER_STEPS).optional();
+      },
+    }),
+    z.strictObject({ disconnect: z.literal(true) }),
+  ],
+  {
+    error:
+      "a user step is one of { request }, { connect }, { send }, { waitFor }, { think }, { loop: { count, steps } }, { choice: [{ weight, steps }] }, { if, steps, else } or { disconnect: true }",
+  },
+);
+export type UserStep = z.output<typeof userStepSchema>;
+
 export const flowSchema = z.strictObject({
   data: flowDataSchema.optional(),
   /**
@@ -180,6 +267,8 @@ export const flowSchema = z.strictObject({
    * the leading requests and think times, before the first send or waitFor (or after the last step).
    */
   setup: z.array(setupStepSchema).max(50).default([]),
+  /** Scenario kind `users`: what each user does, in order, from its arrival until it leaves. */
+  steps: z.array(userStepSchema).max(MAX_USER_STEPS).optional(),
   /** What the open-loop phase sends; absent: Volley's own binary messages, echoed back. */
   messages: z.array(flowMessageSchema).min(1).max(20).optional(),
   /** Server push to time by the server's own timestamp (see pushSchema). */

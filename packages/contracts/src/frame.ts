@@ -43,6 +43,12 @@ export const HISTOGRAMS = {
    * reopened after the server closed the last one. `connect.time` stays the connection's first.
    */
   httpConnect: "http.connect",
+  /**
+   * Users: each user's time from its intended arrival to leaving (completed or failed). Each step
+   * of theirs is `step.<name>`, from the step's intended instant to its end (a send with a reply:
+   * to the reply).
+   */
+  userTime: "user.time",
 } as const;
 
 /** Histograms that hold connect times: the neutral name and the one old frames carry. */
@@ -95,6 +101,11 @@ export const COUNTERS = {
   pushReceived: "push.received",
   /** Flows: push stamps ahead of the agent's clock (not timed: the clocks disagree). */
   pushClockAhead: "push.clock_ahead",
+  /** Users: arrivals that started their steps, finished them all, failed one (errors.step.<name>), or found every slot busy. */
+  usersStarted: "users.started",
+  usersCompleted: "users.completed",
+  usersFailed: "users.failed",
+  usersDropped: "users.dropped",
   canarySent: "canary.sent",
   canaryReceived: "canary.received",
   canaryLost: "canary.lost",

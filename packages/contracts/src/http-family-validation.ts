@@ -60,7 +60,7 @@ export function validatePoll(target: Target, flow: Flow | undefined, ctx: z.Refi
     for (const p of problems) issue(s.path, p);
     for (const n of names) {
       if (n.startsWith("msg.")) issue(s.path, `{{ ${n} }} only exists in flow.messages: a poll belongs to no message (use conn.index or a capture)`);
-      if (n.startsWith("vars.") && !made.has(n.slice(5))) {
+      if (n.startsWith("vars.") && !made.has(n.slice(5).split(".")[0]!)) {
         issue(
           s.path,
           `{{ ${n} }} is not captured before the connection opens: capture it in a setup request before the connect (capture: { ${n.slice(5)}: "$.…" }) or in poll.capture`,

@@ -16,6 +16,7 @@ import { sweepRates, type Stage } from "./scenario";
  *   connection sends at most `duration` from its open); sweep: stepping begins on the first whole
  *   second after every connect has settled, and the last step that fits in `duration` ends it.
  * - drain: after the last send, replies and deliveries are awaited up to message.timeout.
+ * - users: arrivals for `duration`, then the last users finish, within scenario.maxUserTime (the drain).
  *
  * `sendEndMs` is the plan's own end of sending, as if every connection opened the instant it was
  * attempted; `endByMs` is the latest a shard following the plan should end: a connection may take
@@ -73,6 +74,20 @@ export interface SweepTiming {
 /** The plan's timing: see PlanTiming. */
 export function planTiming(plan: Plan): PlanTiming {
   const duration = durationMs(plan.scenario.duration);
+  if (plan.scenario.kind === "users") {
+    // Users arrive for `duration`; the last may stay up to maxUserTime (its steps' own waits are inside it).
+    const maxUserMs = durationMs(plan.scenario.maxUserTime);
+    return {
+      rampMs: 0,
+      stages: [],
+      sweep: null,
+      durationMs: duration,
+      sendEndMs: duration,
+      openWithinMs: 0,
+      drainMs: maxUserMs,
+      endByMs: duration + maxUserMs,
+    };
+  }
   const { count, rate, stages } = plan.connections;
   const spans = stageSpans(stages ?? []);
   const rampMs = stages ? 0 : (1000 * count) / rate;

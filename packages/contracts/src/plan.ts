@@ -7,6 +7,7 @@ import { connectionsSchema, scenarioSchema, sweepSchema } from "./scenario";
 import { flowSchema } from "./flow";
 import { validateFlow } from "./flow-validation";
 import { validateHttpFamily } from "./http-family-validation";
+import { validateUsers } from "./users-validation";
 
 /**
  * The test plan: the one document users write (YAML or JSON), validated here and nowhere else.
@@ -144,6 +145,7 @@ export const planSchema = z
     if (plan.flow) validateFlow(plan.flow, { target: plan.target, scenarioKind: plan.scenario.kind, connections: plan.connections.count }, ctx);
     validateHttpFamily(plan.target, plan.flow, ctx);
     validateHttpLoad(plan, ctx);
+    validateUsers(plan, ctx);
     const encoding = plan.target.sockjs?.encoding;
     if (encoding === "text" && !plan.flow)
       ctx.addIssue({

@@ -203,6 +203,23 @@ export const flowSummarySchema = z.object({
 });
 export type FlowSummary = z.infer<typeof flowSummarySchema>;
 
+/**
+ * Users (scenario kind `users`): how many arrived and how they ended, their time in the scenario,
+ * and each step's time from its intended instant (`step.<name>`, failures `errors.step.<name>`).
+ */
+export const usersSummarySchema = z.object({
+  started: z.number().int(),
+  completed: z.number().int(),
+  failed: z.number().int(),
+  /** Arrivals that found connections.count users already busy: never started, never queued. */
+  dropped: z.number().int(),
+  /** From each user's intended arrival to its leaving, ms. */
+  time: latencySummarySchema,
+  /** One per step name that ran or failed, in the order first seen. */
+  steps: z.array(z.object({ step: z.string(), count: z.number().int(), failed: z.number().int(), latency: latencySummarySchema })),
+});
+export type UsersSummary = z.infer<typeof usersSummarySchema>;
+
 /** The run summary. CI scripts depend on these names: extend, never rename. */
 export const runSummarySchema = z.object({
   messages: z.object({
@@ -250,6 +267,8 @@ export const runSummarySchema = z.object({
   capacity: capacitySchema.optional(),
   /** Flows: setup steps, incoming events, unmatched messages and their samples (absent for runs without a flow's metrics). */
   flow: flowSummarySchema.optional(),
+  /** Users (scenario kind users): arrivals, outcomes, time in the scenario and per step (absent otherwise). */
+  users: usersSummarySchema.optional(),
   /** How far apart the agents actually started (absent when no agent reported its start, and in summaries from before). */
   start: startReportSchema.optional(),
   intervals: z.object({ measured: z.number().int(), warmup: z.number().int(), saturated: z.number().int() }),

@@ -144,12 +144,39 @@ export const httpRpsScenarioSchema = z.strictObject({
 });
 export type HttpRpsScenario = z.output<typeof httpRpsScenarioSchema>;
 
+/** What a users plan's `message` holds when left out: only its timeout is read (the default reply wait is each step's own). */
+const USERS_MESSAGE = { bytes: 64, rate: 1, per: "connection", arrival: "constant", timeout: "10s" } as const;
+
+/**
+ * Virtual users, like Artillery's and k6's arrival-rate scenarios: users arrive at `arrivalRate`
+ * per second for `duration` (open arrival: a slow server does not slow arrivals, each arrival has
+ * its intended instant), each runs `flow.steps` once and leaves. `connections.count` is the most
+ * users at once; an arrival finding them all busy is counted in `users.dropped`, never queued.
+ * Every step is timed from its intended instant (the arrival, or the end of the step before plus
+ * its think time), so a slow server shows in step times instead of hiding in fewer users.
+ */
+export const usersScenarioSchema = z.strictObject({
+  kind: z.literal("users"),
+  /** Users arriving per second (over every agent). */
+  arrivalRate: z.number().positive().max(100_000),
+  arrival: z.enum(["constant", "poisson"]).default("constant"),
+  /** How long users keep arriving. */
+  duration: durationSchema,
+  warmup: durationSchema.default(0),
+  /** A user still busy this long after its arrival is stopped and counted failed (bounds the run). */
+  maxUserTime: durationSchema.default("2m"),
+  /** Not used by users (steps carry their own timeouts); kept so every scenario has one shape. */
+  message: messageSchema.default(USERS_MESSAGE),
+});
+export type UsersScenario = z.output<typeof usersScenarioSchema>;
+
 export const scenarioSchema = z.discriminatedUnion("kind", [
   echoScenarioSchema,
   broadcastScenarioSchema,
   groupsScenarioSchema,
   stormScenarioSchema,
   httpRpsScenarioSchema,
+  usersScenarioSchema,
 ]);
 export type Scenario = z.output<typeof scenarioSchema>;
 export type ScenarioKind = Scenario["kind"];

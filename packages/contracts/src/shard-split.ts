@@ -67,6 +67,8 @@ export function planShards(plan: Plan, weights: readonly number[] = equalWeights
   // An exact count (http-rps `requests`) splits as the connections do, to the request.
   const requests = plan.scenario.kind === "http-rps" ? plan.scenario.requests : undefined;
   const requestShares = requests !== undefined ? splitProportionally(requests, connections) : null;
+  // Users arrive in proportion to the users each shard may hold at once.
+  const arrivalRates = plan.scenario.kind === "users" ? splitRate(plan.scenario.arrivalRate, connections) : null;
   const bases = connections.map((_, i) => connections.slice(0, i).reduce((a, b) => a + b, 0));
   const rows = plan.flow?.data ? flowRows(plan.flow.data) : undefined;
   return connections.map((n, i) => ({
@@ -78,7 +80,12 @@ export function planShards(plan: Plan, weights: readonly number[] = equalWeights
       rate: (plan.connections.rate * n) / plan.connections.count,
       ...(plan.connections.stages ? { stages: plan.connections.stages.map((s, k) => ({ ...s, target: stageTargets![k]![i]! })) } : {}),
     },
-    scenario: { ...plan.scenario, message: { ...message, rate: messageRates[i]! }, ...(requestShares ? { requests: requestShares[i]! } : {}) },
+    scenario: {
+      ...plan.scenario,
+      message: { ...message, rate: messageRates[i]! },
+      ...(requestShares ? { requests: requestShares[i]! } : {}),
+      ...(arrivalRates ? { arrivalRate: arrivalRates[i]! } : {}),
+    },
     ...(sweep
       ? {
           sweep: {

@@ -29,6 +29,7 @@ export const TIMED_METRICS = {
   send_lag: "actual minus intended send time (how late the agent was)",
   response_time:
     "http-rps loop: closed: each request's response time from when its user was ready; a closed loop's, never intended-time latency (coordinated omission)",
+  user_time: "users: each user's time from its intended arrival to leaving",
 } as const;
 export type TimedMetric = keyof typeof TIMED_METRICS;
 
@@ -57,6 +58,11 @@ export const COUNT_METRICS = {
   "messages.unmatched": { unit: "", doc: "flows: incoming messages that answered no message (0 without a flow)" },
   "messages.unmatched_rate": { unit: "%", doc: "flows: unmatched / every incoming message (0 without a flow)" },
   "setup.failed": { unit: "", doc: "flows: connections whose setup failed, every step (0 without a flow)" },
+  "users.started": { unit: "", doc: "users: arrivals that started their steps" },
+  "users.completed": { unit: "", doc: "users: users that finished every step" },
+  "users.failed": { unit: "", doc: "users: users stopped by a failed step (or maxUserTime)" },
+  "users.dropped": { unit: "", doc: "users: arrivals that found connections.count users busy (never started)" },
+  "users.failed_rate": { unit: "%", doc: "users: failed / started" },
 } as const satisfies Record<string, { unit: MetricUnit; doc: string }>;
 
 /** Every metric a threshold may name. */

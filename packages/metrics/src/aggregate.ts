@@ -12,11 +12,13 @@ import {
 import { addEncoded, createHistogram, type Histogram } from "./histogram";
 import { summarizeErrorSamples } from "./error-samples";
 import { summarizeFlow } from "./flow-summary";
+import { summarizeUsers } from "./users-summary";
 import { IntervalMerger } from "./interval-merger";
 import { latencySummary } from "./summary";
 
 /** The parts of a stored frame aggregation needs (the db row shape is a superset). */
-export type FrameLike = Pick<IntervalFrame, "index" | "startedAt" | "durationMs" | "warmup" | "counters" | "histograms" | "health"> & { // Stored rows carry null where a frame had no value.
+export type FrameLike = Pick<IntervalFrame, "index" | "startedAt" | "durationMs" | "warmup" | "counters" | "histograms" | "health"> & {
+  // Stored rows carry null where a frame had no value.
   [K in "activeMs" | "stage" | "step" | "samples"]?: IntervalFrame[K] | null;
 } & {
   /** Which agent sent the frame; counted in each point's health, and the key of per-agent breakdowns. */
@@ -96,6 +98,7 @@ export function summarizeFrames(frames: readonly FrameLike[]): Omit<RunSummary, 
   const canary = latencySummary(hs.get(HISTOGRAMS.canaryLatency));
   const hasCanary = frames.some((f) => COUNTERS.canarySent in f.counters);
   const flow = summarizeFlow(frames);
+  const users = summarizeUsers(frames);
   const errorSamples = summarizeErrorSamples(frames);
   return {
     messages: {
@@ -152,6 +155,7 @@ export function summarizeFrames(frames: readonly FrameLike[]): Omit<RunSummary, 
         }
       : {}),
     ...(flow ? { flow } : {}),
+    ...(users ? { users } : {}),
     ...(hs.has(HISTOGRAMS.closedLoopResponseTime)
       ? { closedLoop: { responseTime: latencySummary(hs.get(HISTOGRAMS.closedLoopResponseTime)), note: CLOSED_LOOP_NOTE } }
       : {}),

@@ -30,6 +30,7 @@ export function thresholdMetrics(s: Measured): Record<string, { value: number | 
     canary: s.canary?.latency ?? s.timings?.canary,
     send_lag: s.sendLag,
     response_time: s.closedLoop?.responseTime,
+    user_time: s.users?.time,
   };
   const out: Record<string, { value: number | null; unit: MetricUnit }> = {};
   for (const [kind, summary] of Object.entries(timed)) {
@@ -63,6 +64,11 @@ export function thresholdMetrics(s: Measured): Record<string, { value: number | 
     "messages.unmatched": s.flow?.unmatched ?? 0,
     "messages.unmatched_rate": pct(s.flow?.unmatched ?? 0, s.flow?.events.reduce((n, e) => n + e.received, 0) ?? 0) ?? 0,
     "setup.failed": s.flow?.setup.reduce((n, st) => n + st.failed, 0) ?? 0,
+    "users.started": s.users ? s.users.started : null,
+    "users.completed": s.users ? s.users.completed : null,
+    "users.failed": s.users ? s.users.failed : null,
+    "users.dropped": s.users ? s.users.dropped : null,
+    "users.failed_rate": s.users ? (pct(s.users.failed, s.users.started) ?? 0) : null,
   };
   for (const [name, value] of Object.entries(values)) out[name] = { value, unit: COUNT_METRICS[name as keyof typeof COUNT_METRICS].unit };
   return out;

@@ -1,4 +1,5 @@
 import type { Plan } from "@volley/contracts";
+import { UsersEngine } from "../users/users-engine";
 import { ShardEngine } from "./shard-engine";
 import type { RunShardOptions, ShardOutcome } from "./types";
 
@@ -8,5 +9,5 @@ import type { RunShardOptions, ShardOutcome } from "./types";
  * Never rejects; failures end the shard "errored" with a reason a person can act on.
  */
 export function runShard(plan: Plan, opts: RunShardOptions): Promise<ShardOutcome> {
-  return new ShardEngine(plan, opts).run();
+  return plan.scenario.kind === "users" ? new UsersEngine(plan, opts).run() : new ShardEngine(plan, opts).run();
 }

@@ -26,6 +26,7 @@ export function scenarioRoles(scenario: Scenario, shard: string): ScenarioRoles 
       return { roomFor: () => undefined, echo: true, canaryRate: scenario.canary === false ? undefined : scenario.canary.rate };
     case "echo":
     case "http-rps":
+    case "users":
       // http-rps is echo with the schema's aggregate Poisson defaults: each request's response is its reply.
       return { roomFor: () => undefined, echo: true, canaryRate: undefined };
   }

@@ -19,7 +19,8 @@ export interface Incoming {
 
 type Step = { name: string; run: (s: SetupState) => Promise<void> };
 
-interface SetupState {
+/** One connection's (or user's) state while its steps run. */
+export interface SetupState {
   id: number;
   ctx: TemplateContext;
   jar: CookieJar;
@@ -65,7 +66,7 @@ export class ConnectionSetup {
     // No connect step: it connects after the leading requests and think times, before the first step on the connection.
     if (!setup.some((s) => "connect" in s)) {
       const first = setup.findIndex((s) => "send" in s || "waitFor" in s);
-      steps.splice(first < 0 ? steps.length : first, 0, this.connectStep({}, listen));
+      steps.splice(first < 0 ? steps.length : first, 0, { name: "connect", run: compileConnect({}, listen, driver, this.poll, monoUs) });
     }
     this.steps = steps;
   }
@@ -85,7 +86,7 @@ export class ConnectionSetup {
 
   private compile(step: SetupStep, i: number, base: string, dispatcher: Agent, listen: string[]): Step {
     const position = i + 1;
-    if ("connect" in step) return this.connectStep(step.connect, listen);
+    if ("connect" in step) return { name: "connect", run: compileConnect(step.connect, listen, this.driver, this.poll, this.monoUs) };
     if ("think" in step) {
       const ms = durationMs(step.think);
       return { name: `think-${position}`, run: () => new Promise((r) => setTimeout(r, ms)) };
@@ -119,65 +120,13 @@ export class ConnectionSetup {
     const match = compileMatch(waitFor.match, waitFor.event);
     const captures = compileCaptures(waitFor.capture);
     const timeoutMs = durationMs(waitFor.timeout);
-    const what = `${waitFor.event ?? "a message"}${waitFor.match ? ` with ${waitFor.match.path}${waitFor.match.equals !== undefined ? ` = ${waitFor.match.equals}` : ""}` : ""}`;
+    const what = describeMatch(waitFor.event, waitFor.match);
     return this.timed(name, async (s) => {
       this.connected(s);
-      const test = (m: Incoming) => matches(match, m, s.ctx);
-      let got = s.inbox.find(test);
-      if (got) s.inbox.splice(s.inbox.indexOf(got), 1);
-      else {
-        got = await withTimeout(
-          new Promise<Incoming>((resolve) => {
-            s.waiter = (m) => {
-              if (!test(m)) return false;
-              s.waiter = undefined;
-              resolve(m);
-              return true;
-            };
-          }),
-          timeoutMs,
-          `no ${what}`,
-        ).finally(() => (s.waiter = undefined));
-      }
+      const got = await receive(s, match, timeoutMs, what);
       const missing = captures(s.ctx.vars as Record<string, unknown>, { json: asJson(got.data) });
       if (missing) throw new Error(`capture ${missing}: not found in ${got.event ?? "the message"}`);
     });
-  }
-
-  private connectStep(connect: { headers?: Record<string, string>; query?: Record<string, string>; auth?: unknown }, listen: string[]): Step {
-    const headers = Object.entries(connect.headers ?? {}).map(([k, v]) => [k, compileText(v)] as const);
-    const query = Object.entries(connect.query ?? {}).map(([k, v]) => [k, compileText(v)] as const);
-    const auth = connect.auth !== undefined ? compileValue(connect.auth) : undefined;
-    // Destinations named by a template are this connection's own: subscribed rendered, reported as the plan spells them.
-    const listenPer = listen.some((l) => l.includes("{{")) ? listen.map((l) => compileText(l)) : undefined;
-    return {
-      name: "connect",
-      run: async (s) => {
-        const h: Record<string, string> = { ...s.base.headers };
-        for (const [k, v] of headers) h[k] = v(s.ctx);
-        const cookie = cookieHeader(s.jar);
-        if (cookie && h.cookie === undefined && h.Cookie === undefined) h.cookie = cookie;
-        const url = new URL(s.base.url);
-        for (const [k, v] of query) url.searchParams.set(k, v(s.ctx));
-        const opts: ConnectOptions = { ...s.base, url: url.toString(), headers: h, listen };
-        if (listenPer) {
-          opts.listen = listenPer.map((l) => l(s.ctx));
-          opts.listenNames = listen;
-        }
-        if (auth) opts.auth = auth(s.ctx);
-        if (this.poll) opts.poll = this.poll(s.ctx);
-        const started = this.monoUs();
-        const conn = await this.driver.connect(opts);
-        s.connectUs = this.monoUs() - started;
-        s.conn = conn;
-        conn.onEvent!((event, data) => {
-          const m = { event, data };
-          if (s.waiter?.(m)) return;
-          if (s.inbox.length >= INBOX) s.inbox.shift();
-          s.inbox.push(m);
-        });
-      },
-    };
   }
 
   private timed(name: string, run: (s: SetupState) => Promise<void>): Step {
@@ -203,7 +152,7 @@ export class ConnectionSetup {
   }
 }
 
-function matches(match: CompiledMatch, m: Incoming, ctx: TemplateContext): boolean {
+export function matches(match: CompiledMatch, m: Incoming, ctx: TemplateContext): boolean {
   if (match.event !== undefined && match.event !== m.event) return false;
   if (!match.path) return true;
   const value = match.path(asJson(m.data));
@@ -212,9 +161,81 @@ function matches(match: CompiledMatch, m: Incoming, ctx: TemplateContext): boole
   return (typeof value === "string" ? value : JSON.stringify(value)) === match.equals(ctx);
 }
 
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout;
   return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} within ${ms} ms`)), ms)))]).finally(() =>
     clearTimeout(timer),
   );
+}
+
+/** A waited-for message in words: `chat with $.id = {{ msg.id }}`. */
+export function describeMatch(event: string | undefined, match: { path: string; equals?: string } | undefined): string {
+  return `${event ?? "a message"}${match ? ` with ${match.path}${match.equals !== undefined ? ` = ${match.equals}` : ""}` : ""}`;
+}
+
+/** The next incoming message that passes `match`: one already in the inbox, else the first to arrive within `timeoutMs`. */
+export async function receive(s: SetupState, match: CompiledMatch, timeoutMs: number, what: string): Promise<Incoming> {
+  const test = (m: Incoming) => matches(match, m, s.ctx);
+  const got = s.inbox.find(test);
+  if (got) {
+    s.inbox.splice(s.inbox.indexOf(got), 1);
+    return got;
+  }
+  return withTimeout(
+    new Promise<Incoming>((resolve) => {
+      s.waiter = (m) => {
+        if (!test(m)) return false;
+        s.waiter = undefined;
+        resolve(m);
+        return true;
+      };
+    }),
+    timeoutMs,
+    `no ${what}`,
+  ).finally(() => (s.waiter = undefined));
+}
+
+type ConnectStep = { headers?: Record<string, string>; query?: Record<string, string>; auth?: unknown };
+
+/**
+ * The connect step: target headers plus the step's (templates), cookies from earlier requests,
+ * query parameters, Socket.IO auth; incoming messages go to the waiting step or the inbox.
+ */
+export function compileConnect(
+  connect: ConnectStep,
+  listen: string[],
+  driver: Driver,
+  poll: ReturnType<typeof compilePoll>,
+  monoUs: () => number,
+): (s: SetupState) => Promise<void> {
+  const headers = Object.entries(connect.headers ?? {}).map(([k, v]) => [k, compileText(v)] as const);
+  const query = Object.entries(connect.query ?? {}).map(([k, v]) => [k, compileText(v)] as const);
+  const auth = connect.auth !== undefined ? compileValue(connect.auth) : undefined;
+  // Destinations named by a template are this connection's own: subscribed rendered, reported as the plan spells them.
+  const listenPer = listen.some((l) => l.includes("{{")) ? listen.map((l) => compileText(l)) : undefined;
+  return async (s) => {
+    const h: Record<string, string> = { ...s.base.headers };
+    for (const [k, v] of headers) h[k] = v(s.ctx);
+    const cookie = cookieHeader(s.jar);
+    if (cookie && h.cookie === undefined && h.Cookie === undefined) h.cookie = cookie;
+    const url = new URL(s.base.url);
+    for (const [k, v] of query) url.searchParams.set(k, v(s.ctx));
+    const opts: ConnectOptions = { ...s.base, url: url.toString(), headers: h, listen };
+    if (listenPer) {
+      opts.listen = listenPer.map((l) => l(s.ctx));
+      opts.listenNames = listen;
+    }
+    if (auth) opts.auth = auth(s.ctx);
+    if (poll) opts.poll = poll(s.ctx);
+    const started = monoUs();
+    const conn = await driver.connect(opts);
+    s.connectUs = monoUs() - started;
+    s.conn = conn;
+    conn.onEvent!((event, data) => {
+      const m = { event, data };
+      if (s.waiter?.(m)) return;
+      if (s.inbox.length >= INBOX) s.inbox.shift();
+      s.inbox.push(m);
+    });
+  };
 }

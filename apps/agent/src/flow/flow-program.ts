@@ -8,6 +8,7 @@ import {
   type Match,
   type Plan,
   type TemplateContext,
+  type UserStep,
 } from "@volley/contracts";
 import type { OutMessage } from "../drivers/driver";
 
@@ -79,6 +80,18 @@ export function compileOutgoing(m: { event?: string; json?: unknown; text?: stri
   };
 }
 
+/** The events a user's steps wait for (replies, waitFor), in every branch and loop. */
+function stepEvents(steps: readonly UserStep[]): string[] {
+  return steps.flatMap((s): string[] => {
+    if ("send" in s) return s.send.reply?.event ? [s.send.reply.event] : [];
+    if ("waitFor" in s) return s.waitFor.event ? [s.waitFor.event] : [];
+    if ("loop" in s) return stepEvents(s.loop.steps);
+    if ("choice" in s) return s.choice.flatMap((b) => stepEvents(b.steps));
+    if ("if" in s) return [...stepEvents(s.steps), ...stepEvents(s.else ?? [])];
+    return [];
+  });
+}
+
 export function compileFlow(plan: Plan): FlowProgram | undefined {
   const flow = plan.flow;
   if (!flow) return undefined;
@@ -94,6 +107,7 @@ export function compileFlow(plan: Plan): FlowProgram | undefined {
   const listen = new Set<string>();
   for (const k of kinds) if (k.reply && k.reply !== "ack" && k.reply.event) listen.add(k.reply.event);
   for (const s of flow.setup) if ("waitFor" in s && s.waitFor.event) listen.add(s.waitFor.event);
+  for (const e of stepEvents(flow.steps ?? [])) listen.add(e);
   const push = (flow.push ?? []).map((p) => ({ event: p.event, stamp: compileJsonPath(p.timestamp), unitUs: UNIT_US[p.unit] }));
   for (const p of push) if (p.event) listen.add(p.event);
   return { flow, kinds, totalWeight: upTo, listen: [...listen], push };

@@ -1,0 +1,238 @@
+import { compileValue, durationMs, HISTOGRAMS, type Plan, type Think, type UserStep } from "@volley/contracts";
+import type { IntervalRecorder } from "@volley/metrics";
+import type { Agent } from "undici";
+import { ConnectError } from "../drivers/connect-error";
+import type { Driver } from "../drivers/driver";
+import { compileConnect, describeMatch, receive, withTimeout, type SetupState } from "../flow/connection-setup";
+import { asJson } from "../flow/flow-codec";
+import { compileMatch, compileOutgoing } from "../flow/flow-program";
+import { compilePoll } from "../flow/flow-poll";
+import { compileCaptures, compileRequest, httpBase } from "../flow/http-step";
+
+/** A user's step histogram: from the step's intended instant to its end, µs. */
+export const stepHistogram = (name: string) => `step.${name}`;
+
+/** One user while it runs: its connection state, and the intended instant of its next step. */
+export interface UserRun {
+  s: SetupState;
+  /** When the next step is meant to start, µs monotonic: the arrival, then each step's end plus think times. */
+  at: number;
+  /** Past this (arrival + maxUserTime) the user's next step fails it. */
+  deadline: number;
+}
+
+/** A step failed: the user stops, counted under errors.step.<name> with why. */
+export class StepFailure extends Error {
+  constructor(
+    readonly step: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** What running steps needs of the engine. */
+export interface UserHost {
+  monoUs(): number;
+  /** Resolves at `atUs`, to within tens of µs; rejects once the shard stops. */
+  sleepUntil(atUs: number): Promise<void>;
+  readonly recorder: IntervalRecorder;
+  /** A message went out `lagUs` after its intended instant. */
+  sent(lagUs: number): void;
+  /** A reply arrived (received), or never did (lost). */
+  replied(ok: boolean): void;
+  connected(u: UserRun, connectUs: number): void;
+  connectFailed(err: unknown): void;
+  /** The user closed its connection itself (a disconnect step). */
+  disconnected(u: UserRun): void;
+  random(): number;
+}
+
+type Exec = (u: UserRun) => Promise<void>;
+
+/**
+ * A users plan's `flow.steps`, compiled once per shard into one function per step. Every step
+ * starts at its intended instant (u.at): think times move it forward and are scheduled, not slept
+ * from the moment the previous step happened to end, and each timed step records its time from
+ * that instant, so a slow server shows in step times rather than in fewer, later steps.
+ */
+export function compileUserSteps(plan: Plan, host: UserHost, driver: Driver, dispatcher: Agent, listen: string[]): Exec {
+  const base = httpBase(plan.target.url);
+  const poll = compilePoll(plan);
+  const { recorder } = host;
+
+  /** Waits for the step's instant, runs it and times it; a failure names the step. */
+  const timed =
+    (name: string, run: (u: UserRun) => Promise<void>, record = true): Exec =>
+    async (u) => {
+      if (host.monoUs() > u.deadline)
+        throw new StepFailure(name, `the user was still busy at maxUserTime (${plan.scenario.kind === "users" ? plan.scenario.maxUserTime : ""})`);
+      await host.sleepUntil(u.at);
+      try {
+        await run(u);
+      } catch (err) {
+        if (err instanceof StepFailure || err instanceof ConnectError || err instanceof Stopped) throw err;
+        throw new StepFailure(name, (err as Error).message);
+      }
+      if (!record) return;
+      const now = host.monoUs();
+      recorder.recordMicros(stepHistogram(name), now - u.at);
+      u.at = now;
+    };
+
+  const compileList = (steps: readonly UserStep[], where: string): Exec => {
+    const execs = steps.map((step, i) => compileStep(step, where ? `${where}-${i + 1}` : String(i + 1)));
+    return async (u) => {
+      for (const e of execs) await e(u);
+    };
+  };
+
+  const compileStep = (step: UserStep, position: string): Exec => {
+    if ("request" in step) {
+      const name = step.request.name ?? `request-${position}`;
+      const req = compileRequest(step.request, base, dispatcher, plan.target.headers);
+      const captures = compileCaptures(step.request.capture);
+      return timed(name, async (u) => {
+        const res = await req.run(u.s.ctx, u.s.jar);
+        const missing = captures(u.s.ctx.vars as Record<string, unknown>, { body: res.body, headers: res.headers, jar: u.s.jar });
+        if (missing) throw new Error(`capture ${missing}: not found in the response (HTTP ${res.status}: ${res.body.slice(0, 200)})`);
+      });
+    }
+    if ("connect" in step) {
+      const connect = compileConnect(step.connect, listen, driver, poll, () => host.monoUs());
+      const name = step.connect.name ?? "connect";
+      return async (u) => {
+        if (host.monoUs() > u.deadline) throw new StepFailure(name, "the user was still busy at maxUserTime");
+        await host.sleepUntil(u.at);
+        if (u.s.conn) return; // already connected: a connect inside a loop keeps the connection
+        try {
+          await connect(u.s);
+        } catch (err) {
+          host.connectFailed(err);
+          throw new ConnectFailed();
+        }
+        host.connected(u, u.s.connectUs);
+        u.at = host.monoUs();
+      };
+    }
+    if ("send" in step) {
+      const { send } = step;
+      const name = send.name ?? `send-${position}`;
+      const render = compileOutgoing(send);
+      const captures = compileCaptures(send.capture);
+      const timeoutMs = durationMs(send.timeout);
+      const reply = send.reply ? compileMatch(send.reply.match, send.reply.event) : undefined;
+      const what = send.reply ? describeMatch(send.reply.event, send.reply.match) : "";
+      const awaits = send.ack || reply !== undefined;
+      return timed(
+        name,
+        async (u) => {
+          const conn = u.s.conn;
+          if (!conn) throw new Error("the connection is closed (the server closed it, or a disconnect step ran): connect again first");
+          host.sent(host.monoUs() - u.at);
+          if (!awaits) return conn.emit!(render(u.s.ctx));
+          let data: unknown;
+          try {
+            if (send.ack) data = await withTimeout(new Promise<unknown>((resolve) => conn.emit!(render(u.s.ctx), resolve)), timeoutMs, "no acknowledgement");
+            else {
+              conn.emit!(render(u.s.ctx));
+              data = asJson((await receive(u.s, reply!, timeoutMs, what)).data);
+            }
+          } catch (err) {
+            host.replied(false);
+            throw err;
+          }
+          host.replied(true);
+          recorder.recordMicros(HISTOGRAMS.messageLatency, host.monoUs() - u.at);
+          const missing = captures(u.s.ctx.vars as Record<string, unknown>, { json: data });
+          if (missing) throw new Error(`capture ${missing}: not found in the reply ${JSON.stringify(data)?.slice(0, 200)}`);
+        },
+        awaits,
+      );
+    }
+    if ("waitFor" in step) {
+      const { waitFor } = step;
+      const name = waitFor.name ?? `waitFor-${position}`;
+      const match = compileMatch(waitFor.match, waitFor.event);
+      const captures = compileCaptures(waitFor.capture);
+      const timeoutMs = durationMs(waitFor.timeout);
+      const what = describeMatch(waitFor.event, waitFor.match);
+      return timed(name, async (u) => {
+        if (!u.s.conn) throw new Error("the connection is closed: connect again first");
+        const got = await receive(u.s, match, timeoutMs, what);
+        const missing = captures(u.s.ctx.vars as Record<string, unknown>, { json: asJson(got.data) });
+        if (missing) throw new Error(`capture ${missing}: not found in ${got.event ?? "the message"}`);
+      });
+    }
+    if ("think" in step) {
+      const draw = thinkUs(step.think, () => host.random());
+      return async (u) => {
+        u.at += draw();
+      };
+    }
+    if ("loop" in step) {
+      const { loop } = step;
+      const body = compileList(loop.steps, `${position}`);
+      const count = loop.count ?? Infinity;
+      const overUs = loop.over === undefined ? Infinity : durationMs(loop.over) * 1000;
+      return async (u) => {
+        const began = u.at;
+        for (let k = 0; k < count && u.at - began < overUs; k++) await body(u);
+      };
+    }
+    if ("choice" in step) {
+      const branches = step.choice.map((b, k) => ({ weight: b.weight, run: compileList(b.steps, `${position}-${k + 1}`) }));
+      const total = branches.reduce((n, b) => n + b.weight, 0);
+      return async (u) => {
+        let pick = host.random() * total;
+        for (const b of branches) {
+          pick -= b.weight;
+          if (pick < 0) return b.run(u);
+        }
+        return branches.at(-1)!.run(u);
+      };
+    }
+    if ("if" in step) {
+      const read = compileValue(`{{ ${step.if.var} }}`);
+      const { equals } = step.if;
+      const then = compileList(step.steps, `${position}-then`);
+      const otherwise = step.else ? compileList(step.else, `${position}-else`) : async () => {};
+      return async (u) => {
+        const v = read(u.s.ctx);
+        const holds = equals === undefined ? v !== undefined && v !== null && v !== "" : String(v) === String(equals);
+        return holds ? then(u) : otherwise(u);
+      };
+    }
+    return async (u) => {
+      await host.sleepUntil(u.at);
+      if (!u.s.conn) return;
+      host.disconnected(u);
+    };
+  };
+
+  return compileList(plan.flow?.steps ?? [], "");
+}
+
+/** The shard stopped (its end, or an abort) while the user waited. */
+export class Stopped extends Error {}
+
+/** A connect failed; the engine already counted it (connections.failed, errors.<class>). */
+export class ConnectFailed extends Error {}
+
+/** Draws think times in µs: fixed, uniform, exponential or normal (never below 0). */
+export function thinkUs(think: Think, random: () => number): () => number {
+  if (typeof think === "number" || typeof think === "string") {
+    const us = durationMs(think) * 1000;
+    return () => us;
+  }
+  if ("min" in think) {
+    const min = durationMs(think.min) * 1000;
+    const span = durationMs(think.max) * 1000 - min;
+    return () => min + random() * span;
+  }
+  const mean = durationMs(think.mean) * 1000;
+  if (think.distribution === "exponential") return () => -Math.log(1 - random()) * mean;
+  const sd = durationMs(think.stddev ?? 0) * 1000;
+  // Box–Muller: one standard normal from two uniforms.
+  return () => Math.max(0, mean + sd * Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random()));
+}

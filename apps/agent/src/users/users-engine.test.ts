@@ -1,0 +1,164 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { COUNTERS, HISTOGRAMS, type PlanInput } from "@volley/contracts";
+import { startWsShop, WS_SHOP_PATHS, type TestApp, type WsShopStats } from "@volley/targets";
+import { histogramCount, runFlow as run } from "../flow/flow-test-kit";
+import { total } from "../engine/engine-test-kit";
+
+const apps: TestApp<WsShopStats>[] = [];
+afterEach(async () => {
+  for (const a of apps.splice(0)) await a.close();
+});
+
+async function shop(): Promise<TestApp<WsShopStats>> {
+  const app = await startWsShop();
+  apps.push(app);
+  return app;
+}
+
+/** Log in, connect with the token, post an order, then cancel it by the id from the reply. */
+const ORDER_AND_CANCEL = [
+  {
+    request: {
+      name: "login",
+      method: "POST",
+      url: WS_SHOP_PATHS.login,
+      json: { user: "u{{ conn.index }}", password: "secret" },
+      capture: { token: "$.token" },
+    },
+  },
+  { connect: { query: { token: "{{ vars.token }}" } } },
+  {
+    send: {
+      name: "order",
+      json: { type: "order", item: "{{ random.pick(tea, cake, jam) }}", qty: "{{ random.int(1, 3) }}" },
+      reply: { match: { path: "$.type", equals: "order.created" } },
+      capture: { order: "$.order" },
+    },
+  },
+  { think: { min: "20ms", max: "80ms" } },
+  {
+    if: { var: "vars.order.status", equals: "open" },
+    steps: [
+      {
+        send: {
+          name: "cancel",
+          json: { type: "cancel", orderId: "{{ vars.order.id }}" },
+          reply: { match: { path: "$.orderId", equals: "{{ vars.order.id }}" } },
+        },
+      },
+    ],
+  },
+  { disconnect: true },
+] as const;
+
+const usersPlan = (url: string, steps: unknown, over: Partial<{ count: number; arrivalRate: number; duration: string }> = {}): PlanInput =>
+  ({
+    name: "shop users",
+    target: { url, protocol: "ws", connectTimeout: "5s" },
+    connections: { count: over.count ?? 50 },
+    scenario: { kind: "users", arrivalRate: over.arrivalRate ?? 10, duration: over.duration ?? "2s", maxUserTime: "20s" },
+    flow: { steps },
+  }) as PlanInput;
+
+describe("users: arrive, run their steps, leave", { timeout: 60_000 }, () => {
+  it("each user logs in, orders and cancels by the id from the reply: the shop's own counters equal Volley's", async () => {
+    const app = await shop();
+    const { frames, outcome } = await run(usersPlan(app.url, ORDER_AND_CANCEL));
+    expect(outcome.status).toBe("completed");
+    const stats = app.stats();
+    // 10 users a second for 2 s: exactly 20 arrivals, every one finished.
+    expect(total(frames, COUNTERS.usersStarted)).toBe(20);
+    expect(total(frames, COUNTERS.usersCompleted)).toBe(20);
+    expect(total(frames, COUNTERS.usersFailed)).toBe(0);
+    expect(stats.logins).toBe(20);
+    expect(stats.connections).toBe(20);
+    expect(stats.ordersCreated).toBe(20);
+    expect(stats.ordersCancelled).toBe(20);
+    expect(stats.errors).toBe(0);
+    expect(total(frames, COUNTERS.sent)).toBe(40);
+    expect(total(frames, COUNTERS.received)).toBe(40);
+    expect(total(frames, COUNTERS.connectionsOpened)).toBe(20);
+    expect(total(frames, COUNTERS.connectionsClosed)).toBe(20);
+    for (const step of ["login", "order", "cancel"]) expect(histogramCount(frames, `step.${step}`)).toBe(20);
+    expect(histogramCount(frames, HISTOGRAMS.userTime)).toBe(20);
+    expect(histogramCount(frames, HISTOGRAMS.messageLatency)).toBe(40);
+  });
+
+  it("loops and weighted choices: each user orders three times and cancels when the choice says so", async () => {
+    const app = await shop();
+    const steps = [
+      ...ORDER_AND_CANCEL.slice(0, 2),
+      {
+        loop: {
+          count: 3,
+          steps: [
+            ORDER_AND_CANCEL[2],
+            {
+              choice: [
+                { weight: 1, steps: [ORDER_AND_CANCEL[4].steps[0]] },
+                { weight: 1, steps: [{ think: "5ms" }] },
+              ],
+            },
+          ],
+        },
+      },
+    ];
+    const { frames, outcome } = await run(usersPlan(app.url, steps, { arrivalRate: 5 }));
+    expect(outcome.status).toBe("completed");
+    const stats = app.stats();
+    expect(total(frames, COUNTERS.usersCompleted)).toBe(10);
+    expect(stats.ordersCreated).toBe(30);
+    expect(histogramCount(frames, "step.order")).toBe(30);
+    // The choice went both ways, and every cancel Volley counted is one the shop made.
+    expect(stats.ordersCancelled).toBeGreaterThan(0);
+    expect(stats.ordersCancelled).toBeLessThan(30);
+    expect(histogramCount(frames, "step.cancel")).toBe(stats.ordersCancelled);
+    expect(total(frames, COUNTERS.sent)).toBe(30 + stats.ordersCancelled);
+  });
+
+  it("a capture that finds nothing fails that user's step, counted by name; the run goes on", async () => {
+    const app = await shop();
+    const steps = [
+      ...ORDER_AND_CANCEL.slice(0, 2),
+      {
+        send: {
+          name: "order",
+          json: { type: "order", item: "tea", qty: 1 },
+          reply: { match: { path: "$.type", equals: "order.created" } },
+          capture: { receipt: "$.receipt" },
+        },
+      },
+      { send: { name: "never", json: { type: "order", item: "jam", qty: 1 } } },
+    ];
+    const { frames, outcome } = await run(usersPlan(app.url, steps));
+    expect(outcome.status).toBe("completed");
+    expect(total(frames, COUNTERS.usersFailed)).toBe(20);
+    expect(total(frames, "errors.step.order")).toBe(20);
+    expect(app.stats().ordersCreated).toBe(20);
+    const samples = frames.flatMap((f) => f.samples ?? []).filter((s) => s.event === "step.order");
+    expect(samples[0]?.data).toMatch(/capture receipt: not found/);
+  });
+
+  it("arrivals beyond connections.count are dropped and counted, never queued", async () => {
+    const app = await shop();
+    const steps = [...ORDER_AND_CANCEL.slice(0, 2), { think: "600ms" }, { disconnect: true }];
+    const { frames, outcome } = await run(usersPlan(app.url, steps, { count: 2, arrivalRate: 20, duration: "1s" }));
+    expect(outcome.status).toBe("completed");
+    const started = total(frames, COUNTERS.usersStarted);
+    const dropped = total(frames, COUNTERS.usersDropped);
+    expect(started + dropped).toBe(20);
+    expect(started).toBeLessThanOrEqual(4);
+    expect(app.stats().logins).toBe(started);
+  });
+
+  it("a refused connect fails the user (connections.failed, errors by class) and a shard that never connects errors", async () => {
+    const app = await shop();
+    const steps = [{ connect: { query: { token: "not-a-token" } } }, { send: { json: { type: "order", item: "tea", qty: 1 } } }];
+    const { frames, outcome } = await run(usersPlan(app.url, steps, { arrivalRate: 5, duration: "1s" }));
+    expect(outcome.status).toBe("errored");
+    expect(outcome.error).toMatch(/connect/);
+    expect(total(frames, COUNTERS.connectionsFailed)).toBe(5);
+    expect(total(frames, COUNTERS.usersFailed)).toBe(5);
+    expect(app.stats().badTokens).toBe(5);
+  });
+});

@@ -1,0 +1,309 @@
+import { COUNTERS, durationMs, flowRows, HISTOGRAMS, planTiming, type Plan, type TemplateContext } from "@volley/contracts";
+import { publicOnlyLookup } from "@volley/contracts/public-lookup";
+import { IntervalRecorder } from "@volley/metrics";
+import { connectOptionsFor } from "../drivers/connect-options";
+import type { Connection, Driver } from "../drivers/driver";
+import { driverFor } from "../drivers/driver-for";
+import { createArrival, type Arrival } from "../engine/arrival";
+import { systemClock, type Clock } from "../engine/clock";
+import { ConnectFailures } from "../engine/connect-failures";
+import { closeText, connectErrorText } from "../engine/error-text";
+import { MinHeap } from "../engine/min-heap";
+import { PreciseWake } from "../engine/precise-wake";
+import { scenarioRoles } from "../engine/scenario-roles";
+import { ShardAccounting } from "../engine/shard-accounting";
+import { ShardFrames } from "../engine/shard-frames";
+import { sourceAddressFor } from "../engine/source-addresses";
+import { refusedTarget } from "../engine/target-guard";
+import type { RunShardOptions, ShardOutcome, ShardStatus, ShardTotals } from "../engine/types";
+import { compileFlow } from "../flow/flow-program";
+import { flowDispatcher } from "../flow/http-step";
+import { compileUserSteps, ConnectFailed, StepFailure, Stopped, type UserHost, type UserRun } from "./user-steps";
+
+/** With no connection opened after this many failed connects, the shard errors instead of grinding on. */
+const FAIL_FAST_CONNECTS = 100;
+
+/**
+ * A users shard (scenario kind `users`): users arrive open-loop at the shard's arrivalRate from the
+ * start instant for `duration`, each into a free slot (connections.count of them; none free: the
+ * arrival is counted in users.dropped), runs flow.steps and leaves. One wake-up loop (the precise
+ * sleeper) serves arrivals, frame boundaries and every user's next step instant; users' steps run as
+ * promise chains between its turns. The shard ends when arrivals are over and the last user has
+ * left, or at the plan's end bound (arrivals + maxUserTime), where users still busy count failed.
+ */
+export class UsersEngine {
+  private readonly clock: Clock;
+  private readonly driver: Driver | undefined;
+  private readonly recorder = new IntervalRecorder();
+  private readonly frames: ShardFrames;
+  private readonly accounting: ShardAccounting;
+  private readonly totals: ShardTotals = { expected: 0, sent: 0, received: 0, lost: 0, shed: 0, duplicated: 0, opened: 0, failed: 0, closed: 0 };
+  private readonly wake: PreciseWake;
+  private readonly arrival: Arrival;
+  private readonly failures = new ConnectFailures();
+  private readonly random: () => number;
+  private readonly lookup: { lookup?: ReturnType<typeof publicOnlyLookup> };
+  private readonly rows: Record<string, unknown>[];
+  private readonly indexBase: number;
+  private readonly maxUserUs: number;
+  private readonly steps: ((u: UserRun) => Promise<void>) | undefined;
+  private readonly dispatcher;
+  /** Pending step instants: timer id → its resolve, ordered by due time. */
+  private readonly timers = new MinHeap();
+  private readonly resolvers = new Map<number, () => void>();
+  private nextTimer = 0;
+  private readonly free: number[];
+  private readonly users = new Set<UserRun>();
+  private readonly arrivedAt = new Map<UserRun, number>();
+  private t0 = 0;
+  private endUs = 0;
+  private hardEndUs = 0;
+  private arrivals = 0;
+  private nextArrivalUs = 0;
+  private armedUs = Infinity;
+  private started = false;
+  private finished = false;
+  private resolveRun: (o: ShardOutcome) => void = () => {};
+
+  constructor(
+    private readonly plan: Plan,
+    private readonly opts: RunShardOptions,
+  ) {
+    if (plan.scenario.kind !== "users") throw new Error("UsersEngine runs scenario kind users");
+    const scenario = plan.scenario;
+    this.clock = opts.clock ?? systemClock();
+    this.driver = opts.driver ?? driverFor(plan.target.protocol);
+    this.random = opts.random ?? Math.random;
+    this.lookup = opts.publicOnly ? { lookup: publicOnlyLookup() } : {};
+    this.wake = new PreciseWake(
+      () => this.clock.monoUs(),
+      () => this.tick(),
+    );
+    this.arrival = createArrival(scenario.arrival, scenario.arrivalRate, this.random);
+    this.maxUserUs = durationMs(scenario.maxUserTime) * 1000;
+    this.frames = new ShardFrames(this.recorder, opts, durationMs(scenario.warmup), undefined, undefined);
+    this.accounting = new ShardAccounting(this.recorder, this.totals, scenarioRoles(scenario, "users"), -1, 64, durationMs(scenario.message.timeout) * 1000);
+    this.rows = flowRows(plan.flow?.data);
+    this.indexBase = plan.flow?.indexBase ?? 0;
+    this.free = Array.from({ length: plan.connections.count }, (_, i) => plan.connections.count - 1 - i);
+    this.dispatcher = flowDispatcher(this.lookup.lookup, durationMs(plan.target.connectTimeout));
+    const listen = compileFlow(plan)?.listen ?? [];
+    if (this.driver) this.steps = compileUserSteps(plan, this.host, this.driver, this.dispatcher, listen);
+  }
+
+  async run(): Promise<ShardOutcome> {
+    const { signal } = this.opts;
+    if (!this.driver || !this.steps) return this.outcome("errored", `protocol "${this.plan.target.protocol}" is not supported by this agent`);
+    if (signal?.aborted) return this.outcome("aborted", abortReason(signal));
+    const refused = this.opts.publicOnly ? await refusedTarget(this.plan.target.url) : null;
+    if (refused) return this.outcome("errored", refused);
+    const timing = planTiming(this.plan);
+    this.t0 = this.clock.monoUs() + (this.opts.startAt - this.clock.hubNowMs()) * 1000;
+    this.endUs = this.t0 + timing.sendEndMs * 1000;
+    this.hardEndUs = this.t0 + timing.endByMs * 1000;
+    this.nextArrivalUs = this.arrival.next(0, this.t0, this.t0);
+    this.frames.begin(this.t0);
+    this.wake.prepare();
+    const done = new Promise<ShardOutcome>((resolve) => (this.resolveRun = resolve));
+    const onAbort = () => this.finish("aborted", abortReason(signal!));
+    signal?.addEventListener("abort", onAbort, { once: true });
+    this.arm(this.t0);
+    const outcome = await done;
+    signal?.removeEventListener("abort", onAbort);
+    return outcome;
+  }
+
+  private readonly host: UserHost = {
+    monoUs: () => this.clock.monoUs(),
+    sleepUntil: (atUs) => {
+      if (this.finished) return Promise.reject(new Stopped());
+      if (atUs <= this.clock.monoUs()) return Promise.resolve();
+      return new Promise((resolve) => {
+        const id = this.nextTimer++;
+        this.resolvers.set(id, resolve);
+        this.timers.push(id, atUs);
+        if (atUs < this.armedUs) this.arm(atUs);
+      });
+    },
+    recorder: this.recorder,
+    sent: (lagUs) => {
+      this.frames.sent(lagUs);
+      this.recorder.increment(COUNTERS.sent);
+      this.totals.sent++;
+      this.totals.expected++;
+    },
+    replied: (ok) => {
+      if (this.finished) return;
+      this.recorder.increment(ok ? COUNTERS.received : COUNTERS.lost);
+      if (ok) this.totals.received++;
+      else this.totals.lost++;
+    },
+    connected: (u, connectUs) => {
+      const conn = u.s.conn!;
+      if (this.finished) return conn.close();
+      this.recorder.recordMicros(HISTOGRAMS.connect, connectUs);
+      this.recorder.increment(COUNTERS.connectionsOpened);
+      this.totals.opened++;
+      conn.onClose((info) => {
+        if (u.s.conn !== conn || this.finished) return;
+        u.s.conn = undefined;
+        this.closedOne();
+        if (info.byServer) {
+          this.recorder.increment(COUNTERS.connectionsDropped);
+          this.accounting.error(info.errorClass ?? "closed", closeText(info));
+        }
+      });
+    },
+    connectFailed: (err) => {
+      if (this.finished) return;
+      this.recorder.increment(COUNTERS.connectionsFailed);
+      this.accounting.error(this.failures.record(err), connectErrorText(err));
+      this.totals.failed++;
+      if (this.totals.opened === 0 && this.totals.failed >= FAIL_FAST_CONNECTS) this.failFast();
+    },
+    disconnected: (u) => this.close(u),
+    random: () => this.random(),
+  };
+
+  private arm(atUs: number): void {
+    this.armedUs = atUs;
+    this.wake.at(atUs);
+  }
+
+  private tick(): void {
+    this.armedUs = Infinity;
+    if (this.finished) return;
+    let now = this.clock.monoUs();
+    if (!this.started) {
+      this.started = true;
+      this.frames.started();
+      this.opts.onStart?.(this.clock.hubNowMs());
+    }
+    while (now >= this.frames.nextUs) this.emitFrame();
+    while (this.nextArrivalUs <= now && this.nextArrivalUs < this.endUs) {
+      this.arrive(this.nextArrivalUs);
+      this.arrivals++;
+      this.nextArrivalUs = this.arrival.next(this.arrivals, this.t0, this.nextArrivalUs);
+    }
+    now = this.clock.monoUs();
+    while (this.timers.peekKey() <= now) {
+      const id = this.timers.pop()!;
+      this.resolvers.get(id)?.();
+      this.resolvers.delete(id);
+    }
+    if (now >= this.hardEndUs) return this.finish("completed");
+    if (now >= this.endUs && this.users.size === 0) return this.finish(this.connectStatus());
+    let next = Math.min(this.frames.nextUs, this.timers.peekKey(), this.hardEndUs);
+    if (this.nextArrivalUs < this.endUs) next = Math.min(next, this.nextArrivalUs);
+    else if (now < this.endUs) next = Math.min(next, this.endUs);
+    // Due already (a step instant passed while this turn ran): the next turn, after I/O, never a nested call.
+    if (next <= this.clock.monoUs()) return void setImmediate(() => this.tick());
+    this.arm(next);
+  }
+
+  private arrive(intendedUs: number): void {
+    const slot = this.free.pop();
+    if (slot === undefined) {
+      this.recorder.increment(COUNTERS.usersDropped);
+      return;
+    }
+    this.recorder.increment(COUNTERS.usersStarted);
+    const index = this.indexBase + slot;
+    const ctx: TemplateContext = {
+      connIndex: index,
+      connRoom: undefined,
+      msgId: "",
+      msgSeq: 0,
+      data: this.rows.length === 0 ? undefined : this.rows[index % this.rows.length],
+      vars: {},
+    };
+    const base = connectOptionsFor(this.plan.target, { ...sourceAddressFor(this.opts.sourceAddresses, slot), ...this.lookup }, true);
+    const u: UserRun = {
+      s: { id: slot, ctx, jar: new Map(), conn: undefined, connectUs: 0, inbox: [], waiter: undefined, base },
+      at: intendedUs,
+      deadline: intendedUs + this.maxUserUs,
+    };
+    this.users.add(u);
+    this.arrivedAt.set(u, intendedUs);
+    this.steps!(u).then(
+      () => this.leave(u, undefined),
+      (err: unknown) => this.leave(u, err),
+    );
+  }
+
+  /** A user left: counted completed or failed (the failed step by name, with why), its slot freed. */
+  private leave(u: UserRun, err: unknown): void {
+    if (this.finished || !this.users.delete(u)) return;
+    if (u.s.conn) this.close(u);
+    const now = this.clock.monoUs();
+    if (err === undefined) this.recorder.increment(COUNTERS.usersCompleted);
+    else {
+      this.recorder.increment(COUNTERS.usersFailed);
+      if (err instanceof StepFailure) this.accounting.error(`step.${err.step}`, err.message);
+      else if (!(err instanceof ConnectFailed)) this.accounting.error("other", String((err as Error)?.message ?? err));
+    }
+    this.recorder.recordMicros(HISTOGRAMS.userTime, now - this.arrivedAt.get(u)!);
+    this.arrivedAt.delete(u);
+    this.free.push(u.s.id);
+    if (now >= this.endUs && this.users.size === 0) setImmediate(() => this.tick());
+  }
+
+  private close(u: UserRun): void {
+    const conn = u.s.conn as Connection;
+    u.s.conn = undefined;
+    conn.close();
+    this.closedOne();
+  }
+
+  private closedOne(): void {
+    this.recorder.increment(COUNTERS.connectionsClosed);
+    this.totals.closed++;
+  }
+
+  /** No connection ever opened: the run errors naming why, as a connection scenario does. */
+  private connectStatus(): ShardStatus {
+    return this.totals.opened === 0 && this.totals.failed > 0 ? "errored" : "completed";
+  }
+
+  private failFast(): void {
+    this.finish("errored", this.failures.reason(this.plan.target.url, this.totals.failed, this.totals.failed, this.totals.failed));
+  }
+
+  private emitFrame(partialEndUs?: number): void {
+    this.frames.emit({ active: this.users.size, endUs: Infinity, samples: this.accounting.samples }, partialEndUs);
+  }
+
+  private finish(status: ShardStatus, error?: string): void {
+    if (this.finished) return;
+    // Users still busy at the plan's end bound ran past maxUserTime; on abort nobody waited for them.
+    for (const u of [...this.users]) {
+      if (status !== "aborted")
+        this.leave(u, new StepFailure("maxUserTime", `still busy when the run reached its end (${this.plan.scenario.duration} of arrivals + maxUserTime)`));
+      else if (u.s.conn) this.close(u);
+    }
+    if (status === "errored" && !error) error = this.failures.reason(this.plan.target.url, this.totals.failed, this.totals.failed, this.totals.failed);
+    this.finished = true;
+    this.wake.close();
+    this.resolvers.clear();
+    this.timers.clear();
+    void this.dispatcher.close().catch(() => {});
+    if (!this.started) return this.resolveRun(this.outcome(status, error));
+    const now = this.clock.monoUs();
+    while (now >= this.frames.nextUs) this.emitFrame();
+    this.emitFrame(now);
+    this.resolveRun(this.outcome(status, error));
+  }
+
+  private outcome(status: ShardStatus, error?: string): ShardOutcome {
+    this.finished = true;
+    this.frames.stop();
+    return { status, ...(error ? { error } : {}), frames: this.frames.index, totals: { ...this.totals } };
+  }
+}
+
+function abortReason(signal: AbortSignal): string {
+  const r: unknown = signal.reason;
+  if (typeof r === "string") return r;
+  if (r instanceof Error && r.name !== "AbortError") return r.message;
+  return "aborted";
+}

@@ -1,0 +1,130 @@
+import { randomBytes } from "node:crypto";
+import { createServer } from "node:http";
+import { WebSocketServer, type RawData, type WebSocket } from "ws";
+import { closeHttp, hostPort, listenHttp } from "../listen-http";
+import { asObject, HttpError, idMaker, readJson, requiredString, sendError, sendJson, serveStats, type TestApp, type TestAppOptions } from "./app-http";
+
+export const WS_SHOP_PATHS = { login: "/api/login", socket: "/shop" } as const;
+
+export interface WsShopStats {
+  /** Successful `POST /api/login`s. */
+  logins: number;
+  /** Upgrades refused 401 for a missing or unknown token. */
+  badTokens: number;
+  /** Sockets accepted. */
+  connections: number;
+  ordersCreated: number;
+  ordersCancelled: number;
+  /** Frames answered `{ type: "error" }`: not JSON, an unknown type, a cancel of an order that is not the socket's open one. */
+  errors: number;
+}
+
+interface Order {
+  id: string;
+  userId: string;
+  item: string;
+  qty: number;
+  status: "open" | "cancelled";
+}
+
+/**
+ * A shop backend as apps write them, not an echo: `POST /api/login` `{ user, password }` →
+ * `{ token, userId }` (401 for a wrong password: every password is "secret"); a WebSocket at
+ * `/shop?token=…` (no or an unknown token: HTTP 401) speaking its own JSON: `{ type: "order", item,
+ * qty }` → `{ type: "order.created", order: { id, item, qty, status: "open" } }` with a server-made
+ * id; `{ type: "cancel", orderId }` → `{ type: "order.cancelled", orderId }` only for the user's own
+ * open order, anything else `{ type: "error", code, message }`. The server's counters are the truth a
+ * load test's counts are checked against.
+ */
+export async function startWsShop(options: TestAppOptions = {}): Promise<TestApp<WsShopStats>> {
+  const { port = 0, host = "127.0.0.1" } = options;
+  const counters: WsShopStats = { logins: 0, badTokens: 0, connections: 0, ordersCreated: 0, ordersCancelled: 0, errors: 0 };
+  const stats = () => ({ ...counters });
+  const sessions = new Map<string, string>();
+  const orders = new Map<string, Order>();
+  const userIds = idMaker("usr");
+  const orderIds = idMaker("ord");
+
+  const http = createServer((req, res) => {
+    if (serveStats(req, res, stats)) return;
+    const path = new URL(req.url ?? "/", "http://x").pathname;
+    if (path !== WS_SHOP_PATHS.login || req.method !== "POST")
+      return sendJson(res, 404, {
+        error: `no route ${req.method} ${path}: POST ${WS_SHOP_PATHS.login}, a WebSocket at ${WS_SHOP_PATHS.socket}, or GET /stats`,
+      });
+    void readJson(req)
+      .then((raw) => {
+        const body = asObject(raw, `POST ${WS_SHOP_PATHS.login}`);
+        requiredString(body, "user");
+        if (requiredString(body, "password") !== "secret") throw new HttpError(401, "wrong user or password");
+        const token = randomBytes(16).toString("hex");
+        const userId = userIds();
+        sessions.set(token, userId);
+        counters.logins++;
+        sendJson(res, 200, { token, userId });
+      })
+      .catch((err: unknown) => sendError(res, err));
+  });
+
+  const wss = new WebSocketServer({
+    server: http,
+    path: WS_SHOP_PATHS.socket,
+    perMessageDeflate: false,
+    verifyClient: (info, done) => {
+      const token = new URL(info.req.url ?? "/", "http://x").searchParams.get("token");
+      if (token && sessions.has(token)) return done(true);
+      counters.badTokens++;
+      done(false, 401, "unknown token: log in at POST /api/login and connect with ?token=…");
+    },
+  });
+
+  const send = (ws: WebSocket, body: unknown) => ws.send(JSON.stringify(body));
+  const error = (ws: WebSocket, code: string, message: string) => {
+    counters.errors++;
+    send(ws, { type: "error", code, message });
+  };
+
+  wss.on("connection", (ws, req) => {
+    const userId = sessions.get(new URL(req.url ?? "/", "http://x").searchParams.get("token")!)!;
+    counters.connections++;
+    ws.on("error", () => undefined);
+    ws.on("message", (data: RawData) => {
+      let msg: Record<string, unknown>;
+      try {
+        msg = JSON.parse(data.toString()) as Record<string, unknown>;
+      } catch {
+        return error(ws, "bad_json", "frames are JSON objects");
+      }
+      if (msg.type === "order") {
+        const item = typeof msg.item === "string" ? msg.item : String(msg.item ?? "");
+        const qty = typeof msg.qty === "number" ? msg.qty : Number(msg.qty ?? 1);
+        if (!item || !Number.isInteger(qty) || qty < 1) return error(ws, "bad_order", "an order needs item (a string) and qty (a whole number ≥ 1)");
+        const order: Order = { id: orderIds(), userId, item, qty, status: "open" };
+        orders.set(order.id, order);
+        counters.ordersCreated++;
+        return send(ws, { type: "order.created", order: { id: order.id, item, qty, status: order.status } });
+      }
+      if (msg.type === "cancel") {
+        const order = typeof msg.orderId === "string" ? orders.get(msg.orderId) : undefined;
+        if (!order || order.userId !== userId || order.status !== "open") return error(ws, "unknown_order", `no open order ${String(msg.orderId)} of yours`);
+        order.status = "cancelled";
+        counters.ordersCancelled++;
+        return send(ws, { type: "order.cancelled", orderId: order.id });
+      }
+      error(ws, "unknown_type", `unknown type ${JSON.stringify(msg.type)}: send order or cancel`);
+    });
+  });
+
+  const bound = await listenHttp(http, port, host);
+  return {
+    port: bound,
+    url: `ws://${hostPort(host, bound)}${WS_SHOP_PATHS.socket}`,
+    httpUrl: `http://${hostPort(host, bound)}`,
+    stats,
+    async close() {
+      for (const c of wss.clients) c.terminate();
+      wss.close();
+      await closeHttp(http);
+    },
+  };
+}

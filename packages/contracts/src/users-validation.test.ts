@@ -1,0 +1,107 @@
+import { describe, expect, it } from "vitest";
+import { planJsonSchema } from "./plan-json-schema";
+import { planSchema } from "./plan";
+import { planShards } from "./shard-split";
+import { planTiming } from "./plan-timing";
+import { compileValue } from "./flow-template";
+
+const users = (steps: unknown[], extra: Record<string, unknown> = {}) => ({
+  name: "users",
+  target: { url: "ws://127.0.0.1:8080/shop", protocol: "ws" },
+  connections: { count: 100 },
+  scenario: { kind: "users", arrivalRate: 10, duration: "30s" },
+  flow: { steps },
+  ...extra,
+});
+
+const issues = (input: unknown) => {
+  const r = planSchema.safeParse(input);
+  return r.success ? [] : r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+};
+
+const ORDER = {
+  send: { name: "order", json: { type: "order" }, reply: { match: { path: "$.type", equals: "order.created" } }, capture: { order: "$.order" } },
+};
+
+describe("users plans", () => {
+  it("accepts a user's steps with loops, choices, conditions, random data and nested captures", () => {
+    const plan = users([
+      { request: { method: "POST", url: "/api/login", json: { user: "u{{ conn.index }}" }, capture: { token: "$.token" } } },
+      { connect: { query: { token: "{{ vars.token }}" } } },
+      { loop: { count: 3, steps: [ORDER, { think: { min: "1s", max: "3s" } }] } },
+      {
+        choice: [
+          { weight: 3, steps: [{ send: { json: { type: "cancel", orderId: "{{ vars.order.id }}", qty: "{{ random.int(1, 150) }}" } } }] },
+          { steps: [] },
+        ],
+      },
+      { if: { var: "vars.order.status", equals: "open" }, steps: [{ think: { mean: "2s", distribution: "exponential" } }], else: [{ disconnect: true }] },
+    ]);
+    expect(issues(plan)).toEqual([]);
+  });
+
+  it("names the step and the fix for what cannot run", () => {
+    const found = issues(
+      users([
+        { connect: {} },
+        { loop: { steps: [{ think: "1s" }] } },
+        { send: { json: { id: "{{ vars.nope.id }}" }, capture: { x: "$.x" } } },
+        { send: { json: { n: "{{ random.int(9, 1) }}" } } },
+        { think: { min: "3s", max: "1s" } },
+        { choice: [{ weight: 0, steps: [] }] },
+        { if: { var: "vars.later" }, steps: [] },
+      ]),
+    );
+    expect(found).toEqual(
+      expect.arrayContaining([
+        "flow.steps.1.loop: a loop needs an end: count (like count: 3) or over (a duration, like over: 30s)",
+        expect.stringMatching(/^flow\.steps\.2\.send\.json\.id: \{\{ vars\.nope\.id \}\} is not captured before this point/),
+        expect.stringMatching(/^flow\.steps\.2\.send\.capture: a send captures from its reply/),
+        "flow.steps.3.send.json.n: random.int takes a range min ≤ max, like {{ random.int(1, 150) }}",
+        "flow.steps.4.think.max: must be at least min (3s)",
+        expect.stringMatching(/^flow\.steps\.5\.choice\.0\.weight: must be above 0/),
+        expect.stringMatching(/^flow\.steps\.6\.if\.var: vars\.later is not captured before this step/),
+      ]),
+    );
+  });
+
+  it("keeps users and connection scenarios apart", () => {
+    expect(issues(users([]))).toEqual([expect.stringMatching(/^flow\.steps: a users scenario runs each user's steps/)]);
+    expect(issues({ ...users([{ connect: {} }]), scenario: { kind: "echo", duration: "5s", message: { rate: 1 } } })).toEqual([
+      expect.stringMatching(/^flow\.steps: are a user's steps: set scenario\.kind: users/),
+    ]);
+    expect(issues({ ...users([{ connect: {} }]), connections: { count: 10, stages: [{ duration: "5s", target: 10 }] } })).toEqual([
+      expect.stringMatching(/^connections\.stages: users arrive at scenario\.arrivalRate/),
+    ]);
+    const http = { ...users([{ connect: {} }]), target: { url: "http://127.0.0.1:8080", protocol: "http" } };
+    expect(issues(http)).toEqual(expect.arrayContaining([expect.stringMatching(/^flow\.steps\.0: an HTTP target has no connection/)]));
+  });
+
+  it("splits arrivals across agents exactly and bounds the run by maxUserTime", () => {
+    const plan = planSchema.parse({ ...users([{ connect: {} }]), agents: { count: 3 } });
+    const shards = planShards(plan);
+    const rates = shards.map((s) => (s.scenario.kind === "users" ? s.scenario.arrivalRate : 0));
+    expect(rates.reduce((a, b) => a + b, 0)).toBe(10);
+    expect(shards.map((s) => s.connections.count)).toEqual([34, 33, 33]);
+    expect(planTiming(plan)).toMatchObject({ sendEndMs: 30_000, endByMs: 30_000 + 120_000 });
+  });
+
+  it("has a JSON Schema (the editor's) despite the nested steps", () => {
+    const text = JSON.stringify(planJsonSchema());
+    expect(text).toContain("arrivalRate");
+    expect(text).toContain("disconnect");
+  });
+});
+
+describe("template data for users", () => {
+  const ctx = { connIndex: 0, connRoom: undefined, msgId: "", msgSeq: 0, data: undefined, vars: { order: { id: "ord_1", lines: [{ sku: "tea" }] } } };
+  it("reads into captured objects and draws from ranges and lists", () => {
+    expect(compileValue("{{ vars.order.id }}")(ctx)).toBe("ord_1");
+    expect(compileValue("{{ vars.order.lines.0.sku }}")(ctx)).toBe("tea");
+    for (let i = 0; i < 50; i++) {
+      const n = compileValue("{{ random.int(1, 3) }}")(ctx) as number;
+      expect([1, 2, 3]).toContain(n);
+      expect(["a", "b"]).toContain(compileValue("{{ random.pick(a, b) }}")(ctx));
+    }
+  });
+});

@@ -1,0 +1,50 @@
+import type { z } from "zod";
+import type { UserStep } from "./flow";
+import type { Plan } from "./plan";
+
+const USER_PROTOCOLS = new Set(["ws", "socketio", "socketcluster", "stomp", "sockjs", "http"]);
+
+/**
+ * Scenario kind `users` and `flow.steps` belong together: users run steps (not setup and
+ * messages), arrive by rate (not stages or a sweep of message rates). Each refusal says what to
+ * write instead.
+ */
+export function validateUsers(plan: Plan, ctx: z.RefinementCtx): void {
+  const issue = (path: (string | number)[], message: string) => ctx.addIssue({ code: "custom", path, message });
+  const { flow } = plan;
+  if (plan.scenario.kind !== "users") {
+    if (flow?.steps) issue(["flow", "steps"], "are a user's steps: set scenario.kind: users (users arrive and leave), or use flow.setup and flow.messages");
+    return;
+  }
+  if (!flow?.steps || flow.steps.length === 0) {
+    issue(["flow", "steps"], "a users scenario runs each user's steps: add flow: { steps: [{ connect: {} }, { send: { json: {…}, reply: { match: {…} } } }] }");
+    return;
+  }
+  if (flow.setup.length > 0) issue(["flow", "setup"], "users run flow.steps from their arrival: move these steps to the start of flow.steps");
+  if (flow.messages) issue(["flow", "messages"], "users send in their steps: write each message as a { send: {…} } step in flow.steps");
+  if (flow.push) issue(["flow", "push"], "server push timing is for connection scenarios: remove push (or wait for the event with a waitFor step)");
+  if (plan.sweep) issue(["sweep"], "a sweep steps a message rate, and users have none: remove sweep and compare runs at different scenario.arrivalRate");
+  if (plan.connections.stages)
+    issue(["connections", "stages"], "users arrive at scenario.arrivalRate: remove stages (connections.count is the most users at once)");
+  if (plan.target.protocol === "http") {
+    // HTTP users make requests: nothing opens a connection, so nothing is sent on one or pushed to wait for.
+    const walk = (steps: readonly UserStep[], at: (string | number)[]): void =>
+      steps.forEach((step, i) => {
+        const here = [...at, i];
+        if ("connect" in step || "send" in step || "waitFor" in step || "disconnect" in step)
+          issue(here, "an HTTP target has no connection to open, send on or wait on: use request steps (capture from their responses)");
+        if ("loop" in step) walk(step.loop.steps, [...here, "loop", "steps"]);
+        if ("choice" in step) for (const [k, b] of step.choice.entries()) walk(b.steps, [...here, "choice", k, "steps"]);
+        if ("if" in step) {
+          walk(step.steps, [...here, "steps"]);
+          if (step.else) walk(step.else, [...here, "else"]);
+        }
+      });
+    walk(flow.steps, ["flow", "steps"]);
+  }
+  if (!USER_PROTOCOLS.has(plan.target.protocol))
+    issue(
+      ["target", "protocol"],
+      `users over ${plan.target.protocol} are not supported yet: use ws, socketio, socketcluster, stomp, sockjs or http (or a connection scenario with a flow)`,
+    );
+}

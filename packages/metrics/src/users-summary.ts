@@ -1,0 +1,47 @@
+import { COUNTERS, ERROR_PREFIX, HISTOGRAMS, type UsersSummary } from "@volley/contracts";
+import { addEncoded, createHistogram, type Histogram } from "./histogram";
+import type { FlowFrameLike } from "./flow-summary";
+import { latencySummary } from "./summary";
+
+const STEP_PREFIX = "step.";
+const STEP_ERROR_PREFIX = `${ERROR_PREFIX}${STEP_PREFIX}`;
+
+/**
+ * The users section of a run summary, or undefined when no frame carries users' counters. Counts
+ * are every frame's (a user failing in warm-up still failed); times leave warm-up out, as the run's
+ * latency does.
+ */
+export function summarizeUsers(frames: readonly FlowFrameLike[]): UsersSummary | undefined {
+  let seen = false;
+  const counts = { started: 0, completed: 0, failed: 0, dropped: 0 };
+  const stepH = new Map<string, Histogram>();
+  const stepFailed = new Map<string, number>();
+  let timeH: Histogram | undefined;
+  for (const f of frames) {
+    const c = f.counters;
+    if (COUNTERS.usersStarted in c || COUNTERS.usersDropped in c) seen = true;
+    counts.started += c[COUNTERS.usersStarted] ?? 0;
+    counts.completed += c[COUNTERS.usersCompleted] ?? 0;
+    counts.failed += c[COUNTERS.usersFailed] ?? 0;
+    counts.dropped += c[COUNTERS.usersDropped] ?? 0;
+    for (const [name, n] of Object.entries(c))
+      if (name.startsWith(STEP_ERROR_PREFIX))
+        stepFailed.set(name.slice(STEP_ERROR_PREFIX.length), (stepFailed.get(name.slice(STEP_ERROR_PREFIX.length)) ?? 0) + n);
+    if (f.warmup) continue;
+    for (const [name, b64] of Object.entries(f.histograms)) {
+      if (name === HISTOGRAMS.userTime) addEncoded((timeH ??= createHistogram(64)), b64);
+      else if (name.startsWith(STEP_PREFIX)) {
+        const step = name.slice(STEP_PREFIX.length);
+        let h = stepH.get(step);
+        if (!h) stepH.set(step, (h = createHistogram(64)));
+        addEncoded(h, b64);
+      }
+    }
+  }
+  if (!seen) return undefined;
+  const steps = [...new Set([...stepH.keys(), ...stepFailed.keys()])].map((step) => {
+    const latency = latencySummary(stepH.get(step));
+    return { step, count: latency.count, failed: stepFailed.get(step) ?? 0, latency };
+  });
+  return { ...counts, time: latencySummary(timeH), steps };
+}
