@@ -29,7 +29,28 @@ const sanityOf = (frames: FrameLike[], sanity?: Plan["sanity"]) => {
   return s.thresholds.filter((t) => t.kind === "sanity");
 };
 
+const usersRan = (started: number, completed: number, failedAt?: string) =>
+  frame((r) => {
+    r.increment(COUNTERS.usersStarted, started);
+    r.increment(COUNTERS.usersCompleted, completed);
+    r.increment(COUNTERS.usersFailed, started - completed);
+    if (failedAt) r.increment(`errors.step.${failedAt}`, started - completed);
+    for (let i = 0; i < completed; i++) r.recordMicros(`step.login`, 2000);
+  });
+
 describe("default sanity checks", () => {
+  it("judge users runs by users that finished and failed, naming the failing steps (HTTP users send no messages)", () => {
+    expect(sanityOf([usersRan(20, 20)]).map((t) => [t.expression, t.ok])).toEqual([
+      ["sanity: users completed > 0", true],
+      ["sanity: users failed <= 5%", true],
+    ]);
+    const failed = sanityOf([usersRan(20, 0, "order")]).filter((t) => !t.ok);
+    expect(failed.map((t) => t.message)).toEqual([
+      expect.stringMatching(/^sanity check: no user finished its steps \(20 started, 0 dropped; failed steps: order 20\)/),
+      expect.stringMatching(/^sanity check: 100% of users failed \(20 of 20; failed steps: order 20\)/),
+    ]);
+  });
+
   it("fail a run that lost every message, saying what came back and how to turn them off", () => {
     const failed = sanityOf([echoed(100, 0)]).filter((t) => !t.ok);
     expect(failed.map((t) => t.message)).toEqual([

@@ -55,6 +55,7 @@ export function agentEvidence(frames: readonly FrameLike[]): AgentEvidence {
 export function sanityChecks(summary: Measured, sanity: Plan["sanity"], agents?: AgentEvidence): SanityResult[] {
   if (sanity === false) return [];
   const maxLoss = sanity?.maxLossPercent ?? DEFAULT_SANITY.maxLossPercent;
+  if (summary.users) return usersSanity(summary, summary.users, maxLoss);
   const d = summary.deliveries;
   const c = summary.canary;
   const sent = summary.messages.sent + (c?.sent ?? 0);
@@ -99,6 +100,48 @@ export function sanityChecks(summary: Measured, sanity: Plan["sanity"], agents?:
           : `sanity check: ${round(lossPct)}% of the replies and deliveries due were lost (${lost} of ${due}${lossCause(shed, summary, agents)}), over the ${maxLoss}% limit (sanity.maxLossPercent) ${OFF_HINT}`,
     },
   );
+  return results;
+}
+
+/**
+ * Users runs: users that finished (a run whose users all failed measured nothing), failed users and
+ * lost replies within the loss limit. A user may send nothing or nothing awaited (HTTP requests,
+ * fire-and-forget sends), so sends and replies are judged only where replies were awaited.
+ */
+function usersSanity(summary: Measured, users: NonNullable<Measured["users"]>, maxLoss: number): SanityResult[] {
+  const failedPct = users.started > 0 ? (100 * users.failed) / users.started : 0;
+  const topSteps = users.steps
+    .filter((st) => st.failed > 0)
+    .sort((a, b) => b.failed - a.failed)
+    .slice(0, 3)
+    .map((st) => `${st.step} ${st.failed}`)
+    .join(", ");
+  const why = [topSteps && `; failed steps: ${topSteps}`, summary.connect.failed > 0 && `; ${summary.connect.failed} connects failed: ${topErrors(summary)}`]
+    .filter(Boolean)
+    .join("");
+  const results: SanityResult[] = [
+    {
+      kind: "sanity",
+      expression: "sanity: users completed > 0",
+      ok: users.completed > 0,
+      actual: users.completed,
+      message:
+        users.completed > 0
+          ? `sanity: ${users.completed} users completed`
+          : `sanity check: no user finished its steps (${users.started} started, ${users.dropped} dropped${why}) ${OFF_HINT}`,
+    },
+  ];
+  if (users.started === 0) return results;
+  results.push({
+    kind: "sanity",
+    expression: `sanity: users failed <= ${maxLoss}%`,
+    ok: failedPct <= maxLoss,
+    actual: round(failedPct),
+    message:
+      failedPct <= maxLoss
+        ? `sanity: ${round(failedPct)}% of users failed`
+        : `sanity check: ${round(failedPct)}% of users failed (${users.failed} of ${users.started}${why}), over the ${maxLoss}% limit (sanity.maxLossPercent) ${OFF_HINT}`,
+  });
   return results;
 }
 
