@@ -70,6 +70,16 @@ function summaryLines(s: RunSummary): string[] {
     `  connect    opened ${count(s.connect.opened)} · failed ${count(s.connect.failed)} · p95 ${ms(s.connect.latency.p95)}`,
     `  errors     ${errors.length === 0 ? "none" : errors.map(([k, n]) => `${k} ${count(n)}`).join(" · ")}`,
   ];
+  const u = s.users;
+  if (u) {
+    lines.push(
+      `  users      started ${count(u.started)} · completed ${count(u.completed)} · failed ${count(u.failed)} · dropped ${count(u.dropped)} · time p50 ${ms(u.time.p50)} · p95 ${ms(u.time.p95)}`,
+    );
+    for (const st of u.steps)
+      lines.push(
+        `  step       ${st.step}: ${count(st.count)} done${st.failed > 0 ? ` · ${count(st.failed)} failed` : ""} · p50 ${ms(st.latency.p50)} · p95 ${ms(st.latency.p95)}`,
+      );
+  }
   const flow = s.flow;
   if (flow) {
     for (const st of flow.setup)

@@ -2,6 +2,7 @@ import type { Flow, FlowSummary } from "@volley/contracts";
 import { LatencyRowsTable } from "./latency-rows-table";
 import { fmtInt, fmtMs, fmtPercent } from "../lib/format";
 import { stepName } from "./flow-steps";
+import { StepsTable } from "./steps-table";
 
 /** Setup steps in the plan's order (the summary has them in the order frames first carried them). */
 function inPlanOrder(setup: FlowSummary["setup"], plan: Flow | undefined): FlowSummary["setup"] {
@@ -20,47 +21,14 @@ export function FlowTables({ flow, plan }: { flow: FlowSummary; plan?: Flow }) {
   const received = flow.events.reduce((n, e) => n + e.received, 0);
   return (
     <div className="flow-tables" data-testid="flow-summary">
-      <div className="panel flush">
-        <table className="table" data-testid="flow-setup">
-          <caption>Setup steps</caption>
-          <thead>
-            <tr>
-              <th>Step</th>
-              <th className="num">Completed</th>
-              <th className="num">Failed</th>
-              <th className="num">p50</th>
-              <th className="num">p95</th>
-              <th className="num">p99</th>
-              <th className="num">max</th>
-            </tr>
-          </thead>
-          <tbody>
-            {setup.length === 0 ? (
-              <tr>
-                <td className="muted" colSpan={7}>
-                  No timed setup steps (the connect itself is timed as Connect above).
-                </td>
-              </tr>
-            ) : (
-              setup.map((s) => (
-                <tr key={s.step}>
-                  <th scope="row" className="mono" title="Timed from the step's start to its end, per connection; never mixed into message latency">
-                    {s.step}
-                  </th>
-                  <td className="num">{fmtInt(s.count)}</td>
-                  <td className={`num${s.failed > 0 ? " bad" : ""}`} title={s.failed > 0 ? `In errors as setup.${s.step}` : undefined}>
-                    {fmtInt(s.failed)}
-                  </td>
-                  <td className="num">{fmtMs(s.latency.p50)}</td>
-                  <td className="num">{fmtMs(s.latency.p95)}</td>
-                  <td className="num">{fmtMs(s.latency.p99)}</td>
-                  <td className="num">{fmtMs(s.latency.max)}</td>
-                </tr>
-              ))
-            )}
-          </tbody>
-        </table>
-      </div>
+      <StepsTable
+        caption="Setup steps"
+        testId="flow-setup"
+        steps={setup}
+        empty="No timed setup steps (the connect itself is timed as Connect above)."
+        hint="Timed from the step's start to its end, per connection; never mixed into message latency"
+        errorPrefix="setup."
+      />
       <div className="flow-grid">
         <div className="panel flush">
           <table className="table" data-testid="flow-events">

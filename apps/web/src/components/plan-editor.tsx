@@ -6,7 +6,7 @@ import { useDeferredValue, useEffect, useMemo, useState } from "react";
 import { parse as parseYaml } from "yaml";
 import { ApiRequestError, apiFetch } from "../lib/api-client";
 import { fmtDuration, fmtInt, fmtMsgRate } from "../lib/format";
-import { describeConnections } from "../lib/plan-describe";
+import { describeConnections, describeScenario } from "../lib/plan-describe";
 import { FlowSteps } from "./flow-steps";
 import { PlanForm } from "./plan-form";
 import { YamlEditor } from "./yaml-editor";
@@ -25,6 +25,7 @@ function describePlan(plan: Plan): string {
   const kinds = plan.flow?.messages;
   const what = kinds ? `of ${kinds.length === 1 ? "the flow's message" : `the flow's ${kinds.length} message kinds`}` : `of ${fmtInt(s.message.bytes)} bytes`;
   const setup = plan.flow && plan.flow.setup.length > 0 ? `, after ${plan.flow.setup.length} setup step${plan.flow.setup.length === 1 ? "" : "s"}` : "";
+  if (s.kind === "users") return `${plan.target.protocol} to ${plan.target.url}: ${describeScenario(plan)}, ${describeConnections(plan)}${warm}.`;
   return `${plan.target.protocol} to ${plan.target.url}: ${describeConnections(plan)}; ${s.kind}, ${rate} ${what} for ${fmtDuration(durationMs(s.duration))}${setup}${warm}.`;
 }
 

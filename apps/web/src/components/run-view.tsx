@@ -9,7 +9,7 @@ import { unpackPoints, type PackedPoints } from "../lib/packed-points";
 import type { AbortResponse } from "../lib/types";
 import { useLiveRun, type LiveMode } from "../lib/use-live-run";
 import { RunAnalysisPanels } from "./run-analysis-panels";
-import { describeConnections } from "../lib/plan-describe";
+import { describeConnections, describeScenario } from "../lib/plan-describe";
 import { RunCharts } from "./run-charts";
 import { RunHeadline } from "./run-headline";
 import { RunExports } from "./run-exports";
@@ -96,8 +96,7 @@ export function RunView({
             </span>
             <span data-testid="plan-connections">{describeConnections(plan)}</span>
             <span>
-              {plan.scenario.kind}, {fmtMsgRate(plan.scenario.message.rate)} {plan.scenario.message.per === "connection" ? "per connection" : "total"} for{" "}
-              {fmtDuration(durationMs(plan.scenario.duration))}
+              {describeScenario(plan)}
               {durationMs(plan.scenario.warmup) > 0 && ` (${fmtDuration(durationMs(plan.scenario.warmup))} warm-up)`}
             </span>
           </div>

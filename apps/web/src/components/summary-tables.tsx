@@ -1,6 +1,7 @@
 import type { Run } from "@volley/contracts";
 import { fmtInt, fmtMs, fmtPercent, fmtRate } from "../lib/format";
 import { FlowTables } from "./flow-tables";
+import { UsersTables } from "./users-tables";
 import { LatencyKindsTable } from "./latency-kinds-table";
 
 const ERROR_LABELS: Record<string, string> = {
@@ -163,6 +164,7 @@ export function SummaryTables({ run }: { run: Run }) {
           </table>
         </div>
       </div>
+      {s.users && <UsersTables users={s.users} />}
       {s.flow && <FlowTables flow={s.flow} plan={run.plan.flow} />}
       <div className="panel flush">
         <table className="table thresholds">

@@ -2,7 +2,7 @@ import { durationMs, type AgentBreakdown, type IntervalPoint, type Run } from "@
 import { stringify } from "yaml";
 import { DASH, fmtDateTime, fmtDuration, fmtInt, fmtMs, fmtMsgRate, fmtPercent, fmtRate, fmtRateValue } from "./format";
 import { headlineCards, timelineThresholds } from "./headline-cards";
-import { describeConnections } from "./plan-describe";
+import { describeConnections, describeScenario } from "./plan-describe";
 import { escapeHtml as e, svgChart, type SvgSeries } from "./svg-chart";
 
 const CHART = { width: 900, height: 220 };
@@ -195,7 +195,7 @@ ${row("Send lag p99", fmtMs(s.sendLag.p99))}${row("Saturated seconds", fmtInt(s.
 <body><main>
 <h1>${e(run.name)} <span class="status status-${e(run.status)}" data-status="${e(run.status)}">${e(run.status)}</span></h1>
 <div class="facts"><span class="mono">${e(run.id)}</span><span class="mono">${e(plan.target.url)}</span><span>${e(plan.target.protocol)}</span></div>
-<div class="facts"><span>${e(describeConnections(plan))}</span><span>${e(`${plan.scenario.kind}, ${fmtMsgRate(plan.scenario.message.rate)} ${plan.scenario.message.per === "connection" ? "per connection" : "total"} for ${fmtDuration(durationMs(plan.scenario.duration))}`)}</span></div>
+<div class="facts"><span>${e(describeConnections(plan))}</span><span>${e(describeScenario(plan))}</span></div>
 <div class="facts"><span>started ${e(fmtDateTime(run.startedAt))}</span><span>ended ${e(fmtDateTime(run.endedAt))}</span><span>took ${e(took)}</span></div>
 ${run.reason && run.status !== "passed" ? `<div class="reason">${e(run.reason)}</div>` : ""}
 <div class="cards">${cards}</div>

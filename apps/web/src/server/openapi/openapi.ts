@@ -67,12 +67,10 @@ const runListItemSchema = z.object({
   endedAt: z.string().nullable(),
   summary: z
     .object({
-      measure: z
-        .enum(["round trip", "delivery"])
-        .openapi({
-          description:
-            "What received, lost and the percentiles count: round trips, or deliveries for runs that time no round trip (groups, broadcast without echo)",
-        }),
+      measure: z.enum(["round trip", "delivery"]).openapi({
+        description:
+          "What received, lost and the percentiles count: round trips, or deliveries for runs that time no round trip (groups, broadcast without echo)",
+      }),
       sent: z.number().int(),
       received: z.number().int(),
       lost: z.number().int(),

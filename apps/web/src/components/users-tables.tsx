@@ -1,0 +1,52 @@
+import type { UsersSummary } from "@volley/contracts";
+import { fmtInt, fmtMs, fmtPercent } from "../lib/format";
+import { StepsTable } from "./steps-table";
+
+/**
+ * A users run's own results: how many users arrived and how they ended, their time in the
+ * scenario, and each step's count, failures and time from its intended instant.
+ */
+export function UsersTables({ users }: { users: UsersSummary }) {
+  const failedPct = users.started > 0 ? (100 * users.failed) / users.started : 0;
+  return (
+    <div className="flow-tables" data-testid="users-summary">
+      <div className="panel">
+        <h3 className="panel-title">Users</h3>
+        <dl className="stat-row" data-testid="users-counts">
+          <div>
+            <dt>Started</dt>
+            <dd>{fmtInt(users.started)}</dd>
+          </div>
+          <div>
+            <dt>Completed</dt>
+            <dd>{fmtInt(users.completed)}</dd>
+          </div>
+          <div>
+            <dt>Failed</dt>
+            <dd className={users.failed > 0 ? "bad" : undefined}>
+              {fmtInt(users.failed)} ({fmtPercent(failedPct, 1)})
+            </dd>
+          </div>
+          <div>
+            <dt title="Arrivals that found connections.count users busy: never started, never queued">Dropped</dt>
+            <dd className={users.dropped > 0 ? "bad" : undefined}>{fmtInt(users.dropped)}</dd>
+          </div>
+          <div>
+            <dt title="From each user's intended arrival to its leaving">Time p50 / p95 / max</dt>
+            <dd>
+              {fmtMs(users.time.p50)} / {fmtMs(users.time.p95)} / {fmtMs(users.time.max)}
+            </dd>
+          </div>
+        </dl>
+      </div>
+      <StepsTable
+        caption="User steps"
+        testId="users-steps"
+        steps={users.steps}
+        empty="No timed steps (think times, choices and disconnects are not timed)."
+        hint="Timed from the step's intended instant (the arrival, or the previous step's end plus think time) to its end: a slow server shows here, not as fewer steps"
+        errorPrefix="step."
+      />
+    </div>
+  );
+}
