@@ -1,7 +1,7 @@
 import { durationMs, type Plan } from "@volley/contracts";
 import { driverFor } from "../drivers/driver-for";
 
-const ENGINE_SCENARIOS: readonly string[] = ["echo", "broadcast", "groups", "storm", "http-rps"];
+const ENGINE_SCENARIOS: readonly string[] = ["echo", "broadcast", "groups", "storm", "http-rps", "users"];
 
 export interface AgentLimits {
   maxConnections: number;
