@@ -187,6 +187,25 @@ export const thinkSchema = z.union(
 );
 export type Think = z.output<typeof thinkSchema>;
 
+/**
+ * What a user does when the server closes its connection (a deploy, an idle-timeout proxy):
+ * reconnect through the same connect step, at once (`immediate`) or after `delay` doubling up to
+ * `maxDelay` (`backoff`), each wait ± `jitter` of itself at random so users dropped together do not
+ * return together, at most `maxAttempts` times per drop. Absent: no reconnect (a later step on the
+ * connection fails the user).
+ */
+export const reconnectSchema = z.strictObject({
+  policy: z.enum(["immediate", "backoff"]).default("backoff"),
+  maxAttempts: z.number().int().min(1).max(1000).default(5),
+  delay: durationSchema.default("200ms"),
+  maxDelay: durationSchema.default("10s"),
+  jitter: z.number().min(0).max(1).default(0.5),
+});
+export type Reconnect = z.output<typeof reconnectSchema>;
+
+/** A user's connect: as a setup connect, plus what to do when the server drops it. */
+export const userConnectStepSchema = connectStepSchema.extend({ reconnect: reconnectSchema.optional() });
+
 /** A user's send: as a setup send, plus the reply it waits for (timed from the send's intended time, captured from). */
 export const userSendStepSchema = sendStepSchema.extend({
   /** The incoming message that answers this one (event, match); the user waits for it up to `timeout`. */
@@ -210,7 +229,7 @@ const MAX_USER_STEPS = 50;
 export const userStepSchema = z.union(
   [
     z.strictObject({ request: httpRequestSchema }),
-    z.strictObject({ connect: connectStepSchema }),
+    z.strictObject({ connect: userConnectStepSchema }),
     z.strictObject({ send: userSendStepSchema }),
     z.strictObject({ waitFor: waitForStepSchema }),
     z.strictObject({ think: thinkSchema }),

@@ -49,6 +49,8 @@ export const HISTOGRAMS = {
    * to the reply).
    */
   userTime: "user.time",
+  /** Users with a reconnect policy: from the server closing a connection to its reconnect, µs. */
+  reconnectTime: "reconnect.time",
 } as const;
 
 /** Histograms that hold connect times: the neutral name and the one old frames carry. */
@@ -106,6 +108,12 @@ export const COUNTERS = {
   usersCompleted: "users.completed",
   usersFailed: "users.failed",
   usersDropped: "users.dropped",
+  /** Connections a user reopened after the server closed them (its connect step's reconnect policy). */
+  reconnects: "connections.reconnected",
+  /** Drops after which every reconnect attempt failed. */
+  reconnectsFailed: "connections.reconnect_failed",
+  /** Sends a user could not make because its connection was down (never silently skipped). */
+  unsent: "messages.unsent",
   canarySent: "canary.sent",
   canaryReceived: "canary.received",
   canaryLost: "canary.lost",

@@ -217,6 +217,14 @@ export const usersSummarySchema = z.object({
   time: latencySummarySchema,
   /** One per step name that ran or failed, in the order first seen. */
   steps: z.array(z.object({ step: z.string(), count: z.number().int(), failed: z.number().int(), latency: latencySummarySchema })),
+  /**
+   * Connect steps with a reconnect policy: connections reopened after the server closed them, drops
+   * after which every attempt failed, and the time from each drop to its reconnect (its percentiles
+   * say how long until that share of the dropped users were back).
+   */
+  reconnects: z.object({ reconnected: z.number().int(), failed: z.number().int(), time: latencySummarySchema }),
+  /** Sends that could not go out because the user's connection was down (never silently skipped). */
+  unsent: z.number().int(),
 });
 export type UsersSummary = z.infer<typeof usersSummarySchema>;
 

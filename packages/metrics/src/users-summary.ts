@@ -13,10 +13,11 @@ const STEP_ERROR_PREFIX = `${ERROR_PREFIX}${STEP_PREFIX}`;
  */
 export function summarizeUsers(frames: readonly FlowFrameLike[]): UsersSummary | undefined {
   let seen = false;
-  const counts = { started: 0, completed: 0, failed: 0, dropped: 0 };
+  const counts = { started: 0, completed: 0, failed: 0, dropped: 0, unsent: 0, reconnected: 0, reconnectFailed: 0 };
   const stepH = new Map<string, Histogram>();
   const stepFailed = new Map<string, number>();
   let timeH: Histogram | undefined;
+  let reconnectH: Histogram | undefined;
   for (const f of frames) {
     const c = f.counters;
     if (COUNTERS.usersStarted in c || COUNTERS.usersDropped in c) seen = true;
@@ -24,12 +25,16 @@ export function summarizeUsers(frames: readonly FlowFrameLike[]): UsersSummary |
     counts.completed += c[COUNTERS.usersCompleted] ?? 0;
     counts.failed += c[COUNTERS.usersFailed] ?? 0;
     counts.dropped += c[COUNTERS.usersDropped] ?? 0;
+    counts.unsent += c[COUNTERS.unsent] ?? 0;
+    counts.reconnected += c[COUNTERS.reconnects] ?? 0;
+    counts.reconnectFailed += c[COUNTERS.reconnectsFailed] ?? 0;
     for (const [name, n] of Object.entries(c))
       if (name.startsWith(STEP_ERROR_PREFIX))
         stepFailed.set(name.slice(STEP_ERROR_PREFIX.length), (stepFailed.get(name.slice(STEP_ERROR_PREFIX.length)) ?? 0) + n);
     if (f.warmup) continue;
     for (const [name, b64] of Object.entries(f.histograms)) {
       if (name === HISTOGRAMS.userTime) addEncoded((timeH ??= createHistogram(64)), b64);
+      else if (name === HISTOGRAMS.reconnectTime) addEncoded((reconnectH ??= createHistogram(64)), b64);
       else if (name.startsWith(STEP_PREFIX)) {
         const step = name.slice(STEP_PREFIX.length);
         let h = stepH.get(step);
@@ -43,5 +48,6 @@ export function summarizeUsers(frames: readonly FlowFrameLike[]): UsersSummary |
     const latency = latencySummary(stepH.get(step));
     return { step, count: latency.count, failed: stepFailed.get(step) ?? 0, latency };
   });
-  return { ...counts, time: latencySummary(timeH), steps };
+  const { reconnected, reconnectFailed, ...rest } = counts;
+  return { ...rest, time: latencySummary(timeH), steps, reconnects: { reconnected, failed: reconnectFailed, time: latencySummary(reconnectH) } };
 }

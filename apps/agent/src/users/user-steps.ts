@@ -1,8 +1,8 @@
-import { compileValue, durationMs, HISTOGRAMS, type Plan, type Think, type UserStep } from "@volley/contracts";
+import { compileValue, COUNTERS, durationMs, HISTOGRAMS, type Plan, type Reconnect, type Think, type UserStep } from "@volley/contracts";
 import type { IntervalRecorder } from "@volley/metrics";
 import type { Agent } from "undici";
 import { ConnectError } from "../drivers/connect-error";
-import type { Driver } from "../drivers/driver";
+import type { Connection, Driver } from "../drivers/driver";
 import { compileConnect, describeMatch, receive, withTimeout, type SetupState } from "../flow/connection-setup";
 import { asJson } from "../flow/flow-codec";
 import { compileMatch, compileOutgoing } from "../flow/flow-program";
@@ -19,6 +19,14 @@ export interface UserRun {
   at: number;
   /** Past this (arrival + maxUserTime) the user's next step fails it. */
   deadline: number;
+  /** The user has left: a reconnect still under way closes what it opens. */
+  left?: boolean;
+  /** Set by its connect step: the engine calls it when the server closes the connection. */
+  onDrop?: (why: string) => void;
+  /** A send waiting for its reply: fails it at once when the connection drops (the reply cannot come). */
+  failReply?: (err: Error) => void;
+  /** Under way after a drop, with a reconnect policy: resolves true once reconnected. */
+  reconnecting?: Promise<boolean>;
 }
 
 /** A step failed: the user stops, counted under errors.step.<name> with why. */
@@ -42,7 +50,10 @@ export interface UserHost {
   /** A reply arrived (received), or never did (lost). */
   replied(ok: boolean): void;
   connected(u: UserRun, connectUs: number): void;
-  connectFailed(err: unknown): void;
+  /** `retry`: a reconnect attempt (never a reason to give up on the whole shard). */
+  connectFailed(err: unknown, retry?: boolean): void;
+  /** A send that could not go out: the connection was down. */
+  unsent(): void;
   /** The user closed its connection itself (a disconnect step). */
   disconnected(u: UserRun): void;
   random(): number;
@@ -101,6 +112,7 @@ export function compileUserSteps(plan: Plan, host: UserHost, driver: Driver, dis
     if ("connect" in step) {
       const connect = compileConnect(step.connect, listen, driver, poll, () => host.monoUs());
       const name = step.connect.name ?? "connect";
+      const reconnect = step.connect.reconnect ? reconnector(step.connect.reconnect, connect, host) : undefined;
       return async (u) => {
         if (host.monoUs() > u.deadline) throw new StepFailure(name, "the user was still busy at maxUserTime");
         await host.sleepUntil(u.at);
@@ -112,6 +124,10 @@ export function compileUserSteps(plan: Plan, host: UserHost, driver: Driver, dis
           throw new ConnectFailed();
         }
         host.connected(u, u.s.connectUs);
+        u.onDrop = (why) => {
+          u.failReply?.(new Error(`the server closed the connection before the reply came (${why})`));
+          if (reconnect) u.reconnecting = reconnect(u);
+        };
         u.at = host.monoUs();
       };
     }
@@ -127,20 +143,24 @@ export function compileUserSteps(plan: Plan, host: UserHost, driver: Driver, dis
       return timed(
         name,
         async (u) => {
-          const conn = u.s.conn;
-          if (!conn) throw new Error("the connection is closed (the server closed it, or a disconnect step ran): connect again first");
+          const conn = await connection(u, () => host.unsent());
           host.sent(host.monoUs() - u.at);
           if (!awaits) return conn.emit!(render(u.s.ctx));
           let data: unknown;
           try {
-            if (send.ack) data = await withTimeout(new Promise<unknown>((resolve) => conn.emit!(render(u.s.ctx), resolve)), timeoutMs, "no acknowledgement");
-            else {
+            const dropped = new Promise<never>((_, reject) => (u.failReply = reject));
+            if (send.ack) {
+              const acked = withTimeout(new Promise<unknown>((resolve) => conn.emit!(render(u.s.ctx), resolve)), timeoutMs, "no acknowledgement");
+              data = await Promise.race([acked, dropped]);
+            } else {
               conn.emit!(render(u.s.ctx));
-              data = asJson((await receive(u.s, reply!, timeoutMs, what)).data);
+              data = asJson((await Promise.race([receive(u.s, reply!, timeoutMs, what), dropped])).data);
             }
           } catch (err) {
             host.replied(false);
             throw err;
+          } finally {
+            u.failReply = undefined;
           }
           host.replied(true);
           recorder.recordMicros(HISTOGRAMS.messageLatency, host.monoUs() - u.at);
@@ -158,7 +178,8 @@ export function compileUserSteps(plan: Plan, host: UserHost, driver: Driver, dis
       const timeoutMs = durationMs(waitFor.timeout);
       const what = describeMatch(waitFor.event, waitFor.match);
       return timed(name, async (u) => {
-        if (!u.s.conn) throw new Error("the connection is closed: connect again first");
+        await connection(u);
+        // A drop meanwhile does not end the wait: with a reconnect policy the event may come on the new connection.
         const got = await receive(u.s, match, timeoutMs, what);
         const missing = captures(u.s.ctx.vars as Record<string, unknown>, { json: asJson(got.data) });
         if (missing) throw new Error(`capture ${missing}: not found in ${got.event ?? "the message"}`);
@@ -211,6 +232,62 @@ export function compileUserSteps(plan: Plan, host: UserHost, driver: Driver, dis
   };
 
   return compileList(plan.flow?.steps ?? [], "");
+}
+
+/**
+ * The user's open connection: the current one, or the one a reconnect under way brings back;
+ * `unsent` counts a send that cannot go out. Fails saying why there is none.
+ */
+async function connection(u: UserRun, unsent?: () => void): Promise<Connection> {
+  if (!u.s.conn && u.reconnecting) await u.reconnecting;
+  if (u.s.conn) return u.s.conn;
+  unsent?.();
+  throw new Error(
+    u.reconnecting
+      ? "the server closed the connection and every reconnect attempt failed"
+      : "the connection is closed (the server closed it, or a disconnect step ran): give the connect step a reconnect policy, or connect again first",
+  );
+}
+
+/**
+ * A connect step's reconnect policy, as a function that brings a dropped user's connection back:
+ * waits (none for immediate; delay doubling to maxDelay for backoff, each ± jitter), reconnects
+ * through the same step (same headers, query, captures), up to maxAttempts. Counts
+ * connections.reconnected with reconnect.time (drop to reopen), or connections.reconnect_failed.
+ */
+function reconnector(policy: Reconnect, connect: (s: SetupState) => Promise<void>, host: UserHost): (u: UserRun) => Promise<boolean> {
+  const delayUs = durationMs(policy.delay) * 1000;
+  const maxDelayUs = durationMs(policy.maxDelay) * 1000;
+  return async (u) => {
+    const droppedUs = host.monoUs();
+    let waitUs = policy.policy === "immediate" ? 0 : delayUs;
+    try {
+      for (let attempt = 1; attempt <= policy.maxAttempts; attempt++) {
+        await host.sleepUntil(host.monoUs() + waitUs * (1 + policy.jitter * (2 * host.random() - 1)));
+        if (u.left) return false;
+        try {
+          await connect(u.s);
+        } catch (err) {
+          host.connectFailed(err, true);
+          if (policy.policy === "backoff") waitUs = Math.min(waitUs * 2, maxDelayUs);
+          continue;
+        }
+        if (u.left) {
+          u.s.conn?.close();
+          u.s.conn = undefined;
+          return false;
+        }
+        host.connected(u, u.s.connectUs);
+        host.recorder.increment(COUNTERS.reconnects);
+        host.recorder.recordMicros(HISTOGRAMS.reconnectTime, host.monoUs() - droppedUs);
+        return true;
+      }
+      host.recorder.increment(COUNTERS.reconnectsFailed);
+    } catch {
+      // The shard stopped while the user waited to reconnect.
+    }
+    return false;
+  };
 }
 
 /** The shard stopped (its end, or an abort) while the user waited. */

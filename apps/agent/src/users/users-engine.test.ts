@@ -9,8 +9,8 @@ afterEach(async () => {
   for (const a of apps.splice(0)) await a.close();
 });
 
-async function shop(): Promise<TestApp<WsShopStats>> {
-  const app = await startWsShop();
+async function shop(options: Parameters<typeof startWsShop>[0] = {}): Promise<TestApp<WsShopStats>> {
+  const app = await startWsShop(options);
   apps.push(app);
   return app;
 }
@@ -51,7 +51,7 @@ const ORDER_AND_CANCEL = [
   { disconnect: true },
 ] as const;
 
-const usersPlan = (url: string, steps: unknown, over: Partial<{ count: number; arrivalRate: number; duration: string }> = {}): PlanInput =>
+const usersPlan = (url: string, steps: readonly unknown[], over: Partial<{ count: number; arrivalRate: number; duration: string }> = {}): PlanInput =>
   ({
     name: "shop users",
     target: { url, protocol: "ws", connectTimeout: "5s" },
@@ -160,5 +160,48 @@ describe("users: arrive, run their steps, leave", { timeout: 60_000 }, () => {
     expect(total(frames, COUNTERS.connectionsFailed)).toBe(5);
     expect(total(frames, COUNTERS.usersFailed)).toBe(5);
     expect(app.stats().badTokens).toBe(5);
+  });
+
+  it("reconnects users the server drops, counts reconnects and their time, and counts the sends a user without a policy could not make", async () => {
+    // The shop closes every socket 300 ms after it opened (1012, as a deploy does); each user orders 4 times, 150 ms apart.
+    const loop = (reconnect: unknown) => [
+      ORDER_AND_CANCEL[0],
+      { connect: { query: { token: "{{ vars.token }}" }, ...(reconnect ? { reconnect } : {}) } },
+      {
+        loop: {
+          count: 4,
+          steps: [
+            { send: { name: "order", json: { type: "order", item: "tea", qty: 1 }, reply: { match: { path: "$.type", equals: "order.created" } } } },
+            { think: "150ms" },
+          ],
+        },
+      },
+    ];
+    const app = await shop({ dropAfterMs: 300 });
+    const withPolicy = await run(usersPlan(app.url, loop({ policy: "backoff", delay: "20ms", maxAttempts: 5 }), { arrivalRate: 5, duration: "1s" }));
+    expect(withPolicy.outcome.status).toBe("completed");
+    const f = withPolicy.frames;
+    const stats = app.stats();
+    expect(total(f, COUNTERS.usersStarted)).toBe(5);
+    // A drop between sends is healed; one that catches a send waiting for its reply fails that user (the reply cannot come).
+    expect(total(f, COUNTERS.connectionsDropped)).toBe(stats.drops);
+    expect(total(f, COUNTERS.reconnects)).toBeGreaterThan(0);
+    expect(histogramCount(f, HISTOGRAMS.reconnectTime)).toBe(total(f, COUNTERS.reconnects));
+    expect(stats.connections).toBe(5 + total(f, COUNTERS.reconnects));
+    expect(total(f, COUNTERS.usersCompleted) + total(f, COUNTERS.usersFailed)).toBe(5);
+    // Every order the shop made is one Volley counted sent and received, every send is accounted for.
+    expect(total(f, COUNTERS.received)).toBe(stats.ordersCreated);
+    expect(total(f, COUNTERS.sent)).toBe(total(f, COUNTERS.received) + total(f, COUNTERS.lost));
+    expect(total(f, COUNTERS.usersCompleted)).toBeGreaterThan(0);
+
+    const app2 = await shop({ dropAfterMs: 300 });
+    const without = await run(usersPlan(app2.url, loop(undefined), { arrivalRate: 5, duration: "1s" }));
+    const g = without.frames;
+    // No policy: after the drop the next send cannot go out; it is counted, and the user fails.
+    expect(total(g, COUNTERS.reconnects)).toBe(0);
+    expect(total(g, COUNTERS.unsent)).toBeGreaterThan(0);
+    expect(total(g, COUNTERS.usersFailed)).toBe(5);
+    expect(total(g, COUNTERS.unsent) + total(g, COUNTERS.lost)).toBe(5);
+    expect(total(g, COUNTERS.received)).toBe(app2.stats().ordersCreated);
   });
 });

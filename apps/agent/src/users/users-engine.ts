@@ -148,19 +148,21 @@ export class UsersEngine {
         if (u.s.conn !== conn || this.finished) return;
         u.s.conn = undefined;
         this.closedOne();
-        if (info.byServer) {
-          this.recorder.increment(COUNTERS.connectionsDropped);
-          this.accounting.error(info.errorClass ?? "closed", closeText(info));
-        }
+        if (!info.byServer) return;
+        this.recorder.increment(COUNTERS.connectionsDropped);
+        const why = closeText(info);
+        this.accounting.error(info.errorClass ?? "closed", why);
+        if (!u.left) u.onDrop?.(why);
       });
     },
-    connectFailed: (err) => {
+    connectFailed: (err, retry) => {
       if (this.finished) return;
       this.recorder.increment(COUNTERS.connectionsFailed);
       this.accounting.error(this.failures.record(err), connectErrorText(err));
       this.totals.failed++;
-      if (this.totals.opened === 0 && this.totals.failed >= FAIL_FAST_CONNECTS) this.failFast();
+      if (!retry && this.totals.opened === 0 && this.totals.failed >= FAIL_FAST_CONNECTS) this.failFast();
     },
+    unsent: () => this.recorder.increment(COUNTERS.unsent),
     disconnected: (u) => this.close(u),
     random: () => this.random(),
   };
@@ -234,6 +236,7 @@ export class UsersEngine {
   /** A user left: counted completed or failed (the failed step by name, with why), its slot freed. */
   private leave(u: UserRun, err: unknown): void {
     if (this.finished || !this.users.delete(u)) return;
+    u.left = true;
     if (u.s.conn) this.close(u);
     const now = this.clock.monoUs();
     if (err === undefined) this.recorder.increment(COUNTERS.usersCompleted);
@@ -277,6 +280,7 @@ export class UsersEngine {
     if (this.finished) return;
     // Users still busy at the plan's end bound ran past maxUserTime; on abort nobody waited for them.
     for (const u of [...this.users]) {
+      u.left = true;
       if (status !== "aborted")
         this.leave(u, new StepFailure("maxUserTime", `still busy when the run reached its end (${this.plan.scenario.duration} of arrivals + maxUserTime)`));
       else if (u.s.conn) this.close(u);

@@ -17,6 +17,13 @@ export interface WsShopStats {
   ordersCancelled: number;
   /** Frames answered `{ type: "error" }`: not JSON, an unknown type, a cancel of an order that is not the socket's open one. */
   errors: number;
+  /** Sockets the server closed itself (dropAfterMs), as a deploy or an idle-timeout proxy does. */
+  drops: number;
+}
+
+export interface WsShopOptions extends TestAppOptions {
+  /** Close every socket this long after it opened, with 1012 "service restart" (absent: never). */
+  dropAfterMs?: number;
 }
 
 interface Order {
@@ -33,12 +40,13 @@ interface Order {
  * `/shop?token=…` (no or an unknown token: HTTP 401) speaking its own JSON: `{ type: "order", item,
  * qty }` → `{ type: "order.created", order: { id, item, qty, status: "open" } }` with a server-made
  * id; `{ type: "cancel", orderId }` → `{ type: "order.cancelled", orderId }` only for the user's own
- * open order, anything else `{ type: "error", code, message }`. The server's counters are the truth a
+ * open order, anything else `{ type: "error", code, message }`. With `dropAfterMs` it closes every
+ * socket that long after it opened (1012), as a deploy does. The server's counters are the truth a
  * load test's counts are checked against.
  */
-export async function startWsShop(options: TestAppOptions = {}): Promise<TestApp<WsShopStats>> {
-  const { port = 0, host = "127.0.0.1" } = options;
-  const counters: WsShopStats = { logins: 0, badTokens: 0, connections: 0, ordersCreated: 0, ordersCancelled: 0, errors: 0 };
+export async function startWsShop(options: WsShopOptions = {}): Promise<TestApp<WsShopStats>> {
+  const { port = 0, host = "127.0.0.1", dropAfterMs } = options;
+  const counters: WsShopStats = { logins: 0, badTokens: 0, connections: 0, ordersCreated: 0, ordersCancelled: 0, errors: 0, drops: 0 };
   const stats = () => ({ ...counters });
   const sessions = new Map<string, string>();
   const orders = new Map<string, Order>();
@@ -88,7 +96,16 @@ export async function startWsShop(options: TestAppOptions = {}): Promise<TestApp
     const userId = sessions.get(new URL(req.url ?? "/", "http://x").searchParams.get("token")!)!;
     counters.connections++;
     ws.on("error", () => undefined);
+    if (dropAfterMs !== undefined) {
+      const timer = setTimeout(() => {
+        counters.drops++;
+        ws.close(1012, "service restart");
+      }, dropAfterMs);
+      ws.on("close", () => clearTimeout(timer));
+    }
     ws.on("message", (data: RawData) => {
+      // A socket the server is closing takes no more orders: it could not answer them.
+      if (ws.readyState !== ws.OPEN) return;
       let msg: Record<string, unknown>;
       try {
         msg = JSON.parse(data.toString()) as Record<string, unknown>;

@@ -37,6 +37,24 @@ export function UsersTables({ users }: { users: UsersSummary }) {
               {fmtMs(users.time.p50)} / {fmtMs(users.time.p95)} / {fmtMs(users.time.max)}
             </dd>
           </div>
+          {(users.reconnects.reconnected > 0 || users.reconnects.failed > 0) && (
+            <div>
+              <dt title="Connections reopened by their connect step's reconnect policy after the server closed them; time from each drop to its reconnect (p90: when 90 % of the dropped were back)">
+                Reconnected (p50 / p90 / max)
+              </dt>
+              <dd className={users.reconnects.failed > 0 ? "bad" : undefined} data-testid="users-reconnects">
+                {fmtInt(users.reconnects.reconnected)}
+                {users.reconnects.failed > 0 && `, ${fmtInt(users.reconnects.failed)} gave up`} ({fmtMs(users.reconnects.time.p50)} /{" "}
+                {fmtMs(users.reconnects.time.p90)} / {fmtMs(users.reconnects.time.max)})
+              </dd>
+            </div>
+          )}
+          {users.unsent > 0 && (
+            <div>
+              <dt title="Sends a user could not make because its connection was down">Not sent (disconnected)</dt>
+              <dd className="bad">{fmtInt(users.unsent)}</dd>
+            </div>
+          )}
         </dl>
       </div>
       <StepsTable
