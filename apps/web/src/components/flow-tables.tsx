@@ -1,6 +1,6 @@
 import type { Flow, FlowSummary } from "@volley/contracts";
 import { LatencyRowsTable } from "./latency-rows-table";
-import { fmtInt, fmtMs, fmtPercent } from "../lib/format";
+import { fmtInt, fmtPercent } from "../lib/format";
 import { stepName } from "./flow-steps";
 import { StepsTable } from "./steps-table";
 

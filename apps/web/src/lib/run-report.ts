@@ -1,4 +1,4 @@
-import { durationMs, type AgentBreakdown, type IntervalPoint, type Run } from "@volley/contracts";
+import type { AgentBreakdown, IntervalPoint, Run } from "@volley/contracts";
 import { stringify } from "yaml";
 import { DASH, fmtDateTime, fmtDuration, fmtInt, fmtMs, fmtMsgRate, fmtPercent, fmtRate, fmtRateValue } from "./format";
 import { headlineCards, timelineThresholds } from "./headline-cards";
