@@ -26,9 +26,14 @@ function convertExpression(expr: string, scope: TemplateScope): string {
   const fn = /^\$(\w+)\s*\((.*)\)$/.exec(expr);
   const name = fn ? `$${fn[1]}` : expr;
   switch (name) {
-    case "$randomNumber":
-      if (fn && fn[2]!.trim() !== "") scope.notes.push(`${scope.where}: {{ ${expr} }} became {{ random.int }} (0 to 2^31−1): Volley has no range`);
+    case "$randomNumber": {
+      // $randomNumber(min, max): both ends included, as Volley's random.int(min, max).
+      const range = fn?.[2]?.split(",").map((a) => Number(a.trim()));
+      if (range && range.length === 2 && range.every(Number.isInteger) && range[0]! <= range[1]!) return `{{ random.int(${range[0]}, ${range[1]}) }}`;
+      if (fn && fn[2]!.trim() !== "")
+        scope.notes.push(`${scope.where}: {{ ${expr} }} became {{ random.int }} (0 to 2^31−1): its range is not two whole numbers`);
       return "{{ random.int }}";
+    }
     case "$randomString":
       return "{{ random.hex }}";
     case "$uuid":
@@ -45,6 +50,9 @@ function convertExpression(expr: string, scope: TemplateScope): string {
   }
   if (scope.dataFields.has(expr)) return `{{ data.${expr} }}`;
   if (scope.captures.has(expr)) return `{{ vars.${expr} }}`;
+  // A field of a captured object (Artillery's {{ chosenMovie.id }}): read into the capture.
+  const [head, ...fields] = expr.split(".");
+  if (fields.length > 0 && scope.captures.has(head!) && fields.every((f) => /^[\w-]+$/.test(f))) return `{{ vars.${expr} }}`;
   if (scope.constants.has(expr)) {
     const v = scope.constants.get(expr);
     return typeof v === "string" ? v : JSON.stringify(v);
@@ -75,7 +83,11 @@ export function convertValue<T>(value: T, scope: TemplateScope): T {
 export function constantsOf(variables: Record<string, unknown> | undefined, notes: string[]): Map<string, unknown> {
   const out = new Map<string, unknown>();
   for (const [k, v] of Object.entries(variables ?? {})) {
-    if (Array.isArray(v)) {
+    if (Array.isArray(v) && v.length > 1 && v.every((x) => (typeof x === "string" && /^[\w.@:/-]+$/.test(x)) || typeof x === "number")) {
+      // Artillery picks one per user: so does random.pick (per use).
+      out.set(k, `{{ random.pick(${v.join(", ")}) }}`);
+      notes.push(`config.variables.${k} lists ${v.length} values: each use picks one at random ({{ random.pick(…) }}; Artillery picks once per user)`);
+    } else if (Array.isArray(v)) {
       out.set(k, v[0]);
       if (v.length > 1)
         notes.push(

@@ -73,7 +73,7 @@ describe("importArtillery: the ws script", () => {
     const p = valid(plan);
     expect(plan.target).toEqual({ url: "ws://localhost:8080/ws", protocol: "ws", ws: { subprotocols: ["json.v1"] } });
     expect(p.connections).toMatchObject({ count: 100, rate: 5 });
-    expect(plan.flow!.setup).toEqual([{ send: { name: "subscribe", json: { type: "subscribe", topic: "prices" } } }, { think: "1s" }]);
+    expect(plan.flow!.setup).toEqual([{ send: { name: "subscribe", json: { type: "subscribe", topic: "{{ random.pick(prices, news) }}" } } }, { think: "1s" }]);
     expect(plan.flow!.messages).toEqual([
       { name: "ping", json: { type: "ping", id: "{{ random.hex }}", n: "{{ msg.seq }}" }, reply: { match: { path: "$.type", equals: "pong" } } },
       { name: "message", text: "heartbeat {{ msg.seq }}", reply: {} },
@@ -92,7 +92,7 @@ describe("importArtillery: the emit list form with acknowledgements", () => {
     expect(p.connections).toMatchObject({ count: 30, rate: 0.5 });
     expect(plan.flow!.setup).toEqual([
       { connect: { query: { apiKey: "<$processEnvironment.API_KEY>" } } },
-      { send: { name: "hello", event: "hello", json: { name: "bot-{{ random.int }}" }, ack: true, capture: { session: "$.session" } } },
+      { send: { name: "hello", event: "hello", json: { name: "bot-{{ random.int(1, 1000) }}" }, ack: true, capture: { session: "$.session" } } },
     ]);
     expect(plan.flow!.messages).toEqual([
       { name: "typing", event: "typing", json: { session: "{{ vars.session }}" }, reply: false },
@@ -101,7 +101,6 @@ describe("importArtillery: the emit list form with acknowledgements", () => {
     const text = notes.join("\n");
     expect(text).toMatch(/config\.socketio: \{\{ \$processEnvironment\.API_KEY \}\} has no Volley equivalent/);
     expect(text).toMatch(/"function" in the loop has no Volley equivalent/);
-    expect(text).toMatch(/\$randomNumber\(1, 1000\) \}\} became \{\{ random\.int \}\}/);
     expect(text).toMatch(/loop\[0\]: no response is awaited/);
   });
 });
