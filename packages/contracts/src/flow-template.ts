@@ -7,9 +7,9 @@
  * - `conn.index`: the connection's index in the run (0-based, across every agent)
  * - `conn.room`: the room the scenario puts the connection in (broadcast, groups), for a setup
  *   step that joins it the way the application does
- * - `msg.id`: a message's correlation id, unique in the run (messages only); put it where the
- *   server copies it back (a field of your JSON, a header) and match the reply on it
- * - `msg.seq`: the connection's message counter, 0, 1, 2… (messages only)
+ * - `msg.id`: a message's correlation id, unique in the run (messages and users' sends); put it
+ *   where the server copies it back (a field of your JSON, a header) and match the reply on it
+ * - `msg.seq`: the connection's (or user's) message counter, 0, 1, 2… (messages and users' sends)
  * - `data.<column>`: the connection's row of flow.data
  * - `vars.<name>`: a value captured by an earlier step; `vars.<name>.<field>…` reads into a
  *   captured object (`vars.order.id`, `vars.items.0.sku`)

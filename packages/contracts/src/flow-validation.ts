@@ -68,7 +68,7 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
       for (const p of problems) issue(at, p);
       for (const n of names) {
         if (n.startsWith("msg.") && !allowMsg)
-          issue(at, `{{ ${n} }} only exists in flow.messages (a message's id and counter); use conn.index or a capture here`);
+          issue(at, `{{ ${n} }} only exists in flow.messages and a user's sends (a message's id and counter); use conn.index or a capture here`);
         if (n.startsWith("vars.") && !made.has(n.slice(5).split(".")[0]!)) {
           issue(at, `{{ ${n} }} is not captured before this point: add capture: { ${n.slice(5)}: "$.…" } to an earlier setup step`);
         }
@@ -188,7 +188,7 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
           const send = step.send;
           event(send.event, [...here, "send", "event"]);
           body(send, [...here, "send"]);
-          templates({ json: send.json, text: send.text, args: send.args, headers: send.headers }, [...here, "send"], false);
+          templates({ json: send.json, text: send.text, args: send.args, headers: send.headers }, [...here, "send"], true);
           if (send.ack && !ACK_PROTOCOLS.includes(protocol))
             issue(
               [...here, "send", "ack"],
@@ -201,7 +201,7 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
             event(send.reply.event, [...here, "send", "reply", "event"], true);
             if (send.reply.match) {
               checkPath(send.reply.match.path, [...here, "send", "reply", "match", "path"], issue);
-              templates(send.reply.match.equals, [...here, "send", "reply", "match", "equals"], false);
+              templates(send.reply.match.equals, [...here, "send", "reply", "match", "equals"], true);
             }
           }
           paths(send.capture, [...here, "send", "capture"]);

@@ -1,8 +1,7 @@
+import { secs } from "./artillery-steps";
 import type { PlanInput } from "@volley/contracts";
 import type { Phase } from "./artillery-schema";
 import { DEFAULT_SCHEDULE } from "./schedule-options";
-
-const secs = (s: number) => (Number.isInteger(s) ? `${s}s` : `${Math.round(s * 1000)}ms`);
 
 /**
  * config.phases as Volley connections. Artillery starts virtual users at an arrival rate; each

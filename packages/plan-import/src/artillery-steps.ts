@@ -5,6 +5,12 @@ import type { MessageInput, SetupInput } from "./message-shapes";
 
 /** Artillery flow steps, one at a time: what an emit or send carries and awaits, HTTP steps, names. */
 
+/** Artillery's seconds as a Volley duration: 2 → "2s", 0.5 → "500ms". */
+/** The flow steps that are HTTP requests. */
+export const HTTP_STEPS = ["get", "post", "put", "patch", "delete", "head"];
+
+export const secs = (seconds: number) => (Number.isInteger(seconds) ? `${seconds}s` : `${Math.round(seconds * 1000)}ms`);
+
 /** A raw WebSocket message's own name for itself, like { type: "ping" }. */
 export function jsonType(out: Outgoing): string | undefined {
   const type = (out.body.json as { type?: unknown } | undefined)?.type;

@@ -68,40 +68,76 @@ describe("importArtillery: the socketio chat script", () => {
 });
 
 describe("importArtillery: the ws script", () => {
-  it("sends JSON and text, matches the pong by type, takes the next message in order otherwise", () => {
+  it("a single phase imports as users, step for step: each user sends what an Artillery user sends, then leaves", () => {
     const { plan, notes } = importArtillery(fixture("ws-ticker.yml"));
     const p = valid(plan);
     expect(plan.target).toEqual({ url: "ws://localhost:8080/ws", protocol: "ws", ws: { subprotocols: ["json.v1"] } });
-    expect(p.connections).toMatchObject({ count: 100, rate: 5 });
-    expect(plan.flow!.setup).toEqual([{ send: { name: "subscribe", json: { type: "subscribe", topic: "{{ random.pick(prices, news) }}" } } }, { think: "1s" }]);
-    expect(plan.flow!.messages).toEqual([
-      { name: "ping", json: { type: "ping", id: "{{ random.hex }}", n: "{{ msg.seq }}" }, reply: { match: { path: "$.type", equals: "pong" } } },
-      { name: "message", text: "heartbeat {{ msg.seq }}", reply: {} },
+    // 5 users a second for 20 s: 100 users, every one of them may be on at once.
+    expect(p.connections).toMatchObject({ count: 100 });
+    expect(p.scenario).toMatchObject({ kind: "users", arrivalRate: 5, duration: "20s" });
+    expect(plan.flow!.steps).toEqual([
+      { connect: {} },
+      { send: { name: "subscribe", json: { type: "subscribe", topic: "{{ random.pick(prices, news) }}" } } },
+      { think: "1s" },
+      {
+        loop: {
+          count: 60,
+          steps: [
+            // A send with match waits for its reply; one without awaits none, as Artillery's ws engine.
+            {
+              send: { name: "ping", json: { type: "ping", id: "{{ random.hex }}", n: "{{ msg.seq }}" }, reply: { match: { path: "$.type", equals: "pong" } } },
+            },
+            { send: { name: "send", text: "heartbeat {{ msg.seq }}" } },
+            { think: "500ms" },
+          ],
+        },
+      },
     ]);
-    // Two sends per 0.5 s, 60 rounds.
-    expect(p.scenario).toMatchObject({ duration: "30s", message: { rate: 4 } });
     expect(notes.join("\n")).toMatch(/config\.variables\.topic lists 2 values/);
+    expect(notes.join("\n")).toMatch(/users arrive at 5\/s for 20s/);
   });
 });
 
 describe("importArtillery: the emit list form with acknowledgements", () => {
-  it("acks become ack replies and an ack capture; what cannot map is named", () => {
+  it("acks become acknowledged sends with their captures; what cannot map is named", () => {
     const { plan, notes } = importArtillery(fixture("socketio-v3-emit-list.yml"));
     const p = valid(plan);
     expect(plan.target).toEqual({ url: "https://chat.example.com", protocol: "socketio", socketio: { path: "/realtime" } });
-    expect(p.connections).toMatchObject({ count: 30, rate: 0.5 });
-    expect(plan.flow!.setup).toEqual([
+    expect(p.scenario).toMatchObject({ kind: "users", arrivalRate: 0.5, duration: "60s" });
+    expect(plan.flow!.steps).toEqual([
       { connect: { query: { apiKey: "<$processEnvironment.API_KEY>" } } },
       { send: { name: "hello", event: "hello", json: { name: "bot-{{ random.int(1, 1000) }}" }, ack: true, capture: { session: "$.session" } } },
-    ]);
-    expect(plan.flow!.messages).toEqual([
-      { name: "typing", event: "typing", json: { session: "{{ vars.session }}" }, reply: false },
-      { name: "say", event: "say", json: { session: "{{ vars.session }}", text: "hi #{{ msg.seq }}" }, reply: { ack: true } },
+      {
+        loop: {
+          count: 10,
+          steps: [
+            { send: { name: "typing", event: "typing", json: { session: "{{ vars.session }}" } } },
+            { send: { name: "say", event: "say", json: { session: "{{ vars.session }}", text: "hi #{{ msg.seq }}" }, ack: true } },
+            { think: "3s" },
+          ],
+        },
+      },
     ]);
     const text = notes.join("\n");
     expect(text).toMatch(/config\.socketio: \{\{ \$processEnvironment\.API_KEY \}\} has no Volley equivalent/);
-    expect(text).toMatch(/"function" in the loop has no Volley equivalent/);
-    expect(text).toMatch(/loop\[0\]: no response is awaited/);
+    expect(text).toMatch(/loop\[3\]: "function" has no Volley equivalent/);
+  });
+
+  it("several scenarios become a weighted choice; a step-level namespace goes to the URL; before and after are named", () => {
+    const { plan, notes } = importArtillery(
+      "config: { target: 'http://127.0.0.1:3000', phases: [{ duration: 10, arrivalRate: 2 }] }\nbefore:\n  flow: [{ log: hi }]\nscenarios:\n  - engine: socketio\n    weight: 3\n    flow:\n      - namespace: /nsp1\n      - emit: { channel: echo, data: hello }\n  - engine: socketio\n    weight: 1\n    flow:\n      - get: { url: /health }\n",
+    );
+    valid(plan);
+    expect(plan.target.url).toBe("http://127.0.0.1:3000/nsp1");
+    expect(plan.flow!.steps).toEqual([
+      {
+        choice: [
+          { weight: 3, steps: [{ connect: {} }, { send: { name: "echo", event: "echo", json: "hello" } }] },
+          { weight: 1, steps: [{ request: expect.objectContaining({ method: "GET", url: "/health" }) }] },
+        ],
+      },
+    ]);
+    expect(notes.join("\n")).toMatch(/before: runs once per test in Artillery/);
   });
 });
 
@@ -116,9 +152,9 @@ describe("importArtillery: errors", () => {
     expect(() => importArtillery("config: { target: 'ws://x' }\nscenarios: [{ engine: ws, flow: [{ think: 1 }] }]")).toThrow(/neither emits nor sends/);
   });
 
-  it("a flow without a loop: its last emit is the message kind", () => {
+  it("a flow without a loop (ramped phases, so connections): its last emit is the message kind", () => {
     const { plan, notes } = importArtillery(
-      "config: { target: 'http://127.0.0.1:3000', phases: [{ duration: 5, arrivalRate: 1 }] }\nscenarios:\n  - engine: socketio\n    flow:\n      - emit: { channel: join, data: { room: r } }\n      - emit: { channel: chat, data: { text: hi }, response: { channel: message } }\n",
+      "config: { target: 'http://127.0.0.1:3000', phases: [{ duration: 5, arrivalRate: 1, rampTo: 3 }] }\nscenarios:\n  - engine: socketio\n    flow:\n      - emit: { channel: join, data: { room: r } }\n      - emit: { channel: chat, data: { text: hi }, response: { channel: message } }\n",
     );
     valid(plan);
     expect(plan.flow!.setup).toEqual([{ send: { name: "join", event: "join", json: { room: "r" } } }]);

@@ -1,6 +1,7 @@
 import type { FlowInput, PlanInput } from "@volley/contracts";
 import { phasesToConnections } from "./artillery-phases";
-import { httpStep, jsonType, loopCount, outgoing, setupNames, thinkSeconds, uniqueName } from "./artillery-steps";
+import { HTTP_STEPS, httpStep, jsonType, loopCount, outgoing, secs, setupNames, thinkSeconds, uniqueName } from "./artillery-steps";
+import { artilleryUserSteps, userArrivals, withConnect } from "./artillery-users";
 import { parseArtillery, type Payload, type Step } from "./artillery-schema";
 import { constantsOf, convertValue, type TemplateScope } from "./artillery-templates";
 import { PlanImportError } from "./import-error";
@@ -12,9 +13,6 @@ export interface ArtilleryImportOptions extends ImportOptions {
   /** Payload files by the name config.payload.path gives (or its base name): their CSV text. */
   files?: Record<string, string>;
 }
-
-const HTTP_STEPS = ["get", "post", "put", "patch", "delete", "head"];
-const ms = (seconds: number) => (Number.isInteger(seconds) ? `${seconds}s` : `${Math.round(seconds * 1000)}ms`);
 
 /**
  * A plan from an Artillery script using its `ws` or `socketio` engine: the target and its
@@ -38,6 +36,14 @@ export function importArtillery(yamlText: string, options: ArtilleryImportOption
 
   const { data, fields } = payloadData(config.payload, options.files ?? {}, notes);
   const scope: TemplateScope = { dataFields: fields, captures: new Set(), constants: constantsOf(config.variables, notes), inLoop: false, notes, where: "" };
+  for (const hook of ["before", "after"]) {
+    if (new RegExp(`^${hook}:`, "m").test(yamlText))
+      notes.push(
+        `${hook}: runs once per test in Artillery; Volley has no such hook: put what it does (a log-in, a seed) in each user's steps or prepare the server`,
+      );
+  }
+  const arrivals = options.connections === undefined && options.rate === undefined ? userArrivals(config.phases) : undefined;
+  if (arrivals) return checked(usersPlan(script, protocol, arrivals, scope, data, options, notes), notes);
 
   const flow = scenario.flow as Step[];
   let loopAt = flow.findIndex((s) => "loop" in s);
@@ -70,7 +76,7 @@ export function importArtillery(yamlText: string, options: ArtilleryImportOption
   before.forEach((step, i) => {
     scope.where = `flow[${i}]`;
     const [kind] = Object.keys(step);
-    if (kind === "think") setup.push({ think: ms(thinkSeconds(step, scope.where)) });
+    if (kind === "think") setup.push({ think: secs(thinkSeconds(step, scope.where)) });
     else if (kind === "emit" || kind === "send") {
       const out = outgoing(step, protocol, scope);
       namespace ??= out.namespace;
@@ -156,7 +162,7 @@ export function importArtillery(yamlText: string, options: ArtilleryImportOption
     name: options.name ?? `Imported from Artillery: ${scenario.name ?? config.target}`,
     target,
     connections,
-    scenario: { kind: "echo", duration: options.duration ?? ms(flowSeconds), message: { rate: Math.round(rate * 1000) / 1000, timeout: "10s" } },
+    scenario: { kind: "echo", duration: options.duration ?? secs(flowSeconds), message: { rate: Math.round(rate * 1000) / 1000, timeout: "10s" } },
     flow: flowOut,
   };
   notes.push(
@@ -197,6 +203,51 @@ function artilleryTarget(
   if (Object.keys(config.engines ?? {}).includes("socketio-v3") === false)
     notes.push("Artillery's socketio engine: the plan assumes a Socket.IO 3/4 server; for Socket.IO 2 set target.socketio.version: 2");
   return { url, protocol: "socketio", ...(Object.keys(socketio).length > 0 ? { socketio } : {}) };
+}
+
+/**
+ * The script as Volley users, step for step: each arriving user runs one scenario (picked by
+ * weight when there are several) once and leaves, as Artillery's virtual users do, so a user sends
+ * as many messages here as there.
+ */
+function usersPlan(
+  script: ReturnType<typeof parseArtillery>,
+  protocol: "ws" | "socketio",
+  arrivals: NonNullable<ReturnType<typeof userArrivals>>,
+  scope: TemplateScope,
+  data: FlowInput["data"],
+  options: ArtilleryImportOptions,
+  notes: string[],
+): PlanInput {
+  const { config } = script;
+  const names: string[] = [];
+  let namespace: string | undefined;
+  const branches = script.scenarios.map((sc, k) => {
+    const converted = artilleryUserSteps(sc.flow as Step[], protocol, scope, `scenarios[${k}].flow`, names);
+    namespace ??= converted.namespace;
+    return { weight: sc.weight ?? 1, steps: converted.steps };
+  });
+  const connect: Record<string, unknown> = {};
+  const target = artilleryTarget(config, protocol, namespace, options, connect, notes);
+  Object.assign(scope, { where: `config.${protocol}`, inLoop: false });
+  const connectStep = convertValue(connect, scope);
+  const steps =
+    branches.length === 1
+      ? withConnect(branches[0]!.steps, connectStep)
+      : [{ choice: branches.map((b) => ({ ...b, steps: withConnect(b.steps, connectStep) })) }];
+  if (branches.length > 1) notes.push(`the ${branches.length} scenarios became a weighted choice: each user takes one, by weight`);
+  const total = Math.ceil(arrivals.arrivalRate * arrivals.seconds);
+  const count = Math.max(1, Math.min(arrivals.maxVusers ?? total, 100_000));
+  notes.push(
+    `users arrive at ${arrivals.arrivalRate}/s for ${secs(arrivals.seconds)} (config.phases), each runs its scenario once and leaves; connections.count ${count} is the most at once${arrivals.maxVusers === undefined ? " (every arrival: none is dropped)" : " (maxVusers)"}`,
+  );
+  return {
+    name: options.name ?? `Imported from Artillery: ${script.scenarios[0]!.name ?? config.target}`,
+    target,
+    connections: { count },
+    scenario: { kind: "users", arrivalRate: arrivals.arrivalRate, duration: options.duration ?? secs(arrivals.seconds) },
+    flow: { ...(data ? { data: { ...data, reuse: true } } : {}), steps: steps as NonNullable<FlowInput["steps"]> },
+  };
 }
 
 /** config.payload as flow.data: the CSV file from options.files, with `fields` as its header. */

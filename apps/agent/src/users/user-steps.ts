@@ -19,6 +19,10 @@ export interface UserRun {
   at: number;
   /** Past this (arrival + maxUserTime) the user's next step fails it. */
   deadline: number;
+  /** Which use of its slot this user is (with the slot's run-wide index, it makes msg.id unique in the run). */
+  serial: number;
+  /** Sends so far: the next send's msg.seq. */
+  sends: number;
   /** The user has left: a reconnect still under way closes what it opens. */
   left?: boolean;
   /** Set by its connect step: the engine calls it when the server closes the connection. */
@@ -144,6 +148,9 @@ export function compileUserSteps(plan: Plan, host: UserHost, driver: Driver, dis
         name,
         async (u) => {
           const conn = await connection(u, () => host.unsent());
+          const ctx = u.s.ctx as { msgSeq: number; msgId: string; connIndex: number };
+          ctx.msgSeq = u.sends++;
+          ctx.msgId = `${ctx.connIndex}.${u.serial}.${ctx.msgSeq}`;
           host.sent(host.monoUs() - u.at);
           if (!awaits) return conn.emit!(render(u.s.ctx));
           let data: unknown;

@@ -224,6 +224,8 @@ export class UsersEngine {
       s: { id: slot, ctx, jar: new Map(), conn: undefined, connectUs: 0, inbox: [], waiter: undefined, base },
       at: intendedUs,
       deadline: intendedUs + this.maxUserUs,
+      serial: this.arrivals,
+      sends: 0,
     };
     this.users.add(u);
     this.arrivedAt.set(u, intendedUs);

@@ -1,0 +1,86 @@
+import type { FlowInput } from "@volley/contracts";
+import type { Phase, Step } from "./artillery-schema";
+import { HTTP_STEPS, httpStep, jsonType, loopCount, outgoing, secs, thinkSeconds, uniqueName } from "./artillery-steps";
+import type { TemplateScope } from "./artillery-templates";
+
+type UserStepInput = NonNullable<FlowInput["steps"]>[number];
+
+/** An Artillery loop without a count runs until the user's time is up: here, at most this long. */
+const OPEN_LOOP = "30s";
+
+/**
+ * The arrivals of a script whose phases Volley users can follow exactly: one phase at a constant
+ * rate (arrivalRate, or arrivalCount over its duration). Ramps, pauses and several phases are not
+ * (users arrive at one rate): undefined, and the caller maps the phases to connections instead.
+ */
+export function userArrivals(phases: Phase[] | undefined): { arrivalRate: number; seconds: number; maxVusers?: number } | undefined {
+  const p = phases?.length === 1 ? phases[0]! : undefined;
+  if (!p) return undefined;
+  if (p.rampTo !== undefined || p.pause !== undefined || p.duration === undefined || p.duration <= 0) return undefined;
+  const arrivalRate = p.arrivalCount !== undefined ? p.arrivalCount / p.duration : p.arrivalRate;
+  if (arrivalRate === undefined || arrivalRate <= 0) return undefined;
+  return { arrivalRate: Math.round(arrivalRate * 1e6) / 1e6, seconds: p.duration, ...(p.maxVusers !== undefined ? { maxVusers: p.maxVusers } : {}) };
+}
+
+/**
+ * One Artillery scenario's flow as a user's steps, step for step: think, emit/send (with the
+ * response or acknowledgement it waits for, and its captures), loop (count, or `over` a list: one
+ * pass per element), HTTP requests; a connect before the first step on the connection. What has
+ * no equivalent is named in the notes, never dropped silently.
+ */
+export function artilleryUserSteps(
+  flow: Step[],
+  protocol: "ws" | "socketio",
+  scope: TemplateScope,
+  where: string,
+  names: string[] = [],
+): { steps: UserStepInput[]; namespace?: string } {
+  const steps: UserStepInput[] = [];
+  let namespace: string | undefined;
+  flow.forEach((step, i) => {
+    const at = `${where}[${i}]`;
+    scope.where = at;
+    const [kind] = Object.keys(step);
+    if (kind === "think") steps.push({ think: secs(thinkSeconds(step, at)) });
+    else if (kind === "emit" || kind === "send") {
+      const out = outgoing(step, protocol, scope);
+      namespace ??= out.namespace;
+      const name = uniqueName(names, out.event ?? jsonType(out) ?? "send");
+      names.push(name);
+      const awaited = out.ack
+        ? { ack: true, ...(out.ackCapture ? { capture: out.ackCapture } : {}) }
+        : out.response
+          ? {
+              reply: { ...(out.response.event ? { event: out.response.event } : {}), ...(out.response.match ? { match: out.response.match } : {}) },
+              ...(out.response.capture ? { capture: out.response.capture } : {}),
+            }
+          : {};
+      steps.push({ send: { name, ...out.body, ...awaited } } as UserStepInput);
+    } else if (kind === "loop") {
+      const count = loopCount(step);
+      // Inside a loop $loopCount reads the user's send counter (msg.seq).
+      const outer = scope.inLoop;
+      scope.inLoop = true;
+      const inner = artilleryUserSteps(step.loop as Step[], protocol, scope, `${at}.loop`, names);
+      scope.inLoop = outer;
+      namespace ??= inner.namespace;
+      if (!Number.isFinite(count)) scope.notes.push(`${at}: a loop without count runs for ${OPEN_LOOP} per user here (loop.over); set its count or over`);
+      steps.push({ loop: Number.isFinite(count) ? { count, steps: inner.steps } : { over: OPEN_LOOP, steps: inner.steps } });
+    } else if (HTTP_STEPS.includes(kind!)) steps.push(httpStep(kind!, step[kind!] as Record<string, unknown>, scope) as UserStepInput);
+    else if (kind === "connect" && typeof step.connect === "string") scope.notes.push(`${at}: connect to ${step.connect} — set target.url to it if it differs`);
+    else if (kind === "namespace") namespace ??= String(step.namespace);
+    else scope.notes.push(`${at}: "${kind}" has no Volley equivalent (functions and custom code do not carry over); left out`);
+  });
+  return { steps, ...(namespace ? { namespace } : {}) };
+}
+
+/**
+ * Puts the connect a ws/socketio user needs before its first step on the connection (after the
+ * requests and think times that lead up to it, whose captures it may use), in every branch.
+ */
+export function withConnect(steps: UserStepInput[], connect: Record<string, unknown>): UserStepInput[] {
+  const onConnection = (s: UserStepInput) => "send" in s || "waitFor" in s || "loop" in s || "choice" in s || "if" in s;
+  const at = steps.findIndex(onConnection);
+  if (at === -1) return steps;
+  return [...steps.slice(0, at), { connect } as UserStepInput, ...steps.slice(at)];
+}
