@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { COUNTERS, HISTOGRAMS, type PlanInput } from "@volley/contracts";
-import { startWsShop, WS_SHOP_PATHS, type TestApp, type WsShopStats } from "@volley/targets";
+import { startJsonRpcWs, startWsShop, WS_SHOP_PATHS, type JsonRpcStats, type TestApp, type WsShopStats } from "@volley/targets";
 import { histogramCount, runFlow as run } from "../flow/flow-test-kit";
 import { total } from "../engine/engine-test-kit";
 
-const apps: TestApp<WsShopStats>[] = [];
+const apps: TestApp<WsShopStats | JsonRpcStats>[] = [];
 afterEach(async () => {
   for (const a of apps.splice(0)) await a.close();
 });
@@ -203,5 +203,36 @@ describe("users: arrive, run their steps, leave", { timeout: 60_000 }, () => {
     expect(total(g, COUNTERS.usersFailed)).toBe(5);
     expect(total(g, COUNTERS.unsent) + total(g, COUNTERS.lost)).toBe(5);
     expect(total(g, COUNTERS.received)).toBe(app2.stats().ordersCreated);
+  });
+
+  it("a user's sends carry msg.id and msg.seq: JSON-RPC replies are matched by the id each call carried", async () => {
+    const app = await startJsonRpcWs();
+    apps.push(app);
+    const steps = [
+      { connect: {} },
+      {
+        loop: {
+          count: 3,
+          steps: [
+            {
+              send: {
+                name: "call",
+                json: { jsonrpc: "2.0", id: "{{ msg.id }}", method: "echo", params: { seq: "{{ msg.seq }}" } },
+                reply: { match: { path: "$.id", equals: "{{ msg.id }}" } },
+                capture: { echoed: "$.result.seq" },
+              },
+            },
+            { think: "10ms" },
+          ],
+        },
+      },
+      // The last call's counter came back: the third send of the user is msg.seq 2.
+      { if: { var: "vars.echoed", equals: 2 }, steps: [], else: [{ waitFor: { name: "wrong-seq", match: { path: "$.never" }, timeout: "10ms" } }] },
+    ];
+    const { frames, outcome } = await run(usersPlan(app.url, steps, { arrivalRate: 5, duration: "1s" }));
+    expect(outcome.status).toBe("completed");
+    expect(total(frames, COUNTERS.usersCompleted)).toBe(5);
+    expect(total(frames, COUNTERS.received)).toBe(15);
+    expect((app.stats() as JsonRpcStats).requests).toBe(15);
   });
 });
