@@ -20,6 +20,14 @@ const FIELDS: Field[] = [
   { path: ["scenario", "duration"], label: "Duration", kind: "text", read: (p) => p.scenario.duration },
 ];
 
+/** A users plan has arrivals, not connections opened or a message rate. */
+const USER_FIELDS: Field[] = [
+  ...FIELDS.slice(0, 3),
+  { path: ["connections", "count"], label: "Most users at once", kind: "number", read: (p) => p.connections.count },
+  { path: ["scenario", "arrivalRate"], label: "Users arriving/s", kind: "number", read: (p) => (p.scenario.kind === "users" ? p.scenario.arrivalRate : "") },
+  { path: ["scenario", "duration"], label: "Arrivals for", kind: "text", read: (p) => p.scenario.duration },
+];
+
 /**
  * The common fields of a plan as a form. Edits go into the YAML document itself (yaml's Document
  * API), so comments, order and every other field stay as the user wrote them.
@@ -37,7 +45,7 @@ export function PlanForm({ text, plan, onChange }: { text: string; plan: Plan | 
       <legend className="panel-title">Common fields</legend>
       {!plan && <p className="small subtle">Fix the plan's problems to edit it here.</p>}
       <div className="plan-form-grid">
-        {FIELDS.map((f) => {
+        {(plan?.scenario.kind === "users" ? USER_FIELDS : FIELDS).map((f) => {
           const id = `plan-${f.path.join("-")}`;
           const current = plan ? String(f.read(plan)) : "";
           return (
