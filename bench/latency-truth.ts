@@ -25,7 +25,13 @@
  * sends the same JSON and matches by parsing `$.id`). Goal: within 0.25 ms of truth at p50 and p99
  * (the binary default's goal, issue 3, is 1 ms).
  *
- *   node --import tsx bench/latency-truth.ts [runs=3] [precise|timer] [binary|flow]
+ * `users` (issue 28) runs virtual users instead of connections: 10 arrive a second for 20 s, each
+ * connects and sends 50 such JSON messages, each waiting for its reply (matched by id, its seq
+ * captured), then thinks 20–60 ms (uniform) before the next: ~10,000 messages from ~40 users at
+ * once. Every send is timed from its intended instant (the previous reply plus the think), so the
+ * same goal holds: within 0.25 ms of truth at p50. The baseline client runs the flow's load.
+ *
+ *   node --import tsx bench/latency-truth.ts [runs=3] [precise|timer] [binary|flow|users]
  */
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -40,20 +46,24 @@ const RUNS = Math.max(1, Math.min(9, Number(process.argv[2] ?? 3)));
 const HOLD_MODE = process.argv[3] ?? "precise";
 if (HOLD_MODE !== "precise" && HOLD_MODE !== "timer") throw new Error(`hold mode must be precise or timer (got ${HOLD_MODE})`);
 const VARIANT = process.argv[4] ?? "binary";
-if (VARIANT !== "binary" && VARIANT !== "flow") throw new Error(`variant must be binary or flow (got ${VARIANT})`);
-/** How far from truth p50 and p99 may be: issue 3's goal for Volley's own messages, issue 16's for flows. */
-const GOAL_MS = VARIANT === "flow" ? 0.25 : 1;
+if (VARIANT !== "binary" && VARIANT !== "flow" && VARIANT !== "users") throw new Error(`variant must be binary, flow or users (got ${VARIANT})`);
+/** How far from truth p50 and p99 may be: issue 3's goal for Volley's own messages, issue 16's for flows (and users). */
+const GOAL_MS = VARIANT === "binary" ? 1 : 0.25;
 const CONNS = 50,
   RATE = 20,
   SECONDS = 20,
   HOLD_MS = 25;
-const PLANNED = CONNS * RATE * SECONDS;
+const USERS_PER_SECOND = 10,
+  USER_MESSAGES = 50;
+const PLANNED = VARIANT === "users" ? USERS_PER_SECOND * SECONDS * USER_MESSAGES : CONNS * RATE * SECONDS;
 
 interface Summary {
   messages: { sent: number; received: number; lost: number; sendRate: number };
   latency: { p50: number; p99: number; max: number };
   sendLag: { p50: number; p99: number; max: number };
   intervals: { saturated: number };
+  /** Users only: how the users ended. */
+  users?: { started: number; completed: number; failed: number; dropped: number };
   /** Flows only: incoming messages that answered nothing (a reply the match missed). */
   flow?: { unmatched: number };
 }
@@ -91,8 +101,28 @@ const FLOW_YAML = `flow:
     - json: { id: "{{ msg.id }}", seq: "{{ msg.seq }}", pad: "${"x".repeat(23)}" }
       reply: { match: { path: "$.id", equals: "{{ msg.id }}" } }
 `;
+const USERS_YAML = (url: string, delay: number) => `name: latency truth (delay ${delay} ms, users)
+target: { url: "${url}?delay=${delay}" }
+connections: { count: 1000 }
+scenario: { kind: users, arrivalRate: ${USERS_PER_SECOND}, duration: ${SECONDS}s }
+flow:
+  steps:
+    - connect: {}
+    - loop:
+        count: ${USER_MESSAGES}
+        steps:
+          - send:
+              json: { id: "{{ msg.id }}", seq: "{{ msg.seq }}", pad: "${"x".repeat(23)}" }
+              reply: { match: { path: "$.id", equals: "{{ msg.id }}" } }
+              capture: { seq: "$.seq" }
+          - think: { min: 20ms, max: 60ms }
+`;
 const planFor = (url: string, delay: number) => {
   const file = path.join(dir, `latency-truth-${delay}.yaml`);
+  if (VARIANT === "users") {
+    writeFileSync(file, USERS_YAML(url, delay));
+    return file;
+  }
   writeFileSync(
     file,
     `name: latency truth (delay ${delay} ms${VARIANT === "flow" ? ", flow" : ""})
@@ -149,7 +179,7 @@ async function baselineRun(): Promise<Baseline> {
       String(CONNS),
       String(RATE),
       String(SECONDS),
-      VARIANT === "flow" ? "json" : "binary",
+      VARIANT === "binary" ? "binary" : "json",
     ]);
     const code = await b.exited;
     if (code !== 0) throw new Error(`baseline exited ${code}: ${b.stderr().slice(-500)}`);
@@ -244,8 +274,9 @@ console.log(
       summarySendRate: m((p) => p.held.messages.sendRate),
       // Mean sent per full second with every connection sending (frames), against plannedRate.
       steadySendRate: m((p) => p.steadyRate),
-      plannedRate: CONNS * RATE,
+      plannedRate: VARIANT === "users" ? null : CONNS * RATE,
       saturatedIntervals: m((p) => p.held.intervals.saturated + p.loop.intervals.saturated),
+      ...(VARIANT === "users" ? { usersCompleted: m((p) => p.held.users?.completed ?? NaN), usersFailed: m((p) => p.held.users?.failed ?? NaN) } : {}),
     },
     null,
     2,
