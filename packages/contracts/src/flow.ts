@@ -279,6 +279,21 @@ export const userStepSchema = z.union(
 );
 export type UserStep = z.output<typeof userStepSchema>;
 
+/**
+ * The name a user's step is reported under (`step.<name>`, `errors.step.<name>`): its own, or its
+ * kind and position — `send-3`, and inside loop 3 `send-3-1`, choice branch 2 of step 4 `send-4-2-1`,
+ * an if's `send-5-then-1` / `send-5-else-1`. Null for steps that are not timed on their own.
+ */
+export function userStepName(step: UserStep, position: string): string | null {
+  if ("request" in step) return step.request.name ?? `request-${position}`;
+  if ("send" in step) return step.send.name ?? `send-${position}`;
+  if ("waitFor" in step) return step.waitFor.name ?? `waitFor-${position}`;
+  return null;
+}
+
+/** The position of step `i` (0-based) of a list at `where` (see userStepName). */
+export const userStepPosition = (where: string, i: number) => (where ? `${where}-${i + 1}` : String(i + 1));
+
 export const flowSchema = z.strictObject({
   data: flowDataSchema.optional(),
   /**

@@ -157,11 +157,22 @@ const USERS_MESSAGE = { bytes: 64, rate: 1, per: "connection", arrival: "constan
  */
 export const usersScenarioSchema = z.strictObject({
   kind: z.literal("users"),
-  /** Users arriving per second (over every agent). */
-  arrivalRate: z.number().positive().max(100_000),
+  /** Users arriving per second (over every agent); with `stages`, the rate they start from. */
+  arrivalRate: z.number().min(0).max(100_000),
   arrival: z.enum(["constant", "poisson"]).default("constant"),
   /** How long users keep arriving. */
   duration: durationSchema,
+  /**
+   * Ramps of the arrival rate, like k6's ramping-arrival-rate and Artillery's phases: over each
+   * stage the rate moves linearly from the previous stage's target (the first: arrivalRate) to
+   * its own; a stage of 0s is a step. After the last stage the rate holds its target until
+   * `duration` ends.
+   */
+  stages: z
+    .array(z.strictObject({ duration: durationSchema, target: z.number().min(0).max(100_000) }))
+    .min(1)
+    .max(100)
+    .optional(),
   warmup: durationSchema.default(0),
   /** A user still busy this long after its arrival is stopped and counted failed (bounds the run). */
   maxUserTime: durationSchema.default("2m"),
@@ -169,6 +180,7 @@ export const usersScenarioSchema = z.strictObject({
   message: messageSchema.default(USERS_MESSAGE),
 });
 export type UsersScenario = z.output<typeof usersScenarioSchema>;
+export type UserStage = NonNullable<UsersScenario["stages"]>[number];
 
 export const scenarioSchema = z.discriminatedUnion("kind", [
   echoScenarioSchema,

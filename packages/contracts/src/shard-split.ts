@@ -68,7 +68,11 @@ export function planShards(plan: Plan, weights: readonly number[] = equalWeights
   const requests = plan.scenario.kind === "http-rps" ? plan.scenario.requests : undefined;
   const requestShares = requests !== undefined ? splitProportionally(requests, connections) : null;
   // Users arrive in proportion to the users each shard may hold at once.
-  const arrivalRates = plan.scenario.kind === "users" ? splitRate(plan.scenario.arrivalRate, connections) : null;
+  const users = plan.scenario.kind === "users" ? plan.scenario : undefined;
+  // Rates of 0 (a stage that stops arrivals) split as 0 everywhere.
+  const splitUsers = (rate: number) => (rate === 0 ? connections.map(() => 0) : splitRate(rate, connections));
+  const arrivalRates = users ? splitUsers(users.arrivalRate) : null;
+  const stageRates = users?.stages?.map((st) => splitUsers(st.target));
   const bases = connections.map((_, i) => connections.slice(0, i).reduce((a, b) => a + b, 0));
   const rows = plan.flow?.data ? flowRows(plan.flow.data) : undefined;
   return connections.map((n, i) => ({
@@ -85,6 +89,7 @@ export function planShards(plan: Plan, weights: readonly number[] = equalWeights
       message: { ...message, rate: messageRates[i]! },
       ...(requestShares ? { requests: requestShares[i]! } : {}),
       ...(arrivalRates ? { arrivalRate: arrivalRates[i]! } : {}),
+      ...(users?.stages ? { stages: users.stages.map((st, k) => ({ ...st, target: stageRates![k]![i]! })) } : {}),
     },
     ...(sweep
       ? {

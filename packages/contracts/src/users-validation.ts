@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { durationMs } from "./duration";
 import type { UserStep } from "./flow";
 import type { Plan } from "./plan";
 
@@ -12,10 +13,18 @@ const USER_PROTOCOLS = new Set(["ws", "socketio", "socketcluster", "stomp", "soc
 export function validateUsers(plan: Plan, ctx: z.RefinementCtx): void {
   const issue = (path: (string | number)[], message: string) => ctx.addIssue({ code: "custom", path, message });
   const { flow } = plan;
-  if (plan.scenario.kind !== "users") {
+  const scenario = plan.scenario;
+  if (scenario.kind !== "users") {
     if (flow?.steps) issue(["flow", "steps"], "are a user's steps: set scenario.kind: users (users arrive and leave), or use flow.setup and flow.messages");
     return;
   }
+  if (scenario.stages) {
+    const total = scenario.stages.reduce((n, st) => n + durationMs(st.duration), 0);
+    if (total > durationMs(scenario.duration))
+      issue(["scenario", "duration"], `is shorter than the stages (${total / 1000}s together): set duration to at least ${total / 1000}s`);
+    if (scenario.arrivalRate === 0 && scenario.stages.every((st) => st.target === 0))
+      issue(["scenario", "stages"], "no user would ever arrive: give a stage a target above 0");
+  } else if (scenario.arrivalRate === 0) issue(["scenario", "arrivalRate"], "must be above 0 (users per second), or ramp it up with stages");
   if (!flow?.steps || flow.steps.length === 0) {
     issue(["flow", "steps"], "a users scenario runs each user's steps: add flow: { steps: [{ connect: {} }, { send: { json: {…}, reply: { match: {…} } } }] }");
     return;

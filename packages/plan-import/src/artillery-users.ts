@@ -8,18 +8,57 @@ type UserStepInput = NonNullable<FlowInput["steps"]>[number];
 /** An Artillery loop without a count runs until the user's time is up: here, at most this long. */
 const OPEN_LOOP = "30s";
 
+/** Users' arrivals from config.phases: the first phase's rate, then a stage line with a step (0 s) where a phase starts at a new rate. */
+export interface UserArrivalPlan {
+  arrivalRate: number;
+  stages?: { duration: string; target: number }[];
+  seconds: number;
+  maxVusers?: number;
+}
+
 /**
- * The arrivals of a script whose phases Volley users can follow exactly: one phase at a constant
- * rate (arrivalRate, or arrivalCount over its duration). Ramps, pauses and several phases are not
- * (users arrive at one rate): undefined, and the caller maps the phases to connections instead.
+ * config.phases as users' arrivals, exactly: a phase at a constant rate (arrivalRate, or
+ * arrivalCount over its duration) holds it, a rampTo moves linearly to it, a pause has none; the
+ * rate steps (a 0 s stage) where a phase begins at a rate other than the last. Undefined when a
+ * phase has no length or rate to follow (the caller falls back to connections).
  */
-export function userArrivals(phases: Phase[] | undefined): { arrivalRate: number; seconds: number; maxVusers?: number } | undefined {
-  const p = phases?.length === 1 ? phases[0]! : undefined;
-  if (!p) return undefined;
-  if (p.rampTo !== undefined || p.pause !== undefined || p.duration === undefined || p.duration <= 0) return undefined;
-  const arrivalRate = p.arrivalCount !== undefined ? p.arrivalCount / p.duration : p.arrivalRate;
-  if (arrivalRate === undefined || arrivalRate <= 0) return undefined;
-  return { arrivalRate: Math.round(arrivalRate * 1e6) / 1e6, seconds: p.duration, ...(p.maxVusers !== undefined ? { maxVusers: p.maxVusers } : {}) };
+export function userArrivals(phases: Phase[] | undefined): UserArrivalPlan | undefined {
+  if (!phases || phases.length === 0) return undefined;
+  const stages: { duration: string; target: number }[] = [];
+  let rate: number | undefined;
+  let seconds = 0;
+  let maxVusers: number | undefined;
+  const round = (n: number) => Math.round(n * 1e6) / 1e6;
+  // A phase that begins at a rate other than the last one's end steps to it (a 0 s stage).
+  const stepTo = (target: number) => {
+    if (rate !== undefined && rate !== target) stages.push({ duration: "0s", target });
+    rate = target;
+  };
+  const line = (from: number, target: number, d: number) => {
+    stepTo(from);
+    stages.push({ duration: secs(d), target });
+    rate = target;
+  };
+  for (const p of phases) {
+    if (p.pause !== undefined) {
+      if (!(p.pause > 0)) return undefined;
+      line(0, 0, p.pause);
+      seconds += p.pause;
+      continue;
+    }
+    if (p.duration === undefined || !(p.duration > 0)) return undefined;
+    const start = p.arrivalCount !== undefined ? p.arrivalCount / p.duration : p.arrivalRate;
+    if (start === undefined || start < 0) return undefined;
+    line(round(start), round(p.rampTo ?? start), p.duration);
+    seconds += p.duration;
+    if (p.maxVusers !== undefined) maxVusers = Math.max(maxVusers ?? 0, p.maxVusers);
+  }
+  const first = phases[0]!;
+  const arrivalRate = round(first.pause !== undefined ? 0 : first.arrivalCount !== undefined ? first.arrivalCount / first.duration! : (first.arrivalRate ?? 0));
+  // One constant phase needs no stages: the rate for the duration.
+  const constant = phases.length === 1 && first.rampTo === undefined && first.pause === undefined;
+  if (arrivalRate === 0 && stages.every((st) => st.target === 0)) return undefined;
+  return { arrivalRate, ...(constant ? {} : { stages }), seconds, ...(maxVusers !== undefined ? { maxVusers } : {}) };
 }
 
 /**

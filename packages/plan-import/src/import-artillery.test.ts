@@ -14,13 +14,13 @@ const valid = (plan: PlanInput) => {
 };
 
 describe("importArtillery: the socketio chat script", () => {
-  it("maps login, join with its response, the loop's emits, payload and phases", () => {
+  it("maps login, join with its response, the loop's emits, payload and phases, as users step for step", () => {
     const { plan, notes } = importArtillery(fixture("socketio-chat.yml"), { files: { "users.csv": users } });
     const p = valid(plan);
     expect(plan.target).toEqual({ url: "http://localhost:3000", protocol: "socketio", socketio: { transports: ["websocket"] } });
     // fields name the columns; skipHeader drops the file's own header line.
     expect(plan.flow!.data).toEqual({ csv: "username,password\nann,secret1\nbob,secret2\ncid,secret3", reuse: true });
-    expect(plan.flow!.setup).toEqual([
+    expect(plan.flow!.steps).toEqual([
       {
         request: {
           name: "login",
@@ -31,32 +31,38 @@ describe("importArtillery: the socketio chat script", () => {
         },
       },
       { connect: { headers: { "x-client": "artillery" } } },
-      { send: { name: "join", event: "join", json: { room: "lobby", token: "{{ vars.token }}" } } },
-      { waitFor: { name: "joined", event: "joined", capture: { members: "$.members" } } },
+      { send: { name: "join", event: "join", json: { room: "lobby", token: "{{ vars.token }}" }, reply: { event: "joined" }, capture: { members: "$.members" } } },
       { think: "1s" },
-    ]);
-    expect(plan.flow!.messages).toEqual([
       {
-        name: "chat",
-        event: "chat",
-        json: { room: "lobby", text: "message {{ msg.seq }} from {{ data.username }}" },
-        reply: { event: "message", match: { path: "$.user", equals: "{{ data.username }}" } },
+        loop: {
+          count: 20,
+          steps: [
+            {
+              send: {
+                name: "chat",
+                event: "chat",
+                json: { room: "lobby", text: "message {{ msg.seq }} from {{ data.username }}" },
+                reply: { event: "message", match: { path: "$.user", equals: "{{ data.username }}" } },
+              },
+            },
+            { think: "2s" },
+          ],
+        },
       },
     ]);
-    // One emit per 2 s think, 20 rounds: 0.5/s for 40 s.
-    expect(p.scenario).toMatchObject({ kind: "echo", duration: "40s", message: { rate: 0.5 } });
-    // 2/s for 10 s, then 2→10/s over 30 s: 20, then 20 + 180 users; a hold for the last ones' flow.
-    expect(p.connections).toMatchObject({
-      count: 200,
+    // 2/s for 10 s, then 2 → 10/s over 30 s: the phases exactly, as a stage line.
+    expect(p.scenario).toMatchObject({
+      kind: "users",
+      arrivalRate: 2,
+      duration: "40s",
       stages: [
-        { duration: "10s", target: 20 },
-        { duration: "30s", target: 200 },
-        { duration: "40s", target: 200 },
+        { duration: "10s", target: 2 },
+        { duration: "30s", target: 10 },
       ],
     });
     const text = notes.join("\n");
-    expect(text).toMatch(/rampTo .*approximated/);
-    expect(text).toMatch(/step\(s\) after the loop left out/);
+    expect(text).toMatch(/"function" has no Volley equivalent/);
+    expect(text).toMatch(/users arrive at 2\/s, then along 2 stages/);
   });
 
   it("without the payload file: a placeholder row and a note saying how to pass it", () => {
@@ -152,9 +158,10 @@ describe("importArtillery: errors", () => {
     expect(() => importArtillery("config: { target: 'ws://x' }\nscenarios: [{ engine: ws, flow: [{ think: 1 }] }]")).toThrow(/neither emits nor sends/);
   });
 
-  it("a flow without a loop (ramped phases, so connections): its last emit is the message kind", () => {
+  it("asked for connections (--connections), a flow without a loop: its last emit is the message kind", () => {
     const { plan, notes } = importArtillery(
-      "config: { target: 'http://127.0.0.1:3000', phases: [{ duration: 5, arrivalRate: 1, rampTo: 3 }] }\nscenarios:\n  - engine: socketio\n    flow:\n      - emit: { channel: join, data: { room: r } }\n      - emit: { channel: chat, data: { text: hi }, response: { channel: message } }\n",
+      "config: { target: 'http://127.0.0.1:3000', phases: [{ duration: 5, arrivalRate: 1 }] }\nscenarios:\n  - engine: socketio\n    flow:\n      - emit: { channel: join, data: { room: r } }\n      - emit: { channel: chat, data: { text: hi }, response: { channel: message } }\n",
+      { connections: 5 },
     );
     valid(plan);
     expect(plan.flow!.setup).toEqual([{ send: { name: "join", event: "join", json: { room: "r" } } }]);

@@ -236,16 +236,22 @@ function usersPlan(
       ? withConnect(branches[0]!.steps, connectStep)
       : [{ choice: branches.map((b) => ({ ...b, steps: withConnect(b.steps, connectStep) })) }];
   if (branches.length > 1) notes.push(`the ${branches.length} scenarios became a weighted choice: each user takes one, by weight`);
-  const total = Math.ceil(arrivals.arrivalRate * arrivals.seconds);
+  const peak = Math.max(arrivals.arrivalRate, ...(arrivals.stages ?? []).map((st) => st.target));
+  const total = Math.ceil(peak * arrivals.seconds);
   const count = Math.max(1, Math.min(arrivals.maxVusers ?? total, 100_000));
   notes.push(
-    `users arrive at ${arrivals.arrivalRate}/s for ${secs(arrivals.seconds)} (config.phases), each runs its scenario once and leaves; connections.count ${count} is the most at once${arrivals.maxVusers === undefined ? " (every arrival: none is dropped)" : " (maxVusers)"}`,
+    `users arrive at ${arrivals.stages ? `${arrivals.arrivalRate}/s, then along ${arrivals.stages.length} stages (rampTo and pauses as linear ramps and 0 s steps),` : `${arrivals.arrivalRate}/s`} for ${secs(arrivals.seconds)} (config.phases), each runs its scenario once and leaves; connections.count ${count} is the most at once${arrivals.maxVusers === undefined ? " (every arrival: none is dropped)" : " (maxVusers)"}`,
   );
   return {
     name: options.name ?? `Imported from Artillery: ${script.scenarios[0]!.name ?? config.target}`,
     target,
     connections: { count },
-    scenario: { kind: "users", arrivalRate: arrivals.arrivalRate, duration: options.duration ?? secs(arrivals.seconds) },
+    scenario: {
+      kind: "users",
+      arrivalRate: arrivals.arrivalRate,
+      duration: options.duration ?? secs(arrivals.seconds),
+      ...(arrivals.stages ? { stages: arrivals.stages } : {}),
+    },
     flow: { ...(data ? { data: { ...data, reuse: true } } : {}), steps: steps as NonNullable<FlowInput["steps"]> },
   };
 }

@@ -1,4 +1,15 @@
-import { compileValue, COUNTERS, durationMs, HISTOGRAMS, type Plan, type Reconnect, type Think, type UserStep } from "@volley/contracts";
+import {
+  compileValue,
+  userStepName,
+  userStepPosition,
+  COUNTERS,
+  durationMs,
+  HISTOGRAMS,
+  type Plan,
+  type Reconnect,
+  type Think,
+  type UserStep,
+} from "@volley/contracts";
 import type { IntervalRecorder } from "@volley/metrics";
 import type { Agent } from "undici";
 import { ConnectError } from "../drivers/connect-error";
@@ -96,7 +107,7 @@ export function compileUserSteps(plan: Plan, host: UserHost, driver: Driver, dis
     };
 
   const compileList = (steps: readonly UserStep[], where: string): Exec => {
-    const execs = steps.map((step, i) => compileStep(step, where ? `${where}-${i + 1}` : String(i + 1)));
+    const execs = steps.map((step, i) => compileStep(step, userStepPosition(where, i)));
     return async (u) => {
       for (const e of execs) await e(u);
     };
@@ -104,7 +115,7 @@ export function compileUserSteps(plan: Plan, host: UserHost, driver: Driver, dis
 
   const compileStep = (step: UserStep, position: string): Exec => {
     if ("request" in step) {
-      const name = step.request.name ?? `request-${position}`;
+      const name = userStepName(step, position)!;
       const req = compileRequest(step.request, base, dispatcher, plan.target.headers);
       const captures = compileCaptures(step.request.capture);
       return timed(name, async (u) => {
@@ -137,7 +148,7 @@ export function compileUserSteps(plan: Plan, host: UserHost, driver: Driver, dis
     }
     if ("send" in step) {
       const { send } = step;
-      const name = send.name ?? `send-${position}`;
+      const name = userStepName(step, position)!;
       const render = compileOutgoing(send);
       const captures = compileCaptures(send.capture);
       const timeoutMs = durationMs(send.timeout);
@@ -179,7 +190,7 @@ export function compileUserSteps(plan: Plan, host: UserHost, driver: Driver, dis
     }
     if ("waitFor" in step) {
       const { waitFor } = step;
-      const name = waitFor.name ?? `waitFor-${position}`;
+      const name = userStepName(step, position)!;
       const match = compileMatch(waitFor.match, waitFor.event);
       const captures = compileCaptures(waitFor.capture);
       const timeoutMs = durationMs(waitFor.timeout);

@@ -4,7 +4,6 @@ import { IntervalRecorder } from "@volley/metrics";
 import { connectOptionsFor } from "../drivers/connect-options";
 import type { Connection, Driver } from "../drivers/driver";
 import { driverFor } from "../drivers/driver-for";
-import { createArrival, type Arrival } from "../engine/arrival";
 import { systemClock, type Clock } from "../engine/clock";
 import { ConnectFailures } from "../engine/connect-failures";
 import { closeText, connectErrorText } from "../engine/error-text";
@@ -18,6 +17,7 @@ import { refusedTarget } from "../engine/target-guard";
 import type { RunShardOptions, ShardOutcome, ShardStatus, ShardTotals } from "../engine/types";
 import { compileFlow } from "../flow/flow-program";
 import { flowDispatcher } from "../flow/http-step";
+import { UserArrivals } from "./user-arrivals";
 import { compileUserSteps, ConnectFailed, StepFailure, Stopped, type UserHost, type UserRun } from "./user-steps";
 
 /** With no connection opened after this many failed connects, the shard errors instead of grinding on. */
@@ -39,7 +39,7 @@ export class UsersEngine {
   private readonly accounting: ShardAccounting;
   private readonly totals: ShardTotals = { expected: 0, sent: 0, received: 0, lost: 0, shed: 0, duplicated: 0, opened: 0, failed: 0, closed: 0 };
   private readonly wake: PreciseWake;
-  private readonly arrival: Arrival;
+  private readonly arrival: UserArrivals;
   private readonly failures = new ConnectFailures();
   private readonly random: () => number;
   private readonly lookup: { lookup?: ReturnType<typeof publicOnlyLookup> };
@@ -79,7 +79,7 @@ export class UsersEngine {
       () => this.clock.monoUs(),
       () => this.tick(),
     );
-    this.arrival = createArrival(scenario.arrival, scenario.arrivalRate, this.random);
+    this.arrival = new UserArrivals(scenario, this.random);
     this.maxUserUs = durationMs(scenario.maxUserTime) * 1000;
     this.frames = new ShardFrames(this.recorder, opts, durationMs(scenario.warmup), undefined, undefined);
     this.accounting = new ShardAccounting(this.recorder, this.totals, scenarioRoles(scenario, "users"), -1, 64, durationMs(scenario.message.timeout) * 1000);
@@ -101,7 +101,7 @@ export class UsersEngine {
     this.t0 = this.clock.monoUs() + (this.opts.startAt - this.clock.hubNowMs()) * 1000;
     this.endUs = this.t0 + timing.sendEndMs * 1000;
     this.hardEndUs = this.t0 + timing.endByMs * 1000;
-    this.nextArrivalUs = this.arrival.next(0, this.t0, this.t0);
+    this.nextArrivalUs = this.t0 + this.arrival.next();
     this.frames.begin(this.t0);
     this.wake.prepare();
     const done = new Promise<ShardOutcome>((resolve) => (this.resolveRun = resolve));
@@ -185,7 +185,7 @@ export class UsersEngine {
     while (this.nextArrivalUs <= now && this.nextArrivalUs < this.endUs) {
       this.arrive(this.nextArrivalUs);
       this.arrivals++;
-      this.nextArrivalUs = this.arrival.next(this.arrivals, this.t0, this.nextArrivalUs);
+      this.nextArrivalUs = this.t0 + this.arrival.next();
     }
     now = this.clock.monoUs();
     while (this.timers.peekKey() <= now) {

@@ -1,5 +1,6 @@
 import { durationMs, flowRows, type Flow, type FlowMessage, type SetupStep } from "@volley/contracts";
 import { fmtDuration, fmtInt } from "../lib/format";
+import { UserStepsList } from "./user-steps-list";
 
 /** A step's name as the agent reports it (`setup.<name>` in the run's results): its own, or kind-position. */
 export function stepName(step: SetupStep, position: number): string | null {
@@ -71,8 +72,6 @@ export function FlowSteps({ flow }: { flow: Flow }) {
   } catch {
     rows = null; // an unreadable CSV is the validator's to report
   }
-  const messages = flow.messages ?? [];
-  const totalWeight = messages.reduce((n, m) => n + m.weight, 0);
   return (
     <div className="panel flow-steps" data-testid="flow-steps">
       <h2 className="panel-title">Flow</h2>
@@ -82,6 +81,36 @@ export function FlowSteps({ flow }: { flow: Flow }) {
           {flow.data.csv !== undefined ? " (CSV)" : ""}, {flow.data.reuse ? "shared by connections" : "one per connection"}
         </p>
       )}
+      {flow.steps ? (
+        <>
+          <h3>Each user</h3>
+          <UserStepsList steps={flow.steps} />
+        </>
+      ) : (
+        <ConnectionSteps flow={flow} />
+      )}
+      {flow.push && flow.push.length > 0 && (
+        <>
+          <h3>Server push</h3>
+          <ol className="small">
+            {flow.push.map((p, i) => (
+              <li key={i}>
+                {p.event ? `event ${p.event}` : "any unmatched message"}, timed by {p.timestamp} ({p.unit})
+              </li>
+            ))}
+          </ol>
+        </>
+      )}
+    </div>
+  );
+}
+
+/** A connection scenario's flow: each connection's setup steps, then the message kinds. */
+function ConnectionSteps({ flow }: { flow: Flow }) {
+  const messages = flow.messages ?? [];
+  const totalWeight = messages.reduce((n, m) => n + m.weight, 0);
+  return (
+    <>
       <h3>Setup, per connection</h3>
       {flow.setup.length === 0 ? (
         <p className="small muted">No steps: each connection connects, then sends.</p>
@@ -113,18 +142,6 @@ export function FlowSteps({ flow }: { flow: Flow }) {
           ))}
         </ol>
       )}
-      {flow.push && flow.push.length > 0 && (
-        <>
-          <h3>Server push</h3>
-          <ol className="small">
-            {flow.push.map((p, i) => (
-              <li key={i}>
-                {p.event ? `event ${p.event}` : "any unmatched message"}, timed by {p.timestamp} ({p.unit})
-              </li>
-            ))}
-          </ol>
-        </>
-      )}
-    </div>
+    </>
   );
 }

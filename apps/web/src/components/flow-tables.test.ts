@@ -123,3 +123,67 @@ describe("the plan editor's flow list", () => {
     expect(t).toContain("typing event typing (JSON), 25% of sends (weight 1) reply: no reply awaited (fire and forget)");
   });
 });
+
+describe("users results and steps", () => {
+  const usersPlan: Plan = planSchema.parse({
+    name: "shop users",
+    target: { url: "ws://127.0.0.1:9010/shop", protocol: "ws" },
+    connections: { count: 50 },
+    scenario: { kind: "users", arrivalRate: 5, duration: "10s" },
+    flow: {
+      steps: [
+        { request: { name: "login", method: "POST", url: "/api/login", capture: { token: "$.token" } } },
+        { connect: { query: { token: "{{ vars.token }}" }, reconnect: { policy: "backoff" } } },
+        {
+          loop: {
+            count: 3,
+            steps: [{ send: { json: { type: "order" }, reply: { match: { path: "$.type", equals: "order.created" } } } }, { think: { min: "1s", max: "2s" } }],
+          },
+        },
+      ],
+    },
+  });
+
+  it("names each step as the agent reports it, nested steps by their position", () => {
+    const t = text(renderToStaticMarkup(createElement(FlowSteps, { flow: usersPlan.flow! })));
+    expect(t).toContain("Each user");
+    expect(t).toContain("request login POST /api/login, captures token");
+    expect(t).toContain("connect reconnects (backoff, up to 5 tries)");
+    expect(t).toContain("loop 3 times");
+    expect(t).toContain("send send-3-1 a message, waits for a message where $.type = order.created");
+    expect(t).toMatch(/think 1\.0\ss to 2\.0\ss \(uniform\)/);
+  });
+
+  it("shows users' outcomes, reconnects and step times on the run page", () => {
+    const frames = [
+      frame(0, (r) => {
+        r.increment(COUNTERS.usersStarted, 10);
+        r.increment(COUNTERS.usersCompleted, 9);
+        r.increment(COUNTERS.usersFailed, 1);
+        r.increment("errors.step.send-3-1", 1);
+        r.increment(COUNTERS.reconnects, 4);
+        for (let i = 0; i < 4; i++) r.recordMicros(HISTOGRAMS.reconnectTime, 300_000);
+        for (let i = 0; i < 27; i++) r.recordMicros("step.send-3-1", 2000);
+        for (let i = 0; i < 10; i++) r.recordMicros(HISTOGRAMS.userTime, 5_000_000);
+      }),
+    ];
+    const summary = runSummarySchema.parse(summarizeRun(frames, ["users.failed_rate < 20%"], usersPlan));
+    const run: Run = {
+      id: "run_users",
+      status: "passed",
+      reason: null,
+      name: "shop users",
+      plan: usersPlan,
+      createdAt: "2026-01-01T00:00:00Z",
+      startedAt: null,
+      endedAt: null,
+      summary,
+    };
+    const html = renderToStaticMarkup(createElement(SummaryTables, { run }));
+    const t = text(html);
+    expect(t).toMatch(/Started 10 Completed 9 Failed 1 \(10\.0\s?%\) Dropped 0/);
+    expect(t).toMatch(/Reconnected \(p50 \/ p90 \/ max\) 4 \(30\d\.?\d*\sms/);
+    expect(t).toMatch(/send-3-1 27 1 2\.00\sms/);
+    expect(t).toContain("User step send-3-1 1");
+  });
+});

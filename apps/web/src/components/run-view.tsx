@@ -4,7 +4,7 @@ import { durationMs, FINAL_RUN_STATUSES, type Run, type RunAnalysis } from "@vol
 import Link from "next/link";
 import { useEffect, useMemo, useState } from "react";
 import { ApiRequestError, apiFetch } from "../lib/api-client";
-import { durationBetween, fmtDateTime, fmtDuration, } from "../lib/format";
+import { durationBetween, fmtDateTime, fmtDuration } from "../lib/format";
 import { unpackPoints, type PackedPoints } from "../lib/packed-points";
 import type { AbortResponse } from "../lib/types";
 import { useLiveRun, type LiveMode } from "../lib/use-live-run";

@@ -16,6 +16,7 @@ const ERROR_LABELS: Record<string, string> = {
 /** An error class's label; flows name a failed setup step's class `setup.<step>`. */
 function errorLabel(cls: string): string {
   if (cls.startsWith("setup.")) return `Setup step ${cls.slice("setup.".length)}`;
+  if (cls.startsWith("step.")) return `User step ${cls.slice("step.".length)}`;
   return ERROR_LABELS[cls] ?? cls;
 }
 
