@@ -77,6 +77,28 @@ describe("users plans", () => {
     expect(issues(http)).toEqual(expect.arrayContaining([expect.stringMatching(/^flow\.steps\.0: an HTTP target has no connection/)]));
   });
 
+  it("checks arrival stages against the duration and refuses a line on which nobody arrives", () => {
+    const stages = [
+      { duration: "20s", target: 10 },
+      { duration: "20s", target: 0 },
+    ];
+    expect(issues(users([{ connect: {} }], { scenario: { kind: "users", arrivalRate: 1, duration: "30s", stages } }))).toEqual([
+      "scenario.duration: is shorter than the stages (40s together): set duration to at least 40s",
+    ]);
+    expect(
+      issues(users([{ connect: {} }], { scenario: { kind: "users", arrivalRate: 0, duration: "30s", stages: [{ duration: "30s", target: 0 }] } })),
+    ).toEqual(["scenario.stages: no user would ever arrive: give a stage a target above 0"]);
+    expect(issues(users([{ connect: {} }], { scenario: { kind: "users", arrivalRate: 0, duration: "30s" } }))).toEqual([
+      "scenario.arrivalRate: must be above 0 (users per second), or ramp it up with stages",
+    ]);
+    const plan = planSchema.parse(users([{ connect: {} }], { agents: { count: 2 }, scenario: { kind: "users", arrivalRate: 1, duration: "40s", stages } }));
+    const split = planShards(plan).map((s) => (s.scenario.kind === "users" ? s.scenario.stages!.map((st) => st.target) : []));
+    expect(split).toEqual([
+      [5, 0],
+      [5, 0],
+    ]);
+  });
+
   it("splits arrivals across agents exactly and bounds the run by maxUserTime", () => {
     const plan = planSchema.parse({ ...users([{ connect: {} }]), agents: { count: 3 } });
     const shards = planShards(plan);
