@@ -1,10 +1,20 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { COUNTERS, HISTOGRAMS, type PlanInput } from "@volley/contracts";
-import { startJsonRpcWs, startWsShop, WS_SHOP_PATHS, type JsonRpcStats, type TestApp, type WsShopStats } from "@volley/targets";
+import {
+  SSE_NEWS_PATHS,
+  startJsonRpcWs,
+  startSseNews,
+  startWsShop,
+  WS_SHOP_PATHS,
+  type JsonRpcStats,
+  type SseNewsStats,
+  type TestApp,
+  type WsShopStats,
+} from "@volley/targets";
 import { histogramCount, runFlow as run } from "../flow/flow-test-kit";
 import { total } from "../engine/engine-test-kit";
 
-const apps: TestApp<WsShopStats | JsonRpcStats>[] = [];
+const apps: TestApp<WsShopStats | JsonRpcStats | SseNewsStats>[] = [];
 afterEach(async () => {
   for (const a of apps.splice(0)) await a.close();
 });
@@ -234,5 +244,45 @@ describe("users: arrive, run their steps, leave", { timeout: 60_000 }, () => {
     expect(total(frames, COUNTERS.usersCompleted)).toBe(5);
     expect(total(frames, COUNTERS.received)).toBe(15);
     expect((app.stats() as JsonRpcStats).requests).toBe(15);
+  });
+
+  it("an SSE user holds its stream and publishes over HTTP: it waits on the stream for the item its own POST made", async () => {
+    const app = await startSseNews({ keepaliveMs: 50 });
+    apps.push(app);
+    const steps = [
+      { connect: { query: { topic: "t{{ conn.index }}" } } },
+      {
+        loop: {
+          count: 2,
+          steps: [
+            {
+              request: {
+                name: "publish",
+                method: "POST",
+                url: `${SSE_NEWS_PATHS.publish}?topic=t{{ conn.index }}`,
+                json: { title: "from user {{ conn.index }}" },
+                capture: { item: "$.id" },
+              },
+            },
+            { waitFor: { name: "headline", event: "headline", match: { path: "$.id", equals: "{{ vars.item }}" }, timeout: "5s" } },
+            { think: "20ms" },
+          ],
+        },
+      },
+      { disconnect: true },
+    ];
+    const { frames, outcome } = await run({
+      ...usersPlan(app.url, steps, { arrivalRate: 5, duration: "1s" }),
+      target: { url: app.url, protocol: "sse", connectTimeout: "5s" },
+    } as PlanInput);
+    expect(outcome.status, outcome.error).toBe("completed");
+    const stats = app.stats() as SseNewsStats;
+    expect(total(frames, COUNTERS.usersCompleted)).toBe(5);
+    expect(stats.streams).toBe(5);
+    expect(stats.publishes).toBe(10);
+    // Each stream its own topic: every item reached exactly its publisher, who waited for it.
+    expect(stats.eventsDelivered).toBe(10);
+    expect(histogramCount(frames, "step.headline")).toBe(10);
+    expect(histogramCount(frames, "step.publish")).toBe(10);
   });
 });
