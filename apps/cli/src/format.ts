@@ -52,7 +52,7 @@ function summaryLines(s: RunSummary): string[] {
   const m = s.messages;
   const errors = Object.entries(s.errors).filter(([, n]) => n > 0);
   const lines = [
-    `  messages   sent ${count(m.sent)} · received ${count(m.received)} · lost ${count(m.lost)} · duplicated ${count(m.duplicated)} · out of order ${count(m.outOfOrder)}`,
+    `  messages   sent ${count(m.sent)} · received ${count(m.received)} · lost ${count(m.lost)} · duplicated ${count(m.duplicated)} · out of order ${count(m.outOfOrder)}${m.unsent ? ` · not sent (connection closed by the server) ${count(m.unsent)}` : ""}`,
     ...(s.deliveries
       ? [
           `  deliveries due ${count(s.deliveries.expected)} · received ${count(s.deliveries.received)} · lost ${count(s.deliveries.lost)} · duplicated ${count(s.deliveries.duplicated)}${s.deliveries.lateJoiner ? ` · to late joiners ${count(s.deliveries.lateJoiner)} (sent before they joined; not due)` : ""}`,

@@ -112,7 +112,11 @@ export const COUNTERS = {
   reconnects: "connections.reconnected",
   /** Drops after which every reconnect attempt failed. */
   reconnectsFailed: "connections.reconnect_failed",
-  /** Sends a user could not make because its connection was down (never silently skipped). */
+  /**
+   * Planned messages never sent because the server had closed the connection: a per-connection
+   * schedule's slots left when its connection was dropped, or a user's send while disconnected.
+   * Expected counts them, sent does not (never silently skipped).
+   */
   unsent: "messages.unsent",
   canarySent: "canary.sent",
   canaryReceived: "canary.received",

@@ -239,6 +239,8 @@ export const runSummarySchema = z.object({
      * saturation, not the target's doing); not in sent. Absent in summaries from before.
      */
     shed: z.number().int().optional(),
+    /** Planned messages never sent because the server had closed their connection (COUNTERS.unsent); absent in summaries from before. */
+    unsent: z.number().int().optional(),
     duplicated: z.number().int(),
     outOfOrder: z.number().int(),
     /** Achieved send rate over the measured (non-warm-up) intervals, messages per second. */

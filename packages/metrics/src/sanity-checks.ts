@@ -62,8 +62,10 @@ export function sanityChecks(summary: Measured, sanity: Plan["sanity"], agents?:
   const back = summary.messages.received + (d?.received ?? 0) + (c?.received ?? 0);
   // Messages a saturated agent shed (too late to send) were planned and never measured: they count as lost.
   const shed = summary.messages.shed ?? 0;
-  const due = summary.messages.sent + shed + (d?.expected ?? 0) + (c?.sent ?? 0);
-  const lost = summary.messages.lost + shed + (d?.lost ?? 0) + (c?.lost ?? 0);
+  // Messages never sent because the server had closed their connection were planned too: lost.
+  const unsent = summary.messages.unsent ?? 0;
+  const due = summary.messages.sent + shed + unsent + (d?.expected ?? 0) + (c?.sent ?? 0);
+  const lost = summary.messages.lost + shed + unsent + (d?.lost ?? 0) + (c?.lost ?? 0);
   const lossPct = due > 0 ? (100 * lost) / due : 0;
   const failedConnects = summary.connect.failed > 0 ? ` (${summary.connect.failed} connection attempts failed: ${topErrors(summary)})` : "";
   const results: SanityResult[] = [
@@ -97,7 +99,7 @@ export function sanityChecks(summary: Measured, sanity: Plan["sanity"], agents?:
       message:
         lossPct <= maxLoss
           ? `sanity: ${round(lossPct)}% lost`
-          : `sanity check: ${round(lossPct)}% of the replies and deliveries due were lost (${lost} of ${due}${lossCause(shed, summary, agents)}), over the ${maxLoss}% limit (sanity.maxLossPercent) ${OFF_HINT}`,
+          : `sanity check: ${round(lossPct)}% of the replies and deliveries due were lost (${lost} of ${due}${unsent ? `, ${unsent} of them never sent because the server had closed their connections` : ""}${lossCause(shed, summary, agents)}), over the ${maxLoss}% limit (sanity.maxLossPercent) ${OFF_HINT}`,
     },
   );
   return results;

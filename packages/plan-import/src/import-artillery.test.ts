@@ -31,7 +31,15 @@ describe("importArtillery: the socketio chat script", () => {
         },
       },
       { connect: { headers: { "x-client": "artillery" } } },
-      { send: { name: "join", event: "join", json: { room: "lobby", token: "{{ vars.token }}" }, reply: { event: "joined" }, capture: { members: "$.members" } } },
+      {
+        send: {
+          name: "join",
+          event: "join",
+          json: { room: "lobby", token: "{{ vars.token }}" },
+          reply: { event: "joined" },
+          capture: { members: "$.members" },
+        },
+      },
       { think: "1s" },
       {
         loop: {

@@ -55,6 +55,24 @@ export class SendSchedule {
     return true;
   }
 
+  /**
+   * Per connection: how many of connection `id`'s slots from `nowUs` on its schedule will never be
+   * sent now that it is gone (the server closed it): constant arrival, exactly those left on its
+   * grid before its end; Poisson, the expected number. 0 in aggregate mode (slots go to the others).
+   */
+  unsentOf(id: number, nowUs: number, intervalUs: number, constant: boolean): number {
+    if (!this.perConnection || this.own.has(id) || this.schedT0[id] === undefined) return 0;
+    const end = Math.min(this.endUs, this.schedEnd[id]!);
+    const t0 = this.schedT0[id]!;
+    if (end <= t0) return 0;
+    if (!constant) return Math.max(0, Math.round((end - Math.max(nowUs, t0)) / intervalUs));
+    // Slots k ≥ schedK (not yet handed out) with t0 + k·interval < end, counted as the schedule counts them.
+    let n = Math.max(0, Math.ceil((end - t0) / intervalUs) - 1);
+    while (n > 0 && t0 + n * intervalUs >= end) n--;
+    while (t0 + (n + 1) * intervalUs < end) n++;
+    return Math.max(0, n + 1 - this.schedK[id]!);
+  }
+
   /** A connection is gone (its heap entries are skipped by `isOpen` when they come due). */
   close(id: number): void {
     if (this.perConnection || this.own.has(id)) return;

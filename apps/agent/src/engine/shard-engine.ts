@@ -548,6 +548,11 @@ export class ShardEngine {
     if (info.byServer) {
       this.recorder.increment(COUNTERS.connectionsDropped);
       this.accounting.error(info.errorClass ?? "closed", closeText(info));
+      // The slots its schedule still had will never go out: counted, never silently skipped.
+      if (!this.stages && !this.sweep && !this.closed && id !== this.canaryId) {
+        const unsent = this.schedule.unsentOf(id, this.clock.monoUs(), this.intervalUs, this.plan.scenario.message.arrival === "constant");
+        if (unsent > 0) this.recorder.increment(COUNTERS.unsent, unsent);
+      }
     }
     this.schedule.close(id);
     this.sweep?.close(id);

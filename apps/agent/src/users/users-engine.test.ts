@@ -285,4 +285,27 @@ describe("users: arrive, run their steps, leave", { timeout: 60_000 }, () => {
     expect(histogramCount(frames, "step.headline")).toBe(10);
     expect(histogramCount(frames, "step.publish")).toBe(10);
   });
+
+  it("connection scenarios: the slots a dropped connection will never send are counted (messages.unsent), not skipped", async () => {
+    const app = await shop({ dropAfterMs: 300 });
+    const { frames, outcome } = await run({
+      name: "shop connections",
+      target: { url: app.url, protocol: "ws", connectTimeout: "5s" },
+      connections: { count: 5, rate: 1000 },
+      scenario: { kind: "echo", duration: "1s", message: { rate: 10, timeout: "2s" } },
+      flow: {
+        setup: [ORDER_AND_CANCEL[0], ORDER_AND_CANCEL[1]],
+        messages: [{ json: { type: "order", item: "tea", qty: 1 }, reply: { match: { path: "$.type", equals: "order.created" } } }],
+      },
+    } as PlanInput);
+    expect(outcome.status).toBe("completed");
+    const sent = total(frames, COUNTERS.sent);
+    const unsent = total(frames, COUNTERS.unsent);
+    // Each connection planned 10 in its second; the shop closed it after ~300 ms.
+    expect(outcome.totals.expected).toBe(50);
+    expect(unsent).toBeGreaterThan(20);
+    expect(sent + unsent).toBe(50);
+    expect(total(frames, COUNTERS.connectionsDropped)).toBe(5);
+    expect(app.stats().ordersCreated).toBe(total(frames, COUNTERS.received));
+  });
 });

@@ -1,4 +1,4 @@
-import { extendZodWithOpenApi, OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from "@asteasolutions/zod-to-openapi";
+import { extendZodWithOpenApi, OpenAPIRegistry, OpenApiGeneratorV31, zodToOpenAPIRegistry, type RouteConfig } from "@asteasolutions/zod-to-openapi";
 import {
   API_ERROR_CODES,
   FINAL_RUN_STATUSES,
@@ -20,6 +20,7 @@ import {
   intervalPointSchema,
   planRecordSchema,
   planSchema,
+  userStepSchema,
   planVersionSchema,
   importPlanBodySchema,
   importPlanResponseSchema,
@@ -54,6 +55,10 @@ import { metricsExportPaths } from "./openapi-metrics-export";
 // Zod 4 binds methods when a schema is constructed, so the contracts' schemas (built at import, before
 // this line runs) lack it: `named()` registers a clone made afterwards.
 extendZodWithOpenApi(z);
+// A user's step holds steps (loops, choices, ifs): the schema refers to itself, so it must be one
+// named component the generator references, not inlined forever. The getters that nest it return the
+// contracts' own instance, so that instance (not a clone) carries the name.
+zodToOpenAPIRegistry.add(userStepSchema, { _internal: { refId: "UserStep" } });
 
 // Web-only response shapes. `satisfies` ties them to the TypeScript types the routes return, so a
 // change to one without the other fails the typecheck.
