@@ -3,7 +3,7 @@ import { parsePlanDocument } from "./plan-document";
 import { TEMPLATES } from "./templates";
 
 describe("built-in templates", () => {
-  it("are the six of the design and the flow starter, each a valid plan", () => {
+  it("are the six of the design, the flow starter and virtual users, each a valid plan", () => {
     expect(TEMPLATES.map((t) => t.id)).toEqual([
       "broadcast-sweep",
       "ping-throughput",
@@ -12,6 +12,7 @@ describe("built-in templates", () => {
       "http-rps",
       "capacity-search",
       "app-flow",
+      "virtual-users",
     ]);
     for (const t of TEMPLATES) {
       const r = parsePlanDocument(t.yaml);

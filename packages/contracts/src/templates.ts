@@ -11,7 +11,7 @@
  * benchmark's full size with more agents (`agents.count`; Agents → Add agent).
  */
 export interface PlanTemplate {
-  id: "broadcast-sweep" | "ping-throughput" | "concurrency-storm" | "group-location" | "http-rps" | "capacity-search" | "app-flow";
+  id: "broadcast-sweep" | "ping-throughput" | "concurrency-storm" | "group-location" | "http-rps" | "capacity-search" | "app-flow" | "virtual-users";
   title: string;
   description: string;
   /** The plan, as YAML with comments. */
@@ -199,6 +199,40 @@ flow:
       reply: { event: chat, match: { path: $.clientMsgId, equals: "{{ msg.id }}" } }
   # Server push timed by the server's own stamp: push: [{ event: message, timestamp: $.ts }]
 thresholds: [ "latency.p95 < 200ms", "messages.unmatched < 1" ]
+agents: { pool: default, count: 1 }
+`,
+  },
+  {
+    id: "virtual-users",
+    title: "Virtual users: arrive, chat, leave",
+    description:
+      "Users instead of connections, as Artillery, k6 and Locust run them: users arrive at a rate that ramps up, each connects, sends a few JSON messages with think times between them (each waiting for its own reply, matched by id) and leaves. Every step is timed from its intended instant; the run reports users started, completed, failed and dropped, and each step's time. Points at the raw WebSocket reference server; the comments show log-in, captures, loops, choices and reconnects.",
+    yaml: `name: virtual users — arrive, chat a little, leave
+target: { url: ws://127.0.0.1:9001/echo, protocol: ws }
+connections: { count: 200 }                  # the most users at once (further arrivals: users.dropped)
+scenario:
+  kind: users
+  arrivalRate: 1                             # users per second at the start ...
+  stages: [ { duration: 10s, target: 4 } ]   # ... ramping to 4/s, then held until duration
+  duration: 20s                              # users arrive for 20 s; the last ones finish their steps after
+  arrival: poisson
+flow:
+  steps:
+    # A real app: log in first and connect with the token (timed as step.login):
+    # - request: { name: login, method: POST, url: /login, json: { user: "user{{ conn.index }}" }, capture: { token: $.token } }
+    # - connect: { query: { token: "{{ vars.token }}" }, reconnect: { policy: backoff, maxAttempts: 5 } }
+    - connect: { reconnect: { policy: backoff } }
+    - loop:
+        count: 5
+        steps:
+          - send:
+              name: chat                     # timed as step.chat, from its intended instant to its reply
+              json: { id: "{{ msg.id }}", text: "hello #{{ msg.seq }}", mood: "{{ random.pick(happy, busy) }}" }
+              reply: { match: { path: $.id, equals: "{{ msg.id }}" } }
+          - think: { min: 300ms, max: 900ms }
+    # Branch like a user: - choice: [ { weight: 3, steps: [...] }, { weight: 1, steps: [] } ]
+    - disconnect: true
+thresholds: [ "user_time.p95 < 10s", "users.failed_rate < 1%", "latency.p95 < 200ms" ]
 agents: { pool: default, count: 1 }
 `,
   },

@@ -60,6 +60,23 @@ const DURATION_MS = 2000;
  */
 function scaled(plan: Plan, target: PlanInput["target"]): Plan {
   const { message } = plan.scenario;
+  if (plan.scenario.kind === "users") {
+    // Users at test size: at most 4 arriving a second, the ramp kept in shape over 2 s.
+    const s = plan.scenario;
+    const stagesMs = s.stages?.reduce((n, st) => n + durationMs(st.duration), 0) ?? 0;
+    return planSchema.parse({
+      ...plan,
+      target,
+      scenario: {
+        ...s,
+        arrivalRate: Math.min(s.arrivalRate, 4),
+        duration: `${DURATION_MS}ms`,
+        ...(s.stages && {
+          stages: s.stages.map((st) => ({ duration: `${Math.round((durationMs(st.duration) * DURATION_MS) / stagesMs)}ms`, target: Math.min(st.target, 4) })),
+        }),
+      },
+    } as PlanInput);
+  }
   const cap = message.per === "connection" ? 5 : 20;
   const { stages } = plan.connections;
   const stagesMs = stages?.reduce((n, st) => n + durationMs(st.duration), 0) ?? 0;
@@ -108,7 +125,13 @@ function expectClean(label: string, plan: Plan, { outcome, frames }: { outcome: 
   expect(outcome.error, label).toBeUndefined();
   expect(outcome.status, label).toBe("completed");
   const canary = plan.scenario.kind === "storm" && plan.scenario.canary !== false ? 1 : 0;
-  expect(t.opened, label).toBe(plan.connections.count + canary);
+  const users = plan.scenario.kind === "users";
+  // Users: every arrival connected and finished (none dropped, none failed).
+  if (users) {
+    expect(t.opened, label).toBe(sum(frames, "users.started"));
+    expect(sum(frames, "users.completed"), label).toBe(t.opened);
+    expect(sum(frames, "users.dropped") + sum(frames, "users.failed"), label).toBe(0);
+  } else expect(t.opened, label).toBe(plan.connections.count + canary);
   expect(t.failed, label).toBe(0);
   expect(sum(frames, ERROR_PREFIX), `${label}: errors`).toBe(0);
   expect(t.sent, label).toBeGreaterThan(0);
@@ -116,7 +139,7 @@ function expectClean(label: string, plan: Plan, { outcome, frames }: { outcome: 
   expect(t.duplicated, label).toBe(0);
 
   const kind = plan.scenario.kind;
-  const echoed = kind === "echo" || kind === "http-rps" || kind === "storm" || (kind === "broadcast" && plan.scenario.echo);
+  const echoed = kind === "echo" || kind === "http-rps" || kind === "storm" || kind === "users" || (kind === "broadcast" && plan.scenario.echo);
   expect(t.received, `${label}: round trips`).toBe(echoed ? t.sent : 0);
   if (kind === "broadcast" || kind === "groups") {
     expect(t.deliveries!.expected, `${label}: deliveries`).toBeGreaterThan(0);
