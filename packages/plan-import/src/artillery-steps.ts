@@ -95,6 +95,10 @@ export function outgoing(step: Step, protocol: "ws" | "socketio", scope: Templat
   if (responseRaw?.data !== undefined)
     scope.notes.push(`${scope.where}: the expected response data is not compared (match on a field with match: { json, value } instead)`);
   const ack = convertResponse(ackRaw ?? {}, scope);
+  if (ack.match)
+    scope.notes.push(
+      `${scope.where}: the acknowledgement's match (${ack.match.path}${ack.match.equals !== undefined ? ` = ${ack.match.equals}` : ""}) is not compared: the ack is timed and captured, not checked`,
+    );
   return {
     event,
     ...(namespace ? { namespace } : {}),
@@ -117,7 +121,14 @@ function captures(c: ArtilleryCapture | undefined, scope: TemplateScope): Record
   if (!c) return undefined;
   const out: Record<string, string | { header: string }> = {};
   for (const one of Array.isArray(c) ? c : [c]) {
-    if (one.json) out[one.as] = one.json;
+    if (one.json?.includes("{{")) {
+      // Volley's capture paths are fixed (compiled once): a path drawn per user has no equivalent.
+      const fixed = one.json.replace(/\{\{[^{}]*\}\}/g, "0");
+      out[one.as] = fixed;
+      scope.notes.push(
+        `${scope.where}: capture ${one.as} reads ${one.json}, a path made by a template; capture paths are fixed, so it reads ${fixed}: vary the data instead`,
+      );
+    } else if (one.json) out[one.as] = one.json;
     else if (one.header) out[one.as] = { header: one.header };
     else {
       scope.notes.push(
@@ -135,7 +146,19 @@ export function httpStep(method: string, spec: Record<string, unknown>, scope: T
   const capture = captures(spec.capture as ArtilleryCapture | undefined, scope);
   return {
     request: {
-      name: (url.split("?")[0]!.split("/").filter(Boolean).pop() ?? method).replace(/[^A-Za-z0-9_-]+/g, "-").slice(0, 60) || method,
+      // Named by the URL's last written segment (a segment that is only a template names nothing).
+      name:
+        (
+          url
+            .split("?")[0]!
+            .replace(/\{\{[^{}]*\}\}/g, "")
+            .split("/")
+            .filter(Boolean)
+            .pop() ?? method
+        )
+          .replace(/[^A-Za-z0-9_-]+/g, "-")
+          .replace(/^-+|-+$/g, "")
+          .slice(0, 60) || method,
       method: method.toUpperCase() as "GET",
       url,
       ...(spec.headers ? { headers: convertValue(spec.headers as Record<string, string>, scope) } : {}),

@@ -79,7 +79,9 @@ export function artilleryUserSteps(
   flow.forEach((step, i) => {
     const at = `${where}[${i}]`;
     scope.where = at;
-    const [kind] = Object.keys(step);
+    // An emit or send may share its step with other keys (Artillery's step-level `namespace:` first).
+    const kind = "emit" in step ? "emit" : "send" in step ? "send" : Object.keys(step)[0];
+    if (typeof step.namespace === "string") namespace ??= step.namespace;
     if (kind === "think") steps.push({ think: secs(thinkSeconds(step, at)) });
     else if (kind === "emit" || kind === "send") {
       const out = outgoing(step, protocol, scope);
@@ -105,8 +107,13 @@ export function artilleryUserSteps(
       namespace ??= inner.namespace;
       if (!Number.isFinite(count)) scope.notes.push(`${at}: a loop without count runs for ${OPEN_LOOP} per user here (loop.over); set its count or over`);
       steps.push({ loop: Number.isFinite(count) ? { count, steps: inner.steps } : { over: OPEN_LOOP, steps: inner.steps } });
-    } else if (HTTP_STEPS.includes(kind!)) steps.push(httpStep(kind!, step[kind!] as Record<string, unknown>, scope) as UserStepInput);
-    else if (kind === "connect" && typeof step.connect === "string") scope.notes.push(`${at}: connect to ${step.connect} — set target.url to it if it differs`);
+    } else if (HTTP_STEPS.includes(kind!)) {
+      const { request } = httpStep(kind!, step[kind!] as Record<string, unknown>, scope) as { request: { name: string } };
+      request.name = uniqueName(names, request.name);
+      names.push(request.name);
+      steps.push({ request } as UserStepInput);
+    } else if (kind === "connect" && typeof step.connect === "string")
+      scope.notes.push(`${at}: connect to ${step.connect} — set target.url to it if it differs`);
     else if (kind === "namespace") namespace ??= String(step.namespace);
     else scope.notes.push(`${at}: "${kind}" has no Volley equivalent (functions and custom code do not carry over); left out`);
   });

@@ -155,6 +155,59 @@ describe("importArtillery: the emit list form with acknowledgements", () => {
   });
 });
 
+describe("Artillery's own examples, unchanged (fixtures/artillery/examples)", () => {
+  const example = (name: string) => importArtillery(fixture(`examples/${name}`));
+
+  it("websockets/test.yml: two scenarios as a weighted choice, one send per user as Artillery sends", () => {
+    const { plan, notes } = example("websockets-test.yml");
+    const p = valid(plan);
+    expect(p.scenario).toMatchObject({ kind: "users", arrivalRate: 25, duration: "60s" });
+    expect(plan.flow!.steps).toEqual([
+      {
+        choice: [
+          { weight: 1, steps: [{ connect: {} }, { send: { name: "send", text: "Artillery" } }] },
+          { weight: 1, steps: [{ connect: {} }, { send: { name: "send-2", text: "<data>" } }] },
+        ],
+      },
+    ]);
+    const text = notes.join("\n");
+    expect(text).toMatch(/scenarios\[1\]\.flow\[0\]: "function" has no Volley equivalent/);
+    expect(text).toMatch(/\{\{ data \}\} has no Volley equivalent/);
+    expect(text).not.toMatch(/imported the first/);
+  });
+
+  it("socket-io/socket-io.yml: the step-level namespace goes to the URL, the emit with its response or ack stays", () => {
+    const { plan, notes } = example("socket-io.yml");
+    valid(plan);
+    expect(plan.target.url).toBe("http://localhost:8080/personalised");
+    expect(plan.flow!.steps).toEqual([
+      {
+        choice: [
+          { weight: 1, steps: [{ connect: {} }, { send: { name: "echo", event: "echo", json: "Hello from Artillery", reply: { event: "echoResponse" } } }] },
+          { weight: 1, steps: [{ connect: {} }, { send: { name: "userDetails", event: "userDetails", json: {}, ack: true } }] },
+        ],
+      },
+    ]);
+    expect(notes.join("\n")).toMatch(/acknowledgement's match \(\$\.0\.name = Artillery\) is not compared/);
+  });
+
+  it("http-socketio-server/http-socket.yml: requests with captures, a captured object's field, the emit; before/after named", () => {
+    const { plan, notes } = example("http-socket.yml");
+    const p = valid(plan);
+    expect(p.scenario).toMatchObject({ kind: "users", arrivalRate: 5, duration: "30s" });
+    expect(plan.flow!.steps).toEqual([
+      { request: { name: "movies", method: "GET", url: "/movies", capture: { chosenMovie: "$[0]" } } },
+      { request: { name: "movies-2", method: "GET", url: "/movies/{{ vars.chosenMovie.id }}", capture: { chosenMovieTitle: "$.title" } } },
+      { connect: {} },
+      { send: { name: "echo", event: "echo", json: "{{ vars.chosenMovieTitle }}", reply: { event: "echoResponse" } } },
+    ]);
+    const text = notes.join("\n");
+    expect(text).toMatch(/before: runs once per test in Artillery/);
+    expect(text).toMatch(/after: runs once per test in Artillery/);
+    expect(text).toMatch(/capture chosenMovie reads \$\[\{\{ \$randomNumber\(1, 150\) \}\}\], a path made by a template/);
+  });
+});
+
 describe("importArtillery: errors", () => {
   it("names what is missing", () => {
     expect(() => importArtillery("a: [")).toThrow(/^not an Artillery script: not valid YAML/);

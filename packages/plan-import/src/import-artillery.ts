@@ -25,8 +25,6 @@ export function importArtillery(yamlText: string, options: ArtilleryImportOption
   const script = parseArtillery(yamlText);
   const { config } = script;
   const scenario = script.scenarios[0]!;
-  if (script.scenarios.length > 1)
-    notes.push(`the script has ${script.scenarios.length} scenarios; imported the first (${scenario.name ?? "unnamed"}); make a plan per scenario`);
   const engine = scenario.engine ?? Object.keys(config.engines ?? {}).find((e) => e.startsWith("socketio") || e === "ws");
   const protocol = engine === "ws" ? "ws" : engine?.startsWith("socketio") ? "socketio" : undefined;
   if (!protocol)
@@ -45,6 +43,8 @@ export function importArtillery(yamlText: string, options: ArtilleryImportOption
   const arrivals = options.connections === undefined && options.rate === undefined ? userArrivals(config.phases) : undefined;
   if (arrivals) return checked(usersPlan(script, protocol, arrivals, scope, data, options, notes), notes);
 
+  if (script.scenarios.length > 1)
+    notes.push(`the script has ${script.scenarios.length} scenarios; imported the first (${scenario.name ?? "unnamed"}); make a plan per scenario`);
   const flow = scenario.flow as Step[];
   let loopAt = flow.findIndex((s) => "loop" in s);
   let before = loopAt === -1 ? flow : flow.slice(0, loopAt);
