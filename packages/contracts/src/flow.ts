@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { durationSchema } from "./duration";
 import { jsonTemplate } from "./json-template";
+import { reconnectSchema } from "./reconnect";
 import { MAX_HTTP_BODY_LENGTH, MAX_NAME_LENGTH, MAX_SECRET_LENGTH, MAX_URL_LENGTH } from "./target";
 
 /**
@@ -186,22 +187,6 @@ export const thinkSchema = z.union(
   { error: "a think time is a duration (2s), { min: 1s, max: 3s }, or { mean: 2s, distribution: exponential } (normal takes stddev too)" },
 );
 export type Think = z.output<typeof thinkSchema>;
-
-/**
- * What a user does when the server closes its connection (a deploy, an idle-timeout proxy):
- * reconnect through the same connect step, at once (`immediate`) or after `delay` doubling up to
- * `maxDelay` (`backoff`), each wait ± `jitter` of itself at random so users dropped together do not
- * return together, at most `maxAttempts` times per drop. Absent: no reconnect (a later step on the
- * connection fails the user).
- */
-export const reconnectSchema = z.strictObject({
-  policy: z.enum(["immediate", "backoff"]).default("backoff"),
-  maxAttempts: z.number().int().min(1).max(1000).default(5),
-  delay: durationSchema.default("200ms"),
-  maxDelay: durationSchema.default("10s"),
-  jitter: z.number().min(0).max(1).default(0.5),
-});
-export type Reconnect = z.output<typeof reconnectSchema>;
 
 /** A user's connect: as a setup connect, plus what to do when the server drops it. */
 export const userConnectStepSchema = connectStepSchema.extend({ reconnect: reconnectSchema.optional() });

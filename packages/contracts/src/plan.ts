@@ -8,6 +8,7 @@ import { flowSchema } from "./flow";
 import { validateFlow } from "./flow-validation";
 import { validateHttpFamily } from "./http-family-validation";
 import { validateUsers } from "./users-validation";
+import { validateReconnect } from "./reconnect";
 
 /**
  * The test plan: the one document users write (YAML or JSON), validated here and nowhere else.
@@ -18,6 +19,7 @@ export * from "./target";
 export * from "./scenario";
 
 export * from "./flow";
+export * from "./reconnect";
 export * from "./flow-template";
 export * from "./flow-validation";
 export * from "./flow-hosts";
@@ -146,6 +148,7 @@ export const planSchema = z
     validateHttpFamily(plan.target, plan.flow, ctx);
     validateHttpLoad(plan, ctx);
     validateUsers(plan, ctx);
+    validateReconnect(plan, ctx);
     const encoding = plan.target.sockjs?.encoding;
     if (encoding === "text" && !plan.flow)
       ctx.addIssue({

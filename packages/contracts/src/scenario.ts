@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { durationMs, durationSchema, MAX_DURATION_FIX, MAX_DURATION_MS } from "./duration";
+import { reconnectSchema } from "./reconnect";
 
 /**
  * The plan's `connections` and `scenario` sections, and the optional `sweep`.
@@ -38,6 +39,12 @@ export const connectionsSchema = z
     rate: z.number().positive().max(100_000).default(100),
     /** Ramp up and down: `[{ duration: 20s, target: 300 }, { duration: 30s, target: 300 }, { duration: 10s, target: 0 }]`. */
     stages: z.array(stageSchema).min(1).max(100).optional(),
+    /**
+     * A connection the server closes reconnects (its flow's setup steps again) and its schedule
+     * goes on for the rest of its window; what it could not send while down is messages.unsent.
+     * Per-connection scenarios without stages or a sweep. Absent: a dropped connection stays down.
+     */
+    reconnect: reconnectSchema.optional(),
   })
   .superRefine((c, ctx) => {
     if (!c.stages) return;

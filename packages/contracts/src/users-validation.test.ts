@@ -99,6 +99,23 @@ describe("users plans", () => {
     ]);
   });
 
+  it("connections.reconnect only where a connection's own schedule can go on", () => {
+    const echo = (extra: Record<string, unknown>) => ({
+      name: "echo",
+      target: { url: "ws://127.0.0.1:9001/echo", protocol: "ws" },
+      connections: { count: 10, reconnect: { policy: "immediate" } },
+      scenario: { kind: "echo", duration: "10s", message: { rate: 1 } },
+      ...extra,
+    });
+    expect(issues(echo({}))).toEqual([]);
+    expect(issues(echo({ scenario: { kind: "echo", duration: "10s", message: { rate: 1, per: "aggregate" } } }))).toEqual([
+      "connections.reconnect: an aggregate rate goes on over the other connections: reconnect needs message.per: connection",
+    ]);
+    expect(issues(echo({ connections: { count: 10, reconnect: {}, stages: [{ duration: "5s", target: 10 }] } }))).toEqual([
+      "connections.reconnect: connections.stages open and close connections themselves: remove reconnect or the stages",
+    ]);
+  });
+
   it("splits arrivals across agents exactly and bounds the run by maxUserTime", () => {
     const plan = planSchema.parse({ ...users([{ connect: {} }]), agents: { count: 3 } });
     const shards = planShards(plan);

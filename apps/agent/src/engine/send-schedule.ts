@@ -14,6 +14,8 @@ export class SendSchedule {
   private readonly schedK: number[] = [];
   /** Per connection: its own end, when it sends for less than the whole run (stages: `duration` from its open). */
   private readonly schedEnd: number[] = [];
+  /** Per connection: the intended time of its live heap entry; an entry left from before a reopen (a reconnect) is stale. */
+  private readonly schedNext: number[] = [];
   private readonly own = new Map<number, Arrival>();
   /** Open connection ids for round-robin in aggregate mode; position kept for O(1) removal. */
   private readonly openList: number[] = [];
@@ -43,7 +45,11 @@ export class SendSchedule {
       this.schedK[id] = 0;
       this.schedEnd[id] = untilUs;
       const first = (own ?? this.arrival).next(0, nowUs, nowUs);
-      if (first < Math.min(untilUs, this.endUs)) this.heap.push(id, first);
+      this.schedNext[id] = Infinity;
+      if (first < Math.min(untilUs, this.endUs)) {
+        this.heap.push(id, first);
+        this.schedNext[id] = first;
+      }
       return !own;
     }
     this.openPos[id] = this.openList.length;
@@ -96,12 +102,16 @@ export class SendSchedule {
     while (heap.peekKey() <= nowUs && turn.more()) {
       const intended = heap.peekKey();
       const id = heap.pop()!;
-      if (!sink.isOpen(id)) continue;
+      if (intended !== this.schedNext[id] || !sink.isOpen(id)) continue;
       if (intended < turn.shedBeforeUs) sink.shed(id, intended);
       else sink.send(id, intended);
       const k = ++this.schedK[id]!;
       const next = (this.own.get(id) ?? this.arrival).next(k, this.schedT0[id]!, intended);
-      if (next < Math.min(this.endUs, this.schedEnd[id]!)) heap.push(id, next);
+      this.schedNext[id] = Infinity;
+      if (next < Math.min(this.endUs, this.schedEnd[id]!)) {
+        heap.push(id, next);
+        this.schedNext[id] = next;
+      }
     }
     const aggEnd = Math.min(this.endUs, this.aggEnd);
     while (this.aggDue <= nowUs && this.aggDue < aggEnd && turn.more()) {

@@ -103,7 +103,8 @@ export class ShardAccounting {
 
   /** A connection opened (and, with a room, is in it: it expects every member's message from now on). */
   opened(id: number, nowUs: number, room: string | undefined): void {
-    this.seqs[id] = 0;
+    // A reconnected connection goes on counting: its message ids stay unique in the run.
+    this.seqs[id] ??= 0;
     this.openedAt[id] = nowUs;
     if (room !== undefined) this.deliveries!.join(id, room);
   }

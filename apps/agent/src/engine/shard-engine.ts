@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { COUNTERS, HISTOGRAMS, durationMs, planTiming, type Plan, type PlanTiming } from "@volley/contracts";
+import { COUNTERS, HISTOGRAMS, durationMs, planTiming, type Plan, type PlanTiming, type Reconnect } from "@volley/contracts";
 import { IntervalRecorder } from "@volley/metrics";
 import { publicOnlyLookup } from "@volley/contracts/public-lookup";
 import { connectOptionsFor } from "../drivers/connect-options";
@@ -89,6 +89,12 @@ export class ShardEngine {
   private readonly closed: ClosedLoop | undefined;
   /** http-rps `requests`: slots this shard may still send or shed; Infinity without an exact count. */
   private remaining = Infinity;
+  /** connections.reconnect (per-connection schedules only; validation refuses the rest). */
+  private readonly reconnect: Reconnect | undefined;
+  /** Per connection: the end of its sending window, which a reconnect continues. */
+  private readonly windowEnd: number[] = [];
+  /** Connections the server closed that are reconnecting: the slots they still had, the drop instant, tries so far. */
+  private readonly down = new Map<number, { droppedUs: number; remaining: number; attempts: number; waitUs: number; timer?: NodeJS.Timeout }>();
 
   private t0 = 0;
   private endUs = 0;
@@ -162,6 +168,7 @@ export class ShardEngine {
       this.closed = new ClosedLoop(host, durationMs(s.thinkTime) * 1000, minGapUs, durationMs(msg.timeout) * 1000);
       this.accounting.closedLoop();
     }
+    this.reconnect = plan.connections.reconnect;
     const program = compileFlow(plan);
     if (program && this.driver) {
       this.accounting.useFlow(program, opts.random ?? Math.random);
@@ -331,6 +338,7 @@ export class ShardEngine {
       now >= this.endUs &&
       this.accounting.outstanding === 0 &&
       this.inFlight === 0 &&
+      this.down.size === 0 &&
       this.schedule.nextDue() >= this.endUs &&
       (this.sweep?.nextDue() ?? Infinity) >= this.endUs &&
       (this.closed?.nextReady() ?? Infinity) >= this.endUs
@@ -371,7 +379,7 @@ export class ShardEngine {
     }
     connecting.then(
       ({ conn, connectUs, early }) => this.opened(id, conn, connectUs ?? this.clock.monoUs() - startedUs, room, early),
-      (err: unknown) => this.failed(err),
+      (err: unknown) => this.failed(err, id),
     );
   }
 
@@ -381,8 +389,12 @@ export class ShardEngine {
     if (this.finished) return conn.close();
     const now = this.clock.monoUs();
     this.recorder.recordMicros(HISTOGRAMS.wsConnect, connectUs);
-    this.recorder.increment(COUNTERS.connectionsOpened);
-    this.totals.opened++;
+    const down = this.down.get(id);
+    // A reconnect is the same connection coming back: counted as reconnected, not opened again.
+    if (!down) {
+      this.recorder.increment(COUNTERS.connectionsOpened);
+      this.totals.opened++;
+    }
     this.active++;
     this.state[id] = State.Open;
     this.conns[id] = conn;
@@ -406,6 +418,7 @@ export class ShardEngine {
         this.wake();
       }
     });
+    if (down) return this.reopened(id, now, down);
     if (this.stages && id !== this.canaryId && !this.stages.opened(id, now)) return;
     if (now >= this.endUs) {
       if (this.drained(now)) this.finish("completed");
@@ -423,6 +436,7 @@ export class ShardEngine {
       // not send longer than planned, and one slow to connect still sends its whole window.
       const until = now + this.durationUs;
       if (until > this.endUs) this.endUs = this.schedule.endUs = until;
+      this.windowEnd[id] = until;
       if (this.schedule.open(id, now, undefined, until)) this.addExpected(now, until);
     } else {
       // Aggregate: one window of `duration` from the first open; the shard still attempts every
@@ -440,8 +454,56 @@ export class ShardEngine {
     this.wake();
   }
 
+  /**
+   * The next reconnect attempt of a connection the server closed, after the policy's wait (none
+   * for immediate; backoff doubling to maxDelay, ± jitter); past maxAttempts or its window's end it
+   * gives up, and what its window had left is counted unsent.
+   */
+  private retryReconnect(id: number): void {
+    const d = this.down.get(id)!;
+    const policy = this.reconnect!;
+    const now = this.clock.monoUs();
+    if (d.attempts >= policy.maxAttempts || now >= this.windowEnd[id]!) {
+      this.down.delete(id);
+      this.recorder.increment(COUNTERS.reconnectsFailed);
+      this.recorder.increment(COUNTERS.unsent, d.remaining);
+      if (this.drained(now)) this.finish("completed");
+      return;
+    }
+    const base = policy.policy === "immediate" ? 0 : d.waitUs;
+    const waitUs = base * (1 + policy.jitter * (2 * (this.opts.random ?? Math.random)() - 1));
+    if (policy.policy === "backoff") d.waitUs = Math.min(d.waitUs * 2, durationMs(policy.maxDelay) * 1000);
+    d.timer = setTimeout(() => {
+      d.timer = undefined;
+      if (this.finished || !this.down.has(id)) return;
+      d.attempts++;
+      if (this.clock.monoUs() >= this.windowEnd[id]!) return this.retryReconnect(id);
+      this.attempt(id);
+    }, waitUs / 1000);
+  }
+
+  /** A reconnect came back: its schedule goes on to its window's end; the slots of the gap are unsent. */
+  private reopened(id: number, now: number, d: { droppedUs: number; remaining: number }): void {
+    this.down.delete(id);
+    this.recorder.increment(COUNTERS.reconnects);
+    this.recorder.recordMicros(HISTOGRAMS.reconnectTime, now - d.droppedUs);
+    const until = this.windowEnd[id]!;
+    const left = until > now && this.schedule.open(id, now, undefined, until) ? this.slotsBetween(now, until) : 0;
+    if (d.remaining > left) this.recorder.increment(COUNTERS.unsent, d.remaining - left);
+    // The expected count had the whole window; the gap's slots are unsent, the rest are sent from here.
+    this.totals.expected += Math.max(0, left - d.remaining);
+    this.wake();
+  }
+
   /** Adds the slots of a schedule from `fromUs` to `untilUs` at `intervalUs` to expected; returns how many. */
   private addExpected(fromUs: number, untilUs: number, intervalUs = this.intervalUs): number {
+    const slots = this.slotsBetween(fromUs, untilUs, intervalUs);
+    this.totals.expected += slots;
+    return slots;
+  }
+
+  /** How many slots a schedule from `fromUs` at `intervalUs` has before `untilUs` (Poisson: the expected number). */
+  private slotsBetween(fromUs: number, untilUs: number, intervalUs = this.intervalUs): number {
     const span = untilUs - fromUs;
     if (span <= 0) return 0;
     let slots = span / intervalUs;
@@ -453,16 +515,16 @@ export class ShardEngine {
       while (slots > 0 && fromUs + (slots - 1) * intervalUs >= untilUs) slots--;
       while (fromUs + slots * intervalUs < untilUs) slots++;
     }
-    this.totals.expected += slots;
     return slots;
   }
 
-  private failed(err: unknown): void {
+  private failed(err: unknown, id: number): void {
     this.inFlight--;
     if (this.finished) return;
     this.recorder.increment(COUNTERS.connectionsFailed);
     this.accounting.error(this.failures.record(err), connectErrorText(err));
     this.totals.failed++;
+    if (this.down.has(id)) return this.retryReconnect(id);
 
     const allFailed = this.totals.failed === this.planned || this.totals.failed >= FAIL_FAST_ATTEMPTS;
     if (this.totals.opened === 0 && allFailed) {
@@ -550,8 +612,12 @@ export class ShardEngine {
       this.accounting.error(info.errorClass ?? "closed", closeText(info));
       // The slots its schedule still had will never go out: counted, never silently skipped.
       if (!this.stages && !this.sweep && !this.closed && id !== this.canaryId) {
-        const unsent = this.schedule.unsentOf(id, this.clock.monoUs(), this.intervalUs, this.plan.scenario.message.arrival === "constant");
-        if (unsent > 0) this.recorder.increment(COUNTERS.unsent, unsent);
+        const now = this.clock.monoUs();
+        const unsent = this.schedule.unsentOf(id, now, this.intervalUs, this.plan.scenario.message.arrival === "constant");
+        if (this.reconnect && unsent > 0) {
+          this.down.set(id, { droppedUs: now, remaining: unsent, attempts: 0, waitUs: durationMs(this.reconnect.delay) * 1000 });
+          this.retryReconnect(id);
+        } else if (unsent > 0) this.recorder.increment(COUNTERS.unsent, unsent);
       }
     }
     this.schedule.close(id);
@@ -583,6 +649,12 @@ export class ShardEngine {
       this.totals.closed++;
     }
     this.active = 0;
+    // Still down at the end: what their windows had left was never sent (on abort nobody waited).
+    for (const d of this.down.values()) {
+      if (d.timer) clearTimeout(d.timer);
+      if (status !== "aborted") this.recorder.increment(COUNTERS.unsent, d.remaining);
+    }
+    this.down.clear();
     this.flow?.close();
     const now = this.clock.monoUs();
     while (now >= this.frames.nextUs) this.emitFrame();

@@ -285,7 +285,9 @@ describe("users: arrive, run their steps, leave", { timeout: 60_000 }, () => {
     expect(histogramCount(frames, "step.headline")).toBe(10);
     expect(histogramCount(frames, "step.publish")).toBe(10);
   });
+});
 
+describe("connection scenarios when the server drops connections", { timeout: 60_000 }, () => {
   it("connection scenarios: the slots a dropped connection will never send are counted (messages.unsent), not skipped", async () => {
     const app = await shop({ dropAfterMs: 300 });
     const { frames, outcome } = await run({
@@ -307,5 +309,35 @@ describe("users: arrive, run their steps, leave", { timeout: 60_000 }, () => {
     expect(sent + unsent).toBe(50);
     expect(total(frames, COUNTERS.connectionsDropped)).toBe(5);
     expect(app.stats().ordersCreated).toBe(total(frames, COUNTERS.received));
+  });
+
+  it("connection scenarios with connections.reconnect: a dropped connection logs in and reconnects, its schedule goes on, the gap is unsent", async () => {
+    const app = await shop({ dropAfterMs: 400 });
+    const { frames, outcome } = await run({
+      name: "shop connections reconnecting",
+      target: { url: app.url, protocol: "ws", connectTimeout: "5s" },
+      connections: { count: 5, rate: 1000, reconnect: { policy: "backoff", delay: "50ms" } },
+      scenario: { kind: "echo", duration: "1500ms", message: { rate: 10, timeout: "2s" } },
+      flow: {
+        setup: [ORDER_AND_CANCEL[0], ORDER_AND_CANCEL[1]],
+        messages: [{ json: { type: "order", item: "tea", qty: 1 }, reply: { match: { path: "$.type", equals: "order.created" } } }],
+      },
+    } as PlanInput);
+    expect(outcome.status).toBe("completed");
+    const stats = app.stats();
+    const reconnected = total(frames, COUNTERS.reconnects);
+    expect(reconnected).toBeGreaterThanOrEqual(5);
+    expect(total(frames, COUNTERS.connectionsOpened)).toBe(5);
+    // Every reconnect ran the setup again (log-in, then the socket with the new token).
+    expect(stats.connections).toBe(5 + reconnected);
+    expect(stats.logins).toBe(5 + reconnected);
+    expect(histogramCount(frames, HISTOGRAMS.reconnectTime)).toBe(reconnected);
+    // Nothing planned goes uncounted: sent, or unsent while the connection was down.
+    const sent = total(frames, COUNTERS.sent);
+    const unsent = total(frames, COUNTERS.unsent);
+    expect(sent + unsent).toBe(outcome.totals.expected);
+    expect(outcome.totals.expected).toBeGreaterThanOrEqual(74);
+    expect(unsent).toBeLessThan(sent);
+    expect(stats.ordersCreated).toBe(total(frames, COUNTERS.received));
   });
 });
