@@ -29,7 +29,8 @@
  * connects and sends 50 such JSON messages, each waiting for its reply (matched by id, its seq
  * captured), then thinks 20–60 ms (uniform) before the next: ~10,000 messages from ~40 users at
  * once. Every send is timed from its intended instant (the previous reply plus the think), so the
- * same goal holds: within 0.25 ms of truth at p50. The baseline client runs the flow's load.
+ * same goal holds at p50 (issue 28: within 0.25 ms of truth); p99 is reported. The baseline client
+ * runs the flow's load (connections, not users): its p99 is no like-for-like comparison.
  *
  *   node --import tsx bench/latency-truth.ts [runs=3] [precise|timer] [binary|flow|users]
  */
@@ -256,7 +257,8 @@ console.log(
       percentileSumP50: m((p) => p.hold.p50Ms + p.loop.latency.p50),
       percentileSumP99: m((p) => p.hold.p99Ms + p.loop.latency.p99),
       goalMs: GOAL_MS,
-      goalMet: pairs.length > 0 && Math.abs(excessP50) <= GOAL_MS && Math.abs(excessP99) <= GOAL_MS,
+      // Users (issue 28) are held to p50; the others to p50 and p99.
+      goalMet: pairs.length > 0 && Math.abs(excessP50) <= GOAL_MS && (VARIANT === "users" || Math.abs(excessP99) <= GOAL_MS),
       // The minimal hand-written client on the same load (its own fresh target).
       baselineP50: m((p) => p.base.latency.p50),
       baselineP99: m((p) => p.base.latency.p99),
