@@ -216,7 +216,14 @@ export function compileUserSteps(plan: Plan, host: UserHost, driver: Driver, dis
       const overUs = loop.over === undefined ? Infinity : durationMs(loop.over) * 1000;
       return async (u) => {
         const began = u.at;
-        for (let k = 0; k < count && u.at - began < overUs; k++) await body(u);
+        // `over` ends on the later of the intended timeline and the clock (a pass of sends alone takes no intended time).
+        for (let k = 0; k < count && Math.max(u.at, host.monoUs()) - began < overUs; k++) {
+          const before = u.at;
+          await body(u);
+          // A pass that took no time (fire-and-forget sends, no think) yields to I/O and timers:
+          // a promise chain alone would never let the event loop turn.
+          if (u.at === before) await new Promise<void>((resolve) => setImmediate(resolve));
+        }
       };
     }
     if ("choice" in step) {

@@ -215,6 +215,19 @@ describe("users: arrive, run their steps, leave", { timeout: 60_000 }, () => {
     expect(total(g, COUNTERS.received)).toBe(app2.stats().ordersCreated);
   });
 
+  it("a loop `over` a time with fire-and-forget sends ends on the clock and lets the event loop turn", async () => {
+    const app = await startJsonRpcWs();
+    apps.push(app);
+    const steps = [{ connect: {} }, { loop: { over: "300ms", steps: [{ send: { json: { jsonrpc: "2.0", method: "echo" } } }] } }, { disconnect: true }];
+    const { frames, outcome } = await run(usersPlan(app.url, steps, { arrivalRate: 2, duration: "1s" }));
+    expect(outcome.status).toBe("completed");
+    expect(total(frames, COUNTERS.usersCompleted)).toBe(2);
+    // Frames kept coming while the users sent (the loop yielded), and the server got every notification.
+    expect(frames.length).toBeGreaterThanOrEqual(1);
+    expect((app.stats() as JsonRpcStats).notifications).toBe(total(frames, COUNTERS.sent));
+    expect(total(frames, COUNTERS.sent)).toBeGreaterThan(10);
+  });
+
   it("a user's sends carry msg.id and msg.seq: JSON-RPC replies are matched by the id each call carried", async () => {
     const app = await startJsonRpcWs();
     apps.push(app);

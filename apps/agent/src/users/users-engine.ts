@@ -1,6 +1,7 @@
 import { COUNTERS, durationMs, flowRows, HISTOGRAMS, planTiming, type Plan, type TemplateContext } from "@volley/contracts";
 import { publicOnlyLookup } from "@volley/contracts/public-lookup";
 import { IntervalRecorder } from "@volley/metrics";
+import type { Agent } from "undici";
 import { connectOptionsFor } from "../drivers/connect-options";
 import type { Connection, Driver } from "../drivers/driver";
 import { driverFor } from "../drivers/driver-for";
@@ -47,7 +48,7 @@ export class UsersEngine {
   private readonly indexBase: number;
   private readonly maxUserUs: number;
   private readonly steps: ((u: UserRun) => Promise<void>) | undefined;
-  private readonly dispatcher;
+  private readonly dispatcher: Agent;
   /** Pending step instants: timer id → its resolve, ordered by due time. */
   private readonly timers = new MinHeap();
   private readonly resolvers = new Map<number, () => void>();
