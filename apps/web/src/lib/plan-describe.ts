@@ -1,5 +1,5 @@
 import { durationMs, type Plan } from "@volley/contracts";
-import { fmtDuration, fmtInt, fmtMsgRate } from "./format";
+import { fmtDuration, fmtInt, fmtMsgRate, fmtRateValue } from "./format";
 
 /**
  * How a plan opens its connections, in words: "300 connections opened at 100/s", or for stages the
@@ -26,7 +26,8 @@ export function describeScenario(plan: Pick<Plan, "scenario" | "flow">): string 
   const length = fmtDuration(durationMs(s.duration));
   if (s.kind === "users") {
     const steps = plan.flow?.steps?.length ?? 0;
-    return `users: ${fmtMsgRate(s.arrivalRate)} arriving/s${s.arrival === "poisson" ? " (Poisson)" : ""} for ${length}, each running ${steps} step${steps === 1 ? "" : "s"}`;
+    const ramp = s.stages ? `, ramping to ${fmtRateValue(s.stages.at(-1)!.target)}/s` : "";
+    return `users: ${fmtRateValue(s.arrivalRate)} arriving/s${ramp}${s.arrival === "poisson" ? " (Poisson)" : ""} for ${length}, each running ${steps} step${steps === 1 ? "" : "s"}`;
   }
   return `${s.kind}, ${fmtMsgRate(s.message.rate)} ${s.message.per === "connection" ? "per connection" : "total"} for ${length}`;
 }
