@@ -677,7 +677,8 @@ export class ShardEngine {
   }
 }
 
-function abortReason(signal: AbortSignal): string {
+/** Why a shard was aborted, in words: the signal's reason when it gave one. */
+export function abortReason(signal: AbortSignal): string {
   const r: unknown = signal.reason;
   if (typeof r === "string") return r;
   if (r instanceof Error && r.name !== "AbortError") return r.message;

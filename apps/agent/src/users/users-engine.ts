@@ -12,6 +12,7 @@ import { MinHeap } from "../engine/min-heap";
 import { PreciseWake } from "../engine/precise-wake";
 import { scenarioRoles } from "../engine/scenario-roles";
 import { ShardAccounting } from "../engine/shard-accounting";
+import { abortReason } from "../engine/shard-engine";
 import { ShardFrames } from "../engine/shard-frames";
 import { sourceAddressFor } from "../engine/source-addresses";
 import { refusedTarget } from "../engine/target-guard";
@@ -306,11 +307,4 @@ export class UsersEngine {
     this.frames.stop();
     return { status, ...(error ? { error } : {}), frames: this.frames.index, totals: { ...this.totals } };
   }
-}
-
-function abortReason(signal: AbortSignal): string {
-  const r: unknown = signal.reason;
-  if (typeof r === "string") return r;
-  if (r instanceof Error && r.name !== "AbortError") return r.message;
-  return "aborted";
 }
