@@ -350,6 +350,8 @@ export const plans = pgTable("plans", {
     .references(() => orgs.id),
   name: text("name").notNull(),
   document: jsonb("document").$type<Plan>().notNull(),
+  /** The latest version's YAML exactly as its author wrote it (comments, key order, no defaults); null when saved as JSON only. */
+  source: text("source"),
   /** The latest version number; every create/update also writes a plan_versions row. */
   version: integer("version").notNull().default(1),
   tags: text("tags").array().notNull().default(sql`'{}'::text[]`),
@@ -371,6 +373,8 @@ export const planVersions = pgTable(
     version: integer("version").notNull(),
     name: text("name").notNull(),
     document: jsonb("document").$type<Plan>().notNull(),
+    /** This version's YAML as written (null: saved as JSON, or before sources were kept); `document` is what runs. */
+    source: text("source"),
     createdBy: text("created_by"),
     createdAt: createdAt(),
   },
