@@ -53,6 +53,21 @@ describe("plan targets per protocol", () => {
     if (!s.ok) expect(s.issues.map((i) => i.path)).toEqual(["target.sockjs"]);
   });
 
+  it("http without a method: GET when no body is given, POST when one is (as ab, wrk and k6 do); a GET with a body is refused", () => {
+    const method = (http: Record<string, unknown>) => {
+      const r = withTarget({ url: "http://127.0.0.1:9005/echo", protocol: "http", http });
+      return r.ok ? r.plan.target.http?.method : r.issues;
+    };
+    expect(method({})).toBe("GET");
+    expect(method({ keepAlive: false })).toBe("GET");
+    expect(method({ body: '{"q":1}' })).toBe("POST");
+    expect(method({ method: "PUT", body: "x" })).toBe("PUT");
+    expect(method({ method: "POST" })).toBe("POST");
+    expect(method({ method: "GET", body: "x" })).toEqual([
+      { path: "target.http.method", message: "a GET carries no body: set method: POST (or leave method out: a body means POST), or remove body" },
+    ]);
+  });
+
   it("rejects unknown option fields and bad values", () => {
     const r = withTarget({
       url: "http://127.0.0.1:9002",

@@ -176,22 +176,42 @@ export const pollingOptionsSchema = z.strictObject({
 });
 export type PollingOptions = z.output<typeof pollingOptionsSchema>;
 
+/** Whether requests of this method carry a body: the http driver sends none with GET, HEAD or DELETE. */
+export function httpMethodCarriesBody(method: string): boolean {
+  return method !== "GET" && method !== "HEAD" && method !== "DELETE";
+}
+
 /** Plain HTTP request/response options; only valid on a target with protocol "http". */
-export const httpOptionsSchema = z.strictObject({
-  method: z.enum(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"]).default("POST"),
-  /**
-   * The request body. Absent: the message itself (64 bytes by default, octet-stream), which an
-   * echo endpoint returns; a string: that text, for endpoints that expect their own format.
-   */
-  body: capped(MAX_HTTP_BODY_LENGTH).optional(),
-  /** Requests one connection may have in flight on its socket (HTTP/1.1 pipelining); 1 is none. */
-  pipelining: z.number().int().min(1).max(100).default(1),
-  /**
-   * false: every request on a new TCP connection (`Connection: close`, like `ab` without -k), to
-   * measure a server's connection handling; true: each load connection keeps its socket.
-   */
-  keepAlive: z.boolean().default(true),
-});
+export const httpOptionsSchema = z
+  .strictObject({
+    /**
+     * Absent: GET, or POST when `body` is given — what ab, wrk, k6 and curl do, so a plan written
+     * from their habits does not POST to a server that only answers GET (405 to every request).
+     */
+    method: z.enum(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"]).optional(),
+    /**
+     * The request body (POST, PUT, PATCH). A string: that text, for endpoints that expect their own
+     * format. Absent with a method that carries a body: the message itself (64 bytes by default,
+     * octet-stream), which an echo endpoint returns.
+     */
+    body: capped(MAX_HTTP_BODY_LENGTH).optional(),
+    /** Requests one connection may have in flight on its socket (HTTP/1.1 pipelining); 1 is none. */
+    pipelining: z.number().int().min(1).max(100).default(1),
+    /**
+     * false: every request on a new TCP connection (`Connection: close`, like `ab` without -k), to
+     * measure a server's connection handling; true: each load connection keeps its socket.
+     */
+    keepAlive: z.boolean().default(true),
+  })
+  .superRefine((o, ctx) => {
+    if (o.body !== undefined && o.method !== undefined && !httpMethodCarriesBody(o.method))
+      ctx.addIssue({
+        code: "custom",
+        path: ["method"],
+        message: `a ${o.method} carries no body: set method: POST (or leave method out: a body means POST), or remove body`,
+      });
+  })
+  .transform((o) => ({ ...o, method: o.method ?? (o.body === undefined ? "GET" : "POST") }));
 export type HttpOptions = z.output<typeof httpOptionsSchema>;
 
 /** SocketCluster options; only valid on a target with protocol "socketcluster". */

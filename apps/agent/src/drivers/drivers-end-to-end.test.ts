@@ -73,6 +73,6 @@ describe("shard engine over STOMP, SocketCluster, Socket.IO v2 and the HTTP fami
 
   it("plain http POST, the response is the reply", async () => {
     const s = await serve(startHttpTargetServer());
-    await echoRun({ url: `${s.url}${HTTP_PATHS.echo}?delay=20`, protocol: "http" });
+    await echoRun({ url: `${s.url}${HTTP_PATHS.echo}?delay=20`, protocol: "http", http: { method: "POST" } });
   });
 });

@@ -1,4 +1,4 @@
-import { httpOptionsSchema, type HttpOptions } from "@volley/contracts";
+import { httpMethodCarriesBody, httpOptionsSchema, type HttpOptions } from "@volley/contracts";
 import { ConnectError } from "./connect-error";
 import { ConnectionBase } from "./connection-base";
 import type { ConnectOptions, Connection, Driver } from "./driver";
@@ -46,7 +46,9 @@ export const httpDriver: Driver = {
       ...(opts.localAddress ? { localAddress: opts.localAddress } : {}),
       ...(opts.lookup ? { lookup: opts.lookup } : {}),
     };
-    const own: Record<string, string> = options.body === undefined ? { "content-type": "application/octet-stream" } : {};
+    // The message itself is the body only when the plan gives none and the method carries one.
+    const own: Record<string, string> =
+      options.body === undefined && httpMethodCarriesBody(options.method) ? { "content-type": "application/octet-stream" } : {};
     const headers = withHeaders(opts, own);
     if (options.keepAlive) return KeepAliveHttpConnection.open(target, options, url, headers);
     return connectOneShot(target, url, options, headers);

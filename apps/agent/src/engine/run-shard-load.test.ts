@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { COUNTERS, HISTOGRAMS, planSchema, type PlanInput } from "@volley/contracts";
 import { mergeEncoded, summarizeRun } from "@volley/metrics";
@@ -107,5 +109,42 @@ describe("load scenarios", () => {
     expect(sd / mean).toBeGreaterThan(0.6);
     expect(summary.messages.sent).toBe(sent);
     expect(summary.deliveries).toBeUndefined();
+  });
+
+  it("http without a method: GET when the plan gives no body (a server answering 405 to POST sees none), POST with one", async () => {
+    // Like the nginx that answered 405 to all of a plan's requests: only GET is served, and every request is counted by method.
+    const methods = new Map<string, number>();
+    const server = createServer((req, res) => {
+      methods.set(req.method ?? "", (methods.get(req.method ?? "") ?? 0) + 1);
+      req.resume();
+      req.on("end", () => res.writeHead(req.method === "GET" ? 200 : 405, { "content-length": 2 }).end("ok"));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    cleanup.push(() => new Promise((resolve) => server.close(() => resolve())));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    const plan = (http: { body?: string }): PlanInput => ({
+      name: "http method",
+      target: { url, protocol: "http", connectTimeout: "5s", http },
+      connections: { count: 2, rate: 1000 },
+      scenario: { kind: "echo", message: { rate: 10, timeout: "5s" }, duration: "1s" },
+    });
+
+    // The protocol's own driver (not a watched one), so its per-request errors reach the counters.
+    const runPlain = async (p: PlanInput) => {
+      const frames: EngineFrame[] = [];
+      const outcome = await runShard(planSchema.parse(p), { startAt: Date.now() + 20, onFrame: (f) => frames.push(f) });
+      return { outcome, frames };
+    };
+    const get = await runPlain(plan({}));
+    expect(get.outcome.status).toBe("completed");
+    expect(get.outcome.totals.sent).toBeGreaterThanOrEqual(15);
+    expect(Object.fromEntries(methods)).toEqual({ GET: get.outcome.totals.sent });
+    expect(total(get.frames, "errors.protocol")).toBe(0);
+    expect(get.outcome.totals.received).toBe(get.outcome.totals.sent);
+
+    methods.clear();
+    const post = await runPlain(plan({ body: '{"hello":1}' }));
+    expect(Object.fromEntries(methods)).toEqual({ POST: post.outcome.totals.sent });
+    expect(total(post.frames, "errors.protocol")).toBe(post.outcome.totals.sent);
   });
 });
