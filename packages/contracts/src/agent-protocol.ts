@@ -115,6 +115,7 @@ export const AGENT_EVENTS = {
   shardAssign: "shard.assign",
   shardStart: "shard.start",
   shardAbort: "shard.abort",
+  shardRate: "shard.rate",
   frame: "frame",
   shardEnd: "shard.end",
   heartbeat: "heartbeat",
@@ -128,6 +129,8 @@ export const REDIS_KEYS = {
   activeRuns: "volley:runs:active",
   /** Pub/sub channel web publishes abort requests on (abortRequestSchema as JSON). */
   abort: "volley:abort",
+  /** Pub/sub channel web publishes live rate changes on (rateRequestSchema as JSON). */
+  rate: "volley:rate",
 } as const;
 
 /** An abort request on REDIS_KEYS.abort: web asks every hub replica to stop a run (hubs re-publish their own). */

@@ -20,6 +20,7 @@ import type {
   IntervalFrame,
   IntervalPoint,
   Plan,
+  RateChange,
   RunAnalysis,
   RunStatus,
   RunSummary,
@@ -404,6 +405,8 @@ export const runs = pgTable(
     scheduleId: text("schedule_id"),
     /** The saved plan's version the run ran (plans.version when it was queued); null for a plan sent inline. */
     planVersion: integer("plan_version"),
+    /** Live rate changes made while it ran (the run page's rate control, POST /api/v1/runs/{id}/rate), in order. */
+    rateChanges: jsonb("rate_changes").$type<RateChange[]>().notNull().default([]),
     createdAt: createdAt(),
     startedAt: timestamp("started_at", { withTimezone: true }),
     endedAt: timestamp("ended_at", { withTimezone: true }),

@@ -1,0 +1,1 @@
+ALTER TABLE "runs" ADD COLUMN "rate_changes" jsonb DEFAULT '[]'::jsonb NOT NULL;
