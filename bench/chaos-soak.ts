@@ -125,7 +125,7 @@ async function apiToken(): Promise<string> {
   return created.body.secret;
 }
 
-const FINAL = new Set(["passed", "failed", "errored", "aborted", "degraded"]);
+const FINAL = new Set(["passed", "failed", "errored", "aborted", "degraded", "inconclusive"]);
 interface Tracked {
   id: string;
   plan: string;

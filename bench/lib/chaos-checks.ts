@@ -53,7 +53,7 @@ export interface CheckResult {
   suspects: Violation[];
 }
 
-const FINAL = new Set(["passed", "failed", "errored", "aborted", "degraded"]);
+const FINAL = new Set(["passed", "failed", "errored", "aborted", "degraded", "inconclusive"]);
 /** How long after a fault its effects may still end a run: restart backoff, reconnect grace, stalled-job recovery. */
 const AFTERMATH_MS = 90_000;
 

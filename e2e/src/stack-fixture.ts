@@ -117,7 +117,7 @@ export async function waitForFinal<T extends { status: string }>(stack: Stack, r
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const { body } = await api<T>(stack, "GET", `/api/v1/runs/${runId}`);
-    if (["passed", "failed", "errored", "aborted", "degraded"].includes(body.status)) return body;
+    if (["passed", "failed", "errored", "aborted", "degraded", "inconclusive"].includes(body.status)) return body;
     if (Date.now() > deadline) throw new Error(`run ${runId} still ${body.status} after ${timeoutMs} ms\n${stack.output.slice(-40).join("\n")}`);
     await new Promise((r) => setTimeout(r, 250));
   }

@@ -12,7 +12,7 @@ Environment:
   VOLLEY_URL    the Volley web app (default ${DEFAULT_VOLLEY_URL})
   VOLLEY_TOKEN  API token from the web UI (Settings → API tokens), sent as Authorization: Bearer <token>
 
-Exit codes: 0 passed, 1 thresholds failed, 2 errored/aborted/degraded (an agent was lost), bad input, server unreachable or timeout.`;
+Exit codes: 0 passed, 1 thresholds failed, 2 errored/aborted/degraded (an agent was lost)/inconclusive (nothing could be judged, like a capacity search whose first step the agent limited), bad input, server unreachable or timeout.`;
 
 /** The one line printed for an error we expected; anything else is a bug and keeps its stack. */
 function describeError(err: unknown): string | null {

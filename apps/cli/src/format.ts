@@ -93,13 +93,18 @@ function summaryLines(s: RunSummary): string[] {
   }
   const c = s.capacity;
   if (c) {
-    const none = c.agentSaturated ? "unknown — the agent was the bottleneck from the first step" : "none — the first step already broke it";
+    const none = c.agentSaturated
+      ? "not found — no step could be judged: the agent was the bottleneck from the first step"
+      : c.endedBy
+        ? "none — the first step already broke it"
+        : "not found — no step could be judged: the first step was cut short";
     const rate =
       c.rate === null
         ? none
         : `${c.lowerBound ? "≥ " : ""}${c.rate}/s per ${c.per} (step ${c.step}${c.sendRate === null ? "" : `, ${c.sendRate} sent/s`})${c.lowerBound && !c.agentSaturated ? ", never broke: add steps to find where it breaks" : ""}`;
     lines.push(`  capacity   ${c.slo}: ${rate}`);
-    if (c.agentSaturated)
+    if (c.agentSaturated && c.rate === null) lines.push(`  warning    ${c.endedBy ?? "the first step was limited by the agent"}; add agents and rerun`);
+    else if (c.agentSaturated)
       lines.push(
         `  warning    ${c.endedBy ?? "the search ended at a step the agent limited"}; that step decides nothing, so the capacity is a lower bound: add agents and rerun`,
       );

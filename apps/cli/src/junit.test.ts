@@ -43,6 +43,16 @@ describe("runToJunit", () => {
     expect(xml).toContain('tests="2" failures="0" errors="1" skipped="1"');
   });
 
+  it("errors 'run completed' with the reason when the run was inconclusive, though every threshold held", () => {
+    const reason = "inconclusive: no step of the capacity search could be judged: the step at 1000/s per aggregate was limited by the load generator";
+    const run = makeRun({ status: "inconclusive", reason });
+    const xml = runToJunit(run, URL);
+    assertWellFormed(xml);
+    expect(xml).toContain(`<error message="${reason}" type="inconclusive">`);
+    expect(xml).toContain('tests="2" failures="0" errors="1" skipped="0"');
+    expect(xml).toContain('<property name="volley.run.status" value="inconclusive"/>');
+  });
+
   it("escapes a hostile run name everywhere it appears", () => {
     const name = `a<b>&'c" ]]> </testsuite>`;
     const xml = runToJunit(makeRun({ name, status: "aborted", reason: "aborted by user" }), URL);

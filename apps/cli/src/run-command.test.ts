@@ -29,19 +29,22 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return text;
 }
 
+const INCONCLUSIVE = "no step of the capacity search could be judged: the step at 10/s per connection was limited by the load generator, not the server";
+
 function step(fake: FakeRun): Run {
   fake.polls++;
   const { run } = fake;
   if (fake.polls === 1 || run.name === "hangs") return run.name === "hangs" && fake.polls > 1 ? { ...run, status: "running", summary: summary([]) } : run;
   if (fake.polls === 2) return { ...run, status: "running", startedAt: new Date().toISOString(), summary: summary([], 4.1) };
-  const final = { passes: "passed", fails: "failed", errors: "errored" }[run.name] as Run["status"];
+  const final = { passes: "passed", fails: "failed", errors: "errored", inconclusive: "inconclusive" }[run.name] as Run["status"];
   const thresholds = run.plan.thresholds
     .map(thresholdExpression)
     .map((expression) => ({ expression, ok: final !== "failed", actual: 4.1, message: `${expression}: actual 4.1` }));
   return {
     ...run,
     status: final,
-    reason: final === "errored" ? "agent lost: the agent disconnected" : final === "failed" ? "1 threshold failed" : null,
+    reason:
+      final === "errored" ? "agent lost: the agent disconnected" : final === "failed" ? "1 threshold failed" : final === "inconclusive" ? INCONCLUSIVE : null,
     startedAt: new Date(Date.now() - 2000).toISOString(),
     endedAt: new Date().toISOString(),
     summary: final === "errored" ? null : summary(thresholds, 4.1),
@@ -125,6 +128,16 @@ describe("volley run --wait against a Volley server", () => {
     const xml = readFileSync(junit, "utf8");
     expect(xml).toContain('failures="2" errors="0"');
     expect(xml).toContain('<testcase classname="volley.fails" name="run completed"');
+  });
+
+  it("exits 2 when the run was inconclusive, printing why, and the JUnit report errors with the reason", async () => {
+    const junit = `${dir}/inconclusive.xml`;
+    const { io, out } = bufferIo({ VOLLEY_URL: base });
+    const code = await runCli(["run", plan("inconclusive"), "--wait", "--junit", junit], io);
+    expect(code, out.stderr).toBe(2);
+    expect(out.stdout).toContain("INCONCLUSIVE");
+    expect(out.stdout).toContain(`reason     ${INCONCLUSIVE}`);
+    expect(readFileSync(junit, "utf8")).toContain(`<error message="${INCONCLUSIVE}" type="inconclusive">`);
   });
 
   it("exits 2 when the run errored; --json prints only the run JSON to stdout", async () => {

@@ -21,6 +21,7 @@ const MAX_POLL_FAILURES = 30;
 /** Without a terminal (CI logs), print a progress line at most this often, plus on every status change. */
 const LOG_PROGRESS_EVERY_MS = 10_000;
 
+/** Inconclusive shares 2 with errors: both mean "no verdict", which CI must not read as a pass or as a regression. */
 export function exitCodeFor(status: Run["status"]): ExitCode {
   if (status === "passed") return EXIT.passed;
   if (status === "failed") return EXIT.failed;
@@ -54,7 +55,8 @@ export function waitBudgetMs(plan: Plan, timeout: string | undefined): number {
 /**
  * `volley run plan.yaml [--wait] [--junit out.xml] [--json] [--timeout 30m]`: validates the plan
  * locally, queues it through the REST API and, with --wait, follows it to its end. The exit code
- * says how it ended: 0 passed, 1 thresholds failed, 2 anything that kept the test from judging.
+ * says how it ended: 0 passed, 1 thresholds failed, 2 anything that kept the test from judging
+ * (errored, aborted, degraded, inconclusive).
  */
 export async function runCommand(file: string, opts: RunOptions, io: CliIo): Promise<ExitCode> {
   if (opts.junit && !opts.wait) throw new UsageError("--junit needs --wait: the report is written when the run has ended");

@@ -22,16 +22,22 @@ describe("shard lifecycle", () => {
 });
 
 describe("run lifecycle", () => {
-  it("covers every status; only a restatement moves between final statuses, and only between passed and failed", () => {
+  it("covers every status; only a restatement moves between final statuses, and only between the verdicts the measurements decide", () => {
     expect(Object.keys(RUN_LIFECYCLE).sort()).toEqual([...runStatusSchema.options].sort());
+    const verdicts = ["passed", "failed", "inconclusive"];
     for (const from of FINAL_RUN_STATUSES)
-      for (const to of runStatusSchema.options)
-        expect(canMoveRun(from, to)).toBe((from === "passed" && to === "failed") || (from === "failed" && to === "passed"));
+      for (const to of runStatusSchema.options) expect(canMoveRun(from, to)).toBe(from !== to && verdicts.includes(from) && verdicts.includes(to));
+  });
+
+  it("ends a run inconclusive only from running or a restatement, and never moves an error, abort or degraded run to it", () => {
+    expect(FINAL_RUN_STATUSES).toContain("inconclusive");
+    expect(runStatusesBefore("inconclusive")).toEqual(["running", "passed", "failed"]);
+    for (const from of ["queued", "errored", "aborted", "degraded"] as const) expect(canMoveRun(from, "inconclusive")).toBe(false);
   });
 
   it("starts only from queued and ends a verdict only from running", () => {
     expect(runStatusesBefore("running")).toEqual(["queued"]);
-    expect(runStatusesBefore("passed")).toEqual(["running", "failed"]);
+    expect(runStatusesBefore("passed")).toEqual(["running", "failed", "inconclusive"]);
     expect(runStatusesBefore("aborted")).toEqual(["queued", "running"]);
     expect(canMoveRun("queued", "passed")).toBe(false);
     expect(canMoveRun("running", "queued")).toBe(false);

@@ -39,8 +39,9 @@ interface TestCase {
 
 /**
  * JUnit XML for CI: one testsuite for the run, one testcase per threshold (a failure when it
- * failed) and one "run completed" testcase that errors when the run errored or was aborted, so a CI
- * report separates "the server got slow" from "the test could not run".
+ * failed) and one "run completed" testcase that errors when the run errored, was aborted, ended
+ * degraded or inconclusive, so a CI report separates "the server got slow" from "the test could not
+ * run" or "could not judge".
  */
 export function runToJunit(run: Run, runUrl: string): string {
   const cases: TestCase[] = [];
@@ -63,8 +64,9 @@ export function runToJunit(run: Run, runUrl: string): string {
       });
     }
   }
-  // Degraded: some agent was lost, so the load was not the plan's; CI must not read it as a clean run.
-  const ended = run.status === "errored" || run.status === "aborted" || run.status === "degraded";
+  // Degraded: some agent was lost, so the load was not the plan's; inconclusive: nothing decided the
+  // verdict on the server's account. Either way CI must not read it as a clean run.
+  const ended = run.status === "errored" || run.status === "aborted" || run.status === "degraded" || run.status === "inconclusive";
   cases.push({
     name: "run completed",
     outcome: ended

@@ -4,7 +4,7 @@ import { runStatusSchema, type RunStatus } from "./run";
  * The run lifecycle, the one table of it: for each status, the statuses a run may move to and who
  * moves it there. A run ends once (the first final status written stays); the only moves between
  * final statuses are a restatement's, when frames stored after finalization change a verdict the
- * thresholds decided. packages/db refuses any other move (markRunRunning, finishRun, restateRun).
+ * measurements decided (passed, failed, inconclusive). packages/db refuses any other move (markRunRunning, finishRun, restateRun).
  */
 export const RUN_LIFECYCLE = {
   queued: {
@@ -18,9 +18,21 @@ export const RUN_LIFECYCLE = {
     errored: "hub finalization: a shard errored, an agent was lost (agents.onLoss: error), arming timed out, or the job failed",
     aborted: "hub finalization: the user aborted it",
     degraded: "hub finalization: an agent was lost under agents.onLoss: degrade",
+    inconclusive:
+      "hub finalization: every threshold held, but no step of its capacity search could be judged (the load generator limited the first step, or it was cut short)",
   },
-  passed: { failed: "hub restatement: frames stored after finalization break a threshold" },
-  failed: { passed: "hub restatement: frames stored after finalization make every threshold hold" },
+  passed: {
+    failed: "hub restatement: frames stored after finalization break a threshold",
+    inconclusive: "hub restatement: frames stored after finalization show the capacity search's first step was limited by the load generator",
+  },
+  failed: {
+    passed: "hub restatement: frames stored after finalization make every threshold hold",
+    inconclusive: "hub restatement: frames stored after finalization make every threshold hold, and no step of the capacity search could be judged",
+  },
+  inconclusive: {
+    passed: "hub restatement: frames stored after finalization let a step of the capacity search be judged",
+    failed: "hub restatement: frames stored after finalization break a threshold",
+  },
   errored: {},
   aborted: {},
   degraded: {},

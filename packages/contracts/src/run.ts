@@ -5,10 +5,15 @@ import { preflightWarningSchema } from "./agent-load";
 /**
  * `degraded`: an agent was lost mid-run under `agents.onLoss: degrade`; the others finished, so the
  * results are real but from less load than planned (never a pass: CI exit codes treat it as an error).
+ * `inconclusive`: the run completed, but what decides its verdict was never measured on the server's
+ * account: a capacity search (sweep with stopWhen) none of whose steps could be judged, because the
+ * load generator limited the first step or it was cut short. Neither a pass nor a fail; the reason
+ * says why and what to change (CI exit codes treat it as an error). A threshold on something the
+ * run did not measure is not this: it fails, since the server gave nothing to judge it by.
  */
-export const runStatusSchema = z.enum(["queued", "running", "passed", "failed", "errored", "aborted", "degraded"]);
+export const runStatusSchema = z.enum(["queued", "running", "passed", "failed", "errored", "aborted", "degraded", "inconclusive"]);
 export type RunStatus = z.infer<typeof runStatusSchema>;
-export const FINAL_RUN_STATUSES: readonly RunStatus[] = ["passed", "failed", "errored", "aborted", "degraded"];
+export const FINAL_RUN_STATUSES: readonly RunStatus[] = ["passed", "failed", "errored", "aborted", "degraded", "inconclusive"];
 
 export const createRunBodySchema = z.strictObject({ plan: planSchema });
 export type CreateRunBody = z.infer<typeof createRunBodySchema>;
@@ -134,6 +139,23 @@ export const capacitySchema = z.object({
   endedBy: z.string().nullable().optional(),
 });
 export type Capacity = z.infer<typeof capacitySchema>;
+
+/**
+ * Whether the search judged some step on the server's account: one held (`rate`), or the first broke
+ * the SLO (the capacity is below it). Not when the load generator limited the first step or it was
+ * cut short: then nothing was found either way, and the run ends `inconclusive`.
+ */
+export function capacityJudged(c: Capacity): boolean {
+  return c.rate !== null || (!c.agentSaturated && !!c.endedBy);
+}
+
+/** The reason an inconclusive run gives (the hub's, and `volley-agent run`'s), or null when the search judged some step. */
+export function unjudgedCapacityReason(c: Capacity): string | null {
+  if (capacityJudged(c)) return null;
+  if (c.agentSaturated)
+    return `no step of the capacity search could be judged: ${c.endedBy ?? "the first step was limited by the load generator, not the server"}; add agents (or start the sweep at a lower rate) and rerun`;
+  return "no step of the capacity search could be judged: the run ended before its first step's hold was over; give the run time for at least one whole step and rerun";
+}
 
 /** One timed kind, ms: connect, round trip, delivery, time to first message, the storm's canary. */
 export const timingsSchema = z.object({

@@ -1,6 +1,6 @@
 import { open, readFile, type FileHandle } from "node:fs/promises";
 import { hostname } from "node:os";
-import { durationMs, parsePlanDocument } from "@volley/contracts";
+import { durationMs, parsePlanDocument, unjudgedCapacityReason } from "@volley/contracts";
 import { summarizeRun } from "@volley/metrics";
 import { runShard } from "../engine/run-shard";
 import { EngineWorkers } from "../workers/engine-workers";
@@ -14,7 +14,10 @@ import { summaryTable } from "./summary-table";
 const framesJsonLines = (frames: readonly EngineFrame[]) =>
   frames.map((f, seq) => `${JSON.stringify({ runId: "standalone", shardId: "standalone", agentId: hostname(), seq, ...f })}\n`).join("");
 
-/** 0 passed, 1 thresholds failed, 2 errored or bad input, 130 aborted (Ctrl-C), as shells expect after SIGINT. */
+/**
+ * 0 passed, 1 thresholds failed, 2 errored, inconclusive (a capacity search that judged no step) or
+ * bad input, 130 aborted (Ctrl-C), as shells expect after SIGINT.
+ */
 export const EXIT = { passed: 0, failed: 1, errored: 2, aborted: 130 } as const;
 
 export interface RunCommandOptions {
@@ -135,11 +138,13 @@ export async function runCommand(file: string, options: RunCommandOptions, io: R
   io.stdout(options.json ? json : summaryTable(summary));
 
   const failed = summary.thresholds.filter((t) => !t.ok);
+  const unjudged = summary.capacity ? unjudgedCapacityReason(summary.capacity) : null;
   let code: number;
   let verdict: string;
   if (outcome.status === "errored") [code, verdict] = [EXIT.errored, `errored: ${outcome.error ?? "unknown error"}`];
   else if (outcome.status === "aborted") [code, verdict] = [EXIT.aborted, `aborted (${outcome.error ?? "interrupted"}); summary covers the run so far`];
   else if (failed.length > 0) [code, verdict] = [EXIT.failed, `failed: ${failed.map((t) => t.message).join("; ")}`];
+  else if (unjudged) [code, verdict] = [EXIT.errored, `inconclusive: ${unjudged}`];
   else [code, verdict] = [EXIT.passed, "passed"];
   if (writeFailed && code === EXIT.passed) [code, verdict] = [EXIT.errored, "passed, but an output file could not be written"];
   if (outcome.sweepStopped) err(`sweep stopped: ${outcome.sweepStopped}`);

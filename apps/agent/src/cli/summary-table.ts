@@ -35,13 +35,18 @@ function stepsTable(s: RunSummary): string {
   let text = steps.toString();
   const c = s.capacity;
   if (c) {
-    const none = c.agentSaturated ? "unknown — the agent was the bottleneck from the first step" : "none — the first step already failed";
+    const none = c.agentSaturated
+      ? "not found — no step could be judged: the agent was the bottleneck from the first step"
+      : c.endedBy
+        ? "none — the first step already failed"
+        : "not found — no step could be judged: the first step was cut short";
     const rate =
       c.rate === null
         ? none
         : `${c.lowerBound ? "≥ " : ""}${c.rate}/s per ${c.per} (step ${c.step}, sent ${c.sendRate}/s)${c.lowerBound && !c.agentSaturated ? ", never broke" : ""}`;
     text += `\ncapacity (${c.slo}): ${rate}`;
-    if (c.agentSaturated)
+    if (c.agentSaturated && c.rate === null) text += `\nwarning: ${c.endedBy ?? "the first step was limited by the agent"}; add agents and rerun`;
+    else if (c.agentSaturated)
       text += `\nwarning: ${c.endedBy ?? "the search ended at a step the agent limited"}; that step decides nothing, so the capacity is a lower bound: add agents and rerun`;
     else if (c.endedBy) text += `\nended: ${c.endedBy}`;
   }

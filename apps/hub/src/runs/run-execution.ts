@@ -416,8 +416,8 @@ export class RunExecution {
       await events.status(runId, outcome.status, outcome.reason);
       await this.deps.webhooks.runFinished(runId);
     }
-    // A status the thresholds decided may change with frames stored after this; one an abort, error or lost agent decided may not.
-    const byThresholds = outcome.status === "passed" || (outcome.status === "failed" && !this.thresholdStop);
+    // A status the measurements decided may change with frames stored after this; one an abort, error or lost agent decided may not.
+    const byThresholds = outcome.status === "passed" || outcome.status === "inconclusive" || (outcome.status === "failed" && !this.thresholdStop);
     await coordinator.markFinalized(runId, outcome.status, changed ? { frames: meter.frames, byThresholds } : undefined);
     log.info({ runId, status: outcome.status, reason: outcome.reason, frames: meter.frames }, "run finished");
   }

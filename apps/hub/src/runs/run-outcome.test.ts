@@ -46,6 +46,38 @@ describe("run outcome", () => {
     });
   });
 
+  it("ends a capacity search none of whose steps could be judged inconclusive with the reason, never passed; a failed threshold still fails it", () => {
+    const ok = [{ index: 0, count: 1, ended: ended("completed") }];
+    const endedBy = "the step at 1000/s per aggregate was limited by the load generator, not the server (the agent was saturated in 3 of 3 s: CPU 99% > 90%)";
+    const limited = {
+      slo: "p95 <= 200ms",
+      rate: null,
+      per: "aggregate" as const,
+      sendRate: null,
+      deliveryRate: null,
+      step: null,
+      lowerBound: false,
+      agentSaturated: true,
+      endedBy,
+    };
+    expect(decideOutcome({ abort: null, runError: null, shards: ok, thresholds: [], capacity: limited })).toEqual({
+      status: "inconclusive",
+      reason: `no step of the capacity search could be judged: ${endedBy}; add agents (or start the sweep at a lower rate) and rerun`,
+    });
+    // Cut short before the first hold was over: nothing judged either.
+    expect(decideOutcome({ abort: null, runError: null, shards: ok, thresholds: [], capacity: { ...limited, agentSaturated: false, endedBy: null } })).toEqual({
+      status: "inconclusive",
+      reason:
+        "no step of the capacity search could be judged: the run ended before its first step's hold was over; give the run time for at least one whole step and rerun",
+    });
+    // A first step the server broke is a judgement (the capacity is below it); a failed threshold is one too.
+    const broke = { ...limited, agentSaturated: false, endedBy: "the step at 1000/s per aggregate broke it: p95 312ms > 200ms" };
+    expect(decideOutcome({ abort: null, runError: null, shards: ok, thresholds: [], capacity: broke }).status).toBe("passed");
+    expect(decideOutcome({ abort: null, runError: null, shards: ok, thresholds: [failedThreshold], capacity: limited }).status).toBe("failed");
+    // An error or abort still decides first.
+    expect(decideOutcome({ abort: "user", runError: null, shards: ok, thresholds: [], capacity: limited }).status).toBe("aborted");
+  });
+
   it("judges a run an abortOnFail threshold stopped as failed, not errored by the shards it stopped; a user abort still wins", () => {
     const stopped = [{ index: 0, count: 1, ended: ended("aborted", "threshold broke") }];
     const thresholdStop = 'threshold "latency.p95 < 200ms" broke (…); the run was stopped early (abortOnFail)';

@@ -1,4 +1,4 @@
-import type { AgentLossPolicy, Capacity, RunStatus, RunSummary, StartReport } from "@volley/contracts";
+import { unjudgedCapacityReason, type AgentLossPolicy, type Capacity, type RunStatus, type RunSummary, type StartReport } from "@volley/contracts";
 import type { EndedShard, StartedShard } from "../coordination/run-coordinator";
 
 export interface ShardOutcomeInput {
@@ -8,7 +8,7 @@ export interface ShardOutcomeInput {
 }
 
 export interface RunOutcome {
-  status: Extract<RunStatus, "passed" | "failed" | "errored" | "aborted" | "degraded">;
+  status: Extract<RunStatus, "passed" | "failed" | "errored" | "aborted" | "degraded" | "inconclusive">;
   reason: string | null;
 }
 
@@ -19,9 +19,11 @@ const shardLabel = (s: ShardOutcomeInput) => `shard ${s.index + 1}/${s.count}`;
  * timeout, deadline, a lost agent under onLoss "error"); an abortOnFail threshold that stopped the
  * run early (failed: the shards it stopped are not errors); any shard that errored (or stopped on its
  * own) — except that under onLoss "degrade", shards whose agent was lost while others completed
- * make the run degraded; a failed threshold; passed. Reasons are written for the person reading
- * the run page. A passed capacity search that ended at a step the load generator limited says so:
- * its capacity is only a lower bound (webhooks and the CLI carry the reason).
+ * make the run degraded; a failed threshold; inconclusive; passed. Reasons are written for the
+ * person reading the run page. A capacity search none of whose steps could be judged (the load
+ * generator limited the first, or it was cut short) found nothing either way: inconclusive, never a
+ * pass. One that ended at a step the load generator limited after others held passes, and says its
+ * capacity is only a lower bound (webhooks and the CLI carry the reason).
  */
 export function decideOutcome(input: {
   abort: string | null;
@@ -58,6 +60,8 @@ export function decideOutcome(input: {
   }
   if (failed.length > 0) return { status: "failed", reason: failed.map((t) => t.message).join("; ") };
   const c = input.capacity;
+  const unjudged = c && unjudgedCapacityReason(c);
+  if (unjudged) return { status: "inconclusive", reason: unjudged };
   if (c?.agentSaturated) {
     const floor = c.rate === null ? "unknown" : `at least ${c.rate}/s per ${c.per}`;
     return {

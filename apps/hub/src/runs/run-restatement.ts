@@ -20,7 +20,7 @@ export interface RestatementDeps {
  * Frames can land after their run was finalized (the database failed for longer than the
  * finalizer waited; the chaos soak saw 8-17 % of a run's frames arrive 10-18 s late). Once the
  * run's stream is drained, this recomputes the summary from every stored frame and, when the
- * thresholds had decided the status, the verdict too, so no run keeps a verdict judged on part of
+ * measurements (thresholds, a capacity search) had decided the status, the verdict too, so no run keeps a verdict judged on part of
  * its data. A status an abort, error or lost agent decided stays; its summary is still completed.
  * When the outcome or the summary changed, the run's webhooks get the corrected run again, marked
  * as a restatement: a CI job that gated on the first delivery must hear that the verdict moved.

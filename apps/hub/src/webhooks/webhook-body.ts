@@ -8,6 +8,7 @@ const STATUS_MARK: Record<RunStatus, string> = {
   errored: ":warning:",
   aborted: ":octagonal_sign:",
   degraded: ":large_orange_diamond:",
+  inconclusive: ":grey_question:",
   queued: ":hourglass:",
   running: ":arrow_forward:",
 };

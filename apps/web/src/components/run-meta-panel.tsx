@@ -61,7 +61,7 @@ export function RunMetaPanel({ run, canWrite }: { run: RunWithMeta; canWrite: bo
               ) : (
                 <span className="muted">Not its plan&apos;s baseline.</span>
               )}{" "}
-              {canWrite && final && run.summary && (
+              {canWrite && final && run.summary && (baseline || run.status !== "inconclusive") && (
                 <button type="button" className="button" onClick={toggleBaseline} data-testid="baseline-toggle">
                   {baseline ? "Clear baseline" : "Mark as baseline"}
                 </button>

@@ -149,7 +149,9 @@ export function RunView({
                   ? "Aborted: "
                   : run.status === "degraded"
                     ? "Degraded: "
-                    : ""}
+                    : run.status === "inconclusive"
+                      ? "Inconclusive: "
+                      : ""}
           </strong>
           <ReasonText reason={run.reason!} />
         </div>

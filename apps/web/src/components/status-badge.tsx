@@ -8,6 +8,7 @@ const LABELS: Record<RunStatus, string> = {
   errored: "Errored",
   aborted: "Aborted",
   degraded: "Degraded",
+  inconclusive: "Inconclusive",
 };
 
 export function StatusBadge({ status, large = false }: { status: RunStatus; large?: boolean }) {

@@ -1,6 +1,6 @@
 "use client";
 
-import type { Run } from "@volley/contracts";
+import { capacityJudged, type Run } from "@volley/contracts";
 import { fmtMs, fmtMsgRate, fmtRate, fmtRateValue } from "../lib/format";
 import { stepLatency } from "../lib/sweep-curves";
 import { SweepChart } from "./sweep-chart";
@@ -17,8 +17,13 @@ export function SweepPanel({ run }: { run: Run }) {
       {capacity && (
         <p className="capacity" data-testid="capacity">
           Capacity at <strong>{capacity.slo}</strong> (the highest step that met this stop rule, ringed on the curve):{" "}
-          {capacity.rate === null ? (
-            <strong>{capacity.agentSaturated ? "unknown — the agent was the bottleneck from the first step" : "none — the first step already broke it"}</strong>
+          {!capacityJudged(capacity) ? (
+            <strong>
+              not found — no step could be judged (
+              {capacity.agentSaturated ? "the agent was the bottleneck from the first step" : "the first step was cut short"}), so the run is inconclusive
+            </strong>
+          ) : capacity.rate === null ? (
+            <strong>none — the first step already broke it</strong>
           ) : (
             <>
               <strong>
@@ -36,8 +41,8 @@ export function SweepPanel({ run }: { run: Run }) {
           {capacity.agentSaturated ? (
             <span className="capacity-warn" data-testid="capacity-agent-saturated">
               {" "}
-              Ended: {capacity.endedBy ?? "at a step the load generator limited, not the server"}. That step decides nothing, so this is a lower bound: add
-              agents and rerun.
+              Ended: {capacity.endedBy ?? "at a step the load generator limited, not the server"}. That step decides nothing,{" "}
+              {capacity.rate === null ? "and no step before it held" : "so this is a lower bound"}: add agents and rerun.
             </span>
           ) : capacity.endedBy ? (
             <span className="muted" data-testid="capacity-ended-by">

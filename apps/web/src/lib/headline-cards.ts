@@ -1,4 +1,4 @@
-import { parseThreshold, thresholdExpression, type IntervalPoint, type Run } from "@volley/contracts";
+import { capacityJudged, parseThreshold, thresholdExpression, type IntervalPoint, type Run } from "@volley/contracts";
 import { DASH, fmtInt, fmtMs, fmtMsgRate, fmtPercent, fmtRate, fmtRateValue } from "./format";
 
 /** A plan threshold drawn on a card's chart: a horizontal line at `limit`, in the chart's unit. */
@@ -160,19 +160,25 @@ export function headlineCards(run: Run, intervals: IntervalPoint[]): HeadlineCar
   const capacity = s?.capacity;
   if (capacity) {
     const per = capacity.per === "connection" ? " per connection" : "";
+    // No step judged: the search found nothing either way (the run is inconclusive), not "a lower bound" of nothing.
+    const judged = capacityJudged(capacity);
     cards.push({
       key: "capacity",
       label: `Capacity at ${capacity.slo}`,
-      value: capacity.rate === null ? (capacity.agentSaturated ? "unknown" : "none") : `${capacity.lowerBound ? "≥ " : ""}${fmtMsgRate(capacity.rate)}${per}`,
-      detail: capacity.agentSaturated
-        ? "a lower bound: the search ended at a step the load generator (agent) limited, not the server"
-        : capacity.rate === null
-          ? "the first step already broke the SLO"
-          : capacity.lowerBound
-            ? "never broke: the server holds at least this"
-            : `${capacity.sendRate === null ? DASH : fmtRate(capacity.sendRate)} sent${capacity.deliveryRate ? `, ${fmtRate(capacity.deliveryRate)} delivered` : ""}`,
+      value: !judged ? "not found" : capacity.rate === null ? "none" : `${capacity.lowerBound ? "≥ " : ""}${fmtMsgRate(capacity.rate)}${per}`,
+      detail: !judged
+        ? capacity.agentSaturated
+          ? "inconclusive: no step could be judged, the load generator (agent) limited the first; add agents and rerun"
+          : "inconclusive: no step could be judged, the first was cut short"
+        : capacity.agentSaturated
+          ? "a lower bound: the search ended at a step the load generator (agent) limited, not the server"
+          : capacity.rate === null
+            ? "the first step already broke the SLO"
+            : capacity.lowerBound
+              ? "never broke: the server holds at least this"
+              : `${capacity.sendRate === null ? DASH : fmtRate(capacity.sendRate)} sent${capacity.deliveryRate ? `, ${fmtRate(capacity.deliveryRate)} delivered` : ""}`,
       thresholds: [],
-      tone: capacity.rate === null ? "bad" : undefined,
+      tone: judged && capacity.rate === null ? "bad" : undefined,
     });
   }
   return cards;

@@ -99,6 +99,26 @@ describe("headline cards", () => {
     expect(capacity.detail).toContain("load generator");
     expect(capacity.detail).not.toContain("never broke");
   });
+
+  it("says a search whose first step the agent limited found nothing, inconclusive, not 'unknown, a lower bound'", () => {
+    const { run: r, intervals } = run();
+    r.summary!.capacity = {
+      slo: "p95 <= 200ms",
+      rate: null,
+      per: "aggregate",
+      sendRate: null,
+      deliveryRate: null,
+      step: null,
+      lowerBound: false,
+      agentSaturated: true,
+      endedBy: "the step at 10/s per aggregate was limited by the load generator, not the server (CPU 97% > 90%)",
+    };
+    const capacity = headlineCards(r, intervals).find((c) => c.key === "capacity")!;
+    expect(capacity.value).toBe("not found");
+    expect(capacity.detail).toMatch(/^inconclusive: no step could be judged/);
+    expect(capacity.detail).not.toContain("lower bound");
+    expect(capacity.tone).toBeUndefined();
+  });
 });
 
 describe("svgChart", () => {

@@ -1,4 +1,4 @@
-import type { AgentBreakdown, IntervalPoint, Run } from "@volley/contracts";
+import { capacityJudged, type AgentBreakdown, type IntervalPoint, type Run } from "@volley/contracts";
 import { stringify } from "yaml";
 import { DASH, fmtDateTime, fmtDuration, fmtInt, fmtMs, fmtMsgRate, fmtPercent, fmtRate, fmtRateValue } from "./format";
 import { headlineCards, timelineThresholds } from "./headline-cards";
@@ -16,7 +16,7 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:16px;margin:0 0 8px}
 .muted{color:var(--muted)}.bad{color:var(--bad)}.good{color:var(--good)}.mono{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12.5px}
 .facts{display:flex;flex-wrap:wrap;gap:4px 16px;color:var(--muted);margin:2px 0}
 .status{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600;vertical-align:middle;background:#eef0f3}
-.status-passed{background:#e8f6ed;color:var(--good)}.status-failed,.status-errored{background:#fdecec;color:var(--bad)}
+.status-passed{background:#e8f6ed;color:var(--good)}.status-failed,.status-errored{background:#fdecec;color:var(--bad)}.status-inconclusive,.status-degraded{background:#fdf3e2;color:#7a4500;border:1px dashed #e0b86a}
 .reason{margin:10px 0;padding:8px 12px;border-radius:6px;background:#fdecec;color:#7a1414}
 section{background:#fff;border:1px solid var(--border);border-radius:6px;padding:14px 16px;margin:14px 0;break-inside:avoid}
 .cards{display:grid;grid-template-columns:repeat(4,1fr);gap:10px;margin:14px 0}
@@ -171,7 +171,7 @@ ${row("Send lag p99", fmtMs(s.sendLag.p99))}${row("Saturated seconds", fmtInt(s.
     : "";
 
   const steps = s?.steps?.length
-    ? `<section><h2>Sweep steps</h2>${s.capacity ? `<p>Capacity at <b>${e(s.capacity.slo)}</b>: <b>${s.capacity.rate === null ? "none" : `${s.capacity.lowerBound ? "≥ " : ""}${e(fmtMsgRate(s.capacity.rate))}${s.capacity.per === "connection" ? " per connection" : ""}`}</b>${s.capacity.agentSaturated ? ` — a lower bound: ${e(s.capacity.endedBy ?? "the search ended at a step the load generator limited")}` : s.capacity.lowerBound ? " — never broke" : ""}</p>` : ""}<table><thead><tr><th class="num">Step</th><th class="num">Planned</th><th class="num">Sent/s</th><th class="num">Received/s</th><th class="num">p95</th><th class="num">p99</th><th>Result</th></tr></thead><tbody>${s.steps
+    ? `<section><h2>Sweep steps</h2>${s.capacity ? `<p>Capacity at <b>${e(s.capacity.slo)}</b>: <b>${!capacityJudged(s.capacity) ? "not found" : s.capacity.rate === null ? "none" : `${s.capacity.lowerBound ? "≥ " : ""}${e(fmtMsgRate(s.capacity.rate))}${s.capacity.per === "connection" ? " per connection" : ""}`}</b>${!capacityJudged(s.capacity) ? " — no step could be judged, so the run is inconclusive" : s.capacity.agentSaturated ? ` — a lower bound: ${e(s.capacity.endedBy ?? "the search ended at a step the load generator limited")}` : s.capacity.lowerBound ? " — never broke" : ""}</p>` : ""}<table><thead><tr><th class="num">Step</th><th class="num">Planned</th><th class="num">Sent/s</th><th class="num">Received/s</th><th class="num">p95</th><th class="num">p99</th><th>Result</th></tr></thead><tbody>${s.steps
         .map((st) => {
           const l = deliveryOnly ? st.delivery : st.latency;
           return `<tr><td class="num">${st.index + 1}</td><td class="num">${fmtRateValue(st.plannedRate)}</td><td class="num">${fmtRateValue(st.sendRate)}</td><td class="num">${fmtRateValue(st.receiveRate)}</td><td class="num">${fmtMs(l.p95)}</td><td class="num">${fmtMs(l.p99)}</td><td>${e(st.generatorLimited ? `agent-limited, not judged: ${st.generatorReason ?? "the agent was saturated"}` : st.failed ? `stopped: ${st.reason ?? "limit broken"}` : st.aborted ? "cut short" : "held")}</td></tr>`;
@@ -197,7 +197,7 @@ ${row("Send lag p99", fmtMs(s.sendLag.p99))}${row("Saturated seconds", fmtInt(s.
 <div class="facts"><span class="mono">${e(run.id)}</span><span class="mono">${e(plan.target.url)}</span><span>${e(plan.target.protocol)}</span></div>
 <div class="facts"><span>${e(describeConnections(plan))}</span><span>${e(describeScenario(plan))}</span></div>
 <div class="facts"><span>started ${e(fmtDateTime(run.startedAt))}</span><span>ended ${e(fmtDateTime(run.endedAt))}</span><span>took ${e(took)}</span></div>
-${run.reason && run.status !== "passed" ? `<div class="reason">${e(run.reason)}</div>` : ""}
+${run.reason && run.status !== "passed" ? `<div class="reason">${run.status === "inconclusive" ? "<b>Inconclusive:</b> " : ""}${e(run.reason)}</div>` : ""}
 <div class="cards">${cards}</div>
 ${charts}
 ${summary}

@@ -219,7 +219,7 @@ describe.skipIf(why !== null)("the images and infra/compose.yaml, built and run"
     const { id } = (await created.json()) as { id: string };
     let run: { status: string; reason?: string; summary?: { messages: { sent: number; received: number } } } = { status: "queued" };
     const deadline = Date.now() + 120_000;
-    while (!["passed", "failed", "errored", "aborted", "degraded"].includes(run.status) && Date.now() < deadline) {
+    while (!["passed", "failed", "errored", "aborted", "degraded", "inconclusive"].includes(run.status) && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 1000));
       run = (await (await fetch(`${WEB}/api/v1/runs/${id}`, { headers: auth })).json()) as typeof run;
     }

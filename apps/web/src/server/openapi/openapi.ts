@@ -151,6 +151,8 @@ const RUN_STATUS_MEANINGS: Record<RunStatus, string> = {
   errored: "the run could not complete (the reason says why)",
   aborted: "stopped by an abort request (POST /runs/{id}/abort, the run page, or `volley run` interrupted)",
   degraded: "an agent was lost under `agents.onLoss: degrade`; the others finished, so the results are from less load than planned",
+  inconclusive:
+    "the run completed but nothing decided its verdict on the server's account: a capacity search none of whose steps could be judged (the load generator limited the first, or it was cut short); `reason` says why. Not a pass; not a baseline",
 };
 const AGENT_STATUS_MEANINGS: Record<AgentStatus, string> = {
   online: "connected and idle",
@@ -288,7 +290,7 @@ function build() {
       tags: ["runs"],
       summary: "Get the run as JUnit XML",
       description:
-        "One testcase per threshold (a failure when it failed, naming the actual value) plus a `run completed` testcase that errors when the run errored, was aborted or ended degraded — what `volley run --junit` writes.",
+        "One testcase per threshold (a failure when it failed, naming the actual value) plus a `run completed` testcase that errors when the run errored, was aborted or ended degraded or inconclusive — what `volley run --junit` writes.",
       request: { params: idParams },
       responses: { 200: { description: "JUnit XML.", content: { "application/xml": { schema: z.string() } } }, ...errors(404, 500, 503) },
     },

@@ -236,6 +236,24 @@ describe("baselines and the plan trend", () => {
     const live = await put(running.id);
     expect(live.status).toBe(409);
     expect((await readError(live)).message).toMatch(/only a finished run with measurements can be a baseline/);
+    // An inconclusive run judged nothing: no baseline (its own plan, so the trend below stays as it is).
+    const searched = await insertPlan(env.h.db, { orgId: DEFAULT_ORG_ID, document: doc("capacity plan") });
+    const unjudged = await insertRun(env.h.db, { plan: doc("capacity plan"), planId: searched.id });
+    expect(await markRunRunning(env.h.db, unjudged.id)).toBe(true);
+    const why = "no step of the capacity search could be judged: the step at 10/s per aggregate was limited by the load generator";
+    expect(await finishRun(env.h.db, unjudged.id, { status: "inconclusive", reason: why, summary: summary(20, 1000) })).toBe(true);
+    const inconclusive = await call(
+      r.setBaseline!,
+      "PUT",
+      `/api/v1/plans/${searched.id}/baseline`,
+      { token: tok.full },
+      { runId: unjudged.id },
+      { id: searched.id },
+    );
+    expect(inconclusive.status).toBe(409);
+    expect((await readError(inconclusive)).message).toBe(
+      `run ${unjudged.id} is inconclusive (${why}); a baseline must be a run whose measurements were judged: pick a passed or failed run of the plan`,
+    );
     expect((await put(base, tok.readOnly)).status).toBe(403);
     const ok = await put(base);
     expect(ok.status).toBe(200);

@@ -20,7 +20,8 @@ export async function updatePlanMeta(orgId: string, planId: string, patch: MetaP
 
 /**
  * Makes a finished run of the plan, with a summary, its baseline. A run of another plan (or an
- * inline plan) would compare unlike with unlike, and a run still going has no numbers yet.
+ * inline plan) would compare unlike with unlike, a run still going has no numbers yet, and an
+ * inconclusive one's numbers judged nothing (its capacity search measured the load generator).
  */
 export async function markBaseline(orgId: string, planId: string, runId: string): Promise<{ planId: string; baselineRunId: string | null }> {
   const db = getDb();
@@ -43,6 +44,13 @@ export async function markBaseline(orgId: string, planId: string, runId: string)
       409,
       "conflict",
       `run ${runId} is ${run.status}${run.summary ? "" : " without a summary"}; only a finished run with measurements can be a baseline`,
+    );
+  }
+  if (run.status === "inconclusive") {
+    throw new ApiError(
+      409,
+      "conflict",
+      `run ${runId} is inconclusive (${run.reason ?? "nothing in it could be judged"}); a baseline must be a run whose measurements were judged: pick a passed or failed run of the plan`,
     );
   }
   await setPlanBaseline(db, orgId, planId, runId);
