@@ -29,6 +29,19 @@ describe("volley validate (the bin, as a process)", () => {
     expect(r.stderr).toMatch(/^connections\.count: .+$/m);
   });
 
+  it("exits 2 on a missing scenario.message, saying what belongs there with an example", async () => {
+    const file = writeFile(
+      dir,
+      "no-message.yaml",
+      'name: x\ntarget: { url: "ws://127.0.0.1:9001/echo" }\nconnections: { count: 1 }\nscenario: { kind: echo, duration: 1s }\n',
+    );
+    const r = await runBin(["validate", file]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      `${file} is not a valid plan (1 issue):\nscenario.message: required: the messages each connection sends, like message: { rate: 10 } (10 a second per connection; bytes, per, arrival and timeout have defaults)\n`,
+    );
+  });
+
   it("exits 2 on a misspelled threshold metric, naming it and the nearest known one", async () => {
     const file = writeFile(dir, "typo.yaml", planYaml("typo", ["latncy.p95 < 200ms"]));
     const r = await runBin(["validate", file]);

@@ -1,6 +1,7 @@
 import { parse as parseYaml, YAMLParseError } from "yaml";
 import { planSchema, type Plan } from "./plan";
 import { fieldIssues, type FieldIssue } from "./errors";
+import { requiredFieldError } from "./required-field";
 
 export type PlanParseResult = { ok: true; plan: Plan } | { ok: false; issues: FieldIssue[] };
 
@@ -17,7 +18,7 @@ export function parsePlanDocument(text: string): PlanParseResult {
 }
 
 export function validatePlan(doc: unknown): PlanParseResult {
-  const result = planSchema.safeParse(doc);
+  const result = planSchema.safeParse(doc, { error: requiredFieldError });
   if (result.success) return { ok: true, plan: result.data };
   return { ok: false, issues: fieldIssues(result.error) };
 }

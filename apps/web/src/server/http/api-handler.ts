@@ -1,5 +1,13 @@
 import { randomUUID } from "node:crypto";
-import { describeIssues, fieldIssues, type ApiError as ApiErrorBody, type ApiErrorCode, type ApiErrorStatus, type FieldIssue } from "@volley/contracts";
+import {
+  describeIssues,
+  fieldIssues,
+  requiredFieldError,
+  type ApiError as ApiErrorBody,
+  type ApiErrorCode,
+  type ApiErrorStatus,
+  type FieldIssue,
+} from "@volley/contracts";
 import type { Logger } from "pino";
 import type { z } from "zod";
 import { maxBodyBytes, MisconfiguredError } from "@/env";
@@ -109,7 +117,8 @@ export function apiHandler<S extends z.ZodType | undefined = undefined, Q extend
       }
       let body: unknown;
       if (opts.body) {
-        const parsed = opts.body.safeParse(await readJson(req));
+        // A field left out reads "required: …" with what belongs there (and, in a plan, an example).
+        const parsed = opts.body.safeParse(await readJson(req), { error: requiredFieldError });
         if (!parsed.success) throw invalidBody(fieldIssues(parsed.error));
         body = parsed.data;
       }

@@ -191,6 +191,15 @@ describe("POST /api/v1/runs", () => {
     expect(missing.issues?.[0]?.path).toBe("plan");
   });
 
+  it("words a field left out as required, with what belongs there and an example", async () => {
+    const { message: _, ...scenario } = validPlanInput.scenario;
+    const err = await readError(await routes.createRun(post("/api/v1/runs", { plan: { ...validPlanInput, scenario } }), ctx()));
+    expect(err.code).toBe("invalid_body");
+    expect(err.issues).toEqual([
+      { path: "plan.scenario.message", message: expect.stringMatching(/^required: the messages each connection sends, like message: \{ rate: 10 \}/) },
+    ]);
+  });
+
   it("answers malformed or empty JSON with 400 invalid_json", async () => {
     const res = await routes.createRun(post("/api/v1/runs", '{"plan": {'), ctx());
     expect(res.status).toBe(400);
