@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { planSchema } from "./plan";
+import { MAX_PLAN_BYTES, planSchema } from "./plan";
 import { runFilterFields } from "./run-meta";
 
 /** Bodies and answers of the REST API beyond runs (tokens, plans); the OpenAPI document is generated from these. */
@@ -34,13 +34,35 @@ export const createApiTokenResponseSchema = z.object({
   secret: z.string(),
 });
 
-export const savePlanBodySchema = z.strictObject({ plan: planSchema });
+/**
+ * POST /api/v1/plans, PUT /api/v1/plans/{id}: the plan as JSON, or as YAML text. YAML is kept as
+ * written (comments, key order, no defaults) beside the validated plan, which is what runs.
+ */
+export const savePlanBodySchema = z
+  .strictObject({
+    plan: planSchema.optional(),
+    yaml: z.string().max(MAX_PLAN_BYTES, `must be at most ${MAX_PLAN_BYTES} characters (512 KiB) — shorten the plan`).optional(),
+  })
+  .superRefine((body, ctx) => {
+    if ((body.plan === undefined) === (body.yaml === undefined)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["plan"],
+        message: 'send exactly one of "plan" (the plan as JSON) or "yaml" (the plan as YAML text, kept as written)',
+      });
+    }
+  });
+export type SavePlanBody = z.infer<typeof savePlanBodySchema>;
+
+/** The plan as its author wrote it; null when it was saved as JSON (or before plans kept their text). */
+const planYamlField = z.string().nullable();
 
 export const planRecordSchema = z.object({
   id: z.string(),
   name: z.string(),
   version: z.number().int(),
   plan: planSchema,
+  yaml: planYamlField,
   createdAt: z.string(),
   updatedAt: z.string(),
   tags: z.array(z.string()),
@@ -54,6 +76,7 @@ export const planVersionSchema = z.object({
   version: z.number().int(),
   name: z.string(),
   plan: planSchema,
+  yaml: planYamlField,
   createdAt: z.string(),
 });
 export type PlanVersion = z.infer<typeof planVersionSchema>;

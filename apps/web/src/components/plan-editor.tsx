@@ -3,7 +3,7 @@
 import { durationMs, parsePlanDocument, thresholdExpression, type FieldIssue, type Plan, type PreflightWarning } from "@volley/contracts";
 import { useRouter } from "next/navigation";
 import { useDeferredValue, useEffect, useMemo, useState } from "react";
-import { parse as parseYaml } from "yaml";
+import { parse as parseYaml, stringify } from "yaml";
 import { ApiRequestError, apiFetch } from "../lib/api-client";
 import { fmtDuration, fmtInt, fmtMsgRate } from "../lib/format";
 import { describeConnections, describeScenario } from "../lib/plan-describe";
@@ -53,7 +53,8 @@ export function PlanEditor({ initialText, saved, canSave = false }: PlanEditorPr
     if (!parsePlanDocument(text).ok) return false;
     setSaveState({ kind: "submitting" });
     try {
-      const body = JSON.stringify({ plan: parseYaml(text) as unknown });
+      // The text as written: the server keeps it (comments, order, no defaults) beside the plan it validates.
+      const body = JSON.stringify({ yaml: text });
       if (saved) {
         await apiFetch(`/api/v1/plans/${saved.id}`, { method: "PUT", body });
         setSavedText(text);
@@ -142,6 +143,7 @@ export function PlanEditor({ initialText, saved, canSave = false }: PlanEditorPr
         </div>
 
         {result.ok && result.plan.flow && <FlowSteps flow={result.plan.flow} />}
+        {result.ok && <EffectivePlan plan={result.plan} />}
 
         <button type="button" className="button primary block" disabled={!result.ok || submit.kind === "submitting"} onClick={() => void run()}>
           {submit.kind === "submitting" ? "Starting…" : saved && dirty ? "Save and run" : "Run"}
@@ -247,6 +249,17 @@ function usePreflightWarnings(text: string | null): PreflightWarning[] {
     };
   }, [text]);
   return warnings;
+}
+
+/** The plan as it runs, every default filled in: shown beside the author's text, never written into it. */
+function EffectivePlan({ plan }: { plan: Plan }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <details className="panel plan-doc" data-testid="effective-plan" onToggle={(e) => setOpen(e.currentTarget.open)}>
+      <summary>As it runs, with defaults</summary>
+      {open && <pre className="code-block">{stringify(plan)}</pre>}
+    </details>
+  );
 }
 
 function IssueList({ issues }: { issues: FieldIssue[] }) {

@@ -1,7 +1,7 @@
 "use client";
 
 import { protocolSchema, type Plan } from "@volley/contracts";
-import { parseDocument } from "yaml";
+import { setPlanField } from "../lib/set-plan-field";
 
 interface Field {
   path: (string | number)[];
@@ -29,16 +29,14 @@ const USER_FIELDS: Field[] = [
 ];
 
 /**
- * The common fields of a plan as a form. Edits go into the YAML document itself (yaml's Document
- * API), so comments, order and every other field stay as the user wrote them.
+ * The common fields of a plan as a form. Edits go into the YAML text itself, only the field's own
+ * characters (set-plan-field.ts), so comments, order and every other field stay as the user wrote them.
  */
 export function PlanForm({ text, plan, onChange }: { text: string; plan: Plan | null; onChange: (text: string) => void }) {
   const set = (path: (string | number)[], raw: string, kind: Field["kind"]) => {
-    const doc = parseDocument(text);
-    if (doc.errors.length > 0) return; // the YAML must parse before the form can write into it
     const value = kind === "number" && raw.trim() !== "" && Number.isFinite(Number(raw)) ? Number(raw) : raw;
-    doc.setIn(path, value);
-    onChange(doc.toString());
+    const next = setPlanField(text, path, value);
+    if (next !== null) onChange(next); // null: the YAML must parse before the form can write into it
   };
   return (
     <fieldset className="panel plan-form" disabled={!plan}>

@@ -7,14 +7,22 @@ import { plans, planVersions } from "../schema";
 export type PlanRow = typeof plans.$inferSelect;
 export type PlanVersionRow = typeof planVersions.$inferSelect;
 
+/** What a save writes: the validated plan, and the YAML its author wrote (kept as written; null when saved as JSON). */
+interface PlanContent {
+  document: Plan;
+  source?: string | null;
+}
+
 /** Saves a new plan as version 1. */
-export async function insertPlan(db: Db, input: { orgId: string; document: Plan; createdBy?: string | null }): Promise<PlanRow> {
+export async function insertPlan(db: Db, input: PlanContent & { orgId: string; createdBy?: string | null }): Promise<PlanRow> {
   return db.transaction(async (tx) => {
     const [row] = await tx
       .insert(plans)
-      .values({ id: newId("pln"), orgId: input.orgId, name: input.document.name, document: input.document, version: 1 })
+      .values({ id: newId("pln"), orgId: input.orgId, name: input.document.name, document: input.document, source: input.source ?? null, version: 1 })
       .returning();
-    await tx.insert(planVersions).values({ planId: row!.id, version: 1, name: row!.name, document: row!.document, createdBy: input.createdBy ?? null });
+    await tx
+      .insert(planVersions)
+      .values({ planId: row!.id, version: 1, name: row!.name, document: row!.document, source: row!.source, createdBy: input.createdBy ?? null });
     return row!;
   });
 }
@@ -39,7 +47,7 @@ export async function listPlans(db: Db, orgId: string, opts: { limit?: number; o
 
 /**
  * One page of an org's plans, most recently changed first, bounded by count and by size: at most
- * `limit` plans whose documents together fit in `maxBytes` of JSON text (the first plan always
+ * `limit` plans whose documents and YAML texts together fit in `maxBytes` (the first plan always
  * does), starting after the plan `after` (the previous page's last id) or skipping `offset`. Sizes
  * are read before the documents, so a page of large plans never loads more than it returns.
  * Null when `after` names no plan of the org.
@@ -51,7 +59,7 @@ export async function listPlanPage(
 ): Promise<{ rows: PlanRow[]; more: boolean } | null> {
   if (opts.after !== undefined && !(await getPlan(db, opts.after, orgId))) return null;
   const heads = await db
-    .select({ id: plans.id, bytes: sql<number>`octet_length(${plans.document}::text)`.mapWith(Number) })
+    .select({ id: plans.id, bytes: sql<number>`octet_length(${plans.document}::text) + coalesce(octet_length(${plans.source}), 0)`.mapWith(Number) })
     .from(plans)
     .where(
       and(
@@ -81,7 +89,7 @@ export async function listPlanPage(
  * Replaces a plan's document and records it as the next version. The row is locked so two
  * concurrent updates get consecutive versions instead of colliding. Null when the org has no such plan.
  */
-export async function updatePlan(db: Db, input: { id: string; orgId: string; document: Plan; createdBy?: string | null }): Promise<PlanRow | null> {
+export async function updatePlan(db: Db, input: PlanContent & { id: string; orgId: string; createdBy?: string | null }): Promise<PlanRow | null> {
   return db.transaction(async (tx) => {
     const [current] = await tx
       .select()
@@ -92,12 +100,17 @@ export async function updatePlan(db: Db, input: { id: string; orgId: string; doc
     const version = current.version + 1;
     const [row] = await tx
       .update(plans)
-      .set({ name: input.document.name, document: input.document, version, updatedAt: new Date() })
+      .set({ name: input.document.name, document: input.document, source: input.source ?? null, version, updatedAt: new Date() })
       .where(eq(plans.id, input.id))
       .returning();
-    await tx
-      .insert(planVersions)
-      .values({ planId: input.id, version, name: input.document.name, document: input.document, createdBy: input.createdBy ?? null });
+    await tx.insert(planVersions).values({
+      planId: input.id,
+      version,
+      name: input.document.name,
+      document: input.document,
+      source: input.source ?? null,
+      createdBy: input.createdBy ?? null,
+    });
     return row!;
   });
 }

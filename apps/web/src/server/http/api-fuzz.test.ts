@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PlanRecord } from "@volley/contracts";
 import { createApiToken, DEFAULT_ORG_ID } from "@volley/db";
+import { stringify } from "yaml";
 import type { RouteHandler } from "./api-handler";
 import { malformedBody, type FuzzBody, type RouteShape } from "../test-support/api-fuzz-bodies";
 import { BASE, call, connectTestAgent, ctx, signUp, startApiTestEnv, type ApiTestEnv } from "../test-support/api-test-env";
@@ -54,6 +55,15 @@ const ROUTES: FuzzRoute[] = [
     params: () => ({}),
     creds: () => ({ token }),
     shape: planBody,
+  },
+  {
+    name: "POST /api/v1/plans (YAML)",
+    route: async () => (await import("@/app/api/v1/plans/route")).POST,
+    method: "POST",
+    path: () => "/api/v1/plans",
+    params: () => ({}),
+    creds: () => ({ token }),
+    shape: { valid: () => ({ yaml: stringify(validPlan()) }), required: ["yaml"] },
   },
   {
     name: "PUT /api/v1/plans/{id}",

@@ -181,9 +181,20 @@ function build() {
   const ValidatePlanResponse = named("ValidatePlanResponse", z.object({ ok: z.literal(true), plan: Plan }));
   const ImportPlanBody = named("ImportPlanBody", importPlanBodySchema);
   const ImportPlanResponse = named("ImportPlanResponse", importPlanResponseSchema);
-  const SavePlanBody = named("SavePlanBody", savePlanBodySchema.extend({ plan: Plan }));
-  const PlanRecord = named("PlanRecord", planRecordSchema.extend({ plan: Plan }));
-  const PlanVersion = named("PlanVersion", planVersionSchema.extend({ plan: Plan }));
+  const SavePlanBody = named(
+    "SavePlanBody",
+    savePlanBodySchema.safeExtend({
+      plan: Plan.optional().describe("The plan as JSON; send this or `yaml`."),
+      yaml: savePlanBodySchema.shape.yaml.describe(
+        "The plan as YAML text; send this or `plan`. Kept exactly as written (comments, key order) and answered back as `yaml`.",
+      ),
+    }),
+  );
+  const writtenYaml = planRecordSchema.shape.yaml.describe(
+    "The plan as its author wrote it in YAML (comments, key order, no defaults filled in); null when it was saved as JSON. `plan` is what runs.",
+  );
+  const PlanRecord = named("PlanRecord", planRecordSchema.extend({ plan: Plan, yaml: writtenYaml }));
+  const PlanVersion = named("PlanVersion", planVersionSchema.extend({ plan: Plan, yaml: writtenYaml }));
   const ApiToken = named("ApiToken", apiTokenSchema);
   const CreateApiTokenBody = named("CreateApiTokenBody", createApiTokenBodySchema);
   const CreateApiTokenResponse = named("CreateApiTokenResponse", createApiTokenResponseSchema.extend({ token: ApiToken }));
@@ -354,6 +365,8 @@ function build() {
       operationId: "createPlan",
       tags: ["plans"],
       summary: "Save a plan (version 1)",
+      description:
+        'The body is `{"plan": {...}}` (JSON) or `{"yaml": "..."}`; YAML is kept as written beside the validated plan, and 400 names a bad field inside it as `yaml.<path>`.',
       request: { body: { required: true, content: { "application/json": { schema: SavePlanBody } } } },
       responses: { 201: jsonBody(PlanRecord, "The saved plan. `Location` points at it."), ...errors(400, 500, 503) },
     },
@@ -387,7 +400,7 @@ function build() {
       operationId: "updatePlan",
       tags: ["plans"],
       summary: "Save a new version of a plan",
-      description: "Replaces the plan's document; the previous versions stay readable at /versions.",
+      description: 'Replaces the plan\'s document (`{"plan"}` or `{"yaml"}`, as for createPlan); the previous versions stay readable at /versions.',
       request: { params: planParams, body: { required: true, content: { "application/json": { schema: SavePlanBody } } } },
       responses: { 200: jsonBody(PlanRecord, "The plan at its new version."), ...errors(400, 404, 500, 503) },
     },

@@ -1,7 +1,8 @@
-import { LIST_PAGE_MAX_BYTES, type Plan, type PlanRecord, type PlanVersion } from "@volley/contracts";
+import { LIST_PAGE_MAX_BYTES, parsePlanDocument, type Plan, type PlanRecord, type PlanVersion, type SavePlanBody } from "@volley/contracts";
 import { deletePlan, getPlan, getPlanSchedule, insertPlan, listPlanPage, listPlanVersions, updatePlan, type PlanRow } from "@volley/db";
 import { admitRun } from "../targets/targets";
 import type { AuthContext } from "../auth/auth";
+import { invalidBody } from "../http/api-handler";
 import { notFound, unknownCursor } from "../http/errors";
 import { getDb } from "../http/services";
 
@@ -13,6 +14,7 @@ export function toPlanRecord(row: PlanRow): PlanRecord {
     name: row.name,
     version: row.version,
     plan: row.document,
+    yaml: row.source,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
     tags: row.tags,
@@ -23,8 +25,19 @@ export function toPlanRecord(row: PlanRow): PlanRecord {
 
 const actorId = (auth: AuthContext) => (auth.actor.kind === "user" ? auth.actor.userId : auth.actor.kind === "token" ? auth.actor.tokenId : null);
 
-export async function createPlan(auth: AuthContext, plan: Plan): Promise<PlanRecord> {
-  return toPlanRecord(await insertPlan(getDb(), { orgId: auth.orgId, document: plan, createdBy: actorId(auth) }));
+/**
+ * The plan a save carries and the text to keep: YAML is validated here (a 400 naming the field inside
+ * it, as yaml.<path>) and kept exactly as sent; a JSON plan keeps no text.
+ */
+function contentOf(body: SavePlanBody): { document: Plan; source: string | null } {
+  if (body.yaml === undefined) return { document: body.plan!, source: null };
+  const parsed = parsePlanDocument(body.yaml);
+  if (!parsed.ok) throw invalidBody(parsed.issues.map((i) => ({ ...i, path: i.path === "(document)" ? "yaml" : `yaml.${i.path}` })));
+  return { document: parsed.plan, source: body.yaml };
+}
+
+export async function createPlan(auth: AuthContext, body: SavePlanBody): Promise<PlanRecord> {
+  return toPlanRecord(await insertPlan(getDb(), { orgId: auth.orgId, ...contentOf(body), createdBy: actorId(auth) }));
 }
 
 export async function loadPlan(orgId: string, id: string): Promise<PlanRecord> {
@@ -51,11 +64,12 @@ export async function loadPlanPage(
   return { plans: page.rows.map(toPlanRecord), next: page.more && page.rows.length > 0 ? page.rows.at(-1)!.id : null };
 }
 
-export async function savePlanVersion(auth: AuthContext, id: string, plan: Plan): Promise<PlanRecord> {
+export async function savePlanVersion(auth: AuthContext, id: string, body: SavePlanBody): Promise<PlanRecord> {
+  const content = contentOf(body);
   // A scheduled plan runs its latest version with nobody starting it: the version is admitted now, as a run would be.
   const schedule = await getPlanSchedule(getDb(), auth.orgId, id);
-  if (schedule?.enabled) await admitRun(auth, plan);
-  const row = await updatePlan(getDb(), { id, orgId: auth.orgId, document: plan, createdBy: actorId(auth) });
+  if (schedule?.enabled) await admitRun(auth, content.document);
+  const row = await updatePlan(getDb(), { id, orgId: auth.orgId, ...content, createdBy: actorId(auth) });
   if (!row) throw notFound(`plan ${id}`);
   return toPlanRecord(row);
 }
@@ -67,5 +81,5 @@ export async function removePlan(orgId: string, id: string): Promise<void> {
 export async function loadPlanVersions(orgId: string, id: string): Promise<PlanVersion[]> {
   const rows = await listPlanVersions(getDb(), id, orgId);
   if (!rows) throw notFound(`plan ${id}`);
-  return rows.map((r) => ({ version: r.version, name: r.name, plan: r.document, createdAt: r.createdAt.toISOString() }));
+  return rows.map((r) => ({ version: r.version, name: r.name, plan: r.document, yaml: r.source, createdAt: r.createdAt.toISOString() }));
 }

@@ -2,9 +2,9 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound } from "next/navigation";
 import { cache } from "react";
-import { stringify } from "yaml";
 import { ErrorPanel } from "../../../components/error-panel";
 import { PlanEditor } from "../../../components/plan-editor";
+import { planEditorText } from "../../../lib/plan-text";
 import { MetaEditor } from "../../../components/meta-editor";
 import { ScheduleEditor } from "../../../components/schedule-editor";
 import { may } from "@/server/auth/auth";
@@ -43,7 +43,7 @@ export default async function PlanPage({ params, searchParams }: { params: Promi
   }
   const { version } = await searchParams;
   const shown = r.versions.find((v) => String(v.version) === version);
-  const text = stringify(shown?.plan ?? r.plan.plan);
+  const text = planEditorText(shown ?? r.plan);
   return (
     <>
       <div className="page-head">

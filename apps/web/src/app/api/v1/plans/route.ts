@@ -7,7 +7,7 @@ export const POST = apiHandler({
   permission: "plans:write",
   body: savePlanBodySchema,
   handler: async ({ body, auth }) => {
-    const record = await createPlan(auth, body.plan);
+    const record = await createPlan(auth, body);
     return json(record, 201, { location: `/api/v1/plans/${record.id}` });
   },
 });

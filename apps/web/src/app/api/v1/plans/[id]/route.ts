@@ -13,7 +13,7 @@ export const GET = apiHandler({
 export const PUT = apiHandler({
   permission: "plans:write",
   body: savePlanBodySchema,
-  handler: async ({ params, body, auth }) => json(await savePlanVersion(auth, params.id ?? "", body.plan)),
+  handler: async ({ params, body, auth }) => json(await savePlanVersion(auth, params.id ?? "", body)),
 });
 
 /** DELETE /api/v1/plans/{id} → 204; its versions go with it, its runs stay. */
