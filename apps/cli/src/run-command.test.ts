@@ -15,6 +15,8 @@ import { bufferIo, makeRun, planYaml, runBin, summary, tempDir, writeFile } from
 interface FakeRun {
   run: Run;
   polls: number;
+  /** "slow": when its first poll came (epoch ms); it runs 3.5 s from then. */
+  startedAt?: number;
 }
 const runs = new Map<string, FakeRun>();
 const requests: { method: string; url: string; authorization: string | undefined }[] = [];
@@ -34,6 +36,13 @@ const INCONCLUSIVE = "no step of the capacity search could be judged: the step a
 function step(fake: FakeRun): Run {
   fake.polls++;
   const { run } = fake;
+  if (run.name === "slow") {
+    // Like a real run: its elapsed time counts from one start, and it ends on its own clock, not after N polls.
+    fake.startedAt ??= Date.now();
+    const startedAt = new Date(fake.startedAt).toISOString();
+    if (Date.now() - fake.startedAt < 3500) return { ...run, status: "running", startedAt, summary: summary([], 4.1) };
+    return { ...run, status: "passed", startedAt, endedAt: new Date().toISOString(), summary: summary([], 4.1) };
+  }
   if (fake.polls === 1 || run.name === "hangs") return run.name === "hangs" && fake.polls > 1 ? { ...run, status: "running", summary: summary([]) } : run;
   if (fake.polls === 2) return { ...run, status: "running", startedAt: new Date().toISOString(), summary: summary([], 4.1) };
   const final = { passes: "passed", fails: "failed", errors: "errored", inconclusive: "inconclusive" }[run.name] as Run["status"];
@@ -201,6 +210,22 @@ describe("volley run --wait against a Volley server", () => {
     const { io, out } = bufferIo({ VOLLEY_URL: url });
     expect(await runCli(["run", plan("passes"), "--wait"], io)).toBe(2);
     expect(out.stderr).toMatch(new RegExp(`^error: cannot reach Volley at ${url}: .*ECONNREFUSED.* — is it running\\? set VOLLEY_URL\\n$`));
+  });
+
+  it("without a terminal (a CI log) prints a progress line each second, as the README says", async () => {
+    // The bin as CI runs it: stderr is a pipe, and it polls at its own default pace.
+    const r = await runBin(["run", plan("slow"), "--wait"], { VOLLEY_URL: base });
+    expect(r.code, r.stderr).toBe(0);
+    const seconds = r.stderr
+      .split("\n")
+      .map((line) => /^running (\d+)s · sent 100/.exec(line)?.[1])
+      .filter((s) => s !== undefined)
+      .map(Number);
+    // 3.5 s of running: a line for each of its seconds (0 s to 3 s; one may fall on a tick's edge), none twice.
+    expect(seconds.length, r.stderr).toBeGreaterThanOrEqual(3);
+    expect(new Set(seconds).size).toBe(seconds.length);
+    expect(seconds).toEqual([...seconds].sort((a, b) => a - b));
+    expect(r.stderr).not.toContain("\r");
   });
 
   it("works end to end through the bin: --wait --json, exit 1 for failed thresholds", async () => {
