@@ -64,6 +64,19 @@ describe("OpenAPI document", () => {
     expect(resolve(doc, schema.properties?.plan).required).toEqual(expect.arrayContaining(["name", "target", "connections", "scenario"]));
   });
 
+  it("saves a plan as `plan` (JSON) or `yaml` (text kept as written), and answers the written `yaml` with every plan and version", () => {
+    const doc = openApiDocument();
+    const body = doc.paths?.["/api/v1/plans"]?.post?.requestBody as { content: Record<string, { schema: unknown }> };
+    const schema = resolve(doc, body.content["application/json"]?.schema);
+    expect(Object.keys(schema.properties ?? {}).sort()).toEqual(["plan", "yaml"]);
+    expect(schema.required ?? []).toEqual([]);
+    for (const name of ["PlanRecord", "PlanVersion"]) {
+      const record = resolve(doc, { $ref: `#/components/schemas/${name}` });
+      expect(record.required, name).toContain("yaml");
+      expect(JSON.stringify(record.properties?.yaml), name).toMatch(/as its author wrote it/);
+    }
+  });
+
   it("is served at GET /api/v1/openapi.json, with or without an API token", async () => {
     const res = await GET(new Request("http://web.test/api/v1/openapi.json"), { params: Promise.resolve({}) });
     expect(res.status).toBe(200);
