@@ -232,6 +232,10 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
     })().catch((err) => log.error({ runId, err: errorMessage(err) }, "could not abort queued run"));
   });
   coordinator.onCancel((runId, reason) => runner.abortRun(runId, reason));
+  coordinator.onRate(({ runId, scale, at }) => {
+    const shards = runner.rateRun(runId, scale, at);
+    if (shards > 0) log.info({ runId, scale, at, shards }, "rate change forwarded");
+  });
   await coordinator.start();
 
   const queues = new ShardQueues(connections.bull);

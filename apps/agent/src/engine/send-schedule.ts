@@ -2,6 +2,13 @@ import type { Arrival } from "./arrival";
 import { MinHeap } from "./min-heap";
 import type { SlotSink } from "./send-turn";
 
+/** How the engine counts a schedule's slots (the expected count's arithmetic, which rerate must match). */
+export interface SlotCounter {
+  constant: boolean;
+  /** Slots of a schedule from `fromUs` at `intervalUs` before `untilUs` (Poisson: the expected number). */
+  between(fromUs: number, untilUs: number, intervalUs: number): number;
+}
+
 /**
  * The intended send times of a shard. Per connection: each open connection has its own arrival
  * schedule from the moment it opened, kept in one heap by next intended time. Aggregate: one
@@ -29,7 +36,7 @@ export class SendSchedule {
 
   constructor(
     private readonly perConnection: boolean,
-    private readonly arrival: Arrival,
+    private arrival: Arrival,
   ) {}
 
   /**
@@ -77,6 +84,55 @@ export class SendSchedule {
     while (n > 0 && t0 + n * intervalUs >= end) n--;
     while (t0 + (n + 1) * intervalUs < end) n++;
     return Math.max(0, n + 1 - this.schedK[id]!);
+  }
+
+  /**
+   * A live rate change: from `atUs` on, the plan's schedules run on `arrival` (`newUs` apart, was
+   * `oldUs`). Each schedule keeps its phase: its next slot is the first of the new grid, anchored at
+   * its last slot, at or after `atUs`; a slot already due (or a connection's first) stays where it
+   * was. Schedules of their own (the canary) keep their rate. Returns how many more slots (negative:
+   * fewer) the open schedules now hand out before their ends, for the expected count.
+   */
+  rerate(arrival: Arrival, oldUs: number, newUs: number, atUs: number, isOpen: (id: number) => boolean, slots: SlotCounter): number {
+    this.arrival = arrival;
+    const constant = slots.constant;
+    let delta = 0;
+    // The next slot of a schedule whose pending slot `n` (slot `k` of its grid) is not yet due at atUs.
+    const nextOf = (n: number, k: number): number => {
+      if (k === 0 || n < atUs) return n;
+      if (!constant) return arrival.next(1, atUs, atUs);
+      const last = n - oldUs;
+      const j = Math.max(1, Math.ceil((atUs - last) / newUs));
+      return last + j * newUs;
+    };
+    const left = (t0: number, k: number, end: number, interval: number): number =>
+      constant ? Math.max(0, slots.between(t0, end, interval) - k) : Math.max(0, (end - Math.max(atUs, t0)) / interval);
+    if (this.perConnection) {
+      for (let id = 0; id < this.schedT0.length; id++) {
+        const n = this.schedNext[id];
+        if (n === undefined || n === Infinity || this.own.has(id) || !isOpen(id)) continue;
+        const end = Math.min(this.endUs, this.schedEnd[id]!);
+        const before = left(this.schedT0[id]!, this.schedK[id]!, end, oldUs);
+        const first = nextOf(n, this.schedK[id]!);
+        this.schedT0[id] = first;
+        this.schedK[id] = 0;
+        this.schedNext[id] = Infinity;
+        if (first < end) {
+          if (first !== n) this.heap.push(id, first);
+          this.schedNext[id] = first;
+        }
+        delta += (first < end ? left(first, 0, end, newUs) : 0) - before;
+      }
+    } else if (this.aggT0 >= 0 && this.aggDue !== Infinity) {
+      const end = Math.min(this.endUs, this.aggEnd);
+      const before = left(this.aggT0, this.aggK, end, oldUs);
+      const first = nextOf(this.aggDue, this.aggK);
+      this.aggT0 = first;
+      this.aggK = 0;
+      this.aggDue = first < end ? first : Infinity;
+      delta += (first < end ? left(first, 0, end, newUs) : 0) - before;
+    }
+    return delta;
   }
 
   /** A connection is gone (its heap entries are skipped by `isOpen` when they come due). */

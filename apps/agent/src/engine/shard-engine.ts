@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { COUNTERS, HISTOGRAMS, durationMs, planTiming, type Plan, type PlanTiming, type Reconnect } from "@volley/contracts";
+import { COUNTERS, HISTOGRAMS, durationMs, planTiming, rateControlRefusal, type Plan, type PlanTiming, type Reconnect } from "@volley/contracts";
 import { IntervalRecorder } from "@volley/metrics";
 import { publicOnlyLookup } from "@volley/contracts/public-lookup";
 import { connectOptionsFor } from "../drivers/connect-options";
@@ -13,6 +13,7 @@ import { ClosedLoop } from "./closed-loop";
 import { ConnectFailures } from "./connect-failures";
 import { closeText, connectErrorText } from "./error-text";
 import { PreciseWake } from "./precise-wake";
+import type { LiveRate } from "./rate-feed";
 import { scenarioRoles, type ScenarioRoles } from "./scenario-roles";
 import { SendSchedule } from "./send-schedule";
 import { SendTurn, SHED_LAG_US, type SlotSink } from "./send-turn";
@@ -79,7 +80,11 @@ export class ShardEngine {
   /** count, plus the canary when there is one. */
   private readonly planned: number;
   private readonly attemptGapUs: number;
-  private readonly intervalUs: number;
+  /** The schedule's gap between slots now: the plan's, or a live rate change's. */
+  private intervalUs: number;
+  /** A live rate change not yet applied: its scale and instant (mono µs). */
+  private rateChange: { scale: number; atUs: number } | undefined;
+  private rateScale = 1;
   private readonly warmupMs: number;
   /** Hosted mode: every connection's sockets resolve through the public-only lookup. */
   private readonly lookup: { lookup?: ReturnType<typeof publicOnlyLookup> };
@@ -209,6 +214,7 @@ export class ShardEngine {
     const done = new Promise<ShardOutcome>((resolve) => (this.resolveRun = resolve));
     const onAbort = () => this.finish("aborted", abortReason(signal!));
     signal?.addEventListener("abort", onAbort, { once: true });
+    if (!rateControlRefusal(this.plan)) this.opts.rate?.listen(this.onRate);
     this.waitUntil(this.t0, () => {
       const startedAt = this.clock.hubNowMs();
       this.started = true;
@@ -261,6 +267,7 @@ export class ShardEngine {
     if (this.stages) this.stages.follow(now - this.t0, now);
     else while (this.attempts < this.count && this.t0 + this.attempts * this.attemptGapUs <= now) this.attempt(this.attempts++);
 
+    if (this.rateChange && now >= this.rateChange.atUs) this.applyRate(this.rateChange);
     this.schedule.due(now, this.sink);
     this.sweep?.due(now, this.sink);
 
@@ -354,6 +361,7 @@ export class ShardEngine {
       this.sweep?.nextDue() ?? Infinity,
       this.closed?.nextDue() ?? Infinity,
     );
+    if (this.rateChange) next = Math.min(next, this.rateChange.atUs);
     if (now < this.endUs) {
       next = Math.min(next, this.endUs);
       if (!this.stages && this.attempts < this.count) next = Math.min(next, this.t0 + this.attempts * this.attemptGapUs);
@@ -493,6 +501,44 @@ export class ShardEngine {
     // The expected count had the whole window; the gap's slots are unsent, the rest are sent from here.
     this.totals.expected += Math.max(0, left - d.remaining);
     this.wake();
+  }
+
+  /** A live rate change heard: applied at its instant (at once if that has passed), the latest one winning. */
+  private readonly onRate = (c: LiveRate): void => {
+    if (this.finished) return;
+    const now = this.clock.monoUs();
+    this.rateChange = { scale: c.scale, atUs: Math.max(now, now + (c.at - this.clock.hubNowMs()) * 1000) };
+    if (this.started) this.wake();
+  };
+
+  /**
+   * From the change's instant every schedule of the plan sends at its rate times `scale` (each keeps
+   * its phase; see SendSchedule.rerate), and the expected count follows: sent + shed + unsent still
+   * add up to what the schedules called for.
+   */
+  private applyRate(c: { scale: number; atUs: number }): void {
+    this.rateChange = undefined;
+    if (c.scale === this.rateScale) return;
+    const msg = this.plan.scenario.message;
+    const intervalUs = S / (msg.rate * c.scale);
+    const counter = { constant: msg.arrival === "constant", between: (f: number, u: number, i: number) => this.slotsBetween(f, u, i) };
+    this.totals.expected += this.schedule.rerate(
+      createArrival(msg.arrival, msg.rate * c.scale, this.opts.random),
+      this.intervalUs,
+      intervalUs,
+      c.atUs,
+      this.isOpen,
+      counter,
+    );
+    // Reconnecting connections: what their windows still hold from the change on is at the new rate.
+    for (const [id, d] of this.down) {
+      const old = d.remaining;
+      const end = this.windowEnd[id]!;
+      d.remaining = Math.max(0, old - this.slotsBetween(c.atUs, end)) + this.slotsBetween(c.atUs, end, intervalUs);
+      this.totals.expected += d.remaining - old;
+    }
+    this.intervalUs = intervalUs;
+    this.rateScale = c.scale;
   }
 
   /** Adds the slots of a schedule from `fromUs` to `untilUs` at `intervalUs` to expected; returns how many. */

@@ -1,6 +1,7 @@
 import type { IntervalFrame, ShardEndStatus } from "@volley/contracts";
 import type { Driver } from "../drivers/driver";
 import type { Clock } from "./clock";
+import type { RateFeed } from "./rate-feed";
 
 /** How a shard ended (contracts shard-lifecycle). */
 export type ShardStatus = ShardEndStatus;
@@ -40,6 +41,8 @@ export interface RunShardOptions {
    * host is or resolves to an address that is not public (private, loopback, link-local …).
    */
   publicOnly?: boolean;
+  /** Live rate changes (the run page's rate control), for plans contracts' rateControlRefusal accepts. */
+  rate?: RateFeed;
   /** Called once when the schedule actually begins, with that instant in hub-clock epoch ms (start skew). */
   onStart?: (startedAtHubMs: number) => void;
 }

@@ -185,6 +185,7 @@ export class HubClient {
       this.answer(ack, this.slot.start(payload));
     });
     s.on(AGENT_EVENTS.shardAbort, (payload: unknown, ack?: AckFn) => this.answer(ack, this.slot.abort(payload)));
+    s.on(AGENT_EVENTS.shardRate, (payload: unknown, ack?: AckFn) => this.answer(ack, this.slot.rate(payload)));
   }
 
   private answer(ack: AckFn | undefined, result: Ack): void {

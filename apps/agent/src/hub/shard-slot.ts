@@ -6,6 +6,7 @@ import {
   frameMessageSchema,
   shardAbortSchema,
   shardAssignSchema,
+  shardRateSchema,
   shardStartSchema,
   type Ack,
   type HeldShard,
@@ -14,6 +15,7 @@ import {
   type ShardEnd,
   type ShardJob,
 } from "@volley/contracts";
+import { RateFeed } from "../engine/rate-feed";
 import { runShard } from "../engine/run-shard";
 import { shardPreflight, type AgentLimits } from "../engine/shard-preflight";
 import type { Clock } from "../engine/clock";
@@ -32,8 +34,8 @@ export const ARMED_LIMIT_MS = 90_000;
 
 type SlotState =
   | { kind: "idle" }
-  | { kind: "armed"; job: ShardJob; expiry: NodeJS.Timeout }
-  | { kind: "running"; job: ShardJob; controller: AbortController; done: Promise<void> }
+  | { kind: "armed"; job: ShardJob; expiry: NodeJS.Timeout; rate: RateFeed }
+  | { kind: "running"; job: ShardJob; controller: AbortController; rate: RateFeed; done: Promise<void> }
   /** The engine has ended; its frames and shard.end are still being delivered. */
   | { kind: "ending"; job: ShardJob };
 
@@ -93,7 +95,7 @@ export class ShardSlot {
       this.deliverEnd(job, { status: "aborted", error: `no start within ${ARMED_LIMIT_MS / 1000} s of arming`, frames: 0 });
     }, ARMED_LIMIT_MS);
     expiry.unref();
-    this.state = { kind: "armed", job, expiry };
+    this.state = { kind: "armed", job, expiry, rate: new RateFeed() };
     this.deps.log.info(
       { runId: job.runId, shardId: job.shardId },
       `shard ${job.shardId} armed: ${job.plan.connections.count} connections to ${job.plan.target.url}`,
@@ -118,9 +120,21 @@ export class ShardSlot {
     }
     clearTimeout(state.expiry);
     const controller = new AbortController();
-    const job = state.job;
-    const done = this.execute(job, { planned: parsed.data.startAt, startAt }, clock, controller.signal);
-    this.state = { kind: "running", job, controller, done };
+    const { job, rate } = state;
+    const done = this.execute(job, { planned: parsed.data.startAt, startAt }, clock, controller.signal, rate);
+    this.state = { kind: "running", job, controller, rate, done };
+    return OK;
+  }
+
+  /** A live rate change for the running shard (the run page's rate control); the engine applies it at its instant. */
+  rate(payload: unknown): Ack {
+    const parsed = shardRateSchema.safeParse(payload);
+    if (!parsed.success) return fail(`invalid rate change: ${describeIssues(fieldIssues(parsed.error))}`);
+    const { shardId, scale, at } = parsed.data;
+    const state = this.state;
+    if ((state.kind !== "running" && state.kind !== "armed") || state.job.shardId !== shardId) return fail(`shard ${shardId} is not running on this agent`);
+    this.deps.log.info({ shardId, scale, inMs: Math.round(at - this.deps.clock().hubNowMs()) }, `shard ${shardId}: rate × ${scale}`);
+    state.rate.push({ scale, at });
     return OK;
   }
 
@@ -152,7 +166,13 @@ export class ShardSlot {
     }
   }
 
-  private async execute(job: ShardJob, { planned, startAt }: { planned: number; startAt: number }, clock: Clock, signal: AbortSignal): Promise<void> {
+  private async execute(
+    job: ShardJob,
+    { planned, startAt }: { planned: number; startAt: number },
+    clock: Clock,
+    signal: AbortSignal,
+    rate: RateFeed,
+  ): Promise<void> {
     const { log } = this.deps;
     let seq = 0;
     // The measured start rides on the next frame (the first), so it shares the frames' reliable, ordered spool.
@@ -175,6 +195,7 @@ export class ShardSlot {
         onFrame,
         onStart,
         signal,
+        rate,
         shard: job.shardId,
         sourceAddresses: this.deps.sourceAddresses,
         publicOnly: this.deps.publicOnly?.() ?? false,

@@ -18,7 +18,12 @@ const S = 1_000_000;
  * (Poisson), so a ramp brings exactly the users its rates call for. Arrivals stop at `duration`.
  */
 export class UserArrivals {
-  private readonly segments: Segment[] = [];
+  /** The plan's own rate line. */
+  private readonly base: Segment[] = [];
+  /** The line arrivals follow: the plan's, times each live rate change's scale from its instant. */
+  private segments: Segment[];
+  /** Live rate changes, by instant (µs from the start): the plan's rates times `scale` from `atUs` on. */
+  private readonly changes: Array<{ atUs: number; scale: number }> = [];
   private readonly endUs: number;
   private readonly poisson: boolean;
   /** Arrivals handed out so far. */
@@ -37,13 +42,46 @@ export class UserArrivals {
     let before = 0;
     const add = (lengthUs: number, to: number) => {
       if (lengthUs <= 0) return void (rate = to);
-      this.segments.push({ startUs: at, lengthUs, from: rate, to, before });
+      this.base.push({ startUs: at, lengthUs, from: rate, to, before });
       before += ((rate + to) / 2) * (lengthUs / S);
       at += lengthUs;
       rate = to;
     };
     for (const st of scenario.stages ?? []) add(durationMs(st.duration) * 1000, st.target);
     add(this.endUs - at, rate);
+    this.segments = this.base;
+  }
+
+  /**
+   * A live rate change: from `atUs` (from the start) the plan's rate line is multiplied by `scale`
+   * (not compounded with earlier changes). Arrivals already handed out stay; `pending()` then says
+   * where the next one falls on the new line.
+   */
+  rescale(atUs: number, scale: number): void {
+    this.changes.push({ atUs, scale });
+    this.changes.sort((a, b) => a.atUs - b.atUs);
+    const scaleAt = (t: number) => this.changes.reduce((k, c) => (c.atUs <= t ? c.scale : k), 1);
+    const out: Segment[] = [];
+    let before = 0;
+    for (const b of this.base) {
+      const end = b.startUs + b.lengthUs;
+      const cuts = [b.startUs, ...this.changes.map((c) => c.atUs).filter((t) => t > b.startUs && t < end), end];
+      const rateAt = (t: number) => b.from + ((b.to - b.from) * (t - b.startUs)) / b.lengthUs;
+      for (let i = 0; i + 1 < cuts.length; i++) {
+        const [from, to] = [cuts[i]!, cuts[i + 1]!];
+        const k = scaleAt(from);
+        const seg = { startUs: from, lengthUs: to - from, from: rateAt(from) * k, to: rateAt(to) * k, before };
+        out.push(seg);
+        before += ((seg.from + seg.to) / 2) * (seg.lengthUs / S);
+      }
+    }
+    this.segments = out;
+  }
+
+  /** The arrival next() handed out last, on the current line (moved by a rate change after it was handed out). */
+  pending(): number {
+    const at = this.offsetOf(this.level);
+    return at < this.endUs ? at : Infinity;
   }
 
   /** The next arrival's offset from the start instant, µs; Infinity once arrivals are over. */

@@ -10,6 +10,7 @@ import { ConnectFailures } from "../engine/connect-failures";
 import { closeText, connectErrorText } from "../engine/error-text";
 import { MinHeap } from "../engine/min-heap";
 import { PreciseWake } from "../engine/precise-wake";
+import type { LiveRate } from "../engine/rate-feed";
 import { scenarioRoles } from "../engine/scenario-roles";
 import { ShardAccounting } from "../engine/shard-accounting";
 import { abortReason } from "../engine/shard-engine";
@@ -61,6 +62,7 @@ export class UsersEngine {
   private endUs = 0;
   private hardEndUs = 0;
   private arrivals = 0;
+  private rateScale = 1;
   private nextArrivalUs = 0;
   private armedUs = Infinity;
   private started = false;
@@ -109,6 +111,7 @@ export class UsersEngine {
     const done = new Promise<ShardOutcome>((resolve) => (this.resolveRun = resolve));
     const onAbort = () => this.finish("aborted", abortReason(signal!));
     signal?.addEventListener("abort", onAbort, { once: true });
+    this.opts.rate?.listen(this.onRate);
     this.arm(this.t0);
     const outcome = await done;
     signal?.removeEventListener("abort", onAbort);
@@ -167,6 +170,17 @@ export class UsersEngine {
     unsent: () => this.recorder.increment(COUNTERS.unsent),
     disconnected: (u) => this.close(u),
     random: () => this.random(),
+  };
+
+  /** A live rate change: arrivals from its instant on follow the plan's rate line times its scale. */
+  private readonly onRate = (c: LiveRate): void => {
+    if (this.finished || c.scale === this.rateScale) return;
+    this.rateScale = c.scale;
+    const now = this.clock.monoUs();
+    const atUs = Math.max(now, now + (c.at - this.clock.hubNowMs()) * 1000);
+    this.arrival.rescale(atUs - this.t0, c.scale);
+    this.nextArrivalUs = this.t0 + this.arrival.pending();
+    if (this.nextArrivalUs < this.armedUs) this.arm(Math.max(now, this.nextArrivalUs));
   };
 
   private arm(atUs: number): void {

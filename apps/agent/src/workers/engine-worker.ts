@@ -1,5 +1,6 @@
 import { parentPort } from "node:worker_threads";
 import { systemClock } from "../engine/clock";
+import { RateFeed } from "../engine/rate-feed";
 import { runShard } from "../engine/run-shard";
 import type { FromWorker, ToWorker } from "./worker-messages";
 
@@ -14,11 +15,15 @@ export function serveEngineWorker(): void {
   if (!port) throw new Error("serveEngineWorker runs in a worker thread");
   const post = (m: FromWorker) => port.postMessage(m);
   let controller: AbortController | undefined;
+  let rate: RateFeed | undefined;
   port.on("message", (m: ToWorker) => {
     if (m.type === "abort") return controller?.abort(m.reason);
+    if (m.type === "rate") return rate?.push({ scale: m.scale, at: m.at });
     const run = new AbortController();
     controller = run;
+    rate = new RateFeed();
     void runShard(m.plan, {
+      rate,
       startAt: m.startAt,
       clock: systemClock(m.offsetMs),
       shard: m.shard,

@@ -17,7 +17,9 @@ export type ToWorker =
       sourceAddresses: string[];
       publicOnly: boolean;
     }
-  | { type: "abort"; reason: string };
+  | { type: "abort"; reason: string }
+  /** A live rate change for the part it runs (hub-clock epoch ms). */
+  | { type: "rate"; scale: number; at: number };
 
 /** Worker → main thread. */
 export type FromWorker =

@@ -1,6 +1,6 @@
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
-import { abortRequestSchema, REDIS_KEYS, type ShardEndStatus } from "@volley/contracts";
+import { abortRequestSchema, rateRequestSchema, REDIS_KEYS, type RateRequest, type ShardEndStatus } from "@volley/contracts";
 import { deferred, errorMessage, sleep } from "../util/wait";
 
 /**
@@ -73,6 +73,7 @@ export class RunCoordinator {
   private readonly listeners = new Map<string, Set<(msg: CoordMessage) => void>>();
   private readonly abortHandlers: Array<(runId: string, reason: string) => void> = [];
   private readonly cancelHandlers: Array<(runId: string, reason: string) => void> = [];
+  private readonly rateHandlers: Array<(change: RateRequest) => void> = [];
   private readonly parseCache = new Map<string, Map<string, { text: string; value: unknown }>>();
 
   constructor(
@@ -85,7 +86,12 @@ export class RunCoordinator {
 
   async start(): Promise<void> {
     this.subscriber.on("message", (channel: string, text: string) => this.onMessage(channel, text));
-    await this.subscriber.subscribe(COORD_CHANNEL, REDIS_KEYS.abort);
+    await this.subscriber.subscribe(COORD_CHANNEL, REDIS_KEYS.abort, REDIS_KEYS.rate);
+  }
+
+  /** Called for every live rate change web publishes, on every replica (each forwards it to its own agents). */
+  onRate(handler: (change: RateRequest) => void): void {
+    this.rateHandlers.push(handler);
   }
 
   /** Called for every abort request, on every replica (each forwards it to its own agents). */
@@ -100,6 +106,12 @@ export class RunCoordinator {
   private onMessage(channel: string, text: string): void {
     let msg: CoordMessage;
     try {
+      if (channel === REDIS_KEYS.rate) {
+        const change = rateRequestSchema.safeParse(JSON.parse(text));
+        if (!change.success) throw new Error(change.error.issues.map((i) => `${i.path.join(".") || "message"}: ${i.message}`).join("; "));
+        for (const h of this.rateHandlers) h(change.data);
+        return;
+      }
       if (channel === REDIS_KEYS.abort) {
         const abort = abortRequestSchema.safeParse(JSON.parse(text));
         if (!abort.success) throw new Error(abort.error.issues.map((i) => `${i.path.join(".") || "message"}: ${i.message}`).join("; "));

@@ -58,6 +58,17 @@ export class ShardRunner {
     for (const exec of this.active.values()) if (exec.job.runId === runId) this.abortExecution(exec, reason);
   }
 
+  /** Forwards a live rate change to the agents of this hub running shards of `runId`; returns how many shards it reached. */
+  rateRun(runId: string, scale: number, at: number): number {
+    let n = 0;
+    for (const exec of this.active.values()) {
+      if (exec.job.runId !== runId || !exec.assigned || exec.abort.settled) continue;
+      this.opts.registry.send(exec.session, AGENT_EVENTS.shardRate, { shardId: exec.job.shardId, scale, at });
+      n++;
+    }
+    return n;
+  }
+
   abortAll(reason: string): void {
     for (const exec of this.active.values()) this.abortExecution(exec, reason);
   }

@@ -1,5 +1,5 @@
 import { and, arrayContains, desc, eq, getTableColumns, gte, ilike, inArray, lt, notInArray, or, sql } from "drizzle-orm";
-import { canMoveRun, FINAL_RUN_STATUSES, runStatusesBefore, type Plan, type RunStatus, type RunSummary } from "@volley/contracts";
+import { canMoveRun, FINAL_RUN_STATUSES, runStatusesBefore, type Plan, type RateChange, type RunStatus, type RunSummary } from "@volley/contracts";
 import type { Db } from "../client";
 import { newId } from "../ids";
 import { DEFAULT_ORG_ID, runs } from "../schema";
@@ -118,6 +118,16 @@ export async function markRunRunning(db: Db, id: string): Promise<boolean> {
     .where(and(eq(runs.id, id), inArray(runs.status, runStatusesBefore("running"))))
     .returning({ id: runs.id });
   return rows.length === 1;
+}
+
+/** Appends a live rate change to a running run; returns every change so far, or null when the run is no longer running. */
+export async function appendRateChange(db: Db, id: string, change: RateChange): Promise<RateChange[] | null> {
+  const rows = await db
+    .update(runs)
+    .set({ rateChanges: sql`${runs.rateChanges} || ${JSON.stringify([change])}::jsonb` })
+    .where(and(eq(runs.id, id), eq(runs.status, "running")))
+    .returning({ rateChanges: runs.rateChanges });
+  return rows[0]?.rateChanges ?? null;
 }
 
 /** Moves a run to a final status once, from a status RUN_LIFECYCLE allows; later calls (a second hub, a late abort) change nothing. */

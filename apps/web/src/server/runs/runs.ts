@@ -1,6 +1,14 @@
 import {
   abortRequestSchema,
   FINAL_RUN_STATUSES,
+  planRate,
+  planTiming,
+  RATE_CHANGE_LEAD_MS,
+  rateChangeScale,
+  rateControlRefusal,
+  rateRequestSchema,
+  type RateChange,
+  type RateChangeBody,
   REDIS_KEYS,
   type IntervalPoint,
   type Plan,
@@ -10,7 +18,19 @@ import {
   type RunWithMeta,
   runNotQueuedReason,
 } from "@volley/contracts";
-import { finishRun, getPlan, getRun, insertRun, listBaselineRunIds, listRunPage, queuePlaces, DEFAULT_ORG_ID, type RunFilter, type RunRow } from "@volley/db";
+import {
+  appendRateChange,
+  finishRun,
+  getPlan,
+  getRun,
+  insertRun,
+  listBaselineRunIds,
+  listRunPage,
+  queuePlaces,
+  DEFAULT_ORG_ID,
+  type RunFilter,
+  type RunRow,
+} from "@volley/db";
 import { enqueue, runJob } from "@volley/queue";
 import type { AuthContext } from "../auth/auth";
 import { admitRun } from "../targets/targets";
@@ -46,6 +66,7 @@ function toRun(row: RunRow, summary: RunSummary | null, baseline = false): RunWi
     notes: row.notes,
     baseline,
     scheduleId: row.scheduleId,
+    rateChanges: row.rateChanges,
   };
 }
 
@@ -180,4 +201,44 @@ export async function abortRun(id: string, orgId = DEFAULT_ORG_ID): Promise<Abor
   await publish();
   getLogger().info({ runId: id }, "abort requested");
   return { id, status: row.status, abort: "requested" };
+}
+
+/** How long after a run's planned end of sending a rate change is still taken (the run's start is when a hub took it, a little before its shards began). */
+const RATE_CHANGE_SLACK_MS = 30_000;
+
+/**
+ * Changes a running run's rate (users: arrival rate) from a moment from now: recorded in the run,
+ * then published for every hub replica, which tells its agents; each applies it at the same instant.
+ */
+export async function changeRunRate(
+  id: string,
+  body: RateChangeBody,
+  orgId = DEFAULT_ORG_ID,
+  actor?: AuthContext["actor"],
+): Promise<{ id: string; change: RateChange; rateChanges: RateChange[] }> {
+  const db = getDb();
+  const row = await getRun(db, id, orgId);
+  if (!row) throw notFound(`run ${id}`);
+  if (row.status !== "running")
+    throw new ApiError(
+      409,
+      "conflict",
+      `run ${id} is ${row.status}: only a running run's rate can change${row.status === "queued" ? " (change the plan, or wait until it starts)" : ""}`,
+    );
+  const refusal = rateControlRefusal(row.plan);
+  if (refusal) throw new ApiError(409, "conflict", `run ${id}: ${refusal}`);
+  const scaled = rateChangeScale(row.plan, body);
+  if ("error" in scaled) throw new ApiError(400, "invalid_body", scaled.error);
+  const at = Date.now() + RATE_CHANGE_LEAD_MS;
+  const sendsUntil = (row.startedAt?.getTime() ?? at) + planTiming(row.plan).sendEndMs + RATE_CHANGE_SLACK_MS;
+  if (at > sendsUntil) throw new ApiError(409, "conflict", `run ${id} has finished sending; it only waits for its last replies now`);
+  const { rate, unit } = planRate(row.plan);
+  const by = actor?.kind === "user" ? actor.email : actor?.kind === "token" ? `API token ${actor.tokenId}` : "unknown";
+  const change: RateChange = { at, scale: scaled.scale, rate: Math.round(rate * scaled.scale * 1000) / 1000, unit, by };
+  const all = await appendRateChange(db, id, change);
+  if (!all) throw new ApiError(409, "conflict", `run ${id} has just ended; its rate can no longer change`);
+  const message = JSON.stringify(rateRequestSchema.parse({ runId: id, scale: change.scale, at }));
+  await withRedisDeadline("publish the rate change", getRedis().publish(REDIS_KEYS.rate, message));
+  getLogger().info({ runId: id, scale: change.scale, at }, "rate change requested");
+  return { id, change, rateChanges: all };
 }
