@@ -24,6 +24,8 @@ import {
   planVersionSchema,
   importPlanBodySchema,
   importPlanResponseSchema,
+  rateChangeBodySchema,
+  rateChangeSchema,
   runWithMetaSchema,
   runStatusSchema,
   runSummarySchema,
@@ -106,6 +108,7 @@ export const API_ROUTES = [
   { method: "get", path: "/api/v1/runs/{id}/report.html" },
   { method: "get", path: "/api/v1/runs/{id}/intervals.csv" },
   { method: "post", path: "/api/v1/runs/{id}/abort" },
+  { method: "post", path: "/api/v1/runs/{id}/rate" },
   { method: "post", path: "/api/v1/plans/validate" },
   { method: "post", path: "/api/v1/plans/import" },
   { method: "post", path: "/api/v1/plans" },
@@ -177,6 +180,9 @@ function build() {
   const CreateRunBody = named("CreateRunBody", startRunBodySchema.safeExtend({ plan: Plan.optional() }));
   const CreateRunResponse = named("CreateRunResponse", createRunResponseSchema);
   const AbortResponse = named("AbortResponse", abortResponseSchema);
+  const RateChangeBody = named("RateChangeBody", rateChangeBodySchema);
+  const RateChange = named("RateChange", rateChangeSchema);
+  const RateChangeResponse = named("RateChangeResponse", z.object({ id: z.string(), change: RateChange, rateChanges: z.array(RateChange) }));
   const PlanYaml = named("PlanYaml", z.strictObject({ yaml: z.string().describe("The plan as a YAML (or JSON) document.") }));
   const ValidatePlanResponse = named("ValidatePlanResponse", z.object({ ok: z.literal(true), plan: Plan }));
   const ImportPlanBody = named("ImportPlanBody", importPlanBodySchema);
@@ -337,6 +343,17 @@ function build() {
       description: "A queued run ends aborted at once (`abort: done`); a running one is stopped by the hub (`abort: requested`).",
       request: { params: idParams },
       responses: { 202: jsonBody(AbortResponse, "The abort is done or requested."), ...errors(404, 409, 500, 503) },
+    },
+    {
+      method: "post",
+      path: "/api/v1/runs/{id}/rate",
+      operationId: "changeRunRate",
+      tags: ["runs"],
+      summary: "Change a running run's rate",
+      description:
+        'Like Locust\'s live edit: `{"rate": 40}` sets the plan\'s `scenario.message.rate` (users: `arrivalRate`) to 40, `{"scale": 2}` doubles every rate of the plan (`{"scale": 1}` goes back to it). Every agent applies it at one instant, a second after the request; the run records it (`rateChanges`) and its timeline marks it. 409 when the run is not running or its rate cannot change while it runs (sweeps, connection stages, closed loops, exact request counts).',
+      request: { params: idParams, body: { required: true, content: { "application/json": { schema: RateChangeBody } } } },
+      responses: { 202: jsonBody(RateChangeResponse, "The change is recorded and sent to the agents."), ...errors(400, 403, 404, 409, 500, 503) },
     },
     {
       method: "post",
