@@ -101,6 +101,10 @@ describe("volley run --wait exit codes against a running stack", () => {
     expect(testcases(r.xml)).toEqual(["latency.p95 &lt; 2s", "errors.rate &lt; 1%", ...SANITY, "run completed"]);
     expect(r.xml).toContain('tests="6" failures="0" errors="0" skipped="0"');
     expect(r.xml).toContain(`<property name="volley.run.id" value="${r.run.id}"/>`);
+    // stderr is a pipe here, as in CI: a progress line for each second of the 2 s run, none twice.
+    const seconds = [...r.stderr.matchAll(/^running (\d+)s/gm)].map((m) => Number(m[1]));
+    expect(seconds.length, r.stderr).toBeGreaterThanOrEqual(2);
+    expect(new Set(seconds).size).toBe(seconds.length);
   });
 
   it("exits 1 when a threshold fails, and the JUnit report carries that failure", async () => {
