@@ -42,6 +42,13 @@ describe("plan documents", () => {
       ["connections", "required: how many connections to open"],
       ["scenario", "required: what the connections do"],
     ]);
+    const noKind = validatePlan({ ...base, scenario: { message: { rate: 1 }, duration: "1s" } });
+    expect(noKind.ok || noKind.issues).toEqual([
+      { path: "scenario.kind", message: "required: what the connections do, like kind: echo (one of echo, broadcast, groups, storm, http-rps or users)" },
+    ]);
+    // Misspelled, not missing: the schema's own message, which lists the kinds.
+    const typo = validatePlan({ ...base, scenario: { kind: "ecko", message: { rate: 1 }, duration: "1s" } });
+    expect(typo.ok || typo.issues[0]?.message).toMatch(/^Invalid discriminator value\. Expected 'echo'/);
     // A field without an example of its own still says it is required, and what it takes.
     const stage = validatePlan({
       ...base,

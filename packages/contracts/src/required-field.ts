@@ -13,6 +13,7 @@ const REQUIRED_IN_PLAN: Record<string, string> = {
   connections: "how many connections to open, like connections: { count: 50 } (opened 100 a second unless rate says otherwise)",
   "connections.count": "how many connections to open, like count: 50",
   scenario: "what the connections do, like scenario: { kind: echo, message: { rate: 10 }, duration: 30s }",
+  "scenario.kind": "what the connections do, like kind: echo",
   "scenario.message":
     "the messages each connection sends, like message: { rate: 10 } (10 a second per connection; bytes, per, arrival and timeout have defaults)",
   "scenario.message.rate": "messages per second (per connection, or in all with per: aggregate), like rate: 10",
@@ -26,12 +27,18 @@ const article = (type: string) => (/^[aeiou]/.test(type) ? `an ${type}` : `a ${t
 /**
  * A zod error map (`schema.safeParse(input, { error: requiredFieldError })`) that words a missing
  * field as "required: …": for a plan's required fields what belongs there and an example, for any
- * other the type it takes. The plan may sit at the input's root or under `plan` (API bodies).
+ * other the type it takes (a left-out discriminator such as scenario.kind: the values it takes).
+ * The plan may sit at the input's root or under `plan` (API bodies).
  * Every other issue keeps the schema's own message.
  */
 export const requiredFieldError: z.core.$ZodErrorMap = (issue) => {
-  if (issue.code !== "invalid_type" || issue.input !== undefined) return undefined;
   const path = (issue.path ?? []).map(String);
   const inPlan = (path[0] === "plan" ? path.slice(1) : path).join(".");
-  return `required: ${REQUIRED_IN_PLAN[inPlan] ?? article(issue.expected)}`;
+  if (issue.code === "invalid_type" && issue.input === undefined) return `required: ${REQUIRED_IN_PLAN[inPlan] ?? article(issue.expected)}`;
+  // A discriminated union (scenario.kind) whose discriminator was left out, not misspelled.
+  const { discriminator, options, input } = issue as { discriminator?: string; options?: unknown[]; input?: unknown };
+  if (issue.code !== "invalid_union" || !discriminator || !options || typeof input !== "object" || input === null) return undefined;
+  if ((input as Record<string, unknown>)[discriminator] !== undefined) return undefined;
+  const oneOf = options.length === 1 ? String(options[0]) : `one of ${options.slice(0, -1).join(", ")} or ${options.at(-1)}`;
+  return `required: ${REQUIRED_IN_PLAN[inPlan] ? `${REQUIRED_IN_PLAN[inPlan]} (${oneOf})` : oneOf}`;
 };
