@@ -163,6 +163,11 @@ describe.skipIf(!hasChromium)("run results in Chromium", () => {
     await shot("results-05-capacity");
     await page.getByTestId("sweep-chart").getByLabel("log scale").check();
     await page.getByTestId("sweep-rule-above").waitFor({ state: "detached" });
+    // Its report carries the same curve as inline SVG: a point per step, the rule named above it.
+    const sweepReport = await (await fetch(`${stack.webUrl}/api/v1/runs/${sweep}/report.html`, { headers: { authorization: `Bearer ${stack.token}` } })).text();
+    expect(sweepReport).toContain('data-chart="sweep"');
+    expect(sweepReport.match(/<circle[^>]*data-point="step \d+: /g)).toHaveLength(2);
+    expect(sweepReport).toMatch(/stop rule: p95 ≤ 1000 ms: above this chart, whose highest step is [\d.]+ ms/);
 
     // The run page's download link and its print view.
     await page.goto(`${stack.webUrl}/runs/${staged}`);

@@ -6,6 +6,8 @@ import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import { fmtMs, fmtRate } from "../lib/format";
 import {
+  CURVE_X_LABEL,
+  defaultCurveX,
   defaultPercentile,
   linesOnScale,
   referenceLines,
@@ -46,8 +48,7 @@ function aligned(curves: Curve[], lines: ReferenceLine[]): { data: uPlot.Aligned
  * and failed, cut-short or generator-limited steps drawn hollow; the cursor's legend shows every line's value.
  */
 export function SweepChart({ runs }: { runs: Run[] }) {
-  // Deliveries/s when the scenario fans out (broadcast, groups), else sent/s: echo has no deliveries.
-  const [x, setX] = useState<CurveX>(() => (runs.some((r) => r.summary?.steps?.some((s) => s.deliveryRate > 0)) ? "delivery" : "sent"));
+  const [x, setX] = useState<CurveX>(() => defaultCurveX(runs));
   const [percentile, setPercentile] = useState<CurvePercentile>(() => defaultPercentile(runs));
   const [log, setLog] = useState(false);
   const ref = useRef<HTMLDivElement>(null);
@@ -62,7 +63,7 @@ export function SweepChart({ runs }: { runs: Run[] }) {
     // Off the chart the legend shows each curve's marked point (capacity, else knee, else its last step), not dashes.
     const series: uPlot.Series[] = [
       {
-        label: x === "delivery" ? "deliveries/s" : x === "sent" ? "sent/s" : "received/s",
+        label: CURVE_X_LABEL[x],
         value: (_u, v, _s, idx) => (idx == null ? "marked point" : v == null ? "—" : fmtRate(v)),
       },
     ];

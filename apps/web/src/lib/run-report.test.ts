@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { HISTOGRAMS, planSchema, type Run } from "@volley/contracts";
-import { IntervalRecorder, mergeTimeline, summarizeRun, type FrameLike } from "@volley/metrics";
+import { analyzeFrames, IntervalRecorder, mergeTimeline, summarizeRun, type FrameLike } from "@volley/metrics";
 import { headlineCards } from "./headline-cards";
 import { runReportHtml } from "./run-report";
 import { svgChart } from "./svg-chart";
@@ -11,6 +11,7 @@ const health = { cpu: 20, eventLoopDelayMs: { p50: 1, max: 2 }, rssMb: 50, sendL
 function run(opts: { name?: string; thresholds?: string[]; seconds?: number; ms?: number; sweep?: boolean } = {}): {
   run: Run;
   intervals: ReturnType<typeof mergeTimeline>;
+  frames: FrameLike[];
 } {
   const plan = planSchema.parse({
     name: opts.name ?? "report",
@@ -48,6 +49,50 @@ function run(opts: { name?: string; thresholds?: string[]; seconds?: number; ms?
     createdAt: "2026-11-25T03:00:00Z",
     startedAt: "2026-11-25T03:00:01Z",
     endedAt: "2026-11-25T03:00:07Z",
+    summary,
+  };
+  return { run: r, intervals: mergeTimeline(frames), frames };
+}
+
+/**
+ * A capacity search of three 1 s steps at 100, 200 and 300 msg/s: the first two answer in ~5 ms,
+ * the third in ~400 ms and breaks the stop rule (p95 <= 200ms). Gaps between steps send nothing.
+ */
+function sweepRun(): { run: Run; intervals: ReturnType<typeof mergeTimeline> } {
+  const plan = planSchema.parse({
+    name: "capacity",
+    target: { url: "ws://127.0.0.1:9001/echo", protocol: "ws" },
+    connections: { count: 10, rate: 10 },
+    scenario: { kind: "echo", message: { rate: 10, per: "aggregate" }, duration: "10s" },
+    sweep: { from: 100, step: 100, steps: 3, hold: "1s", gap: "1s", stopWhen: { p95: "200ms" } },
+  });
+  const frames: FrameLike[] = [0, 1, 2].map((step) => {
+    const rate = 100 * (step + 1);
+    const r = new IntervalRecorder();
+    r.increment("messages.sent", rate);
+    r.increment("messages.received", rate);
+    r.increment("connections.active", 10);
+    for (let n = 0; n < rate; n++) r.recordMicros(HISTOGRAMS.messageLatency, (step === 2 ? 400 : 5) * 1000 + n * 10);
+    return {
+      index: 1 + 2 * step,
+      startedAt: 1_000_000 + (1 + 2 * step) * 1000,
+      durationMs: 1000,
+      warmup: false,
+      ...r.take(),
+      health,
+      step: { index: step, rate, per: "aggregate" as const },
+    };
+  });
+  const summary = summarizeRun(frames, plan.thresholds, plan);
+  const r: Run = {
+    id: "run_sweep",
+    status: "passed",
+    reason: null,
+    name: plan.name,
+    plan,
+    createdAt: "2026-11-25T03:00:00Z",
+    startedAt: "2026-11-25T03:00:01Z",
+    endedAt: "2026-11-25T03:00:08Z",
     summary,
   };
   return { run: r, intervals: mergeTimeline(frames) };
@@ -163,5 +208,50 @@ describe("runReportHtml", () => {
     expect(html).toContain("@media print");
     expect(html).toContain("10 connections opened at 10/s");
     expect(html).toContain('data-status="failed"');
+  });
+
+  it("carries every chart the run page shows: the four timelines (their second axes too) and the percentile spectrum", () => {
+    const { run: r, intervals, frames } = run({ thresholds: ["latency.p95 < 20ms"] });
+    const html = runReportHtml(r, intervals, analyzeFrames(frames));
+    const charts = [...html.matchAll(/data-chart="([^"]+)"/g)].map((m) => m[1]);
+    expect(charts).toEqual([
+      "Latency (ms, from intended send time)",
+      "Messages per second and connections",
+      "Errors and disconnects",
+      "Agent health: not saturated",
+      "spectrum",
+    ]);
+    // The page's series, each named in a key: connect failures, event-loop delay and send lag included.
+    for (const label of ["p50", "p95", "p99", "sent/s", "received/s", "connections", "errors/s", "disconnects/s", "lost/s", "connect failures/s"])
+      expect(html).toContain(`${label}: <b>`);
+    expect(html).toContain("event-loop delay: <b>");
+    expect(html).toContain("send lag: <b>");
+    // The spectrum: log x labelled by percentile, the round trip's p99 in its key.
+    const spectrum = html.slice(html.indexOf('data-chart="spectrum"'));
+    expect(spectrum).toMatch(/>90%<\/text>.*>99%<\/text>/s);
+    expect(spectrum).toMatch(/round trip: p99 <b>5\d\.\d+ ?ms<\/b>/);
+    expect(html).not.toMatch(/<script|<link|<img|src=|@import|url\(/i);
+    // Without samples there is no spectrum to draw, and no empty chart.
+    expect(runReportHtml(r, intervals)).not.toContain('data-chart="spectrum"');
+  });
+
+  it("draws a sweep's latency vs messages/s with a point per step: the failed one hollow, the capacity step ringed, the stop rule's line", () => {
+    const { run: r, intervals } = sweepRun();
+    expect(r.summary!.steps).toHaveLength(3);
+    expect(r.summary!.capacity).toMatchObject({ rate: 200, step: 1 });
+    const html = runReportHtml(r, intervals);
+    const at = html.indexOf('data-chart="sweep"');
+    expect(at).toBeGreaterThan(0);
+    const sweep = html.slice(at, html.indexOf("</svg>", at));
+    const points = [...sweep.matchAll(/<circle[^>]*data-point="(step \d+[^"]*)"/g)].map((m) => m[1]);
+    expect(points).toHaveLength(3);
+    expect(points[0]).toMatch(/^step 1: 100 sent\/s, p95 5\.\d+ ?ms, held$/);
+    expect(points[2]).toMatch(/^step 3: 300 sent\/s, p95 4\d\d(\.\d+)? ?ms, broke the stop rule$/);
+    expect(sweep).toMatch(/<circle[^>]*fill="#fff"[^>]*data-point="step 3/);
+    expect(sweep.match(/r="7\.5"/g)).toHaveLength(1);
+    expect(sweep).toContain('data-threshold="stop rule: p95 ≤ 200 ms"');
+    // The chart sits with the steps table, and the timelines shade each step.
+    expect(html.indexOf('data-chart="sweep"')).toBeLessThan(html.indexOf('aria-label="Sweep steps"'));
+    expect(html).toContain(">100/s</text>");
   });
 });

@@ -1,9 +1,13 @@
-import { capacityJudged, type AgentBreakdown, type IntervalPoint, type Run } from "@volley/contracts";
+import { capacityJudged, type IntervalPoint, type Run, type RunAnalysis } from "@volley/contracts";
+import type { ChartSeries } from "../components/timeline-chart";
 import { stringify } from "yaml";
 import { DASH, fmtDateTime, fmtDuration, fmtInt, fmtMs, fmtMsgRate, fmtPercent, fmtRate, fmtRateValue } from "./format";
-import { headlineCards, timelineThresholds } from "./headline-cards";
+import { headlineCards } from "./headline-cards";
 import { describeConnections, describeScenario } from "./plan-describe";
+import { runTimelines, type RunTimelines } from "./run-timelines";
+import { spectrumChartSvg } from "./spectrum-chart-svg";
 import { escapeHtml as e, svgChart, type SvgSeries } from "./svg-chart";
+import { sweepChartSvg } from "./sweep-chart-svg";
 
 const CHART = { width: 900, height: 220 };
 
@@ -37,20 +41,46 @@ footer{color:var(--muted);font-size:12px;margin-top:20px}
 @media print{body{background:#fff}main{max-width:none;padding:0}section,.card{border-color:#ccc}@page{margin:14mm}}
 `;
 
-function chartSection(
+const svgSeries = (c: ChartSeries): SvgSeries => ({ label: c.label, values: c.values, color: c.color, dash: c.dash?.join(" ") });
+const legendOf = (series: ChartSeries[]) =>
+  series.map((c) => `<span><i style="background:${c.color}"></i>${e(c.label)}${c.runValue ? `: <b>${e(c.runValue)}</b>` : ""}</span>`).join("");
+
+/**
+ * One of the run page's timelines (run-timelines.ts) as inline SVG: the left-axis series on the
+ * main chart with the plan's thresholds, and right-axis ones (connections; event-loop delay and send
+ * lag) on a shorter chart under it, in their own unit. Series the page hides until clicked are
+ * left out; stages or sweep steps are shaded, saturated seconds marked red along the top.
+ */
+function timelineSection(
   title: string,
-  x: number[],
-  series: SvgSeries[],
-  format: (v: number) => string,
-  thresholds: { value: number; label: string; ok?: boolean }[] = [],
-  runValues: string[] = [],
+  t: RunTimelines,
+  series: ChartSeries[],
+  opts: { thresholds?: { value: number; label: string; ok?: boolean }[]; yLabel: string; y2Label?: string },
 ): string {
-  if (!series.some((s) => s.values.some((v) => v !== null))) return "";
-  const svg = svgChart({ ...CHART, x, series, thresholds, axes: true, format, title });
-  const legend = series
-    .map((s, i) => `<span><i style="background:${s.color}"></i>${e(s.label)}${runValues[i] ? `: <b>${e(runValues[i]!)}</b>` : ""}</span>`)
-    .join("");
-  return `<section><h2>${e(title)}</h2><div class="chart">${svg}</div><div class="legend">${legend}</div></section>`;
+  const shown = series.filter((c) => !c.hidden);
+  const left = shown.filter((c) => c.axis !== "right");
+  const right = shown.filter((c) => c.axis === "right");
+  if (!shown.some((c) => c.values.some((v) => v !== null))) return "";
+  const bands = [
+    ...t.regions.map((r, i) => ({ from: r.from, to: r.to, label: r.label, fill: r.failed ? "#fdecec" : i % 2 ? "#f3f4f6" : "#f8fafc" })),
+    ...t.x.flatMap((x, i) => (t.warmup[i] ? [{ from: x - 0.5, to: x + 0.5, fill: "#fef3c7" }] : [])),
+    ...t.x.flatMap((x, i) => (t.saturated[i] ? [{ from: x - 0.5, to: x + 0.5, fill: "#dc2626", top: true }] : [])),
+  ];
+  const chart = (cs: ChartSeries[], unit: string, height: number, thresholds: { value: number; label: string; ok?: boolean }[] = []) =>
+    svgChart({
+      ...CHART,
+      height,
+      x: t.x,
+      series: cs.map(svgSeries),
+      thresholds,
+      axes: true,
+      bands,
+      format: (v) => `${fmtRateValue(v)} ${unit}`.trim(),
+      title: `${title}: ${unit}`,
+    });
+  const main = left.length > 0 ? chart(left, opts.yLabel, CHART.height, opts.thresholds) : "";
+  const second = right.length > 0 ? chart(right, opts.y2Label ?? "", 120) : "";
+  return `<section><h2>${e(title)}</h2><div class="chart" data-chart="${e(title)}">${main}${second}</div><div class="legend">${legendOf(shown)}</div></section>`;
 }
 
 const row = (label: string, value: string, cls = "") => `<tr><th>${e(label)}</th><td class="num ${cls}">${e(value)}</td></tr>`;
@@ -61,11 +91,12 @@ const row = (label: string, value: string, cls = "") => `<tr><th>${e(label)}</th
  * agent, and the plan. No script, stylesheet or font is fetched, so it opens offline and prints
  * as it shows. Every text from the run (names, URLs, server messages) is escaped.
  */
-export function runReportHtml(run: Run, intervals: IntervalPoint[], agents: AgentBreakdown[] = [], generatedAt = new Date()): string {
+export function runReportHtml(run: Run, intervals: IntervalPoint[], analysis: RunAnalysis = { spectra: {}, agents: [] }, generatedAt = new Date()): string {
   const s = run.summary;
   const plan = run.plan;
-  const start = intervals[0]?.index ?? 0;
-  const x = intervals.map((p) => p.index - start);
+  const t = runTimelines(run, intervals);
+  const x = t.x;
+  const agents = analysis.agents;
   const deliveryOnly = !!s?.deliveries && s.latency.count === 0;
   const rl = deliveryOnly ? s?.deliveries?.latency : s?.latency;
 
@@ -91,56 +122,24 @@ export function runReportHtml(run: Run, intervals: IntervalPoint[], agents: Agen
     })
     .join("");
 
-  const col = (f: (p: IntervalPoint) => number | null) => intervals.map(f);
+  const saturatedSeconds = t.saturated.filter(Boolean).length;
   const charts = [
-    chartSection(
-      `${deliveryOnly ? "Delivery latency" : "Latency"} (ms, from intended send time)`,
-      x,
-      [
-        { label: "p50", values: col((p) => (deliveryOnly ? (p.delivery?.p50 ?? null) : p.p50)), color: "#2563eb" },
-        { label: "p95", values: col((p) => (deliveryOnly ? (p.delivery?.p95 ?? null) : p.p95)), color: "#d97706" },
-        { label: "p99", values: col((p) => (deliveryOnly ? (p.delivery?.p99 ?? null) : p.p99)), color: "#dc2626" },
-      ],
-      (v) => `${fmtRateValue(v)} ms`,
-      timelineThresholds(run, "latency", deliveryOnly),
-      rl ? [fmtMs(rl.p50), fmtMs(rl.p95), fmtMs(rl.p99)] : [],
-    ),
-    chartSection(
-      "Messages per second",
-      x,
-      [
-        { label: "sent/s", values: col((p) => p.sent), color: "#2563eb" },
-        ...(deliveryOnly ? [] : [{ label: "received/s", values: col((p) => p.received), color: "#16a34a" }]),
-        ...(s?.deliveries ? [{ label: "delivered/s", values: col((p) => p.delivery?.received ?? 0), color: "#0d9488" }] : []),
-      ],
-      (v) => fmtRateValue(v),
-      timelineThresholds(run, "throughput", deliveryOnly),
-      s
-        ? [
-            `${fmtRate(s.messages.sendRate)} avg`,
-            ...(deliveryOnly ? [] : [`${fmtRate(s.messages.receiveRate)} avg`]),
-            ...(s.deliveries ? [`${fmtRate(s.deliveries.rate)} avg`] : []),
-          ]
-        : [],
-    ),
-    chartSection("Connections", x, [{ label: "open", values: col((p) => p.connections), color: "#7c3aed" }], (v) => fmtRateValue(v)),
-    chartSection(
-      "Errors and disconnects per second",
-      x,
-      [
-        { label: "errors/s", values: col((p) => p.errors), color: "#dc2626" },
-        { label: "disconnects/s", values: col((p) => p.disconnects), color: "#9333ea" },
-        { label: "lost/s", values: col((p) => p.lost + (p.delivery?.lost ?? 0)), color: "#ea580c" },
-      ],
-      (v) => fmtRateValue(v),
-    ),
-    chartSection(
-      "Agent health (worst agent)",
-      x,
-      [{ label: "CPU % of a core", values: col((p) => p.health.cpu), color: "#0891b2" }],
-      (v) => `${Math.round(v)}%`,
-    ),
+    timelineSection(`${t.deliveryOnly ? "Delivery latency" : "Latency"} (ms, from intended send time)`, t, t.latency, {
+      thresholds: t.latencyThresholds,
+      yLabel: "ms",
+    }),
+    timelineSection("Messages per second and connections", t, t.throughput, {
+      thresholds: t.throughputThresholds,
+      yLabel: "",
+      y2Label: "connections",
+    }),
+    timelineSection(`Errors and disconnects${t.anyProblem ? "" : ": none"}`, t, t.problems, { yLabel: "" }),
+    timelineSection(`Agent health${saturatedSeconds > 0 ? `: saturated in ${fmtInt(saturatedSeconds)} s` : ": not saturated"}`, t, t.health, {
+      yLabel: "%",
+      y2Label: "ms",
+    }),
   ].join("");
+  const spectrum = spectrumChartSvg(analysis.spectra);
 
   const errors = s
     ? Object.entries(s.errors)
@@ -171,7 +170,7 @@ ${row("Send lag p99", fmtMs(s.sendLag.p99))}${row("Saturated seconds", fmtInt(s.
     : "";
 
   const steps = s?.steps?.length
-    ? `<section><h2>Sweep steps</h2>${s.capacity ? `<p>Capacity at <b>${e(s.capacity.slo)}</b>: <b>${!capacityJudged(s.capacity) ? "not found" : s.capacity.rate === null ? "none" : `${s.capacity.lowerBound ? "≥ " : ""}${e(fmtMsgRate(s.capacity.rate))}${s.capacity.per === "connection" ? " per connection" : ""}`}</b>${!capacityJudged(s.capacity) ? " — no step could be judged, so the run is inconclusive" : s.capacity.agentSaturated ? ` — a lower bound: ${e(s.capacity.endedBy ?? "the search ended at a step the load generator limited")}` : s.capacity.lowerBound ? " — never broke" : ""}</p>` : ""}<table><thead><tr><th class="num">Step</th><th class="num">Planned</th><th class="num">Sent/s</th><th class="num">Received/s</th><th class="num">p95</th><th class="num">p99</th><th>Result</th></tr></thead><tbody>${s.steps
+    ? `<section><h2>Latency vs messages per second</h2>${s.capacity ? `<p>Capacity at <b>${e(s.capacity.slo)}</b>: <b>${!capacityJudged(s.capacity) ? "not found" : s.capacity.rate === null ? "none" : `${s.capacity.lowerBound ? "≥ " : ""}${e(fmtMsgRate(s.capacity.rate))}${s.capacity.per === "connection" ? " per connection" : ""}`}</b>${!capacityJudged(s.capacity) ? " — no step could be judged, so the run is inconclusive" : s.capacity.agentSaturated ? ` — a lower bound: ${e(s.capacity.endedBy ?? "the search ended at a step the load generator limited")}` : s.capacity.lowerBound ? " — never broke" : ""}</p>` : ""}${sweepChartSvg(run)}<table aria-label="Sweep steps"><thead><tr><th class="num">Step</th><th class="num">Planned</th><th class="num">Sent/s</th><th class="num">Received/s</th><th class="num">p95</th><th class="num">p99</th><th>Result</th></tr></thead><tbody>${s.steps
         .map((st) => {
           const l = deliveryOnly ? st.delivery : st.latency;
           return `<tr><td class="num">${st.index + 1}</td><td class="num">${fmtRateValue(st.plannedRate)}</td><td class="num">${fmtRateValue(st.sendRate)}</td><td class="num">${fmtRateValue(st.receiveRate)}</td><td class="num">${fmtMs(l.p95)}</td><td class="num">${fmtMs(l.p99)}</td><td>${e(st.generatorLimited ? `agent-limited, not judged: ${st.generatorReason ?? "the agent was saturated"}` : st.failed ? `stopped: ${st.reason ?? "limit broken"}` : st.aborted ? "cut short" : "held")}</td></tr>`;
@@ -200,6 +199,7 @@ ${row("Send lag p99", fmtMs(s.sendLag.p99))}${row("Saturated seconds", fmtInt(s.
 ${run.reason && run.status !== "passed" ? `<div class="reason">${run.status === "inconclusive" ? "<b>Inconclusive:</b> " : ""}${e(run.reason)}</div>` : ""}
 <div class="cards">${cards}</div>
 ${charts}
+${spectrum ? `<section><h2>Percentile spectrum</h2>${spectrum}</section>` : ""}
 ${summary}
 ${thresholds}
 ${steps}

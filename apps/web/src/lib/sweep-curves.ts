@@ -86,6 +86,13 @@ export function linesOnScale(
   };
 }
 
+/** The x a curve shows first: deliveries/s when a run fans out (broadcast, groups), else sent/s (echo has no deliveries). */
+export function defaultCurveX(runs: Run[]): CurveX {
+  return runs.some((r) => r.summary?.steps?.some((s) => s.deliveryRate > 0)) ? "delivery" : "sent";
+}
+
+export const CURVE_X_LABEL: Record<CurveX, string> = { delivery: "deliveries/s", sent: "sent/s", received: "received/s" };
+
 export const CURVE_COLORS = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#d97706", "#0891b2", "#be123c", "#4d7c0f", "#6b7280", "#c026d3"];
 
 export const xOf = (s: SweepStep, x: CurveX) => (x === "delivery" ? s.deliveryRate : x === "sent" ? s.sendRate : s.receiveRate);

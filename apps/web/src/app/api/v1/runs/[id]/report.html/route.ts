@@ -13,7 +13,7 @@ export const GET = apiHandler({
     const id = params.id ?? "";
     const [run, intervals, analysis] = await Promise.all([loadRun(id, auth.orgId), loadIntervals(id, auth.orgId), loadRunAnalysis(id, auth.orgId)]);
     const inline = new URL(req.url).searchParams.get("inline") === "1";
-    return new Response(runReportHtml(run, intervals, analysis.agents), {
+    return new Response(runReportHtml(run, intervals, analysis), {
       headers: {
         "content-type": "text/html; charset=utf-8",
         "cache-control": "no-store",
