@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { rateChangeSchema } from "./rate-control";
 import { runSchema, runStatusSchema } from "./run";
 
 /** What people add to runs and plans (tags, notes, the plan's baseline) and the run-list filters over them. */
@@ -76,8 +75,6 @@ export const runWithMetaSchema = runSchema.extend({
   baseline: z.boolean(),
   /** The plan schedule that started it (null: a person or CI did). */
   scheduleId: z.string().nullable(),
-  /** Live rate changes made while it ran (POST /api/v1/runs/{id}/rate), in order; absent or empty: none. */
-  rateChanges: z.array(rateChangeSchema).optional(),
 });
 export type RunWithMeta = z.infer<typeof runWithMetaSchema>;
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { rateChangeSchema } from "./rate-control";
 import { planSchema } from "./plan";
 import { preflightWarningSchema } from "./agent-load";
 
@@ -342,6 +343,8 @@ export const runSchema = z.object({
   summary: runSummarySchema.nullable(),
   /** While queued: its place in the pool's line (absent or null otherwise). */
   queue: runQueueSchema.nullable().optional(),
+  /** Live rate changes made while it ran (POST /api/v1/runs/{id}/rate), in order; absent or empty: none. */
+  rateChanges: z.array(rateChangeSchema).optional(),
 });
 export type Run = z.infer<typeof runSchema>;
 
