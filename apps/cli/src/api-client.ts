@@ -1,4 +1,13 @@
-import { receivedApiErrorSchema, createRunResponseSchema, runSchema, type Plan, type Run } from "@volley/contracts";
+import {
+  receivedApiErrorSchema,
+  createRunResponseSchema,
+  rateChangeResponseSchema,
+  runSchema,
+  type Plan,
+  type RateChangeBody,
+  type RateChangeResponse,
+  type Run,
+} from "@volley/contracts";
 import type { z } from "zod";
 import type { CliEnv } from "./env";
 
@@ -52,6 +61,10 @@ export class VolleyApi {
 
   async getRun(id: string): Promise<Run> {
     return this.request("GET", `/api/v1/runs/${encodeURIComponent(id)}`, runSchema);
+  }
+
+  async changeRate(id: string, body: RateChangeBody): Promise<RateChangeResponse> {
+    return this.request("POST", `/api/v1/runs/${encodeURIComponent(id)}/rate`, rateChangeResponseSchema, body);
   }
 
   async abortRun(id: string): Promise<void> {

@@ -2,6 +2,7 @@ import { Command, CommanderError, Option } from "commander";
 import { ApiRequestError, UnreachableError } from "./api-client";
 import { DEFAULT_VOLLEY_URL, EnvError } from "./env";
 import { EXIT, UsageError, type CliIo, type ExitCode } from "./io";
+import { rateCommand, type RateOptions } from "./rate-command";
 import { DEFAULT_TIMEOUT, runCommand, type RunOptions } from "./run-command";
 import { validateCommand } from "./validate-command";
 import { importCommand, type ImportOptions } from "./import-command";
@@ -56,6 +57,17 @@ export async function runCli(args: readonly string[], io: CliIo): Promise<ExitCo
     .addHelpText("after", EXIT_HELP)
     .action(async (file: string, opts: RunOptions) => {
       code = await runCommand(file, opts, io);
+    });
+
+  program
+    .command("rate")
+    .description("change a running run's rate (users: arrival rate) from a second from now, like the run page's live control")
+    .argument("<run-id>", "the run, like run_abc123 (volley run prints it)")
+    .argument("[rate]", "the new rate in the plan's unit: scenario.message.rate, or arrivalRate for users")
+    .option("--scale <factor>", "instead of a rate: the plan's rates times this (2 doubles them, 1 goes back to the plan's)")
+    .option("--json", "print the answer as JSON: the change and every change of the run so far")
+    .action(async (runId: string, rate: string | undefined, opts: RateOptions) => {
+      code = await rateCommand(runId, rate, opts, io);
     });
 
   const imports = program

@@ -49,6 +49,10 @@ export const rateChangeSchema = z.object({
 });
 export type RateChange = z.infer<typeof rateChangeSchema>;
 
+/** The answer to POST /api/v1/runs/{id}/rate: the change just made and every change of the run so far. */
+export const rateChangeResponseSchema = z.object({ id: z.string(), change: rateChangeSchema, rateChanges: z.array(rateChangeSchema) });
+export type RateChangeResponse = z.infer<typeof rateChangeResponseSchema>;
+
 /** What web publishes on REDIS_KEYS.rate for every hub replica, which forwards it to its agents. */
 export const rateRequestSchema = z.object({ runId: z.string().min(1), scale: z.number().positive(), at: z.number() });
 export type RateRequest = z.infer<typeof rateRequestSchema>;
@@ -71,7 +75,8 @@ export function rateControlRefusal(plan: Plan): string | null {
   if (s.kind === "users") return null;
   if (plan.connections.stages) return "connections.stages set when connections open and close; change message.rate on plans without stages";
   if (s.kind === "http-rps" && s.loop === "closed") return "a closed loop sends when replies come back, not at a rate; only open-loop plans can change rate";
-  if (s.kind === "http-rps" && s.requests !== undefined) return "the plan sends an exact number of requests (scenario.requests); its rate cannot be changed while it runs";
+  if (s.kind === "http-rps" && s.requests !== undefined)
+    return "the plan sends an exact number of requests (scenario.requests); its rate cannot be changed while it runs";
   return null;
 }
 

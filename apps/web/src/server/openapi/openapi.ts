@@ -25,6 +25,7 @@ import {
   importPlanBodySchema,
   importPlanResponseSchema,
   rateChangeBodySchema,
+  rateChangeResponseSchema,
   rateChangeSchema,
   runWithMetaSchema,
   runStatusSchema,
@@ -182,7 +183,7 @@ function build() {
   const AbortResponse = named("AbortResponse", abortResponseSchema);
   const RateChangeBody = named("RateChangeBody", rateChangeBodySchema);
   const RateChange = named("RateChange", rateChangeSchema);
-  const RateChangeResponse = named("RateChangeResponse", z.object({ id: z.string(), change: RateChange, rateChanges: z.array(RateChange) }));
+  const RateChangeResponse = named("RateChangeResponse", rateChangeResponseSchema.extend({ change: RateChange, rateChanges: z.array(RateChange) }));
   const PlanYaml = named("PlanYaml", z.strictObject({ yaml: z.string().describe("The plan as a YAML (or JSON) document.") }));
   const ValidatePlanResponse = named("ValidatePlanResponse", z.object({ ok: z.literal(true), plan: Plan }));
   const ImportPlanBody = named("ImportPlanBody", importPlanBodySchema);

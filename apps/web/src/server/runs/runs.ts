@@ -9,6 +9,7 @@ import {
   rateRequestSchema,
   type RateChange,
   type RateChangeBody,
+  type RateChangeResponse,
   REDIS_KEYS,
   type IntervalPoint,
   type Plan,
