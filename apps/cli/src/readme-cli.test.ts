@@ -14,7 +14,7 @@ const section = /\n## CLI\n([\s\S]*?)(?=\n## |$)/.exec(readme)?.[1] ?? "";
 
 describe("the README's CLI section", () => {
   it("names only plans this repository has (the agent's `volley-agent run` lines too)", () => {
-    const plans = [...readme.matchAll(/npx volley(?:-agent)? (?:validate|run) (\S+)/g)].map((m) => m[1]!);
+    const plans = [...readme.matchAll(/npx volley(?:-agent)? (?:validate|run) (\S+\.(?:ya?ml|json))\b/g)].map((m) => m[1]!);
     expect(plans.length).toBeGreaterThanOrEqual(7);
     for (const plan of plans) expect(existsSync(path.join(ROOT, plan)), `${plan} (README)`).toBe(true);
   });
