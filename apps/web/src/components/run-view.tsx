@@ -12,6 +12,7 @@ import { RunAnalysisPanels } from "./run-analysis-panels";
 import { describeConnections, describeScenario } from "../lib/plan-describe";
 import { RunCharts } from "./run-charts";
 import { RunHeadline } from "./run-headline";
+import { RunLiveControl } from "./run-live-control";
 import { RunExports } from "./run-exports";
 import { StatusBadge } from "./status-badge";
 import { SweepPanel } from "./sweep-panel";
@@ -166,6 +167,8 @@ export function RunView({
           Live updates paused — {pollError}. Retrying every second.
         </div>
       )}
+
+      {!shared && <RunLiveControl run={run} intervals={intervals} now={now} onChanged={refresh} />}
 
       <RunHeadline run={run} intervals={intervals} />
 

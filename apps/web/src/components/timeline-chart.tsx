@@ -45,11 +45,19 @@ export interface TimelineChartProps {
   bands?: { upper: string; lower: string; fill: string }[];
   /** Plan thresholds on this chart's figures. */
   thresholds?: ChartThreshold[];
+  /** Moments to mark (live rate changes). */
+  markers?: ChartMarker[];
   /** Charts with the same key share the cursor. */
   syncKey?: string;
   height?: number;
   /** What x counts (default: seconds since the run's start): the legend's label, how a value reads, and the legend's text when no point is hovered. */
   xAxis?: { label: string; format: (v: number) => string; none: string };
+}
+
+/** A moment on the timeline (a live rate change): a vertical line with its label. */
+export interface ChartMarker {
+  x: number;
+  label: string;
 }
 
 export interface ChartRegion {
@@ -91,6 +99,7 @@ function intervalMarks(get: () => { x: number[]; warmup: boolean[]; saturated: b
           ctx.beginPath();
           ctx.rect(left, top, width, height);
           ctx.clip();
+          const labelled: { label: string; x: number; maxWidth: number }[] = [];
           (regions ?? []).forEach((r, n) => {
             const x0 = px(r.from);
             const x1 = px(r.to);
@@ -102,12 +111,19 @@ function intervalMarks(get: () => { x: number[]; warmup: boolean[]; saturated: b
             ctx.moveTo(Math.round(x0) + 0.5, top);
             ctx.lineTo(Math.round(x0) + 0.5, top + height);
             ctx.stroke();
-            if (x1 - x0 > 30 * uPlot.pxRatio) {
+            // The label sits on the visible part of its span: the first stage starts half a second
+            // before the first plotted second, where a label at its start was cut off.
+            const l0 = Math.max(x0, left);
+            const l1 = Math.min(x1, left + width);
+            if (l1 - l0 > 30 * uPlot.pxRatio) {
               ctx.fillStyle = r.failed ? "#b91c1c" : "#64748b";
               ctx.font = `${10 * uPlot.pxRatio}px system-ui, sans-serif`;
-              ctx.fillText(r.label, x0 + 3 * uPlot.pxRatio, top + 16 * uPlot.pxRatio, x1 - x0 - 6 * uPlot.pxRatio);
+              ctx.fillText(r.label, l0 + 3 * uPlot.pxRatio, top + 16 * uPlot.pxRatio, l1 - l0 - 6 * uPlot.pxRatio);
+              labelled.push({ label: r.label, x: (l0 + 3 * uPlot.pxRatio) / uPlot.pxRatio, maxWidth: (l1 - l0 - 6 * uPlot.pxRatio) / uPlot.pxRatio });
             }
           });
+          // Where each label went, in CSS px from the canvas' left: the canvas keeps no text a test could find.
+          u.root.dataset.regionLabels = JSON.stringify(labelled);
           ctx.fillStyle = "rgba(245, 158, 11, 0.13)";
           spans(x, warmup, (a, b) => ctx.fillRect(px(a), top, px(b) - px(a), height));
           ctx.fillStyle = "rgba(220, 38, 38, 0.55)";
@@ -156,17 +172,84 @@ function thresholdLines(get: () => ChartThreshold[] | undefined): uPlot.Plugin {
   };
 }
 
+/** Markers as solid vertical lines with their label at the top, over the series; their places as `data-markers` (canvas text is invisible to tests). */
+function markerLines(get: () => ChartMarker[] | undefined): uPlot.Plugin {
+  return {
+    hooks: {
+      draw: [
+        (u) => {
+          const list = get() ?? [];
+          const { ctx } = u;
+          const { left, top, width, height } = u.bbox;
+          const placed: { label: string; x: number }[] = [];
+          ctx.save();
+          ctx.beginPath();
+          ctx.rect(left, top, width, height);
+          ctx.clip();
+          for (const m of list) {
+            const x = Math.round(u.valToPos(m.x, "x", true)) + 0.5;
+            if (x < left || x > left + width) continue;
+            ctx.strokeStyle = "#7c3aed";
+            ctx.fillStyle = "#7c3aed";
+            ctx.lineWidth = 1.5 * uPlot.pxRatio;
+            ctx.beginPath();
+            ctx.moveTo(x, top);
+            ctx.lineTo(x, top + height);
+            ctx.stroke();
+            ctx.font = `${10 * uPlot.pxRatio}px system-ui, sans-serif`;
+            // Right of the line, or left of it near the chart's right edge.
+            const w = ctx.measureText(m.label).width;
+            const textX = x + 4 * uPlot.pxRatio + w > left + width ? x - 4 * uPlot.pxRatio - w : x + 4 * uPlot.pxRatio;
+            ctx.fillText(m.label, textX, top + 28 * uPlot.pxRatio);
+            placed.push({ label: m.label, x: x / uPlot.pxRatio });
+          }
+          ctx.restore();
+          u.root.dataset.markers = JSON.stringify(placed);
+        },
+      ],
+    },
+  };
+}
+
 /**
- * An axis as wide as its longest tick label: a fixed width let long values ("12,000") run under
- * the axis title. Stable after the first cycle so uPlot's layout converges.
+ * An axis as wide as its widest tick label: a fixed width let long values ("12,000") run under
+ * the axis title. uPlot sizes axes over up to three layout passes, and a later pass may pick
+ * finer ticks than the first (0, 0.25 … 1 after 0, 1 on an all-zero chart): the size only grows
+ * within one layout, so it converges and the widest label of any pass fits.
  */
 export const fitAxis: uPlot.Axis.Size = (u, values, axisIdx, cycleNum) => {
   const axis = u.axes[axisIdx]! as uPlot.Axis & { _size?: number };
-  if (cycleNum > 1 && axis._size) return axis._size;
-  const longest = (values ?? []).reduce((a, v) => (v != null && String(v).length > a.length ? String(v) : a), "");
   u.ctx.font = Array.isArray(axis.font) ? (axis.font[0] as string) : (axis.font ?? AXIS.font);
-  return Math.ceil(16 + u.ctx.measureText(longest).width / uPlot.pxRatio);
+  const widest = (values ?? []).reduce((w, v) => (v == null ? w : Math.max(w, u.ctx.measureText(String(v)).width)), 0);
+  const size = Math.ceil(16 + widest / uPlot.pxRatio);
+  return cycleNum > 1 && axis._size ? Math.max(axis._size, size) : size;
 };
+
+/**
+ * After each draw, the room each y axis has for its tick labels and the width of its widest one
+ * (CSS px) as `data-y-axes` on the chart: tick labels are canvas text, and a label wider than its
+ * room runs under the axis title.
+ */
+export function axisFit(): uPlot.Plugin {
+  return {
+    hooks: {
+      draw: [
+        (u) => {
+          const facts = u.axes.flatMap((a) => {
+            const axis = a as uPlot.Axis & { _size?: number; _values?: (string | number | null)[]; _show?: boolean };
+            if ((axis.side ?? 3) % 2 === 0 || !axis._show) return [];
+            const font = Array.isArray(axis.font) ? (axis.font[0] as string) : (axis.font ?? AXIS.font);
+            u.ctx.font = font;
+            const widest = (axis._values ?? []).reduce<number>((w, v) => (v == null ? w : Math.max(w, u.ctx.measureText(String(v)).width)), 0);
+            const tickSize = axis.ticks?.show === false ? 0 : (axis.ticks?.size ?? 10);
+            return [{ label: axis.label ?? "", room: (axis._size ?? 0) - tickSize - (axis.gap ?? 5), widest: Math.ceil(widest / uPlot.pxRatio) }];
+          });
+          u.root.dataset.yAxes = JSON.stringify(facts);
+        },
+      ],
+    },
+  };
+}
 
 function buildOptions(props: TimelineChartProps, width: number, plugins: uPlot.Plugin[], runValues: () => (string | null | undefined)[]): uPlot.Options {
   const hasRight = props.series.some((s) => s.axis === "right");
@@ -239,7 +322,12 @@ export function TimelineChart(props: TimelineChartProps) {
   useEffect(() => {
     const el = ref.current;
     if (!el) return;
-    const plugins = [intervalMarks(() => latest.current), thresholdLines(() => latest.current.thresholds)];
+    const plugins = [
+      intervalMarks(() => latest.current),
+      thresholdLines(() => latest.current.thresholds),
+      markerLines(() => latest.current.markers),
+      axisFit(),
+    ];
     const u = new uPlot(
       buildOptions(latest.current, Math.max(200, el.clientWidth), plugins, () => latest.current.series.map((s) => s.runValue)),
       toData(latest.current),
@@ -267,10 +355,18 @@ export function TimelineChart(props: TimelineChartProps) {
   }, [props.x, props.series]);
   useEffect(() => {
     const d = drawn.current;
-    if (d && d.regions === props.regions && d.warmup === props.warmup && d.saturated === props.saturated && d.thresholds === props.thresholds) return;
+    if (
+      d &&
+      d.regions === props.regions &&
+      d.warmup === props.warmup &&
+      d.saturated === props.saturated &&
+      d.thresholds === props.thresholds &&
+      d.markers === props.markers
+    )
+      return;
     plot.current?.redraw(false, false);
     drawn.current = latest.current;
-  }, [props.regions, props.warmup, props.saturated, props.thresholds]);
+  }, [props.regions, props.warmup, props.saturated, props.thresholds, props.markers]);
   // biome-ignore lint/correctness/useExhaustiveDependencies: the run figures the legend shows changed.
   useEffect(() => {
     // New run figures while the cursor is off the chart: refresh the legend that shows them.

@@ -1,0 +1,15 @@
+import type { IntervalPoint, RateChange, Run } from "@volley/contracts";
+import type { ChartMarker } from "../components/timeline-chart";
+
+/** What a live rate change set, in the plan's unit: "rate → 40 msg/s per connection (×2)". */
+export function describeRateChange(c: RateChange): string {
+  const scale = Math.round(c.scale * 1000) / 1000;
+  return `rate → ${c.rate.toLocaleString("en-US")} ${c.unit}${scale === 1 ? " (the plan's)" : ` (×${scale})`}`;
+}
+
+/** A run's live rate changes as timeline markers, x in seconds from its first stored interval (where x = 0 begins). */
+export function rateMarkers(run: Run, intervals: readonly IntervalPoint[]): ChartMarker[] {
+  const first = intervals[0];
+  if (!first || !run.rateChanges?.length) return [];
+  return run.rateChanges.map((c) => ({ x: (c.at - first.t) / 1000 - 0.5, label: describeRateChange(c) }));
+}
