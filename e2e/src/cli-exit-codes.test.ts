@@ -119,6 +119,30 @@ describe("volley run --wait exit codes against a running stack", () => {
     expect(r.xml).toMatch(/<testcase [^>]*name="latency.p50 &lt; 1ms"[^/]*>\s*<failure [^>]*type="threshold">/);
   });
 
+  it("exits 2 when the agent limited a capacity search's first step: the run is inconclusive, not passed, and JUnit errors with why", async () => {
+    // Far more than one agent thread sends: the first step falls behind and sheds, so the agent limits it and no step is judged.
+    const file = path.join(dir, "inconclusive.yaml");
+    writeFileSync(
+      file,
+      `name: inconclusive
+target: { url: ${JSON.stringify(fast.url)} }
+connections: { count: 20, rate: 1000 }
+scenario: { kind: echo, message: { rate: 10, per: aggregate, timeout: 2s }, duration: 10s }
+sweep: { from: 1000000, step: 1, steps: 1, hold: 2s, gap: 1s, stopWhen: { p99: 10s } }
+sanity: false
+`,
+    );
+    const r = await runPlan(file, path.join(dir, "inconclusive.xml"));
+    expect(r.code, explain(r)).toBe(2);
+    expect(r.run.status).toBe("inconclusive");
+    expect(r.run.reason).toMatch(/^no step of the capacity search could be judged: the step at 1000000\/s per aggregate was limited by the load generator/);
+    expect(r.run.summary?.capacity).toMatchObject({ rate: null, agentSaturated: true });
+    assertWellFormed(r.xml);
+    expect(r.xml).toMatch(
+      /<testcase [^>]*name="run completed"[^/]*>\s*<error message="no step of the capacity search could be judged[^"]*" type="inconclusive">/,
+    );
+  });
+
   it("exits 2 when the target refuses connections: the run errored, its thresholds were never judged", async () => {
     const closed = await freePort();
     const r = await runPlan(planFile("refused", `ws://127.0.0.1:${closed}/echo`, ["latency.p95 < 2s"]), path.join(dir, "refused.xml"));

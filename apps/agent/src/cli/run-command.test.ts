@@ -145,6 +145,24 @@ sweep: { step: 10, steps: 2, hold: 1s, gap: 1s, stopWhen: { p99: 5s } }
     expect(r.stdout).toMatch(/capacity \(p99 <= 5000ms\): ≥ 20\/s per aggregate \(step 1, sent [\d.]+\/s\), never broke/);
   });
 
+  it("exits 2, inconclusive, when the agent limited a capacity search's first step: no step was judged", async () => {
+    // Far more than one agent thread sends: the first step falls behind and sheds, so the agent limits it.
+    const sweep = `
+name: cli overload
+target: { url: "${server.url}", connectTimeout: 2s }
+connections: { count: 20, rate: 1000 }
+scenario: { kind: echo, message: { rate: 10, per: aggregate, timeout: 2s }, duration: 10s }
+sweep: { from: 1000000, step: 1, steps: 1, hold: 2s, gap: 1s, stopWhen: { p99: 10s } }
+sanity: false
+`;
+    const r = await cli(["run", planFile("overload.yaml", sweep)]);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stdout).toMatch(/capacity \(p99 <= 10000ms\): not found — no step could be judged: the agent was the bottleneck from the first step/);
+    expect(r.stderr).toMatch(
+      /^inconclusive: no step of the capacity search could be judged: the step at 1000000\/s per aggregate was limited by the load generator/m,
+    );
+  });
+
   it("exits 2 naming the reason when the target refuses connections", async () => {
     const gone = await startWsEchoServer({ port: 0 });
     await gone.close(); // a port that was just free: nothing listens there now
