@@ -74,6 +74,12 @@ describe("the run summary the CLI prints", () => {
     expect(text).toContain("capacity   p99 <= 10000ms: ≥ 20/s per aggregate (step 0, 20 sent/s)\n");
     expect(text).toContain(`warning    the step at 40/s per aggregate was limited by the load generator, not the server (${why}); that step decides nothing`);
     expect(text).toContain(`step 1     agent-limited, not judged: ${why}`);
+
+    // Limited from its first step: nothing found either way, not "a lower bound" of nothing.
+    const none = formatRunSummary({ ...run, status: "inconclusive", summary: summarizeRun([frame(1, 0, why)], [], plan) }, "http://localhost:3000/runs/run_2");
+    expect(none).toContain("capacity   p99 <= 10000ms: not found — no step could be judged: the agent was the bottleneck from the first step\n");
+    expect(none).toContain(`warning    the step at 20/s per aggregate was limited by the load generator, not the server (${why}); add agents and rerun`);
+    expect(none).not.toContain("lower bound");
   });
 
   it("shows deliveries with copies to late joiners apart from duplicates", () => {
