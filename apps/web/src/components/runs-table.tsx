@@ -55,7 +55,7 @@ export function RunsTable({ runs }: { runs: RunListItem[] }) {
                 </td>
                 <td>
                   <StatusBadge status={r.status} />
-                  {r.reason && (r.status === "failed" || r.status === "errored") && (
+                  {r.reason && (r.status === "failed" || r.status === "errored" || r.status === "inconclusive") && (
                     <div className="reason-inline" title={r.reason}>
                       {r.reason}
                     </div>
