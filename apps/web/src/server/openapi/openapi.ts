@@ -319,7 +319,7 @@ function build() {
       tags: ["runs"],
       summary: "Get the run as a self-contained HTML report",
       description:
-        "One HTML document that opens offline and prints as shown: headline figures, the timelines as inline SVG with the plan's thresholds drawn, the summary with error samples, thresholds, sweep steps, per-agent breakdown and the plan. Nothing is fetched (no script, stylesheet or font). Sent as a download; `inline=1` shows it in the browser instead.",
+        "One HTML document that opens offline and prints as shown: headline figures and every chart the run page shows as inline SVG (the timelines with the plan's thresholds drawn, a sweep's latency-vs-messages/s curve with a point per step, the percentile spectrum), the summary with error samples, thresholds, sweep steps, per-agent breakdown and the plan. Nothing is fetched (no script, stylesheet or font). Sent as a download; `inline=1` shows it in the browser instead.",
       request: {
         params: idParams,
         query: z.object({ inline: z.enum(["1"]).optional().describe("1: show in the browser (content-disposition inline) instead of downloading") }),
