@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REDIS_KEYS, planSchema, type Plan } from "@volley/contracts";
 import { finishRun, getRunOfAnyOrg, listAgents } from "@volley/db";
-import { startApp, type ManagedProcess } from "@volley/devstack";
-import { TEST_AGENT_TOKEN } from "../test-support/hub-harness";
+import { startTargetsAndAgent, type RealAgent } from "../test-support/real-agent";
 import { useHubHarness } from "../test-support/use-hub-harness";
 
 /**
@@ -14,40 +13,18 @@ import { useHubHarness } from "../test-support/use-hub-harness";
  * online, not busy, and a fresh run on it passes.
  */
 const h = useHubHarness({ abortEndTimeoutMs: 2000, storeWaitMs: 5000 });
-const output: string[] = [];
-const processes: ManagedProcess[] = [];
+let real: RealAgent;
 let echoUrl = "";
 
 beforeAll(async () => {
-  const targets = startApp(
-    "targets",
-    {
-      ...process.env,
-      WS_ECHO_PORT: "0",
-      SOCKETIO_ECHO_PORT: "0",
-      SOCKJS_ECHO_PORT: "0",
-      SOCKETCLUSTER_ECHO_PORT: "0",
-      STOMP_ECHO_PORT: "0",
-      HTTP_ECHO_PORT: "0",
-      HTTP_CLUSTER_WORKERS: "0",
-    },
-    (l) => output.push(`[targets] ${l}`),
-  );
-  processes.push(targets);
-  echoUrl = (await targets.waitFor(/ws echo listening on ws:\/\/\S+/, 60_000)).match(/ws:\/\/[^\s"]+/)![0];
-  const agent = startApp(
-    "agent",
-    { ...process.env, HUB_URL: h.hubUrl, AGENT_TOKEN: TEST_AGENT_TOKEN, AGENT_NAME: "racer", AGENT_POOL: "race", LOG_LEVEL: "info" },
-    (l) => output.push(`[agent] ${l}`),
-  );
-  processes.push(agent);
-  await agent.waitFor(/connected to/, 60_000);
+  real = await startTargetsAndAgent(h.hubUrl, "racer", "race");
+  echoUrl = real.echoUrl;
 });
 afterAll(async () => {
-  for (const p of processes.reverse()) await p.stop(3000);
+  for (const p of real?.processes.reverse() ?? []) await p.stop(3000);
 });
 
-const tail = () => output.slice(-30).join("\n");
+const tail = () => real.output.slice(-30).join("\n");
 
 function shortPlan(name: string): Plan {
   return planSchema.parse({
@@ -95,7 +72,7 @@ describe("aborts racing the shard assignment", () => {
     const fresh = await h.waitForFinal(await h.startRun(shortPlan("after the race")), 60_000);
     expect(fresh.status, `${fresh.reason}\n${tail()}`).toBe("passed");
     expect(
-      output.some((l) => /busy with shard/.test(l)),
+      real.output.some((l) => /busy with shard/.test(l)),
       tail(),
     ).toBe(false);
   }, 240_000);

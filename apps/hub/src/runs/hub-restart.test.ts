@@ -8,6 +8,7 @@ import { mergeTimeline, summarizeRun } from "@volley/metrics";
 import { freePort, leaseRedisDb, startApp, type ManagedProcess, type RedisDbLease } from "@volley/devstack";
 import { createRedis, enqueue, QUEUE_NAMES, runJob } from "@volley/queue";
 import { TEST_AGENT_TOKEN } from "../test-support/hub-harness";
+import { TARGET_PORTS_ANY } from "../test-support/real-agent";
 
 /**
  * The hub as a real process, killed with SIGKILL mid-run and started again on the same port,
@@ -75,15 +76,7 @@ async function streamSeqs(runId: string): Promise<Set<string>> {
 
 describe("the hub process killed mid-run and started again", () => {
   it("adopts the running shard, finishes the run as if nothing happened, and stores every frame the agent made exactly once", async () => {
-    const targets = start("targets", "targets", {
-      WS_ECHO_PORT: "0",
-      SOCKETIO_ECHO_PORT: "0",
-      SOCKJS_ECHO_PORT: "0",
-      SOCKETCLUSTER_ECHO_PORT: "0",
-      STOMP_ECHO_PORT: "0",
-      HTTP_ECHO_PORT: "0",
-      HTTP_CLUSTER_WORKERS: "0",
-    });
+    const targets = start("targets", "targets", TARGET_PORTS_ANY);
     const echoUrl = (await targets.waitFor(/ws echo listening on ws:\/\/\S+/, 60_000)).match(/ws:\/\/[^\s"]+/)![0];
     const hub1 = start("hub", "hub-1");
     await hub1.waitFor(/hub listening/, 90_000);

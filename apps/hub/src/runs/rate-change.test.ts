@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { COUNTERS, REDIS_KEYS, planSchema, rateRequestSchema } from "@volley/contracts";
 import { getRunOfAnyOrg, listFrames } from "@volley/db";
-import { startApp, type ManagedProcess } from "@volley/devstack";
-import { TEST_AGENT_TOKEN } from "../test-support/hub-harness";
+import { startTargetsAndAgent, type RealAgent } from "../test-support/real-agent";
 import { useHubHarness } from "../test-support/use-hub-harness";
 
 /**
@@ -12,46 +11,22 @@ import { useHubHarness } from "../test-support/use-hub-harness";
  * sent and answered (the sanity checks pass, nothing lost or shed).
  */
 const h = useHubHarness({ storeWaitMs: 5000 });
-const output: string[] = [];
-const processes: ManagedProcess[] = [];
-let echoUrl = "";
+let real: RealAgent;
 
 beforeAll(async () => {
-  const targets = startApp(
-    "targets",
-    {
-      ...process.env,
-      WS_ECHO_PORT: "0",
-      SOCKETIO_ECHO_PORT: "0",
-      SOCKJS_ECHO_PORT: "0",
-      SOCKETCLUSTER_ECHO_PORT: "0",
-      STOMP_ECHO_PORT: "0",
-      HTTP_ECHO_PORT: "0",
-      HTTP_CLUSTER_WORKERS: "0",
-    },
-    (l) => output.push(`[targets] ${l}`),
-  );
-  processes.push(targets);
-  echoUrl = (await targets.waitFor(/ws echo listening on ws:\/\/\S+/, 60_000)).match(/ws:\/\/[^\s"]+/)![0];
-  const agent = startApp(
-    "agent",
-    { ...process.env, HUB_URL: h.hubUrl, AGENT_TOKEN: TEST_AGENT_TOKEN, AGENT_NAME: "throttle", AGENT_POOL: "rate", LOG_LEVEL: "info" },
-    (l) => output.push(`[agent] ${l}`),
-  );
-  processes.push(agent);
-  await agent.waitFor(/connected to/, 60_000);
+  real = await startTargetsAndAgent(h.hubUrl, "throttle", "rate");
 });
 afterAll(async () => {
-  for (const p of processes.reverse()) await p.stop(3000);
+  for (const p of real?.processes.reverse() ?? []) await p.stop(3000);
 });
 
-const tail = () => output.slice(-30).join("\n");
+const tail = () => real.output.slice(-30).join("\n");
 
 describe("live rate change", () => {
   it("reaches the agent running the shard, which triples its rate at the change's instant", async () => {
     const plan = planSchema.parse({
       name: "rate change",
-      target: { url: echoUrl, protocol: "ws" },
+      target: { url: real.echoUrl, protocol: "ws" },
       connections: { count: 4, rate: 1000 },
       scenario: { kind: "echo", message: { bytes: 32, rate: 10 }, duration: "5s" },
       agents: { pool: "rate", count: 1 },
@@ -64,7 +39,7 @@ describe("live rate change", () => {
     const run = await h.waitForFinal(runId, 60_000);
     expect(run.status, `${run.reason}\n${tail()}`).toBe("passed");
     expect(
-      output.some((l) => /rate × 3/.test(l)),
+      real.output.some((l) => /rate × 3/.test(l)),
       tail(),
     ).toBe(true);
 
