@@ -2,6 +2,7 @@
 
 import Link from "next/link";
 import { usePathname } from "next/navigation";
+import { useEffect, useState } from "react";
 
 const LINKS = [
   { href: "/", label: "Runs", active: (p: string) => p === "/" || (p.startsWith("/runs/") && p !== "/runs/new") },
@@ -21,19 +22,45 @@ async function signOut() {
   window.location.assign("/sign-in");
 }
 
+/**
+ * The main nav. Below 860 px (phones, narrow windows) its links fold behind a Menu button that
+ * opens them as a column under the bar: in one row they made every page wider than the screen.
+ */
 export function NavLinks() {
   const pathname = usePathname() ?? "/";
+  const [open, setOpen] = useState(false);
+  // A new page closes the menu; so does Escape.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the pathname is the trigger, not an input.
+  useEffect(() => setOpen(false), [pathname]);
+  useEffect(() => {
+    if (!open) return;
+    const onKey = (e: KeyboardEvent) => e.key === "Escape" && setOpen(false);
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [open]);
   if (AUTH_PAGES.has(pathname)) return null;
   return (
-    <nav className="nav" aria-label="Main">
-      {LINKS.map((l) => (
-        <Link key={l.href} href={l.href} className={l.active(pathname) ? "nav-link active" : "nav-link"} aria-current={l.active(pathname) ? "page" : undefined}>
-          {l.label}
-        </Link>
-      ))}
-      <button type="button" className="nav-link nav-signout" onClick={() => void signOut()}>
-        Sign out
+    <>
+      <button type="button" className="nav-toggle" aria-expanded={open} aria-controls="main-nav" onClick={() => setOpen((o) => !o)}>
+        <span className="nav-toggle-bars" aria-hidden="true" />
+        Menu
       </button>
-    </nav>
+      <nav id="main-nav" className={open ? "nav open" : "nav"} aria-label="Main">
+        {LINKS.map((l) => (
+          <Link
+            key={l.href}
+            href={l.href}
+            className={l.active(pathname) ? "nav-link active" : "nav-link"}
+            aria-current={l.active(pathname) ? "page" : undefined}
+            onClick={() => setOpen(false)}
+          >
+            {l.label}
+          </Link>
+        ))}
+        <button type="button" className="nav-link nav-signout" onClick={() => void signOut()}>
+          Sign out
+        </button>
+      </nav>
+    </>
   );
 }

@@ -1,46 +1,16 @@
 "use client";
 
-import { HISTOGRAMS, type SpectrumPoint } from "@volley/contracts";
+import type { SpectrumPoint } from "@volley/contracts";
 import { useEffect, useMemo, useRef, useState } from "react";
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import { fmtMs } from "../lib/format";
-import { fitAxis } from "./timeline-chart";
-
-const KINDS: { metric: string; label: string; color: string }[] = [
-  { metric: HISTOGRAMS.messageLatency, label: "round trip", color: "#2563eb" },
-  { metric: "message.delivery", label: "delivery", color: "#16a34a" },
-  { metric: HISTOGRAMS.wsConnect, label: "connect", color: "#7c3aed" },
-  { metric: HISTOGRAMS.sendLag, label: "send lag", color: "#be123c" },
-];
-
-/** x = 1/(1−p): the HdrHistogram plot's axis, where 90, 99 and 99.9 sit a decade apart. */
-const toX = (p: number, total: number) => (p >= 100 ? Math.max(total, 10) : 1 / (1 - p / 100));
-const fmtPercentile = (x: number) => {
-  const p = 100 * (1 - 1 / x);
-  return p <= 0
-    ? "0%"
-    : `${
-        p >= 99
-          ? p
-              .toPrecision(Math.max(3, Math.ceil(-Math.log10(1 - p / 100)) + 1))
-              .replace(/0+$/, "")
-              .replace(/\.$/, "")
-          : Math.round(p)
-      }%`;
-};
+import { decades, fmtPercentile, percentileX, spectrumKinds } from "../lib/spectrum-axis";
+import { axisFacts, fitAxis } from "./timeline-chart";
 
 /** The value at percentile `p` of a spectrum (the first point at or past it), ms. */
 export function msAt(points: SpectrumPoint[], p: number): number | null {
   return (points.find((pt) => pt.percentile >= p) ?? points.at(-1))?.ms ?? null;
-}
-
-/** x = 1, 10, 100 … (0 %, 90 %, 99 % …) within [min, max], and x = 2 (50 %) when there is room. */
-export function decades(min: number, max: number): number[] {
-  const out: number[] = [];
-  for (let x = 1; x <= max * 1.0001; x *= 10) if (x >= min / 1.0001) out.push(x);
-  if (max >= 10 && 2 >= min) out.splice(1, 0, 2);
-  return out;
 }
 
 /**
@@ -51,15 +21,7 @@ export function decades(min: number, max: number): number[] {
 export function PercentileSpectrum({ spectra }: { spectra: Record<string, SpectrumPoint[]> }) {
   const ref = useRef<HTMLDivElement>(null);
   const [logY, setLogY] = useState(false);
-  const kinds = useMemo(
-    () => [
-      ...KINDS.filter((k) => (spectra[k.metric]?.length ?? 0) > 0),
-      ...Object.keys(spectra)
-        .filter((m) => !KINDS.some((k) => k.metric === m) && spectra[m]!.length > 0)
-        .map((m) => ({ metric: m, label: m, color: "#6b7280" })),
-    ],
-    [spectra],
-  );
+  const kinds = useMemo(() => spectrumKinds(spectra), [spectra]);
 
   useEffect(() => {
     const el = ref.current;
@@ -67,7 +29,7 @@ export function PercentileSpectrum({ spectra }: { spectra: Record<string, Spectr
     const tables = kinds.map((k) => {
       const pts = spectra[k.metric]!;
       const total = pts.at(-1)!.count;
-      return [pts.map((p) => toX(p.percentile, total)), pts.map((p) => (logY ? Math.max(p.ms, 0.001) : p.ms))] as [number[], number[]];
+      return [pts.map((p) => percentileX(p.percentile, total)), pts.map((p) => (logY ? Math.max(p.ms, 0.001) : p.ms))] as [number[], number[]];
     });
     const data = uPlot.join(tables);
     const axis = {
@@ -100,6 +62,7 @@ export function PercentileSpectrum({ spectra }: { spectra: Record<string, Spectr
           ...kinds.map((k) => ({
             label: k.label,
             stroke: k.color,
+            show: !k.hidden,
             width: 1.75,
             spanGaps: true,
             points: { show: false },
@@ -108,6 +71,7 @@ export function PercentileSpectrum({ spectra }: { spectra: Record<string, Spectr
         ],
         cursor: { points: { size: 6 } },
         legend: { live: true },
+        plugins: [axisFacts()],
       },
       data,
       el,

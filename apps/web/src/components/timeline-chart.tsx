@@ -226,11 +226,12 @@ export const fitAxis: uPlot.Axis.Size = (u, values, axisIdx, cycleNum) => {
 };
 
 /**
- * After each draw, the room each y axis has for its tick labels and the width of its widest one
- * (CSS px) as `data-y-axes` on the chart: tick labels are canvas text, and a label wider than its
- * room runs under the axis title.
+ * After each draw, what the axes show, on the chart's element (axes are canvas text, which no
+ * test can read): `data-y-axes`, the room each y axis has for its tick labels and the width of
+ * its widest one (CSS px; a label wider than its room runs under the axis title), and
+ * `data-x-range`, the x scale's [min, max].
  */
-export function axisFit(): uPlot.Plugin {
+export function axisFacts(): uPlot.Plugin {
   return {
     hooks: {
       draw: [
@@ -245,11 +246,24 @@ export function axisFit(): uPlot.Plugin {
             return [{ label: axis.label ?? "", room: (axis._size ?? 0) - tickSize - (axis.gap ?? 5), widest: Math.ceil(widest / uPlot.pxRatio) }];
           });
           u.root.dataset.yAxes = JSON.stringify(facts);
+          u.root.dataset.xRange = JSON.stringify([u.scales.x?.min ?? null, u.scales.x?.max ?? null]);
         },
       ],
     },
   };
 }
+
+/**
+ * The x scale: the data's seconds, or a zoomed span. A run with one measured second (one that
+ * errored at once) is drawn over that second: uPlot widens a single x to 0–100, which drew a 2 s
+ * run on a 100 s axis.
+ */
+const xRange: uPlot.Range.Function = (u, min, max) => {
+  const xs = u.data[0];
+  const first = xs[0];
+  if (first != null && xs.length > 0 && xs[xs.length - 1] === first) return [first, first + 1];
+  return min === max ? [min - 1, max + 1] : [min, max];
+};
 
 function buildOptions(props: TimelineChartProps, width: number, plugins: uPlot.Plugin[], runValues: () => (string | null | undefined)[]): uPlot.Options {
   const hasRight = props.series.some((s) => s.axis === "right");
@@ -262,7 +276,7 @@ function buildOptions(props: TimelineChartProps, width: number, plugins: uPlot.P
     width,
     height: props.height ?? 240,
     scales: {
-      x: { time: false, range: (_u, min, max) => (min === max ? [min - 1, max + 1] : [min, max]) },
+      x: { time: false, range: xRange },
       y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.08 : 1] },
       // Headroom on the right axis keeps a flat connections line from hiding under a flat rate line.
       y2: { range: (_u, _min, max) => [0, max > 0 ? max * 1.3 : 1] },
@@ -326,7 +340,7 @@ export function TimelineChart(props: TimelineChartProps) {
       intervalMarks(() => latest.current),
       thresholdLines(() => latest.current.thresholds),
       markerLines(() => latest.current.markers),
-      axisFit(),
+      axisFacts(),
     ];
     const u = new uPlot(
       buildOptions(latest.current, Math.max(200, el.clientWidth), plugins, () => latest.current.series.map((s) => s.runValue)),

@@ -41,32 +41,34 @@ export default async function PlansPage() {
       {problem ? (
         <ErrorPanel title={problem.title} message={problem.message} />
       ) : plans && plans.length > 0 ? (
-        <table className="table" aria-label="Saved plans">
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Protocol</th>
-              <th>Scenario</th>
-              <th className="num">Connections</th>
-              <th className="num">Version</th>
-              <th>Changed</th>
-            </tr>
-          </thead>
-          <tbody>
-            {plans.map((p) => (
-              <tr key={p.id}>
-                <td>
-                  <Link href={`/plans/${p.id}`}>{p.name}</Link>
-                </td>
-                <td>{p.plan.target.protocol}</td>
-                <td>{p.plan.scenario.kind}</td>
-                <td className="num">{fmtInt(p.plan.connections.count)}</td>
-                <td className="num">{p.version}</td>
-                <td>{new Date(p.updatedAt).toLocaleString()}</td>
+        <div className="table-scroll">
+          <table className="table" aria-label="Saved plans">
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>Protocol</th>
+                <th>Scenario</th>
+                <th className="num">Connections</th>
+                <th className="num">Version</th>
+                <th>Changed</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {plans.map((p) => (
+                <tr key={p.id}>
+                  <td>
+                    <Link href={`/plans/${p.id}`}>{p.name}</Link>
+                  </td>
+                  <td>{p.plan.target.protocol}</td>
+                  <td>{p.plan.scenario.kind}</td>
+                  <td className="num">{fmtInt(p.plan.connections.count)}</td>
+                  <td className="num">{p.version}</td>
+                  <td>{new Date(p.updatedAt).toLocaleString()}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       ) : (
         <div className="panel empty">
           <h2 className="panel-title">No saved plans yet</h2>
