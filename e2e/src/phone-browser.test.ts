@@ -44,7 +44,7 @@ beforeAll(async () => {
   expect(created.status).toBe(201);
   planId = created.body.id;
   runs.staged = await startRun({
-    name: "phone stages",
+    name: "phone stages — four connections, then two, echoing",
     target: { url: echo.url, protocol: "ws" },
     connections: {
       count: 4,
@@ -57,13 +57,13 @@ beforeAll(async () => {
     scenario: { kind: "echo", message: { rate: 5, timeout: "1s" }, duration: "4s" },
   });
   runs.short = await startRun({
-    name: "phone short",
+    name: "phone short — two connections echoing for two seconds",
     target: { url: echo.url, protocol: "ws" },
     connections: { count: 2, rate: 100 },
     scenario: { kind: "echo", message: { rate: 5 }, duration: "2s" },
   });
   runs.users = await startRun({
-    name: "phone users",
+    name: "phone users — arrive, chat a little, leave",
     target: { url: echo.url, protocol: "ws" },
     connections: { count: 20 },
     scenario: { kind: "users", arrivalRate: 4, duration: "2s" },
@@ -214,6 +214,13 @@ describe.skipIf(!hasChromium)("phones and desktops in Chromium", () => {
       if (w.width > 1440) wide.push(`${p.name} is ${w.width} px wide: ${w.culprits.join(", ")}`);
     }
     expect(wide).toEqual([]);
+    // Three runs with names as long as the templates' side by side: the table fits its panel
+    // (its column heads wrap) instead of scrolling sideways at a desktop's width.
+    await desktop.goto(`${stack.webUrl}/compare?runs=${runs.staged},${runs.short},${runs.users}`);
+    const compare = desktop.getByTestId("compare-table");
+    await compare.waitFor();
+    const fit = await compare.evaluate((t) => ({ table: t.scrollWidth, room: t.parentElement!.clientWidth }));
+    expect(fit.table, JSON.stringify(fit)).toBeLessThanOrEqual(fit.room);
     expect(await desktop.getByRole("button", { name: "Menu" }).isVisible()).toBe(false);
     const tops = new Set<number>();
     for (const name of NAV) tops.add(Math.round((await desktop.getByRole("link", { name, exact: true }).boundingBox())!.y));
