@@ -152,6 +152,11 @@ describe.skipIf(!hasChromium)("run results in Chromium", () => {
     await page.goto(`${stack.webUrl}/runs/${sweep}`);
     await page.getByTestId("headline-cards").waitFor();
     expect(await page.getByTestId("card-capacity").innerText()).toMatch(/^≥ [\d.]+ msg\/s$/);
+    // Seven cards a row: "Capacity at p95 ≤ …" wraps in its card instead of being cut off.
+    const cut = await page
+      .locator(".headline-card .headline-label, .headline-card .headline-value")
+      .evaluateAll((els) => els.filter((el) => el.scrollWidth > el.clientWidth + 1).map((el) => el.textContent));
+    expect(cut).toEqual([]);
     await page.locator('[data-testid="sweep-panel"] canvas').first().waitFor();
     await page.mouse.move(5, 5);
     const sweepLegend = await page.locator('[data-testid="sweep-chart"] .u-legend .u-value').allInnerTexts();
