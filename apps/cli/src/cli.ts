@@ -61,10 +61,11 @@ export async function runCli(args: readonly string[], io: CliIo): Promise<ExitCo
 
   program
     .command("rate")
-    .description("change a running run's rate (users: arrival rate) from a second from now, like the run page's live control")
+    .description("change a running run's rate (users: arrival rate) or connections from a second from now, like the run page's live control")
     .argument("<run-id>", "the run, like run_abc123 (volley run prints it)")
     .argument("[rate]", "the new rate in the plan's unit: scenario.message.rate, or arrivalRate for users")
     .option("--scale <factor>", "instead of a rate: the plan's rates times this (2 doubles them, 1 goes back to the plan's)")
+    .option("--connections <count>", "instead of a rate: how many connections are open at once, over every agent")
     .option("--json", "print the answer as JSON: the change and every change of the run so far")
     .action(async (runId: string, rate: string | undefined, opts: RateOptions) => {
       code = await rateCommand(runId, rate, opts, io);

@@ -7,8 +7,9 @@ const env = { VOLLEY_URL: "http://127.0.0.1:9" };
 
 describe("volley rate", () => {
   it.each([
-    [["rate", "run_1"], /give the new rate .* or --scale/],
-    [["rate", "run_1", "40", "--scale", "2"], /not both/],
+    [["rate", "run_1"], /give one of: the new rate .*, --scale .* or --connections/],
+    [["rate", "run_1", "40", "--scale", "2"], /give one of/],
+    [["rate", "run_1", "--connections", "2.5"], /--connections must be a whole number, like 200 \(got "2.5"\)/],
     [["rate", "run_1", "fast"], /<rate> must be a number above 0, like 40 \(got "fast"\)/],
     [["rate", "run_1", "--scale", "0"], /--scale must be a number above 0, like 2 or 0.5 \(got "0"\)/],
   ])("%j is refused with exit code 2 and what to do", async (args, message) => {

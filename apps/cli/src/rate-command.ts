@@ -5,6 +5,7 @@ import { EXIT, UsageError, type CliIo, type ExitCode } from "./io";
 
 export interface RateOptions {
   scale?: string;
+  connections?: string;
   json?: boolean;
 }
 
@@ -16,13 +17,24 @@ function positive(name: string, text: string, example: string): number {
 }
 
 /**
- * `volley rate <run-id> <rate>` or `volley rate <run-id> --scale 2`: changes a running run's rate
- * (users: arrival rate), as the run page's live control does; every agent applies it a second later.
+ * `volley rate <run-id> <rate>`, `--scale 2` or `--connections 200`: changes a running run's rate
+ * (users: arrival rate) or its connections, as the run page's live control does; every agent applies
+ * it a second later.
  */
 export async function rateCommand(runId: string, rate: string | undefined, opts: RateOptions, io: CliIo): Promise<ExitCode> {
-  if ((rate === undefined) === (opts.scale === undefined))
-    throw new UsageError("give the new rate (volley rate <run-id> 40, in the plan's unit) or --scale (volley rate <run-id> --scale 2), not both");
-  const body: RateChangeBody = rate !== undefined ? { rate: positive("<rate>", rate, "40") } : { scale: positive("--scale", opts.scale!, "2 or 0.5") };
+  const given = [rate, opts.scale, opts.connections].filter((v) => v !== undefined).length;
+  if (given !== 1)
+    throw new UsageError(
+      "give one of: the new rate (volley rate <run-id> 40, in the plan's unit), --scale (volley rate <run-id> --scale 2) or --connections (volley rate <run-id> --connections 200)",
+    );
+  let body: RateChangeBody;
+  if (rate !== undefined) body = { rate: positive("<rate>", rate, "40") };
+  else if (opts.scale !== undefined) body = { scale: positive("--scale", opts.scale, "2 or 0.5") };
+  else {
+    const connections = positive("--connections", opts.connections!, "200");
+    if (!Number.isInteger(connections)) throw new UsageError(`--connections must be a whole number, like 200 (got "${opts.connections}")`);
+    body = { connections };
+  }
   const api = new VolleyApi(readEnv(io.env));
   const answer = await api.changeRate(runId, body);
   if (opts.json) {

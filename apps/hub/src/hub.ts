@@ -232,9 +232,9 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
     })().catch((err) => log.error({ runId, err: errorMessage(err) }, "could not abort queued run"));
   });
   coordinator.onCancel((runId, reason) => runner.abortRun(runId, reason));
-  coordinator.onRate(({ runId, scale, at }) => {
-    const shards = runner.rateRun(runId, scale, at);
-    if (shards > 0) log.info({ runId, scale, at, shards }, "rate change forwarded");
+  coordinator.onRate(({ runId, scale, at, what }) => {
+    const shards = runner.rateRun(runId, { scale, at, what });
+    if (shards > 0) log.info({ runId, scale, at, what, shards }, "live change forwarded");
   });
   await coordinator.start();
 

@@ -22,6 +22,12 @@ export const rateChangeBodySchema = z
      * says), or for users the new `scenario.arrivalRate` (users/s).
      */
     rate: z.number().positive().max(1_000_000).optional(),
+    /**
+     * Or: the connections open at once, over every agent (`connections.count` of the plan): more are
+     * opened at connections.rate, fewer retire the newest (they stop sending and close once their
+     * replies are in). Connection scenarios without stages; users plans change `rate`.
+     */
+    connections: z.number().int().min(1).max(1_000_000).optional(),
     /** Or: the plan's rates times this (0.5 halves them, 2 doubles them); 1 goes back to the plan's. */
     scale: z
       .number()
@@ -30,8 +36,9 @@ export const rateChangeBodySchema = z
       .min(1 / MAX_RATE_SCALE, `must be at least 1/${MAX_RATE_SCALE}`)
       .optional(),
   })
-  .refine((b) => (b.rate === undefined) !== (b.scale === undefined), {
-    message: 'give either "rate" (the new rate in the plan\'s unit, like {"rate": 40}) or "scale" (like {"scale": 2}), not both',
+  .refine((b) => [b.rate, b.scale, b.connections].filter((v) => v !== undefined).length === 1, {
+    message:
+      'give one of "rate" (the new rate in the plan\'s unit, like {"rate": 40}), "scale" (the plan\'s rates times it, like {"scale": 2}) or "connections" (how many open at once, like {"connections": 200})',
   });
 export type RateChangeBody = z.infer<typeof rateChangeBodySchema>;
 
@@ -43,7 +50,8 @@ export const rateChangeSchema = z.object({
   scale: z.number().positive(),
   /** The plan's headline rate after the change (messages/s or users/s, the plan's unit). */
   rate: z.number().positive(),
-  unit: z.enum(["msg/s per connection", "msg/s", "users/s"]),
+  /** What changed: the rate (in the plan's unit), or `connections` (then `rate` is how many and `scale` of the plan's count). */
+  unit: z.enum(["msg/s per connection", "msg/s", "users/s", "connections"]),
   /** Who asked: the user's email or the API token's name. */
   by: z.string(),
 });
@@ -53,12 +61,15 @@ export type RateChange = z.infer<typeof rateChangeSchema>;
 export const rateChangeResponseSchema = z.object({ id: z.string(), change: rateChangeSchema, rateChanges: z.array(rateChangeSchema) });
 export type RateChangeResponse = z.infer<typeof rateChangeResponseSchema>;
 
+/** What a live change scales: the plan's rates, or its connection count. */
+const liveTargetSchema = z.enum(["rate", "connections"]).default("rate");
+
 /** What web publishes on REDIS_KEYS.rate for every hub replica, which forwards it to its agents. */
-export const rateRequestSchema = z.object({ runId: z.string().min(1), scale: z.number().positive(), at: z.number() });
+export const rateRequestSchema = z.object({ runId: z.string().min(1), scale: z.number().positive(), at: z.number(), what: liveTargetSchema });
 export type RateRequest = z.infer<typeof rateRequestSchema>;
 
 /** hub → agent: from `at` (hub-clock epoch ms) the shard sends at its plan's rates times `scale`. */
-export const shardRateSchema = z.object({ shardId: z.string(), scale: z.number().positive().max(MAX_RATE_SCALE), at: z.number() });
+export const shardRateSchema = z.object({ shardId: z.string(), scale: z.number().positive().max(MAX_RATE_SCALE), at: z.number(), what: liveTargetSchema });
 export type ShardRate = z.infer<typeof shardRateSchema>;
 
 /** The plan's headline rate and its unit: what `rate` in a change body means for this plan. */
@@ -66,6 +77,15 @@ export function planRate(plan: Plan): { rate: number; unit: RateChange["unit"] }
   const s = plan.scenario;
   if (s.kind === "users") return { rate: s.arrivalRate, unit: "users/s" };
   return { rate: s.message.rate, unit: s.message.per === "connection" ? "msg/s per connection" : "msg/s" };
+}
+
+/** Why this plan's connection count cannot be changed while it runs, or null when it can. */
+export function connectionsControlRefusal(plan: Plan): string | null {
+  const s = plan.scenario;
+  if (s.kind === "users") return "users plans open a connection per user: change their arrival rate instead";
+  if (s.kind === "storm") return "a storm's connection count is what it measures; run it again with another count";
+  if (plan.connections.reconnect) return "connections.reconnect is set: reconnecting connections and a changing count do not mix";
+  return rateControlRefusal(plan);
 }
 
 /** Why this plan's rate cannot be changed while it runs, or null when it can. */
@@ -83,6 +103,14 @@ export function rateControlRefusal(plan: Plan): string | null {
 /** The scale a change body asks for on this plan; a `rate` on a users plan with stages is refused (its rate moves by itself). */
 export function rateChangeScale(plan: Plan, body: RateChangeBody): { scale: number } | { error: string } {
   if (body.scale !== undefined) return { scale: body.scale };
+  if (body.connections !== undefined) {
+    const scale = body.connections / plan.connections.count;
+    if (scale > MAX_RATE_SCALE)
+      return {
+        error: `connections: ${body.connections} is more than ${MAX_RATE_SCALE}× the plan's ${plan.connections.count}; change the plan and run it again`,
+      };
+    return { scale };
+  }
   const { rate, unit } = planRate(plan);
   if (plan.scenario.kind === "users" && plan.scenario.stages)
     return { error: 'this users plan ramps its arrival rate with stages: give "scale" (like {"scale": 2}) to scale the whole ramp' };

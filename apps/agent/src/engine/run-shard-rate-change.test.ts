@@ -20,11 +20,11 @@ async function echoServer() {
 }
 
 /** Runs `plan` and pushes `scale` to its rate feed `afterMs` past the start instant (as the hub does, ahead of time). */
-async function runWithChange(plan: PlanInput, driver: WatchedDriver | undefined, scale: number, afterMs: number) {
+async function runWithChange(plan: PlanInput, driver: WatchedDriver | undefined, scale: number, afterMs: number, what: "rate" | "connections" = "rate") {
   const frames: EngineFrame[] = [];
   const rate = new RateFeed();
   const startAt = Date.now() + 50;
-  rate.push({ scale, at: startAt + afterMs });
+  rate.push({ scale, at: startAt + afterMs, what });
   const outcome = await runShard(planSchema.parse(plan), { startAt, onFrame: (f) => frames.push(f), rate, ...(driver ? { driver } : {}) });
   return { outcome, frames, startUs: startAt * 1000 };
 }
@@ -123,5 +123,63 @@ describe("live rate changes", () => {
     expect(outcome.status).toBe("completed");
     expect(outcome.totals.sent).toBe(outcome.totals.expected);
     expect(outcome.totals.sent).toBeLessThanOrEqual(40);
+  });
+
+  it("connections up: the added connections open at connections.rate from the change and send to the plan's end of sending", async () => {
+    const server = await echoServer();
+    const driver = new WatchedDriver(wsDriver);
+    const { outcome } = await runWithChange(
+      {
+        name: "more connections",
+        target: { url: server.url, connectTimeout: "5s" },
+        connections: { count: 4, rate: 1000 },
+        scenario: { kind: "echo", message: { rate: 10, timeout: "5s" }, duration: "4s" },
+      },
+      driver,
+      2,
+      1000,
+      "connections",
+    );
+    expect(outcome.status).toBe("completed");
+    expect(outcome.totals.opened).toBe(8);
+    expect(outcome.totals.sent).toBe(outcome.totals.expected);
+    expect(outcome.totals.received).toBe(outcome.totals.sent);
+    const byId = [...driver.connections].sort((a, b) => a.ownId - b.ownId).map((c) => c.sent);
+    // The plan's four for the whole 4 s, the added four from 1 s to the end: 3 s at 10/s.
+    for (const n of byId.slice(0, 4)) expect(n).toBe(40);
+    for (const n of byId.slice(4)) {
+      expect(n).toBeGreaterThanOrEqual(29);
+      expect(n).toBeLessThanOrEqual(31);
+    }
+  });
+
+  it("connections down: the newest retire at the change, stop sending, and close once their replies are in", async () => {
+    const server = await echoServer();
+    const driver = new WatchedDriver(wsDriver);
+    const { outcome } = await runWithChange(
+      {
+        name: "fewer connections",
+        target: { url: server.url, connectTimeout: "5s" },
+        connections: { count: 8, rate: 1000 },
+        scenario: { kind: "echo", message: { rate: 10, timeout: "5s" }, duration: "3s" },
+      },
+      driver,
+      0.25,
+      1000,
+      "connections",
+    );
+    expect(outcome.status).toBe("completed");
+    expect(outcome.totals.opened).toBe(8);
+    // What the retired would have sent left the expected count: nothing counted lost or unsent.
+    expect(outcome.totals.sent).toBe(outcome.totals.expected);
+    expect(outcome.totals.received).toBe(outcome.totals.sent);
+    expect(outcome.totals.lost).toBe(0);
+    const byId = [...driver.connections].sort((a, b) => a.ownId - b.ownId);
+    for (const c of byId.slice(0, 2)) expect(c.sent).toBe(30);
+    for (const c of byId.slice(2)) {
+      expect(c.sent).toBeGreaterThanOrEqual(9);
+      expect(c.sent).toBeLessThanOrEqual(11);
+      expect(c.closed).toBe(true);
+    }
   });
 });

@@ -1,5 +1,15 @@
 import { randomBytes } from "node:crypto";
-import { COUNTERS, HISTOGRAMS, durationMs, planTiming, rateControlRefusal, type Plan, type PlanTiming, type Reconnect } from "@volley/contracts";
+import {
+  COUNTERS,
+  connectionsControlRefusal,
+  HISTOGRAMS,
+  durationMs,
+  planTiming,
+  rateControlRefusal,
+  type Plan,
+  type PlanTiming,
+  type Reconnect,
+} from "@volley/contracts";
 import { IntervalRecorder } from "@volley/metrics";
 import { publicOnlyLookup } from "@volley/contracts/public-lookup";
 import { connectOptionsFor } from "../drivers/connect-options";
@@ -11,6 +21,7 @@ import { createArrival } from "./arrival";
 import { systemClock, type Clock } from "./clock";
 import { ClosedLoop } from "./closed-loop";
 import { ConnectFailures } from "./connect-failures";
+import { LivePopulation } from "./live-population";
 import { closeText, connectErrorText } from "./error-text";
 import { PreciseWake } from "./precise-wake";
 import type { LiveRate } from "./rate-feed";
@@ -69,6 +80,9 @@ export class ShardEngine {
   private readonly frames: ShardFrames;
   private readonly schedule: SendSchedule;
   private readonly stages: StagePopulation | undefined;
+  /** Without stages: the connections to attempt, which a live connections change moves. */
+  private readonly live: LivePopulation | undefined;
+  private connectionsChange: { scale: number; atUs: number } | undefined;
   /** Sweep: steps have schedules of their own (the run's `schedule` then carries only the canary). */
   private readonly sweep: SweepStepper | undefined;
   private readonly durationUs: number;
@@ -163,6 +177,14 @@ export class ShardEngine {
         this.intervalUs,
         durationMs(msg.timeout) * 1000,
       );
+    else
+      this.live = new LivePopulation(
+        this.count,
+        { ...this.populationHost, unsentOf: (id, nowUs) => this.schedule.unsentOf(id, nowUs, this.intervalUs, msg.arrival === "constant") },
+        () => this.t0,
+        this.attemptGapUs,
+        durationMs(msg.timeout) * 1000,
+      );
     if (plan.sweep) this.sweep = new SweepStepper(plan, this.stepperHost, opts.random);
     this.frames = new ShardFrames(this.recorder, opts, this.warmupMs, this.sweep, this.stages);
     const s = plan.scenario;
@@ -214,7 +236,7 @@ export class ShardEngine {
     const done = new Promise<ShardOutcome>((resolve) => (this.resolveRun = resolve));
     const onAbort = () => this.finish("aborted", abortReason(signal!));
     signal?.addEventListener("abort", onAbort, { once: true });
-    if (!rateControlRefusal(this.plan)) this.opts.rate?.listen(this.onRate);
+    this.opts.rate?.listen(this.onRate);
     this.waitUntil(this.t0, () => {
       const startedAt = this.clock.hubNowMs();
       this.started = true;
@@ -265,7 +287,11 @@ export class ShardEngine {
       this.attempt(this.canaryId);
     }
     if (this.stages) this.stages.follow(now - this.t0, now);
-    else while (this.attempts < this.count && this.t0 + this.attempts * this.attemptGapUs <= now) this.attempt(this.attempts++);
+    else {
+      if (this.connectionsChange && now >= this.connectionsChange.atUs) this.applyConnections(this.connectionsChange);
+      const live = this.live!;
+      while (this.attempts < live.limit && live.attemptAt(this.attempts) <= now) this.attempt(this.grown(this.attempts++));
+    }
 
     if (this.rateChange && now >= this.rateChange.atUs) this.applyRate(this.rateChange);
     this.schedule.due(now, this.sink);
@@ -275,6 +301,7 @@ export class ShardEngine {
     this.accounting.expire(now);
     this.closed?.due(now);
     this.stages?.settle(now);
+    this.live?.settle(now);
 
     if (this.drained(now)) return this.finish("completed");
     // Slots are still due: carry on right after this turn's I/O, not a timer's millisecond later.
@@ -289,15 +316,20 @@ export class ShardEngine {
 
   private readonly isOpen = (id: number): boolean => this.state[id] === State.Open;
 
+  /** `id`, with the connection states grown to hold it (stages and live changes add ids past the plan's count). */
+  private grown(id: number): number {
+    if (id >= this.state.length) {
+      const grown = new Uint8Array(Math.max(id + 1, this.state.length * 2));
+      grown.set(this.state);
+      this.state = grown;
+    }
+    return id;
+  }
+
   private readonly populationHost = {
     attempt: (id: number) => {
-      if (id >= this.state.length) {
-        const grown = new Uint8Array(Math.max(id + 1, this.state.length * 2));
-        grown.set(this.state);
-        this.state = grown;
-      }
       this.attempts = this.stages!.attempts;
-      this.attempt(id);
+      this.attempt(this.grown(id));
     },
     isConnecting: (id: number) => this.state[id] === State.Connecting,
     isOpen: this.isOpen,
@@ -362,9 +394,11 @@ export class ShardEngine {
       this.closed?.nextDue() ?? Infinity,
     );
     if (this.rateChange) next = Math.min(next, this.rateChange.atUs);
+    if (this.connectionsChange) next = Math.min(next, this.connectionsChange.atUs);
+    if (this.live) next = Math.min(next, this.live.nextDeadline());
     if (now < this.endUs) {
       next = Math.min(next, this.endUs);
-      if (!this.stages && this.attempts < this.count) next = Math.min(next, this.t0 + this.attempts * this.attemptGapUs);
+      if (this.live && this.attempts < this.live.limit) next = Math.min(next, this.live.attemptAt(this.attempts));
     }
     if (this.stages) next = Math.min(next, this.stages.nextDeadline(this.t0, now));
     this.nextTickUs = next;
@@ -428,6 +462,7 @@ export class ShardEngine {
     });
     if (down) return this.reopened(id, now, down);
     if (this.stages && id !== this.canaryId && !this.stages.opened(id, now)) return;
+    if (this.live && id !== this.canaryId && !this.live.opened(id, now)) return;
     if (now >= this.endUs) {
       if (this.drained(now)) this.finish("completed");
       return;
@@ -442,7 +477,8 @@ export class ShardEngine {
     } else if (this.plan.scenario.message.per === "connection") {
       // `duration` is each connection's sending time from its own open: an early connection does
       // not send longer than planned, and one slow to connect still sends its whole window.
-      const until = now + this.durationUs;
+      // One a live change added sends to the plan's end of sending at most: the run keeps its length.
+      const until = id < this.count ? now + this.durationUs : Math.min(now + this.durationUs, this.t0 + this.timing.sendEndMs * 1000);
       if (until > this.endUs) this.endUs = this.schedule.endUs = until;
       this.windowEnd[id] = until;
       if (this.schedule.open(id, now, undefined, until)) this.addExpected(now, until);
@@ -505,11 +541,19 @@ export class ShardEngine {
 
   /** A live rate change heard: applied at its instant (at once if that has passed), the latest one winning. */
   private readonly onRate = (c: LiveRate): void => {
-    if (this.finished) return;
+    if (this.finished || (c.what === "connections" ? connectionsControlRefusal(this.plan) : rateControlRefusal(this.plan))) return;
     const now = this.clock.monoUs();
-    this.rateChange = { scale: c.scale, atUs: Math.max(now, now + (c.at - this.clock.hubNowMs()) * 1000) };
+    const change = { scale: c.scale, atUs: Math.max(now, now + (c.at - this.clock.hubNowMs()) * 1000) };
+    if (c.what === "connections") this.connectionsChange = change;
+    else this.rateChange = change;
     if (this.started) this.wake();
   };
+
+  /** From the change's instant the shard holds the plan's count times `scale` connections (LivePopulation). */
+  private applyConnections(c: { scale: number; atUs: number }): void {
+    this.connectionsChange = undefined;
+    this.live!.change(Math.max(0, Math.round(this.count * c.scale)), c.atUs, this.attempts);
+  }
 
   /**
    * From the change's instant every schedule of the plan sends at its rate times `scale` (each keeps
@@ -625,7 +669,7 @@ export class ShardEngine {
       this.closed.settled(id, now);
       this.wake(); // its next request may be due at once: one turn sends for every user freed meanwhile
     } else if (now >= this.nextTickUs && !this.wakeAt.relaxed(now)) this.wake(); // awake anyway: send what is due now, not on a second wake-up
-    if (this.state[id] === State.Retiring) this.stages!.received(id);
+    if (this.state[id] === State.Retiring) (this.stages ?? this.live)!.received(id);
     if (this.drained(now)) this.finish("completed");
   }
 
@@ -640,7 +684,7 @@ export class ShardEngine {
   /** After a reply or delivery was counted: a retiring connection may close, the shard may be drained. */
   private readonly afterReply = (id: number): void => {
     if (this.finished) return;
-    if (this.state[id] === State.Retiring) this.stages!.received(id);
+    if (this.state[id] === State.Retiring) (this.stages ?? this.live)!.received(id);
     if (this.drained(this.clock.monoUs())) this.finish("completed");
   };
 
@@ -649,7 +693,7 @@ export class ShardEngine {
     if (this.finished || (was !== State.Open && was !== State.Retiring)) return;
     this.state[id] = State.Gone;
     this.conns[id] = undefined;
-    if (was === State.Retiring) this.stages!.dropped(id);
+    if (was === State.Retiring) (this.stages ?? this.live)!.dropped(id);
     else this.active--;
     this.recorder.increment(COUNTERS.connectionsClosed);
     this.totals.closed++;

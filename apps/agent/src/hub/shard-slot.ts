@@ -130,11 +130,11 @@ export class ShardSlot {
   rate(payload: unknown): Ack {
     const parsed = shardRateSchema.safeParse(payload);
     if (!parsed.success) return fail(`invalid rate change: ${describeIssues(fieldIssues(parsed.error))}`);
-    const { shardId, scale, at } = parsed.data;
+    const { shardId, scale, at, what } = parsed.data;
     const state = this.state;
     if ((state.kind !== "running" && state.kind !== "armed") || state.job.shardId !== shardId) return fail(`shard ${shardId} is not running on this agent`);
-    this.deps.log.info({ shardId, scale, inMs: Math.round(at - this.deps.clock().hubNowMs()) }, `shard ${shardId}: rate × ${scale}`);
-    state.rate.push({ scale, at });
+    this.deps.log.info({ shardId, scale, inMs: Math.round(at - this.deps.clock().hubNowMs()) }, `shard ${shardId}: ${what} × ${scale}`);
+    state.rate.push({ scale, at, what });
     return OK;
   }
 

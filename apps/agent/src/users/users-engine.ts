@@ -174,7 +174,7 @@ export class UsersEngine {
 
   /** A live rate change: arrivals from its instant on follow the plan's rate line times its scale. */
   private readonly onRate = (c: LiveRate): void => {
-    if (this.finished || c.scale === this.rateScale) return;
+    if (this.finished || c.what !== "rate" || c.scale === this.rateScale) return;
     this.rateScale = c.scale;
     const now = this.clock.monoUs();
     const atUs = Math.max(now, now + (c.at - this.clock.hubNowMs()) * 1000);

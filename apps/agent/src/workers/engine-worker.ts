@@ -18,7 +18,7 @@ export function serveEngineWorker(): void {
   let rate: RateFeed | undefined;
   port.on("message", (m: ToWorker) => {
     if (m.type === "abort") return controller?.abort(m.reason);
-    if (m.type === "rate") return rate?.push({ scale: m.scale, at: m.at });
+    if (m.type === "rate") return rate?.push({ scale: m.scale, at: m.at, what: m.what });
     const run = new AbortController();
     controller = run;
     rate = new RateFeed();

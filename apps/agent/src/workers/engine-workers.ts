@@ -166,7 +166,7 @@ export class EngineWorkers {
       });
       // Every part scales alike, so the parts still add up to the shard's rate.
       opts.rate?.listen((c) => {
-        for (let w = 0; w < n; w++) post(w, { type: "rate", scale: c.scale, at: c.at });
+        for (let w = 0; w < n; w++) post(w, { type: "rate", ...c });
       });
     });
   }

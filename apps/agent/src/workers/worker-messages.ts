@@ -1,4 +1,5 @@
 import type { Plan } from "@volley/contracts";
+import type { LiveRate } from "../engine/rate-feed";
 import type { EngineFrame, ShardOutcome } from "../engine/types";
 
 /** Marks the agent's own engine workers in workerData (the packed agent's one file is also their entry). */
@@ -19,7 +20,7 @@ export type ToWorker =
     }
   | { type: "abort"; reason: string }
   /** A live rate change for the part it runs (hub-clock epoch ms). */
-  | { type: "rate"; scale: number; at: number };
+  | ({ type: "rate" } & LiveRate);
 
 /** Worker → main thread. */
 export type FromWorker =

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { AGENT_EVENTS, ackSchema, planTiming, type Ack, type ShardEnd, type ShardJob } from "@volley/contracts";
+import { AGENT_EVENTS, ackSchema, planTiming, type Ack, type ShardEnd, type ShardJob, type ShardRate } from "@volley/contracts";
 import { listShards, updateShard, type Db } from "@volley/db";
 import type { EndedShard, RunCoordinator } from "../coordination/run-coordinator";
 import { describeAgent, type AgentRegistry, type AgentSession, type ShardLease } from "../gateway/agent-registry";
@@ -58,12 +58,12 @@ export class ShardRunner {
     for (const exec of this.active.values()) if (exec.job.runId === runId) this.abortExecution(exec, reason);
   }
 
-  /** Forwards a live rate change to the agents of this hub running shards of `runId`; returns how many shards it reached. */
-  rateRun(runId: string, scale: number, at: number): number {
+  /** Forwards a live rate or connections change to the agents of this hub running shards of `runId`; returns how many shards it reached. */
+  rateRun(runId: string, change: Omit<ShardRate, "shardId">): number {
     let n = 0;
     for (const exec of this.active.values()) {
       if (exec.job.runId !== runId || !exec.assigned || exec.abort.settled) continue;
-      this.opts.registry.send(exec.session, AGENT_EVENTS.shardRate, { shardId: exec.job.shardId, scale, at });
+      this.opts.registry.send(exec.session, AGENT_EVENTS.shardRate, { shardId: exec.job.shardId, ...change } satisfies ShardRate);
       n++;
     }
     return n;

@@ -1,10 +1,12 @@
 import type { IntervalPoint, RateChange, Run } from "@volley/contracts";
 import type { ChartMarker } from "../components/timeline-chart";
 
-/** What a live rate change set, in the plan's unit: "rate → 40 msg/s per connection (×2)". */
+/** What a live change set, in the plan's unit: "rate → 40 msg/s per connection (×2)", "connections → 200 (×2)". */
 export function describeRateChange(c: RateChange): string {
   const scale = Math.round(c.scale * 1000) / 1000;
-  return `rate → ${c.rate.toLocaleString("en-US")} ${c.unit}${scale === 1 ? " (the plan's)" : ` (×${scale})`}`;
+  const plan = scale === 1 ? " (the plan's)" : ` (×${scale})`;
+  if (c.unit === "connections") return `connections → ${c.rate.toLocaleString("en-US")}${plan}`;
+  return `rate → ${c.rate.toLocaleString("en-US")} ${c.unit}${plan}`;
 }
 
 /** A run's live rate changes as timeline markers, x in seconds from its first stored interval (where x = 0 begins). */

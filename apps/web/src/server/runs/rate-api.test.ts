@@ -50,7 +50,7 @@ describe("POST /api/v1/runs/{id}/rate", () => {
       const body = (await res.json()) as { change: { at: number; scale: number; rate: number; unit: string; by: string } };
       expect(body.change).toMatchObject({ scale: 4, rate: 20, unit: "msg/s per connection", by: expect.stringMatching(/^API token /) });
       expect(body.change.at).toBeGreaterThanOrEqual(before + 1000);
-      expect(JSON.parse(await published)).toEqual({ runId: id, scale: 4, at: body.change.at });
+      expect(JSON.parse(await published)).toEqual({ runId: id, scale: 4, at: body.change.at, what: "rate" });
     } finally {
       sub.disconnect();
     }
@@ -59,6 +59,14 @@ describe("POST /api/v1/runs/{id}/rate", () => {
     const run = (await (await call(getRunRoute, "GET", `/api/v1/runs/${id}`, { token }, undefined, { id })).json()) as { rateChanges: { scale: number }[] };
     expect(run.rateChanges.map((c) => c.scale)).toEqual([4, 1]);
     expect((await getRun(env.h.db, id))?.rateChanges).toHaveLength(2);
+  });
+
+  it("changes how many connections are open, over every agent", async () => {
+    const id = await runningRun();
+    const res = await post(id, { connections: 25 });
+    expect(res.status).toBe(202);
+    expect(((await res.json()) as { change: unknown }).change).toMatchObject({ scale: 2.5, rate: 25, unit: "connections" });
+    expect((await readError(await post(id, { connections: 2.5 }))).code).toBe("invalid_body");
   });
 
   it("users plans change their arrival rate", async () => {
@@ -72,12 +80,15 @@ describe("POST /api/v1/runs/{id}/rate", () => {
     const res = await post(id, { rate: 2 });
     expect(res.status).toBe(202);
     expect(((await res.json()) as { change: unknown }).change).toMatchObject({ scale: 0.5, rate: 2, unit: "users/s" });
+    const connections = await post(id, { connections: 10 });
+    expect(connections.status).toBe(409);
+    expect((await readError(connections)).message).toMatch(/change their arrival rate instead/);
   });
 
   it("refuses what cannot change, naming the field and the fix", async () => {
     const id = await runningRun();
     const both = await readError(await post(id, { rate: 10, scale: 2 }));
-    expect(both).toMatchObject({ code: "invalid_body", message: expect.stringMatching(/either "rate".*or "scale"/) });
+    expect(both).toMatchObject({ code: "invalid_body", message: expect.stringMatching(/give one of "rate" .*, "scale" .* or "connections"/) });
     const none = await readError(await post(id, {}));
     expect(none.code).toBe("invalid_body");
     const far = await readError(await post(id, { rate: 5000 }));

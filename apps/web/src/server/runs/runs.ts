@@ -1,5 +1,6 @@
 import {
   abortRequestSchema,
+  connectionsControlRefusal,
   FINAL_RUN_STATUSES,
   planRate,
   planTiming,
@@ -226,19 +227,20 @@ export async function changeRunRate(
       "conflict",
       `run ${id} is ${row.status}: only a running run's rate can change${row.status === "queued" ? " (change the plan, or wait until it starts)" : ""}`,
     );
-  const refusal = rateControlRefusal(row.plan);
+  const what = body.connections !== undefined ? "connections" : "rate";
+  const refusal = what === "connections" ? connectionsControlRefusal(row.plan) : rateControlRefusal(row.plan);
   if (refusal) throw new ApiError(409, "conflict", `run ${id}: ${refusal}`);
   const scaled = rateChangeScale(row.plan, body);
   if ("error" in scaled) throw new ApiError(400, "invalid_body", scaled.error);
   const at = Date.now() + RATE_CHANGE_LEAD_MS;
   const sendsUntil = (row.startedAt?.getTime() ?? at) + planTiming(row.plan).sendEndMs + RATE_CHANGE_SLACK_MS;
   if (at > sendsUntil) throw new ApiError(409, "conflict", `run ${id} has finished sending; it only waits for its last replies now`);
-  const { rate, unit } = planRate(row.plan);
+  const { rate, unit } = what === "connections" ? { rate: row.plan.connections.count, unit: "connections" as const } : planRate(row.plan);
   const by = actor?.kind === "user" ? actor.email : actor?.kind === "token" ? `API token ${actor.tokenId}` : "unknown";
   const change: RateChange = { at, scale: scaled.scale, rate: Math.round(rate * scaled.scale * 1000) / 1000, unit, by };
   const all = await appendRateChange(db, id, change);
   if (!all) throw new ApiError(409, "conflict", `run ${id} has just ended; its rate can no longer change`);
-  const message = JSON.stringify(rateRequestSchema.parse({ runId: id, scale: change.scale, at }));
+  const message = JSON.stringify(rateRequestSchema.parse({ runId: id, scale: change.scale, at, what }));
   await withRedisDeadline("publish the rate change", getRedis().publish(REDIS_KEYS.rate, message));
   getLogger().info({ runId: id, scale: change.scale, at }, "rate change requested");
   return { id, change, rateChanges: all };
