@@ -350,9 +350,9 @@ function build() {
       path: "/api/v1/runs/{id}/rate",
       operationId: "changeRunRate",
       tags: ["runs"],
-      summary: "Change a running run's rate",
+      summary: "Change a running run's rate or connections",
       description:
-        'Like Locust\'s live edit: `{"rate": 40}` sets the plan\'s `scenario.message.rate` (users: `arrivalRate`) to 40, `{"scale": 2}` doubles every rate of the plan (`{"scale": 1}` goes back to it). Every agent applies it at one instant, a second after the request; the run records it (`rateChanges`) and its timeline marks it. 409 when the run is not running or its rate cannot change while it runs (sweeps, connection stages, closed loops, exact request counts).',
+        'Like Locust\'s live edit: `{"rate": 40}` sets the plan\'s `scenario.message.rate` (users: `arrivalRate`) to 40, `{"scale": 2}` doubles every rate of the plan (`{"scale": 1}` goes back to it), `{"connections": 200}` sets how many connections are open at once over every agent (more open at `connections.rate`, fewer retire the newest). Every agent applies it at one instant, a second after the request; the run records it (`rateChanges`) and its timeline marks it. 409 when the run is not running or the plan cannot change that while it runs (sweeps, connection stages, closed loops, exact request counts; connections also users plans, storms and reconnecting connections).',
       request: { params: idParams, body: { required: true, content: { "application/json": { schema: RateChangeBody } } } },
       responses: { 202: jsonBody(RateChangeResponse, "The change is recorded and sent to the agents."), ...errors(400, 403, 404, 409, 500, 503) },
     },
