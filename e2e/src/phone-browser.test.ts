@@ -183,6 +183,9 @@ describe.skipIf(!hasChromium)("phones and desktops in Chromium", () => {
       if (w.width > 390) wide.push(`${p.name} is ${w.width} px wide: ${w.culprits.join(", ")}`);
     }
     expect(wide).toEqual([]);
+    // The API reference (last page visited) shows `code` as code, parameters' included.
+    const literal = (await phone.locator("main section.panel").allInnerTexts()).filter((t) => t.includes("`"));
+    expect(literal.map((t) => t.slice(0, 120))).toEqual([]);
 
     // The nav folds behind a Menu button; open, every item is on screen.
     await phone.goto(`${stack.webUrl}/`);

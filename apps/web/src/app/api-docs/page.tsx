@@ -47,7 +47,12 @@ export default function ApiDocsPage() {
                   <th>{p.in} parameter</th>
                   <td>
                     <code className="mono">{p.name}</code>
-                    {p.required ? "" : " (optional)"} {p.description && <span className="muted">{p.description}</span>}
+                    {p.required ? "" : " (optional)"}{" "}
+                    {p.description && (
+                      <span className="muted">
+                        <InlineCodeText text={p.description} />
+                      </span>
+                    )}
                   </td>
                 </tr>
               ))}
