@@ -5,13 +5,8 @@ import { useEffect, useMemo, useRef, useState } from "react";
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import { fmtMs } from "../lib/format";
-import { decades, fmtPercentile, percentileX, spectrumKinds } from "../lib/spectrum-axis";
+import { decades, fmtPercentile, msAt, percentileX, spectrumKinds } from "../lib/spectrum-axis";
 import { axisFacts, fitAxis } from "./timeline-chart";
-
-/** The value at percentile `p` of a spectrum (the first point at or past it), ms. */
-export function msAt(points: SpectrumPoint[], p: number): number | null {
-  return (points.find((pt) => pt.percentile >= p) ?? points.at(-1))?.ms ?? null;
-}
 
 /**
  * The percentile spectrum of every timed kind in the run (merged histograms): how latency grows

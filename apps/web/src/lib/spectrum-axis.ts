@@ -54,6 +54,11 @@ export const fmtPercentile = (x: number) => {
       }%`;
 };
 
+/** The value at percentile `p` of a spectrum (the first point at or past it), ms. */
+export function msAt(points: SpectrumPoint[], p: number): number | null {
+  return (points.find((pt) => pt.percentile >= p) ?? points.at(-1))?.ms ?? null;
+}
+
 /** x = 1, 10, 100 … (0 %, 90 %, 99 % …) within [min, max], and x = 2 (50 %) when there is room. */
 export function decades(min: number, max: number): number[] {
   const out: number[] = [];

@@ -1,6 +1,6 @@
 import type { SpectrumPoint } from "@volley/contracts";
 import { fmtMs, fmtRateValue } from "./format";
-import { decades, fmtPercentile, percentileX, spectrumKinds } from "./spectrum-axis";
+import { decades, fmtPercentile, msAt, percentileX, spectrumKinds } from "./spectrum-axis";
 import { escapeHtml as e, svgChart } from "./svg-chart";
 
 /**
@@ -29,9 +29,8 @@ export function spectrumChartSvg(spectra: Record<string, SpectrumPoint[]>): stri
     xFormat: fmtPercentile,
     format: (v) => `${fmtRateValue(v)} ms`,
   });
-  const p99 = (points: SpectrumPoint[]) => (points.find((pt) => pt.percentile >= 99) ?? points.at(-1))?.ms ?? null;
   const key = kinds
-    .map((k, i) => `<span><i style="background:${series[i]!.color}"></i>${e(k.label)}: p99 <b>${e(fmtMs(p99(spectra[k.metric]!)))}</b></span>`)
+    .map((k, i) => `<span><i style="background:${series[i]!.color}"></i>${e(k.label)}: p99 <b>${e(fmtMs(msAt(spectra[k.metric]!, 99)))}</b></span>`)
     .join("");
   return `<div class="chart" data-chart="spectrum">${svg}</div><div class="legend">${key}</div>`;
 }
