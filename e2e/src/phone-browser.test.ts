@@ -245,6 +245,9 @@ describe.skipIf(!hasChromium)("phones and desktops in Chromium", () => {
       }
       expect(await clippedCards(page), `at ${width} px`).toEqual([]);
     }
+    // A finished error-free run says "none", not "none so far"; the per-agent table names the agent.
+    expect(await desktop.locator(".chart-panel h2", { hasText: "Errors and disconnects" }).innerText()).toBe("Errors and disconnects none");
+    expect(await desktop.getByTestId("agent-breakdown").locator("tbody tr").first().innerText()).toMatch(/^e2e-agent\b/);
     // Off the chart the spectrum's legend reads the round trip's p99: the table's, not the first
     // HdrHistogram tick past 99 % (46.5 vs 34.9 ms once).
     await desktop.mouse.move(2, 2);
