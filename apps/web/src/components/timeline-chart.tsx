@@ -181,11 +181,13 @@ function markerLines(get: () => ChartMarker[] | undefined): uPlot.Plugin {
           const list = get() ?? [];
           const { ctx } = u;
           const { left, top, width, height } = u.bbox;
-          const placed: { label: string; x: number }[] = [];
+          const placed: { label: string; x: number; y: number; from: number; to: number }[] = [];
           ctx.save();
           ctx.beginPath();
           ctx.rect(left, top, width, height);
           ctx.clip();
+          // Labels of changes close together go on rows below each other rather than over each other.
+          const rows: { from: number; to: number }[][] = [];
           for (const m of list) {
             const x = Math.round(u.valToPos(m.x, "x", true)) + 0.5;
             if (x < left || x > left + width) continue;
@@ -200,8 +202,13 @@ function markerLines(get: () => ChartMarker[] | undefined): uPlot.Plugin {
             // Right of the line, or left of it near the chart's right edge.
             const w = ctx.measureText(m.label).width;
             const textX = x + 4 * uPlot.pxRatio + w > left + width ? x - 4 * uPlot.pxRatio - w : x + 4 * uPlot.pxRatio;
-            ctx.fillText(m.label, textX, top + 28 * uPlot.pxRatio);
-            placed.push({ label: m.label, x: x / uPlot.pxRatio });
+            const box = { from: textX - 4 * uPlot.pxRatio, to: textX + w };
+            let row = rows.findIndex((r) => r.every((b) => b.to < box.from || b.from > box.to));
+            if (row < 0) row = rows.push([]) - 1;
+            rows[row]!.push(box);
+            const y = top + (28 + 12 * row) * uPlot.pxRatio;
+            ctx.fillText(m.label, textX, y);
+            placed.push({ label: m.label, x: x / uPlot.pxRatio, y: y / uPlot.pxRatio, from: box.from / uPlot.pxRatio, to: box.to / uPlot.pxRatio });
           }
           ctx.restore();
           u.root.dataset.markers = JSON.stringify(placed);
