@@ -116,7 +116,8 @@ function LiveField(props: { what: string; label: string; unit: string; planned: 
   return (
     <form className="rate-control" onSubmit={submit} data-testid={`live-${what}`}>
       <label className="small">
-        {label} now <strong data-testid={`current-${what}`}>{current.toLocaleString("en-US")}</strong> {unit === "connections" ? "" : unit}; set to{" "}
+        {label} now <strong data-testid={`current-${what}`}>{current.toLocaleString("en-US")}</strong>
+        {unit === "connections" ? "" : ` ${unit}`}; set to{" "}
         <input
           type="number"
           name={what}
