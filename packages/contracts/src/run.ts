@@ -305,6 +305,18 @@ export const runSummarySchema = z.object({
   /** How far apart the agents actually started (absent when no agent reported its start, and in summaries from before). */
   start: startReportSchema.optional(),
   intervals: z.object({ measured: z.number().int(), warmup: z.number().int(), saturated: z.number().int() }),
+  /**
+   * Stored histograms that could not be decoded (a damaged row, a frame from an older version), left
+   * out of every percentile so the rest of the run still reads; their frames' counters are counted.
+   * Per metric: how many, and the intervals (seconds) they were for. Absent when none was.
+   */
+  leftOut: z
+    .object({
+      histograms: z.number().int(),
+      metrics: z.array(z.object({ metric: z.string(), count: z.number().int(), intervals: z.array(z.number().int()) })),
+      message: z.string(),
+    })
+    .optional(),
   /** The plan's thresholds, then the default sanity checks (`kind: "sanity"`; see the plan's `sanity`). */
   thresholds: z.array(
     z.object({

@@ -255,7 +255,7 @@ export function addEncoded(target: Histogram | readonly Histogram[], base64: str
       continue;
     }
     if (count > 0) {
-      if (index >= first.countsArrayLength) throw new Error(`encoded histogram has a count at index ${index}, past the configured range`);
+      if (index >= first.countsArrayLength) throw new HistogramDecodeError(`it has a count at index ${index}, past the configured range`);
       indexes[n] = index;
       counts[n++] = count;
       added += count;

@@ -12,3 +12,4 @@ export * from "./stop-condition";
 export * from "./sweep-steps";
 export * from "./sanity-checks";
 export * from "./run-tally";
+export * from "./left-out";

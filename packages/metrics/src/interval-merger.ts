@@ -1,5 +1,6 @@
 import { COUNTERS, HISTOGRAMS, errorCount, type IntervalPoint } from "@volley/contracts";
-import { addEncoded, createHistogram, encodeHistogram, type Histogram } from "./histogram";
+import { createHistogram, encodeHistogram, type Histogram } from "./histogram";
+import { LeftOutHistograms } from "./left-out";
 import type { FrameLike } from "./aggregate";
 
 const ms = (us: number) => Math.round(us) / 1000;
@@ -30,7 +31,11 @@ export class IntervalMerger {
   private step: number | undefined;
   private readonly health = { cpu: 0, eventLoopMs: 0, sendLagMs: 0 };
 
-  constructor(readonly index: number) {}
+  /** `leftOut`: where an undecodable stored histogram is noted (skipped, never thrown: the rest of the second still merges). */
+  constructor(
+    readonly index: number,
+    private readonly leftOut = new LeftOutHistograms(),
+  ) {}
 
   /**
    * The merged histogram a frame's histogram of this name goes into, for a caller that decodes the
@@ -49,7 +54,7 @@ export class IntervalMerger {
     if (!histogramsAdded)
       for (const name of POINT_HISTOGRAMS) {
         const b64 = f.histograms[name];
-        if (b64) addEncoded(this.target(name)!, b64);
+        if (b64) this.leftOut.add(this.target(name)!, b64, { metric: name, index: f.index, shard: (f as { shardId?: string }).shardId ?? f.agentId ?? "" });
       }
     const c = f.counters;
     this.frames++;

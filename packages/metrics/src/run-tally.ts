@@ -12,7 +12,8 @@ import {
 } from "@volley/contracts";
 import { summarizeFrames, type FrameLike } from "./aggregate";
 import { FLOW_SAMPLES_PER_EVENT } from "./flow-summary";
-import { addEncoded, addHistogram, createHistogram, encodeHistogram, type Histogram } from "./histogram";
+import { addHistogram, createHistogram, encodeHistogram, type Histogram } from "./histogram";
+import { LeftOutHistograms } from "./left-out";
 import { percentileSpectrum } from "./run-analysis";
 import { sanityChecks, type AgentEvidence } from "./sanity-checks";
 import { latencySummary } from "./summary";
@@ -91,6 +92,8 @@ interface AgentTally {
  */
 export class RunTally {
   frames = 0;
+  /** Stored histograms that could not be decoded: left out of every merge and named in the summary. */
+  readonly leftOut = new LeftOutHistograms();
   private measuredFrames = 0;
   /**
    * The summary is summarizeFrames itself, over compact stand-ins for the frames: one per (second,
@@ -137,7 +140,7 @@ export class RunTally {
         into.push(slot(agent.hs, name));
       const extra = also?.(name);
       if (extra) into.push(extra);
-      addEncoded(into, b64);
+      this.leftOut.add(into, b64, { metric: name, index: f.index, shard });
     }
     for (const [k, v] of Object.entries(f.counters)) {
       carrier.first(k, [f.index, shard, position++], "counter");
@@ -345,7 +348,8 @@ export class RunTally {
     const capacity = capacityOf(steps, plan);
     const full = { ...measured, ...(steps.length > 0 ? { steps } : {}), ...(capacity ? { capacity } : {}) };
     const sanity = plan ? sanityChecks(full, plan.sanity, this.evidence()) : [];
-    return { ...full, thresholds: [...evaluateThresholds(thresholds, full), ...sanity] };
+    const leftOut = this.leftOut.note();
+    return { ...full, ...(leftOut ? { leftOut } : {}), thresholds: [...evaluateThresholds(thresholds, full), ...sanity] };
   }
 
   /** Spectra and per-agent breakdown, as analyzeFrames(frames). */

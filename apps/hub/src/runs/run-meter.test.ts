@@ -6,7 +6,7 @@ import { pino } from "pino";
 import { Server } from "socket.io";
 import { createAdapter } from "@socket.io/redis-adapter";
 import { io as connect, type Socket } from "socket.io-client";
-import { LIVE_FEED, type IntervalFrame, type LivePoints, type RunEvent } from "@volley/contracts";
+import { COUNTERS, LIVE_FEED, type IntervalFrame, type LivePoints, type RunEvent } from "@volley/contracts";
 import {
   createDb,
   createTestDatabase,
@@ -310,5 +310,31 @@ describe("run meter", () => {
     feed.status({ type: "status", runId: other.id, status: "running", reason: null, at: Date.now() });
     feed.status({ type: "status", runId: run.id, status: "passed", reason: null, at: Date.now() });
     expect((await statuses).map((e) => [e.runId, e.type === "status" && e.status])).toEqual([[run.id, "passed"]]);
+  });
+
+  it("leaves out a stored histogram it cannot decode, names it in the summary, and folds the rest: polled, re-merged or replayed", async () => {
+    const { run, plan, frames } = await runWithFrames(2, 20);
+    // A row as an older version or damage to the database left it: the gateway refuses one at ingest.
+    const bad = frames.find((f) => f.agentId === "agt_1" && f.index === 3)!;
+    bad.histograms["message.latency"] = Buffer.from([0x1c, 0x84, 0x93, 0x14, 0, 0, 0, 4, 1, 2, 3, 4]).toString("base64");
+    const meter = new RunMeter({ db: h.db, runId: run.id, plan, log, summaryEveryMs: 0 });
+    await insertFrames(
+      h.db,
+      frames.filter((f) => f !== bad),
+    );
+    await meter.poll();
+    await insertFrames(h.db, [bad]); // late: its second is past the window, merged again from what is stored
+    await meter.poll();
+    expect(meter.frames).toBe(frames.length);
+    const summary = meter.summary(true)!;
+    const sent = frames.reduce((n, f) => n + (f.counters[COUNTERS.sent] ?? 0), 0);
+    expect(summary.messages.sent).toBe(sent);
+    expect(summary.leftOut).toMatchObject({ histograms: 1, metrics: [{ metric: "message.latency", count: 1, intervals: [3] }] });
+    const point = (await listRunPointRows(h.db, run.id)).find((r) => r.point.index === 3)!.point;
+    expect(point.sent).toBe(frames.filter((f) => f.index === 3).reduce((n, f) => n + (f.counters[COUNTERS.sent] ?? 0), 0));
+    expect(point.p50).not.toBeNull(); // agt_0's histogram of that second
+
+    const replayed = await RunMeter.replay({ db: h.db, runId: run.id, plan, log });
+    expect(replayed.summary(true)).toEqual(summary);
   });
 });

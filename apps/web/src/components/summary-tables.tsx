@@ -87,6 +87,12 @@ export function SummaryTables({ run }: { run: Run }) {
           {s.intervals.warmup > 0 && `, ${fmtInt(s.intervals.warmup)} warm-up left out`}
         </span>
       </div>
+      {s.leftOut && (
+        // A damaged stored histogram is left out, not a failed page: say which, so no percentile is read as whole.
+        <div className="banner banner-warn" role="status" data-testid="left-out">
+          {s.leftOut.message}
+        </div>
+      )}
       {s.intervals.saturated > 0 && (
         <div className="banner banner-warn">
           The load generator was saturated in {fmtInt(s.intervals.saturated)} interval{s.intervals.saturated === 1 ? "" : "s"}: its own CPU or send lag was a

@@ -156,7 +156,7 @@ export function runReportHtml(run: Run, intervals: IntervalPoint[], analysis: Ru
     : `<tr><td class="muted" colspan="2">No errors</td></tr>`;
 
   const summary = s
-    ? `<section><h2>Summary</h2><div class="grid2"><table><tbody>
+    ? `<section><h2>Summary</h2>${s.leftOut ? `<p class="bad" data-left-out>${e(s.leftOut.message)}</p>` : ""}<div class="grid2"><table><tbody>
 ${row("Sent", fmtInt(s.messages.sent))}${deliveryOnly ? "" : row("Replies received", fmtInt(s.messages.received)) + row("Replies lost", fmtInt(s.messages.lost), s.messages.lost ? "bad" : "")}
 ${s.deliveries ? row("Deliveries due", fmtInt(s.deliveries.expected)) + row("Delivered", fmtInt(s.deliveries.received)) + row("Delivery ratio", fmtPercent(s.deliveries.ratio, 2)) : ""}
 ${row("Send rate", fmtRate(s.messages.sendRate))}${row("Latency p50 / p95 / p99", `${fmtMs(rl?.p50)} / ${fmtMs(rl?.p95)} / ${fmtMs(rl?.p99)}`)}${row("Latency max", fmtMs(rl?.max))}
