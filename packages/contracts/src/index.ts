@@ -30,3 +30,4 @@ export * from "./run-meta";
 export * from "./schedules";
 export * from "./metrics-export";
 export * from "./retention";
+export * from "./sweep-validation";

@@ -4,6 +4,7 @@ import { targetSchema } from "./target";
 import { parseThreshold } from "./threshold-metrics";
 import { validateHttpLoad } from "./http-load-validation";
 import { connectionsSchema, scenarioSchema, sweepSchema } from "./scenario";
+import { validateSweep } from "./sweep-validation";
 import { flowSchema } from "./flow";
 import { validateFlow } from "./flow-validation";
 import { validateHttpFamily } from "./http-family-validation";
@@ -149,6 +150,7 @@ export const planSchema = z
     validateHttpLoad(plan, ctx);
     validateUsers(plan, ctx);
     validateReconnect(plan, ctx);
+    validateSweep(plan, ctx);
     const encoding = plan.target.sockjs?.encoding;
     if (encoding === "text" && !plan.flow)
       ctx.addIssue({

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { COUNTERS } from "@volley/contracts";
+import { COUNTERS, planSchema } from "@volley/contracts";
 import { startWsEchoServer } from "@volley/targets";
 import { runSweep, sweepPlan, total } from "./engine-test-kit";
 import { shardPreflight } from "./shard-preflight";
@@ -125,12 +125,16 @@ describe("sweep", () => {
     expect(summary.capacity).toMatchObject({ rate: 40, step: 1, lowerBound: true, agentSaturated: false });
   }, 30_000);
 
-  it("refuses stages with a sweep, and a duration no step fits in", () => {
+  it("refuses stages with a sweep, and a duration no step fits in, in the plan schema's own words", () => {
     const base = sweepPlan("ws://127.0.0.1:9/echo", { step: 1, hold: "3s" });
-    expect(shardPreflight({ ...base, scenario: { ...base.scenario, duration: "2s" } }, { maxConnections: 10 })).toMatch(
-      /scenario.duration .* is shorter than sweep.hold .*set duration to at least hold/,
-    );
+    const short = { ...base, scenario: { ...base.scenario, duration: "2s" } };
+    expect(shardPreflight(short, { maxConnections: 10 })).toMatch(/^scenario.duration is 2000 ms, shorter than one sweep step .*set duration to at least 3s/);
     const staged = { ...base, connections: { ...base.connections, stages: [{ duration: "1s", target: 4 }] } };
-    expect(shardPreflight(staged, { maxConnections: 10 })).toMatch(/stages and sweep cannot be combined/);
+    expect(shardPreflight(staged, { maxConnections: 10 })).toMatch(/^sweep cannot be combined with connections.stages/);
+    // A plan that validates is never refused by the run at once: the schema refuses these, saying the same.
+    for (const plan of [short, staged]) {
+      const issue = planSchema.safeParse(plan).error?.issues[0];
+      expect(issue && `${issue.path.join(".")} ${issue.message}`).toBe(shardPreflight(plan, { maxConnections: 10 }));
+    }
   });
 });

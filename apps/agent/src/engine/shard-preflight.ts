@@ -1,4 +1,4 @@
-import { durationMs, type Plan } from "@volley/contracts";
+import { sweepPlanError, type Plan } from "@volley/contracts";
 import { driverFor } from "../drivers/driver-for";
 
 const ENGINE_SCENARIOS: readonly string[] = ["echo", "broadcast", "groups", "storm", "http-rps", "users"];
@@ -14,12 +14,9 @@ export function shardPreflight(plan: Plan, limits: AgentLimits): string | undefi
   if (!ENGINE_SCENARIOS.includes(plan.scenario.kind)) {
     return `scenario "${plan.scenario.kind}" is not supported by this agent version (it runs: ${ENGINE_SCENARIOS.join(", ")})`;
   }
-  if (plan.connections.stages && plan.sweep) {
-    return "connections.stages and sweep cannot be combined: a sweep steps the rate over a fixed population; remove one of them";
-  }
-  if (plan.sweep && durationMs(plan.scenario.duration) < durationMs(plan.sweep.hold)) {
-    return `scenario.duration (${durationMs(plan.scenario.duration)} ms) is shorter than sweep.hold (${durationMs(plan.sweep.hold)} ms), so no step fits; set duration to at least hold`;
-  }
+  // The plan schema's own check (a plan from an older hub may not have passed it), word for word.
+  const sweep = sweepPlanError(plan);
+  if (sweep) return `${sweep.path.join(".")} ${sweep.message}`;
   if (plan.connections.count > limits.maxConnections) {
     return `plan asks for ${plan.connections.count} connections; this agent allows at most ${limits.maxConnections} (AGENT_MAX_CONNECTIONS)`;
   }
