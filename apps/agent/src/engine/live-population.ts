@@ -1,3 +1,4 @@
+import { RetiringConnections } from "./retiring-connections";
 import type { PopulationHost } from "./stage-population";
 
 /** What a live population needs of its shard engine: the stage population's host, and a connection's slots still to come. */
@@ -19,7 +20,7 @@ export class LivePopulation {
   /** Ramps of attempts at connections.rate: the plan's from the start (fromUs null: the start instant), then one per change that added ids when every id before had been attempted. */
   private readonly ramps: { firstId: number; fromUs: number | null }[] = [{ firstId: 0, fromUs: null }];
   private readonly retired = new Set<number>();
-  private readonly retiring = new Map<number, number>();
+  private readonly retiring: RetiringConnections;
   private readonly retireOnOpen = new Set<number>();
 
   constructor(
@@ -28,9 +29,10 @@ export class LivePopulation {
     private readonly host: LivePopulationHost,
     private readonly t0Us: () => number,
     private readonly gapUs: number,
-    private readonly timeoutUs: number,
+    timeoutUs: number,
   ) {
     this.end = planned;
+    this.retiring = new RetiringConnections(host, timeoutUs);
   }
 
   /** Connections are attempted with ids below this. */
@@ -81,34 +83,25 @@ export class LivePopulation {
 
   /** Closes every retiring connection whose awaited messages are all in, or whose wait is over. */
   settle(nowUs: number): void {
-    for (const [id, deadline] of this.retiring) if (deadline <= nowUs || this.host.outstandingFor(id) === 0) this.close(id);
+    this.retiring.settle(nowUs);
   }
 
   /** Something arrived on `id`: a retiring connection closes once nothing it awaits is left. */
   received(id: number): void {
-    if (this.retiring.has(id) && this.host.outstandingFor(id) === 0) this.close(id);
+    this.retiring.received(id);
   }
 
   /** The server (or the network) closed `id`; true when it was retiring (it no longer counted as active). */
   dropped(id: number): boolean {
-    return this.retiring.delete(id);
+    return this.retiring.dropped(id);
   }
 
   /** When settle next has work (Infinity when none). */
   nextDeadline(): number {
-    let next = Infinity;
-    for (const deadline of this.retiring.values()) next = Math.min(next, deadline);
-    return next;
+    return this.retiring.nextDeadline();
   }
 
   private retire(id: number, nowUs: number): void {
-    this.host.retire(id, this.host.unsentOf(id, nowUs));
-    if (this.host.outstandingFor(id) === 0) this.close(id);
-    else this.retiring.set(id, nowUs + this.timeoutUs);
-  }
-
-  private close(id: number): void {
-    this.retiring.delete(id);
-    this.host.close(id);
+    this.retiring.retire(id, this.host.unsentOf(id, nowUs), nowUs);
   }
 }

@@ -1,4 +1,5 @@
 import type { Stage } from "@volley/contracts";
+import { RetiringConnections } from "./retiring-connections";
 import { StagePlan } from "./stage-plan";
 
 /** What the population needs of its shard engine. */
@@ -29,8 +30,7 @@ export class StagePopulation {
   readonly plan: StagePlan;
   /** Ids in attempt order that have not been retired (the newest retires first). */
   private readonly members: number[] = [];
-  /** Retiring connections and the instant they close whatever is still awaited. */
-  private readonly retiring = new Map<number, number>();
+  private readonly retiring: RetiringConnections;
   private readonly retireOnOpen = new Set<number>();
   /** Per connection: slots added to expected at open, its schedule's end, and slots sent. */
   private readonly plannedSlots: number[] = [];
@@ -45,9 +45,10 @@ export class StagePopulation {
     private readonly canaryId: number,
     private readonly constant: boolean,
     private readonly intervalUs: number,
-    private readonly timeoutUs: number,
+    timeoutUs: number,
   ) {
     this.plan = new StagePlan(stages);
+    this.retiring = new RetiringConnections(host, timeoutUs);
   }
 
   /** Crowd connections attempted so far. */
@@ -92,24 +93,22 @@ export class StagePopulation {
 
   /** Closes every retiring connection whose awaited messages are all in, or whose wait is over. */
   settle(nowUs: number): void {
-    for (const [id, deadline] of this.retiring) if (deadline <= nowUs || this.host.outstandingFor(id) === 0) this.close(id);
+    this.retiring.settle(nowUs);
   }
 
   /** Something arrived on `id`: a retiring connection closes once nothing it awaits is left. */
   received(id: number): void {
-    if (this.retiring.has(id) && this.host.outstandingFor(id) === 0) this.close(id);
+    this.retiring.received(id);
   }
 
   /** The server (or the network) closed `id`; true when it was retiring (so it no longer counted as active). */
   dropped(id: number): boolean {
-    return this.retiring.delete(id);
+    return this.retiring.dropped(id);
   }
 
   /** When settle or follow next has work (Infinity when neither has). */
   nextDeadline(t0Us: number, nowUs: number): number {
-    let next = t0Us + this.plan.nextChange(nowUs - t0Us);
-    for (const deadline of this.retiring.values()) next = Math.min(next, deadline);
-    return next;
+    return Math.min(t0Us + this.plan.nextChange(nowUs - t0Us), this.retiring.nextDeadline());
   }
 
   private retire(id: number, nowUs: number): void {
@@ -117,13 +116,6 @@ export class StagePopulation {
     const planned = this.plannedSlots[id];
     let unsent = 0;
     if (planned !== undefined) unsent = Math.max(0, this.constant ? planned - (this.sentBy[id] ?? 0) : (this.sendUntil[id]! - nowUs) / this.intervalUs);
-    this.host.retire(id, unsent);
-    if (this.host.outstandingFor(id) === 0) this.close(id);
-    else this.retiring.set(id, nowUs + this.timeoutUs);
-  }
-
-  private close(id: number): void {
-    this.retiring.delete(id);
-    this.host.close(id);
+    this.retiring.retire(id, unsent, nowUs);
   }
 }
