@@ -57,12 +57,20 @@ describe("plan flow validation", () => {
     const v2 = { target: { url: "http://127.0.0.1:9010", protocol: "socketio", socketio: { version: 2 } } };
     const p = problems(withFlow({ messages: [{ event: "ping", json: {}, reply: { event: "pong" } }] }, v2));
     expect(p).toContainEqual(expect.stringMatching(/^flow\.messages\.0\.event: "ping" is reserved by the Socket\.IO 2 client/));
+    // Why (the v2 client's own connection events) and what a v2 app must do (an event name of its own).
+    const why = p.find((m) => m.startsWith("flow.messages.0.event"))!;
+    expect(why).toContain("for its own connection events, so an app can neither emit them nor listen for them");
+    expect(why).toContain('like "chat:ping"');
+    // The reply's event is checked alike: listening for "pong" hears the client's own heartbeat.
+    expect(p).toContainEqual(expect.stringMatching(/^flow\.messages\.0\.reply\.event: "pong" is reserved by the Socket\.IO 2 client.*like "chat:pong"$/));
   });
 
   it("refuses a reserved v2 event in target.socketio.event too, and auth on Socket.IO 2", () => {
     const v2 = { target: { url: "http://127.0.0.1:9010", protocol: "socketio", socketio: { version: 2, event: "ping" } } };
     const p = problems(withFlow({}, v2));
-    expect(p).toContainEqual(expect.stringMatching(/^target\.socketio\.event: "ping" is reserved by the Socket\.IO 2 client/));
+    expect(p).toContainEqual(
+      expect.stringMatching(/^target\.socketio\.event: "ping" is reserved by the Socket\.IO 2 client.*own connection events.*like "chat:ping"$/),
+    );
     expect(p).toContainEqual(expect.stringMatching(/^flow\.setup\.1\.connect\.auth: Socket\.IO 2 has no handshake auth payload/));
   });
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { durationSchema } from "./duration";
+import { templateNames } from "./flow-template";
 import { jsonTemplate } from "./json-template";
 
 /** Caps on a plan's text, so a plan stays a small document (see MAX_PLAN_BYTES in plan.ts). */
@@ -17,7 +18,7 @@ const capped = (max = MAX_NAME_LENGTH) => z.string().max(max, `must be at most $
  * The plan's `target`: where load goes, the protocol spoken, and that protocol's options. Each
  * options block is only valid on a target of its protocol (checked below, naming the field).
  */
-export const protocolSchema = z.enum(["ws", "socketio", "sockjs", "stomp", "sse", "long-polling", "short-polling", "http", "socketcluster"]);
+export const protocolSchema = z.enum(["ws", "socketio", "sockjs", "stomp", "sse", "long-polling", "short-polling", "http", "socketcluster", "mqtt"]);
 export type Protocol = z.infer<typeof protocolSchema>;
 
 /** Raw WebSocket options; only valid on a target with protocol "ws". */
@@ -51,6 +52,19 @@ export const SOCKETIO_V2_RESERVED_EVENTS: ReadonlySet<string> = new Set([
   "ping",
   "pong",
 ]);
+
+/**
+ * Why a Socket.IO 2 app cannot use a reserved event name, and what it must do: the v2 client fires
+ * its own connection events under these names, so an emit on one is swallowed and a listener on one
+ * hears the client, not the server.
+ */
+export function socketioV2ReservedProblem(event: string): string {
+  return (
+    `"${event}" is reserved by the Socket.IO 2 client and never reaches the server: the v2 client uses ${[...SOCKETIO_V2_RESERVED_EVENTS].map((e) => `"${e}"`).join(", ")} ` +
+    `for its own connection events, so an app can neither emit them nor listen for them from the server. ` +
+    `Rename the event in the server and in the plan to one of the app's own, like "chat:${event}"`
+  );
+}
 
 /** Socket.IO options; only valid on a target with protocol "socketio". */
 export const socketioOptionsSchema = z.strictObject({
@@ -123,6 +137,65 @@ export const stompOptionsSchema = z.strictObject({
   bodies: z.enum(["binary", "text"]).default("binary"),
 });
 export type StompOptions = z.output<typeof stompOptionsSchema>;
+
+/** The template variables an MQTT client id or topic may use: made where connections are made, not per message. */
+const MQTT_NAMES = /^(conn\.room|random\.(int|uuid|hex))$/;
+
+/** An MQTT option that is a template (`{{ conn.room }}`, `{{ random.hex }}`), checked naming the problem. */
+const mqttTemplate = (what: string, max = MAX_NAME_LENGTH) =>
+  capped(max)
+    .min(1)
+    .superRefine((text, ctx) => {
+      const { names, problems } = templateNames(text);
+      for (const message of problems) ctx.addIssue({ code: "custom", message });
+      for (const n of names)
+        if (!MQTT_NAMES.test(n))
+          ctx.addIssue({
+            code: "custom",
+            message: `{{ ${n} }} is not known when an MQTT connection is made: a ${what} may use conn.room, random.hex, random.uuid or random.int`,
+          });
+    });
+
+/** A topic Volley publishes to: MQTT refuses wildcards in a published topic, and $ topics are the broker's own ($SYS). */
+const mqttTopic = (example: string) =>
+  mqttTemplate("topic")
+    .refine((t) => !t.includes("+") && !t.includes("#"), `a published topic has no wildcards (+ or #): name one topic, like ${example}`)
+    .refine((t) => !t.startsWith("$"), `topics starting with $ are the broker's own ($SYS): name your own, like ${example}`);
+
+/** MQTT 3.1.1 or 5 over WebSocket options; only valid on a target with protocol "mqtt". */
+export const mqttOptionsSchema = z.strictObject({
+  /** The MQTT protocol version the broker is spoken to in. */
+  version: z.enum(["3.1.1", "5"], { error: 'use "3.1.1" or "5" (the MQTT version, as text)' }).default("3.1.1"),
+  /** Quality of service of every publish and subscription: 0 at most once, 1 at least once (PUBACK), 2 exactly once (PUBREC/PUBREL/PUBCOMP). */
+  qos: z.union([z.literal(0), z.literal(1), z.literal(2)], { error: "use 0 (at most once), 1 (at least once) or 2 (exactly once)" }).default(0),
+  /**
+   * The client identifier, one per connection: a broker ends the older session of a repeated id, so
+   * make it unique per connection with {{ random.hex }} or {{ random.uuid }}. The default is 23
+   * characters, the longest every MQTT 3.1.1 broker must accept.
+   */
+  clientId: mqttTemplate("client id").default("volley-{{ random.hex }}"),
+  username: capped().optional(),
+  password: capped(MAX_SECRET_LENGTH).optional(),
+  /** Clean session (3.1.1) / clean start (5): true starts every connection without a stored session. */
+  clean: z.boolean().default(true),
+  /**
+   * Echo and storm: the topic each connection subscribes to and publishes on, so the broker's
+   * delivery back is the round trip; absent, `volley/<client id>`, one per connection. A topic
+   * shared by several connections hands each of them the others' messages too.
+   */
+  topic: mqttTopic("volley/echo/{{ random.hex }}").optional(),
+  /** Broadcast and groups: the room's topic, every member subscribes and publishes there. */
+  roomTopic: mqttTopic("room/{{ conn.room }}")
+    .refine((t) => /\{\{\s*conn\.room\s*\}\}/.test(t), "must contain {{ conn.room }}, like room/{{ conn.room }}")
+    .default("volley/rooms/{{ conn.room }}"),
+  /**
+   * Publish with the retain flag: the broker keeps each topic's last message for later
+   * subscribers. A retained copy handed to a connection when it subscribes was not sent to it
+   * live and is not counted as a reply or a delivery.
+   */
+  retain: z.boolean().default(false),
+});
+export type MqttOptions = z.output<typeof mqttOptionsSchema>;
 
 /** SSE + HTTP POST options; only valid on a target with protocol "sse". */
 export const sseOptionsSchema = z.strictObject({
@@ -241,6 +314,7 @@ const URL_SCHEMES: Record<Protocol, { schemes: string[]; example: string }> = {
   "short-polling": { schemes: ["http:", "https:"], example: "http://127.0.0.1:9005/poll" },
   http: { schemes: ["http:", "https:"], example: "http://127.0.0.1:9005/echo" },
   socketcluster: { schemes: ["ws:", "wss:"], example: "ws://127.0.0.1:9006/socketcluster/" },
+  mqtt: { schemes: ["ws:", "wss:"], example: "ws://127.0.0.1:8080/mqtt" },
 };
 
 function schemeFix(protocol: Protocol): string {
@@ -259,6 +333,7 @@ const PROTOCOL_OPTIONS = {
   polling: ["long-polling", "short-polling"],
   http: ["http"],
   socketcluster: ["socketcluster"],
+  mqtt: ["mqtt"],
 } as const satisfies Record<string, readonly Protocol[]>;
 
 export const targetSchema = z
@@ -281,6 +356,7 @@ export const targetSchema = z
     polling: pollingOptionsSchema.optional(),
     http: httpOptionsSchema.optional(),
     socketcluster: socketclusterOptionsSchema.optional(),
+    mqtt: mqttOptionsSchema.optional(),
   })
   .superRefine((target, ctx) => {
     const scheme = URL.canParse(target.url) ? new URL(target.url).protocol : "";
@@ -299,7 +375,7 @@ export const targetSchema = z
       ctx.addIssue({
         code: "custom",
         path: ["socketio", "event"],
-        message: `"${io.event}" is reserved by the Socket.IO 2 client and never reaches the server: rename the server's event (like "${io.event}-msg")`,
+        message: socketioV2ReservedProblem(io.event),
       });
     }
     for (const [key, protocols] of Object.entries(PROTOCOL_OPTIONS) as [keyof typeof PROTOCOL_OPTIONS, readonly Protocol[]][]) {

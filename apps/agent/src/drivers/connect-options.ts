@@ -24,6 +24,7 @@ export function connectOptionsFor(target: Target, extra: Pick<ConnectOptions, "r
     polling: target.polling,
     http: target.http,
     socketcluster: target.socketcluster,
+    mqtt: target.mqtt,
     ...extra,
   };
 }

@@ -1,6 +1,7 @@
 import type { Protocol } from "@volley/contracts";
 import type { Driver } from "./driver";
 import { httpDriver } from "./http-driver";
+import { mqttDriver } from "./mqtt-driver";
 import { longPollingDriver, shortPollingDriver } from "./polling-driver";
 import { socketclusterDriver } from "./socketcluster-driver";
 import { socketioDriver } from "./socketio-driver";
@@ -19,6 +20,7 @@ const DRIVERS: Partial<Record<Protocol, Driver>> = {
   http: httpDriver,
   stomp: stompDriver,
   socketcluster: socketclusterDriver,
+  mqtt: mqttDriver,
 };
 
 /** The driver for a plan's protocol, or undefined when this agent cannot speak it. */

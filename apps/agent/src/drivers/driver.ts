@@ -3,7 +3,17 @@
  * add a Driver; the engine never learns which one it runs. Connect time is measured by the engine
  * around `connect()`, so drivers must resolve exactly when the connection can carry messages.
  */
-import type { HttpOptions, PollingOptions, SocketclusterOptions, SocketioOptions, SockjsOptions, SseOptions, StompOptions, WsOptions } from "@volley/contracts";
+import type {
+  HttpOptions,
+  MqttOptions,
+  PollingOptions,
+  SocketclusterOptions,
+  SocketioOptions,
+  SockjsOptions,
+  SseOptions,
+  StompOptions,
+  WsOptions,
+} from "@volley/contracts";
 import type { LookupFunction } from "node:net";
 import type { ErrorClass } from "./connect-error";
 
@@ -80,12 +90,13 @@ export interface ConnectOptions {
   polling?: PollingOptions;
   http?: HttpOptions;
   socketcluster?: SocketclusterOptions;
+  mqtt?: MqttOptions;
   /**
    * Broadcast and group scenarios: the room this connection joins. `connect()` resolves only once
    * the connection is in the room, so the first message already reaches every member. How a
    * protocol joins is the driver's business, following the reference servers in apps/targets:
    * a `room` query parameter on the URL (raw ws, SockJS, SSE, HTTP polling), a join event with an
-   * ack (Socket.IO), a subscription to the room's destination or channel (STOMP, SocketCluster).
+   * ack (Socket.IO), a subscription to the room's destination, channel or topic (STOMP, SocketCluster, MQTT).
    * Messages sent on a connection that joined a room go to the room.
    */
   room?: string;

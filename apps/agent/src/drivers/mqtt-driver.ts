@@ -1,0 +1,153 @@
+import { compileText, mqttOptionsSchema, type MqttOptions, type TemplateContext } from "@volley/contracts";
+import mqtt, { type IClientPublishOptions, type MqttClient } from "mqtt";
+import { WebSocket } from "ws";
+import { ConnectError, type ErrorClass } from "./connect-error";
+import { ConnectionBase } from "./connection-base";
+import type { ConnectOptions, Connection, Driver } from "./driver";
+import { classifyWsError } from "./ws-driver";
+
+/** Error class and detail for a WebSocket that failed or closed before CONNACK. */
+function wsFailure(err: Error | undefined): { errorClass: ErrorClass; detail: string } {
+  if (!err) return { errorClass: "closed", detail: "closed before CONNACK" };
+  const status = /Unexpected server response: (\d+)/.exec(err.message);
+  if (status) return { errorClass: "handshake", detail: `HTTP ${status[1]}` };
+  return classifyWsError(err as NodeJS.ErrnoException);
+}
+
+/** mqtt.js reports a refused CONNACK, SUBACK or PUBACK as an Error with the reason code. */
+const reasonCode = (err: Error): number | undefined => {
+  const code = (err as Error & { code?: unknown }).code;
+  return typeof code === "number" ? code : undefined;
+};
+
+/** Templates render once per connection: no message variables, a fresh random per call. */
+function render(template: string, room: string | undefined): string {
+  const ctx: TemplateContext = { connIndex: 0, connRoom: room, msgId: "", msgSeq: 0, data: undefined, vars: {} };
+  return compileText(template)(ctx);
+}
+
+class MqttConnection extends ConnectionBase {
+  private readonly publishOptions: IClientPublishOptions;
+  /** QoS 1 and 2: a refused or lost acknowledgement fails that message (counted by class at once). */
+  private readonly acked: ((err?: Error) => void) | undefined;
+
+  constructor(
+    private readonly client: MqttClient,
+    private readonly topic: string,
+    options: MqttOptions,
+    lastError: () => Error | undefined,
+  ) {
+    super();
+    this.publishOptions = { qos: options.qos, retain: options.retain };
+    if (options.qos > 0)
+      this.acked = (err) => {
+        if (err && !this.closingByUs) this.messageError("protocol", err.message);
+      };
+    // Retained copies replayed on SUBSCRIBE were not sent live to this connection: never a reply or a delivery.
+    client.on("message", (_topic, payload, packet) => {
+      if (!packet.retain) this.deliver(payload);
+    });
+    client.on("close", () => {
+      const err = lastError();
+      const f = err ? { errorClass: classifyWsError(err as NodeJS.ErrnoException).errorClass, reason: err.message } : undefined;
+      this.ended({ reason: f?.reason ?? "closed by the broker" }, f?.errorClass ?? "closed");
+    });
+    // A DISCONNECT from an MQTT 5 broker carries its reason code; the close that follows reports it.
+    client.on("disconnect", (packet) => {
+      if (packet.reasonCode)
+        this.ended({ code: packet.reasonCode, reason: `DISCONNECT: ${packet.properties?.reasonString ?? `reason code ${packet.reasonCode}`}` }, "protocol");
+    });
+  }
+
+  send(payload: Buffer | string): void {
+    if (this.closingByUs || !this.client.connected) return;
+    this.client.publish(this.topic, payload, this.publishOptions, this.acked);
+  }
+
+  protected shutdown(): void {
+    // DISCONNECT, then the socket closes; the engine need not wait for the broker's goodbye.
+    this.client.end(false);
+    this.ended({ reason: "closed by the client" });
+  }
+}
+
+/**
+ * MQTT 3.1.1 or 5 over WebSocket via mqtt.js on a `ws` socket. Echo: SUBSCRIBE to the connection's
+ * own topic (mqtt.topic, or volley/<client id>) and PUBLISH there, so the broker's delivery back is
+ * the round trip. Room: SUBSCRIBE to and PUBLISH on mqtt.roomTopic with {{ conn.room }} filled in;
+ * the broker hands the sender its own copy too (broadcast's echo). The connection counts as open
+ * once the SUBACK grants the subscription. No reconnects: a lost connection is counted, not hidden.
+ */
+export const mqttDriver: Driver = {
+  protocol: "mqtt",
+  connect(opts: ConnectOptions): Promise<Connection> {
+    const options = opts.mqtt ?? mqttOptionsSchema.parse({});
+    const clientId = render(options.clientId, opts.room);
+    const topic =
+      opts.room === undefined ? (options.topic === undefined ? `volley/${clientId}` : render(options.topic, undefined)) : render(options.roomTopic, opts.room);
+    let lastError: Error | undefined;
+
+    const client = mqtt.connect(opts.url, {
+      protocolVersion: options.version === "5" ? 5 : 4,
+      clientId,
+      username: options.username,
+      password: options.password,
+      clean: options.clean,
+      reconnectPeriod: 0,
+      connectTimeout: opts.connectTimeoutMs,
+      // A message handed to a closed connection is dropped, not replayed after a reconnect that never comes.
+      queueQoSZero: false,
+      createWebsocket: (url: string, protocols: string[]) => {
+        const ws = new WebSocket(url, protocols, {
+          headers: opts.headers,
+          perMessageDeflate: opts.perMessageDeflate ?? false,
+          localAddress: opts.localAddress,
+          ...(opts.lookup ? { lookup: opts.lookup } : {}),
+          followRedirects: false,
+        });
+        ws.on("error", (err) => (lastError = err));
+        return ws;
+      },
+    });
+
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      const fail = (errorClass: ErrorClass, detail: string) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        client.removeAllListeners();
+        client.on("error", () => {}); // late socket errors of an abandoned attempt
+        client.end(true);
+        reject(new ConnectError(errorClass, detail));
+      };
+      const timer = setTimeout(() => fail("timeout", `no answer in ${opts.connectTimeoutMs} ms`), opts.connectTimeoutMs);
+      client.on("error", (err) => {
+        // A refused CONNACK names its reason ("Connection refused: Not authorized", code 5 or 135).
+        if (reasonCode(err) !== undefined) return fail("handshake", `${err.message} (CONNACK reason code ${reasonCode(err)})`);
+        lastError ??= err;
+      });
+      client.on("close", () => {
+        const { errorClass, detail } = wsFailure(lastError);
+        fail(errorClass, detail);
+      });
+      client.once("connect", () => {
+        client.subscribe(topic, { qos: options.qos }, (err, granted) => {
+          if (settled) return;
+          const refused = granted?.find((g) => g.qos >= 0x80);
+          if (err || refused)
+            return fail(
+              "handshake",
+              `SUBSCRIBE to ${topic} refused: ${err?.message ?? `SUBACK reason code ${refused!.qos}`} (check the broker's ACL for this topic)`,
+            );
+          settled = true;
+          clearTimeout(timer);
+          client.removeAllListeners("close");
+          client.removeAllListeners("error");
+          client.on("error", (e) => (lastError ??= e));
+          resolve(new MqttConnection(client, topic, options, () => lastError));
+        });
+      });
+    });
+  },
+};
