@@ -17,6 +17,8 @@ export interface RunningPostgres {
 }
 
 const USER = "postgres";
+/** Lines of the server's output a failed start quotes. */
+const RECENT_LINES = 6;
 const PASSWORD = "volley";
 
 /** The `volley` database of the embedded server on `port`: what startEmbeddedPostgres returns as `url`. */
@@ -35,7 +37,19 @@ export async function startEmbeddedPostgres(opts: { dir: string; port: number; l
     // its data directory; a clone under /root or a mktemp directory (mode 0700) would stop it.
     for (const target of [binariesDir(), opts.dir]) allowTraversal(path.dirname(target), opts.log);
   }
-  const quiet = () => {};
+  // The server's last lines: when it exits before it is ready the package rejects with nothing at
+  // all, and its own output ("could not bind", "invalid value for parameter") is the cause.
+  const recent: string[] = [];
+  const keep = (text: string) => {
+    recent.push(
+      ...text
+        .split("\n")
+        .map((l) => l.trim())
+        .filter(Boolean),
+    );
+    recent.splice(0, Math.max(0, recent.length - RECENT_LINES));
+    opts.log?.(text);
+  };
   const EmbeddedPostgres = await importWithoutExitHooks();
   const server = new EmbeddedPostgres({
     databaseDir: opts.dir,
@@ -44,15 +58,18 @@ export async function startEmbeddedPostgres(opts: { dir: string; port: number; l
     password: PASSWORD,
     persistent: true,
     createPostgresUser: isRoot,
-    onLog: opts.log ?? quiet,
-    onError: (e: unknown) => opts.log?.(String(e)),
+    onLog: keep,
+    onError: (e: unknown) => keep(e instanceof Error ? e.message : String(e)),
   });
   if (!existsSync(path.join(opts.dir, "PG_VERSION"))) await server.initialise();
   try {
     await server.start();
   } catch (err) {
+    const why = err instanceof Error ? err.message : "it exited before it was ready";
+    // Without each line's timestamp and pid prefix: the lines themselves are long enough.
+    const said = recent.length > 0 ? `; it said: ${recent.map((l) => l.replace(/^\S+ \S+ \S+ \[\d+\] /, "")).join(" | ")}` : "";
     throw new Error(
-      `embedded PostgreSQL did not start on port ${opts.port} (data in ${opts.dir}): ${err instanceof Error ? err.message : String(err)} — free the port or set VOLLEY_PG_PORT, or set DATABASE_URL to use your own server`,
+      `embedded PostgreSQL did not start on port ${opts.port} (data in ${opts.dir}): ${why}${said} — fix what it said (a port in use: free it or set VOLLEY_PG_PORT), or set DATABASE_URL to use your own server`,
     );
   }
   const serverUrl = `postgres://${USER}:${PASSWORD}@127.0.0.1:${opts.port}/postgres`;
