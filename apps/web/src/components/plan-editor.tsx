@@ -194,8 +194,8 @@ export function PlanEditor({ initialText, saved, canSave = false }: PlanEditorPr
           <dl className="small">
             <dt>target</dt>
             <dd>
-              <code>url</code>, <code>protocol</code>: ws, socketio, sockjs, stomp, sse, long-polling, short-polling, http or socketcluster (each with its own
-              options block, e.g. <code>socketio: {"{ ack: true }"}</code>), <code>connectTimeout</code>, <code>headers</code>
+              <code>url</code>, <code>protocol</code>: ws, socketio, sockjs, stomp, mqtt, sse, long-polling, short-polling, http or socketcluster (each with its
+              own options block, e.g. <code>socketio: {"{ ack: true }"}</code>), <code>connectTimeout</code>, <code>headers</code>
             </dd>
             <dt>connections</dt>
             <dd>
