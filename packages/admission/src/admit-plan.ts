@@ -1,4 +1,4 @@
-import { flowAbsoluteUrls, literalHost, type Plan } from "@volley/contracts";
+import { addTargetHostBodySchema, flowAbsoluteUrls, literalHost, type Plan } from "@volley/contracts";
 import { getTargetHostByName, orgLoad, setTargetHostVerified, type Db } from "@volley/db";
 import { AdmissionRefusal } from "./admission-refusal";
 import { assertWithinQuotas, checkTarget, systemResolver, type Resolver, type TargetPolicy } from "./target-policy";
@@ -27,7 +27,10 @@ export async function admitPlan(
   for (const h of [host, ...flowHosts]) {
     const field = fieldOf(h);
     const row = await getTargetHostByName(db, orgId, h);
-    const how = `add it with POST /api/v1/targets {"host":"${h}"} and serve the token it gives you (or publish it as a TXT record), then POST /api/v1/targets/{id}/verify`;
+    // Only what the targets API takes: ownership is proved for a DNS name, never for an IP address.
+    const how = addTargetHostBodySchema.safeParse({ host: h }).success
+      ? `add it with POST /api/v1/targets {"host":"${h}"} and serve the token it gives you (or publish it as a TXT record), then POST /api/v1/targets/{id}/verify`
+      : `ownership is proved for DNS host names only (a token served on the host, or a TXT record), never for an IP address: in ${field}, use a host name you own that resolves to it, add that with POST /api/v1/targets {"host":"<name>"}, then POST /api/v1/targets/{id}/verify`;
     if (!row)
       throw new AdmissionRefusal("target_unverified", `${h} is not a verified target of this organization; ${how}`, [
         { path: field, message: `${h} is not verified` },

@@ -116,7 +116,11 @@ describe("targets API", () => {
       expect(await readError(loopback)).toMatchObject({ code: "target_refused", message: expect.stringContaining("127.0.0.1 (loopback)") });
       const unverified = await call(routes.run, "POST", "/api/v1/runs", { token }, { plan: plan("ws://93.184.215.14/echo") });
       expect(unverified.status).toBe(403);
-      expect(await readError(unverified)).toMatchObject({ code: "target_unverified", message: expect.stringContaining("POST /api/v1/targets") });
+      const refused = await readError(unverified);
+      expect(refused).toMatchObject({ code: "target_unverified", message: expect.stringContaining("POST /api/v1/targets") });
+      // What it says to do, the targets API takes: an IP address cannot be added, so it is told to use a host name.
+      expect(refused.message).not.toContain('{"host":"93.184.215.14"}');
+      expect(refused.message).toMatch(/never for an IP address: in plan\.target\.url, use a host name you own/);
       const big = await call(routes.run, "POST", "/api/v1/runs", { token }, { plan: plan("ws://93.184.215.14/echo", 500) });
       expect(await readError(big)).toMatchObject({ code: "quota_exceeded", message: expect.stringMatching(/\d+ connections.* > 100/) });
       // The org's own quota overrides the install's default.
@@ -128,6 +132,8 @@ describe("targets API", () => {
       expect((await readError(allowed)).code).toBe("target_unverified"); // past the quota, stopped at ownership
       await env.h.db.update(schema.orgs).set({ quotas: null }).where(eq(schema.orgs.id, DEFAULT_ORG_ID));
     });
+    const ip = await call(routes.add, "POST", "/api/v1/targets", { cookie: owner }, { host: "93.184.215.14" });
+    expect([ip.status, (await readError(ip)).message]).toEqual([400, expect.stringContaining("give a DNS host name")]);
   });
 
   it("checks every host a flow's requests reach, as it checks target.url's", async () => {
