@@ -156,6 +156,14 @@ describe("infra/helm/volley", () => {
     }
   });
 
+  it("gives web a memory limit above its measured peak (1.16 GB resident under the API fuzz load), with headroom", () => {
+    const limit = (parse(read("values.yaml")) as { web: { resources: { limits: { memory: string } } } }).web.resources.limits.memory;
+    const m = /^(\d+)(Mi|Gi)$/.exec(limit);
+    expect(m, `web.resources.limits.memory ${limit}: give it in Mi or Gi`).not.toBeNull();
+    const bytes = Number(m![1]) * 2 ** (m![2] === "Gi" ? 30 : 20);
+    expect(bytes).toBeGreaterThanOrEqual(1.16e9 * 1.25);
+  });
+
   const helm = spawnSync("helm", ["version", "--short"], { encoding: "utf8" }).status === 0;
   it.skipIf(!helm)("renders with helm: both Deployments get the mode and the Secret's key; no key or a bad mode fails", () => {
     const template = (...set: string[]) =>
