@@ -121,6 +121,10 @@ export const COUNTERS = {
   canarySent: "canary.sent",
   canaryReceived: "canary.received",
   canaryLost: "canary.lost",
+  /** MQTT QoS 1 and 2: publishes the broker acknowledged (PUBACK; PUBCOMP for QoS 2) with success. */
+  mqttAcked: "mqtt.acked",
+  /** MQTT: retained copies a broker replayed on SUBSCRIBE (not sent live, never a reply or a delivery). */
+  mqttRetained: "mqtt.retained",
 } as const;
 export const GAUGES: readonly string[] = [COUNTERS.connectionsActive];
 /** Error counters are named `errors.<class>`: refused, timeout, handshake, protocol, closed, other. */

@@ -130,6 +130,11 @@ export interface Connection {
    * protocols connect once, which the engine times itself.
    */
   onSocketConnect?(cb: (connectUs: number) => void): void;
+  /**
+   * Protocol events worth counting that are neither messages nor errors (MQTT: acknowledged
+   * publishes, retained copies), counted under the COUNTERS name given. Optional.
+   */
+  onCount?(cb: (counter: string) => void): void;
   close(): void;
   /**
    * Flows: sends one message as the application speaks it; `ack`, where the protocol has

@@ -50,13 +50,18 @@ describe.skipIf(!mosquittoInstalled)("mqtt driver against mosquitto", { timeout:
     const mqtt = options({ topic: "shared/retained", retain: true, qos: 1 });
     const first = await kit.connect(mqttDriver, { url: broker.url, mqtt });
     expect(Buffer.compare((await roundTrip(first, Buffer.from("kept"))) as Buffer, Buffer.from("kept"))).toBe(0);
+    const counted: string[] = [];
+    first.onCount!((c) => counted.push(c));
     const second = await kit.connect(mqttDriver, { url: broker.url, mqtt });
     const got: Buffer[] = [];
     second.onMessage((d) => got.push(d as Buffer));
+    second.onCount!((c) => counted.push(`second ${c}`));
     await new Promise((r) => setTimeout(r, 300));
     expect(got).toEqual([]);
     second.send(Buffer.from("live"));
     await expect.poll(() => got.map(String), { timeout: 3000 }).toEqual(["live"]);
+    // The replay is counted apart; each QoS 1 publish counts its PUBACK (the first's, made before anyone asked, is kept for the asker).
+    await expect.poll(() => counted.sort(), { timeout: 3000 }).toEqual(["mqtt.acked", "second mqtt.acked", "second mqtt.retained"]);
   });
 
   it("connects with username and password; a refused CONNACK names the broker's reason", async () => {

@@ -1,4 +1,4 @@
-import { compileText, mqttOptionsSchema, type MqttOptions, type TemplateContext } from "@volley/contracts";
+import { COUNTERS, compileText, mqttOptionsSchema, type MqttOptions, type TemplateContext } from "@volley/contracts";
 import mqtt, { type IClientPublishOptions, type MqttClient } from "mqtt";
 import { WebSocket } from "ws";
 import { ConnectError, type ErrorClass } from "./connect-error";
@@ -28,8 +28,11 @@ function render(template: string, room: string | undefined): string {
 
 class MqttConnection extends ConnectionBase {
   private readonly publishOptions: IClientPublishOptions;
-  /** QoS 1 and 2: a refused or lost acknowledgement fails that message (counted by class at once). */
+  /** QoS 1 and 2: each acknowledgement counted; a refused one fails that message (counted by class at once). */
   private readonly acked: ((err?: Error) => void) | undefined;
+  /** Until the engine asks for counts: a retained copy can arrive with the SUBACK, before connect() has resolved. */
+  private early: string[] = [];
+  private count: (counter: string) => void = (c) => this.early.push(c);
 
   constructor(
     private readonly client: MqttClient,
@@ -41,11 +44,13 @@ class MqttConnection extends ConnectionBase {
     this.publishOptions = { qos: options.qos, retain: options.retain };
     if (options.qos > 0)
       this.acked = (err) => {
-        if (err && !this.closingByUs) this.messageError("protocol", err.message);
+        if (!err) this.count(COUNTERS.mqttAcked);
+        else if (!this.closingByUs) this.messageError("protocol", err.message);
       };
-    // Retained copies replayed on SUBSCRIBE were not sent live to this connection: never a reply or a delivery.
+    // Retained copies replayed on SUBSCRIBE were not sent live to this connection: counted apart, never a reply or a delivery.
     client.on("message", (_topic, payload, packet) => {
-      if (!packet.retain) this.deliver(payload);
+      if (packet.retain) this.count(COUNTERS.mqttRetained);
+      else this.deliver(payload);
     });
     client.on("close", () => {
       const err = lastError();
@@ -57,6 +62,11 @@ class MqttConnection extends ConnectionBase {
       if (packet.reasonCode)
         this.ended({ code: packet.reasonCode, reason: `DISCONNECT: ${packet.properties?.reasonString ?? `reason code ${packet.reasonCode}`}` }, "protocol");
     });
+  }
+
+  onCount(cb: (counter: string) => void): void {
+    this.count = cb;
+    for (const c of this.early.splice(0)) cb(c);
   }
 
   send(payload: Buffer | string): void {

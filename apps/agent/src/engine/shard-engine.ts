@@ -451,6 +451,9 @@ export class ShardEngine {
     conn.onSocketConnect?.((us) => {
       if (!this.finished) this.recorder.recordMicros(HISTOGRAMS.httpConnect, us);
     });
+    conn.onCount?.((counter) => {
+      if (!this.finished) this.recorder.increment(counter);
+    });
     // A message the server refused with the connection left open (HTTP 503, a STOMP ERROR): counted by class now, lost at its timeout.
     conn.onError?.((errorClass, detail) => {
       if (this.finished) return;
