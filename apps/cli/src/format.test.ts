@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { COUNTERS, HISTOGRAMS, planSchema, type Run } from "@volley/contracts";
-import { IntervalRecorder, summarizeRun } from "@volley/metrics";
+import { IntervalRecorder, RunTally, summarizeRun } from "@volley/metrics";
 import { formatRunSummary } from "./format";
 
 const health = { cpu: 10, eventLoopDelayMs: { p50: 1, max: 2 }, rssMb: 50, sendLagMaxMs: 0, saturated: false };
@@ -126,5 +126,23 @@ describe("the run summary the CLI prints", () => {
     expect(text).toContain("not latency from an intended send time");
     expect(text).toContain("coordinated omission");
     expect(text).not.toMatch(/^ +latency /m);
+  });
+
+  it("warns of stored histograms left out of the percentiles", () => {
+    const r = new IntervalRecorder();
+    r.increment(COUNTERS.sent, 3);
+    const tally = new RunTally();
+    tally.add({ index: 4, startedAt: 0, durationMs: 1000, warmup: false, ...r.take(), histograms: { [HISTOGRAMS.messageLatency]: "damaged" }, health });
+    const run = {
+      id: "run_3",
+      name: "left-out",
+      status: "passed",
+      reason: null,
+      summary: tally.summary([]),
+      createdAt: new Date(0).toISOString(),
+    } as unknown as Run;
+    expect(formatRunSummary(run, "http://localhost:3000/runs/run_3")).toContain(
+      "warning    1 stored histogram could not be read and is left out of the percentiles: 1 of message.latency (interval 4).",
+    );
   });
 });

@@ -116,6 +116,7 @@ function summaryLines(s: RunSummary): string[] {
   }
   if (s.intervals.saturated > 0)
     lines.push(`  warning    the agent was saturated in ${s.intervals.saturated} of ${s.intervals.measured} intervals: latency includes its own delay`);
+  if (s.leftOut) lines.push(`  warning    ${s.leftOut.message}`);
   if (s.messages.shed) lines.push(`  warning    the agent shed ${count(s.messages.shed)} planned messages unsent: it was too far behind to send them`);
   if (s.thresholds.length > 0) {
     lines.push("  thresholds");

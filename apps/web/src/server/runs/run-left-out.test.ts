@@ -94,5 +94,6 @@ describe("a run with one undecodable stored histogram", () => {
       ["agt_b", 3],
     ]);
     expect(await (await get("report.html", row.id)).text()).toContain("1 stored histogram could not be read");
+    expect(await (await get("junit", row.id)).text()).toMatch(/<property name="volley.run.leftOut" value="1 stored histogram could not be read/);
   });
 });
