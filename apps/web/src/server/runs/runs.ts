@@ -212,12 +212,7 @@ const RATE_CHANGE_SLACK_MS = 30_000;
  * Changes a running run's rate (users: arrival rate) from a moment from now: recorded in the run,
  * then published for every hub replica, which tells its agents; each applies it at the same instant.
  */
-export async function changeRunRate(
-  id: string,
-  body: RateChangeBody,
-  orgId = DEFAULT_ORG_ID,
-  actor?: AuthContext["actor"],
-): Promise<{ id: string; change: RateChange; rateChanges: RateChange[] }> {
+export async function changeRunRate(id: string, body: RateChangeBody, orgId = DEFAULT_ORG_ID, actor?: AuthContext["actor"]): Promise<RateChangeResponse> {
   const db = getDb();
   const row = await getRun(db, id, orgId);
   if (!row) throw notFound(`run ${id}`);
