@@ -49,9 +49,9 @@ async function bridgeTo(mqttPort: number): Promise<Bridge> {
   wss.on("connection", (ws) => {
     const tcp = tcpConnect({ host: "127.0.0.1", port: mqttPort });
     const stream = createWebSocketStream(ws);
+    // The broker's end (after its last packet, a DISCONNECT with a reason) ends the WebSocket through the pipe, in order.
     stream.pipe(tcp).pipe(stream);
     const end = () => (tcp.destroy(), ws.terminate());
-    tcp.once("close", end);
     stream.once("error", end);
     tcp.once("error", end);
   });
@@ -88,10 +88,10 @@ async function spawnMosquitto(dir: string, lines: string[], ports: number[]): Pr
 
 /**
  * Test-only: a real mosquitto with two MQTT-over-WebSocket listeners on free loopback ports, its
- * own config in a temp dir, $SYS published every second (for counts checked against the broker's
- * own), stopped and removed by close().
+ * own config in a temp dir (plus `settings`, global config lines), $SYS published every second
+ * (for counts checked against the broker's own), stopped and removed by close().
  */
-export async function startMosquitto(): Promise<MosquittoBroker> {
+export async function startMosquitto(settings: string[] = []): Promise<MosquittoBroker> {
   const dir = await mkdtemp(join(tmpdir(), "volley-mosquitto-"));
   const [port, authPort] = [await freePort(), await freePort()];
   const user = "volley";
@@ -105,6 +105,7 @@ export async function startMosquitto(): Promise<MosquittoBroker> {
     "sys_interval 1",
     "log_dest stderr",
     "log_type error",
+    ...settings,
     `listener ${port} 127.0.0.1`,
     ...protocol,
     "allow_anonymous true",

@@ -80,6 +80,14 @@ describe.skipIf(!mosquittoInstalled)("mqtt driver against mosquitto", { timeout:
     });
   });
 
+  it("MQTT 5: a DISCONNECT from the broker closes the connection with its reason code in words", async () => {
+    const broker = await kit.serve(startMosquitto(["max_packet_size 1000"]));
+    const conn = await kit.connect(mqttDriver, { url: broker.url, mqtt: options({ version: "5" }) });
+    const info = closed(conn);
+    conn.send(Buffer.alloc(2000));
+    expect(await info).toMatchObject({ byServer: true, errorClass: "protocol", code: 149, reason: "DISCONNECT: Packet too large (reason code 149)" });
+  });
+
   it("reports the broker going away as a close by the server", async () => {
     const broker = await startMosquitto();
     const conn = await kit.connect(mqttDriver, { url: broker.url });

@@ -1,5 +1,5 @@
 import { COUNTERS, compileText, mqttOptionsSchema, type MqttOptions, type TemplateContext } from "@volley/contracts";
-import mqtt, { type IClientPublishOptions, type MqttClient } from "mqtt";
+import mqtt, { type IClientPublishOptions, type MqttClient, ReasonCodes } from "mqtt";
 import { WebSocket } from "ws";
 import { ConnectError, type ErrorClass } from "./connect-error";
 import { ConnectionBase } from "./connection-base";
@@ -37,6 +37,7 @@ class MqttConnection extends ConnectionBase {
   constructor(
     private readonly client: MqttClient,
     private readonly topic: string,
+    clientId: string,
     options: MqttOptions,
     lastError: () => Error | undefined,
   ) {
@@ -59,8 +60,12 @@ class MqttConnection extends ConnectionBase {
     });
     // A DISCONNECT from an MQTT 5 broker carries its reason code; the close that follows reports it.
     client.on("disconnect", (packet) => {
-      if (packet.reasonCode)
-        this.ended({ code: packet.reasonCode, reason: `DISCONNECT: ${packet.properties?.reasonString ?? `reason code ${packet.reasonCode}`}` }, "protocol");
+      const rc = packet.reasonCode;
+      if (!rc) return;
+      const why = packet.properties?.reasonString ?? (ReasonCodes as Record<number, string | undefined>)[rc] ?? "no reason given";
+      // 142: a later connection with the same client id took the session over (a fixed mqtt.clientId shared by connections).
+      const fix = rc === 142 ? `: another connection used client id ${clientId}; make mqtt.clientId unique per connection, like volley-{{ random.hex }}` : "";
+      this.ended({ code: rc, reason: `DISCONNECT: ${why} (reason code ${rc})${fix}` }, "protocol");
     });
   }
 
@@ -155,7 +160,7 @@ export const mqttDriver: Driver = {
           client.removeAllListeners("close");
           client.removeAllListeners("error");
           client.on("error", (e) => (lastError ??= e));
-          resolve(new MqttConnection(client, topic, options, () => lastError));
+          resolve(new MqttConnection(client, topic, clientId, options, () => lastError));
         });
       });
     });
