@@ -290,6 +290,12 @@ export const runSummarySchema = z.object({
   deliveries: deliverySummarySchema.optional(),
   /** Every timed kind side by side (absent in summaries from before). */
   timings: timingsSchema.optional(),
+  /**
+   * MQTT: publishes the broker acknowledged (QoS 1 PUBACK, QoS 2 PUBCOMP) and retained copies it
+   * replayed on subscribe (neither replies nor deliveries). Absent for other protocols and at QoS 0
+   * without retained copies.
+   */
+  mqtt: z.object({ acked: z.number().int(), retained: z.number().int() }).optional(),
   /** Storm: the canary connection's pings, counted apart from `messages` (absent for other scenarios). */
   canary: canarySummarySchema.optional(),
   /** http-rps `loop: closed`: its response times, apart from `latency` (absent for open-loop runs). */

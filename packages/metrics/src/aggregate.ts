@@ -97,6 +97,7 @@ export function summarizeFrames(frames: readonly FrameLike[]): Omit<RunSummary, 
   const delivered = sum(frames, COUNTERS.deliveriesReceived);
   const canary = latencySummary(hs.get(HISTOGRAMS.canaryLatency));
   const hasCanary = frames.some((f) => COUNTERS.canarySent in f.counters);
+  const hasMqtt = frames.some((f) => COUNTERS.mqttAcked in f.counters || COUNTERS.mqttRetained in f.counters);
   const flow = summarizeFlow(frames);
   const users = summarizeUsers(frames);
   const errorSamples = summarizeErrorSamples(frames);
@@ -137,6 +138,7 @@ export function summarizeFrames(frames: readonly FrameLike[]): Omit<RunSummary, 
           },
         }
       : {}),
+    ...(hasMqtt ? { mqtt: { acked: sum(frames, COUNTERS.mqttAcked), retained: sum(frames, COUNTERS.mqttRetained) } } : {}),
     timings: {
       connect,
       roundTrip,

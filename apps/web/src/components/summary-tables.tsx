@@ -135,6 +135,20 @@ export function SummaryTables({ run }: { run: Run }) {
                   hint="deliveries.late_joiner: copies of messages sent before the member joined the room; not due, so neither delivered nor duplicates"
                 />
               )}
+              {s.mqtt && (
+                <Row
+                  label="QoS acknowledged"
+                  value={fmtInt(s.mqtt.acked)}
+                  hint="mqtt.acked: publishes the broker acknowledged (PUBACK at QoS 1, PUBCOMP at QoS 2); QoS 0 has none"
+                />
+              )}
+              {s.mqtt && s.mqtt.retained > 0 && (
+                <Row
+                  label="Retained copies"
+                  value={fmtInt(s.mqtt.retained)}
+                  hint="mqtt.retained: retained messages the broker replayed on subscribe; not sent live, so neither replies nor deliveries"
+                />
+              )}
               <Row label="Send rate" value={fmtRate(m.sendRate)} hint="Over measured (non-warm-up) seconds" />
               {!deliveryOnly && <Row label="Receive rate" value={fmtRate(m.receiveRate)} />}
               {d && <Row label="Delivery rate" value={fmtRate(d.rate)} />}
