@@ -76,7 +76,8 @@ describe("planTiming", () => {
     expect(t.sendEndMs).toBe(sweepBeginMs(1500) + 7000);
     expect(t.sendEndMs).toBe(9000);
     expect(t.endByMs).toBe(sweepBeginMs(1500 + 2000) + 7000 + 3000);
-    expect(planTiming(plan({ scenario: { duration: "2s" }, sweep: { step: 1, hold: "3s" } })).sweep).toMatchObject({ rates: [], lengthMs: 0 });
+    // No step fitting at all is refused when the plan is validated, not planned as an empty sweep.
+    expect(() => plan({ scenario: { duration: "2s" }, sweep: { step: 1, hold: "3s" } })).toThrow(/shorter than one sweep step/);
   });
 
   it("sweep: each step's warm-up comes before its hold and counts toward duration; retries may use every slot", () => {
