@@ -8,7 +8,8 @@ import { classifyWsError } from "./ws-driver";
 
 /** Error class and detail for a WebSocket that failed or closed before CONNACK. */
 function wsFailure(err: Error | undefined): { errorClass: ErrorClass; detail: string } {
-  if (!err) return { errorClass: "closed", detail: "closed before CONNACK" };
+  // Some brokers (RabbitMQ for bad credentials) close without a CONNACK: say where to look.
+  if (!err) return { errorClass: "closed", detail: "closed before CONNACK, without a reason: check mqtt.username and mqtt.password, and the broker's log" };
   const status = /Unexpected server response: (\d+)/.exec(err.message);
   if (status) return { errorClass: "handshake", detail: `HTTP ${status[1]}` };
   return classifyWsError(err as NodeJS.ErrnoException);
