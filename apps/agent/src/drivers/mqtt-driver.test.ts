@@ -1,5 +1,8 @@
+import type { LookupAddress } from "node:dns";
+import type { LookupFunction } from "node:net";
 import { describe, expect, it } from "vitest";
 import { mqttOptionsSchema, type MqttOptions } from "@volley/contracts";
+import { publicOnlyLookup, type ResolveAll } from "@volley/contracts/public-lookup";
 import { closeByUs, closed, collect, connectError, driverTestKit, EVERY_BYTE, freePort, roundTrip } from "./driver-test-kit";
 import { mosquittoInstalled, startMosquitto } from "./mosquitto-broker";
 import { mqttDriver } from "./mqtt-driver";
@@ -86,6 +89,20 @@ describe.skipIf(!mosquittoInstalled)("mqtt driver against mosquitto", { timeout:
     const info = closed(conn);
     conn.send(Buffer.alloc(2000));
     expect(await info).toMatchObject({ byServer: true, errorClass: "protocol", code: 149, reason: "DISCONNECT: Packet too large (reason code 149)" });
+  });
+
+  it("hosted mode: resolves the broker through ConnectOptions.lookup; the public-only lookup refuses a name answering 127.0.0.1", async () => {
+    const broker = await kit.serve(startMosquitto());
+    const url = broker.url.replace("127.0.0.1", "volley-broker.test");
+    const plain: LookupFunction = (_host, options, cb) => {
+      if (options.all) return (cb as unknown as (e: null, a: LookupAddress[]) => void)(null, [{ address: "127.0.0.1", family: 4 }]);
+      cb(null, "127.0.0.1", 4);
+    };
+    const conn = await kit.connect(mqttDriver, { url, lookup: plain });
+    expect(Buffer.compare((await roundTrip(conn, EVERY_BYTE)) as Buffer, EVERY_BYTE)).toBe(0);
+    const toLoopback: ResolveAll = (_host, cb) => setImmediate(() => cb(null, [{ address: "127.0.0.1", family: 4 }]));
+    const err = await connectError(mqttDriver, { url, lookup: publicOnlyLookup(toLoopback) });
+    expect(err.detail).toMatch(/volley-broker\.test resolves to 127\.0\.0\.1 \(loopback\); hosted Volley only reaches public addresses/);
   });
 
   it("reports the broker going away as a close by the server", async () => {
