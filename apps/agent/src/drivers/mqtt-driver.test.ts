@@ -111,6 +111,8 @@ describe.skipIf(!mosquittoInstalled)("mqtt driver against mosquitto", { timeout:
     const info = closed(conn);
     await broker.close();
     expect(await info).toMatchObject({ byServer: true });
+    // mqtt.js saw the close too (its own listeners stay): not connected, its keepalive stopped.
+    expect((conn as unknown as { client: { connected: boolean } }).client.connected).toBe(false);
   });
 });
 

@@ -128,26 +128,18 @@ export const mqttDriver: Driver = {
 
     return new Promise((resolve, reject) => {
       let settled = false;
-      const fail = (errorClass: ErrorClass, detail: string) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        client.removeAllListeners();
-        client.on("error", () => {}); // late socket errors of an abandoned attempt
-        client.end(true);
-        reject(new ConnectError(errorClass, detail));
-      };
-      const timer = setTimeout(() => fail("timeout", `no answer in ${opts.connectTimeoutMs} ms`), opts.connectTimeoutMs);
-      client.on("error", (err) => {
+      // Only our own listeners come off: mqtt.js keeps its own on "close" and "connect" (keepalive, connected flag).
+      const onError = (err: Error) => {
         // A refused CONNACK names its reason ("Connection refused: Not authorized", code 5 or 135).
-        if (reasonCode(err) !== undefined) return fail("handshake", `${err.message} (CONNACK reason code ${reasonCode(err)})`);
+        const rc = reasonCode(err);
+        if (rc !== undefined) return fail("handshake", `${err.message} (CONNACK reason code ${rc})`);
         lastError ??= err;
-      });
-      client.on("close", () => {
+      };
+      const onClose = () => {
         const { errorClass, detail } = wsFailure(lastError);
         fail(errorClass, detail);
-      });
-      client.once("connect", () => {
+      };
+      const onConnect = () => {
         client.subscribe(topic, { qos: options.qos }, (err, granted) => {
           if (settled) return;
           const refused = granted?.find((g) => g.qos >= 0x80);
@@ -158,12 +150,27 @@ export const mqttDriver: Driver = {
             );
           settled = true;
           clearTimeout(timer);
-          client.removeAllListeners("close");
-          client.removeAllListeners("error");
+          client.off("close", onClose);
+          client.off("error", onError);
           client.on("error", (e) => (lastError ??= e));
           resolve(new MqttConnection(client, topic, clientId, options, () => lastError));
         });
-      });
+      };
+      const fail = (errorClass: ErrorClass, detail: string) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        client.off("close", onClose);
+        client.off("error", onError);
+        client.off("connect", onConnect);
+        client.on("error", () => {}); // late socket errors of an abandoned attempt
+        client.end(true);
+        reject(new ConnectError(errorClass, detail));
+      };
+      const timer = setTimeout(() => fail("timeout", `no answer in ${opts.connectTimeoutMs} ms`), opts.connectTimeoutMs);
+      client.on("error", onError);
+      client.on("close", onClose);
+      client.once("connect", onConnect);
     });
   },
 };
