@@ -162,5 +162,9 @@ describe.skipIf(!hasChromium)("live rate control in Chromium", () => {
       "rate → 5 msg/s per connection (the plan's)",
     ]);
     await screenshot(page, "live-control-final");
+
+    // Compared with anything, the run says its load was changed while it ran.
+    await page.goto(`${stack.webUrl}/compare?runs=${id}`);
+    expect(await page.getByTestId("rate-changed").innerText()).toMatch(/^live control had its rate or connections changed while it ran/);
   }, 180_000);
 });

@@ -168,6 +168,15 @@ export function CompareView({
               server&apos;s.
             </p>
           )}
+          {runs.some((r) => (r.run.rateChanges?.length ?? 0) > 0) && (
+            <p className="callout warn small" data-testid="rate-changed">
+              {runs
+                .filter((r) => (r.run.rateChanges?.length ?? 0) > 0)
+                .map((r) => r.run.name)
+                .join(", ")}{" "}
+              had its rate or connections changed while it ran: its figures are not those of its plan&apos;s constant load.
+            </p>
+          )}
           <CompareTable
             columns={runs.map((r) => ({
               id: r.run.id,
