@@ -1,5 +1,5 @@
 import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, connect as tcpConnect } from "node:net";
 import { afterEach, expect } from "vitest";
 import { ConnectError } from "./connect-error";
 import type { CloseInfo, ConnectOptions, Connection, Driver } from "./driver";
@@ -95,3 +95,14 @@ export async function freePort(): Promise<number> {
 
 /** The payload every driver test sends: every byte value, so any text carriage is shown lossless. */
 export const EVERY_BYTE = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+
+/** Whether something accepts TCP connections at the URL's host and port (a broker a test needs, or skips without). */
+export function reachable(url: string): Promise<boolean> {
+  const u = new URL(url);
+  return new Promise((resolve) => {
+    const socket = tcpConnect({ host: u.hostname, port: Number(u.port) || 80, timeout: 1000 });
+    socket.once("connect", () => (socket.destroy(), resolve(true)));
+    socket.once("error", () => resolve(false));
+    socket.once("timeout", () => (socket.destroy(), resolve(false)));
+  });
+}

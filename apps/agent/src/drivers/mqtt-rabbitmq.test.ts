@@ -1,23 +1,16 @@
 import { randomUUID } from "node:crypto";
-import { connect as tcpConnect } from "node:net";
 import { describe, expect, it } from "vitest";
 import { COUNTERS, mqttOptionsSchema, planSchema, type PlanInput } from "@volley/contracts";
 import { total } from "../engine/engine-test-kit";
 import { runShard } from "../engine/run-shard";
 import type { EngineFrame } from "../engine/types";
-import { connectError } from "./driver-test-kit";
+import { connectError, reachable } from "./driver-test-kit";
 import { mqttDriver } from "./mqtt-driver";
 
 /** RabbitMQ's Web-MQTT plugin (MQTT 3.1.1; QoS 2 is granted as QoS 1). */
 const BROKER = process.env.VOLLEY_TEST_WEB_MQTT_URL ?? "ws://127.0.0.1:15675/ws";
 
-const up = await new Promise<boolean>((resolve) => {
-  const u = new URL(BROKER);
-  const socket = tcpConnect({ host: u.hostname, port: Number(u.port) || 80, timeout: 1000 });
-  socket.once("connect", () => (socket.destroy(), resolve(true)));
-  socket.once("error", () => resolve(false));
-  socket.once("timeout", () => (socket.destroy(), resolve(false)));
-});
+const up = await reachable(BROKER);
 if (!up) console.warn(`mqtt-rabbitmq: skipped — RabbitMQ Web-MQTT not reachable at ${BROKER} (enable it: rabbitmq-plugins enable rabbitmq_web_mqtt)`);
 
 async function run(plan: PlanInput): Promise<{ frames: EngineFrame[]; outcome: Awaited<ReturnType<typeof runShard>> }> {

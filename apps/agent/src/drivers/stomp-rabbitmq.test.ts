@@ -1,21 +1,15 @@
 import { randomUUID } from "node:crypto";
-import { connect as tcpConnect } from "node:net";
 import { describe, expect, it } from "vitest";
 import { COUNTERS, planSchema, type PlanInput } from "@volley/contracts";
 import { runShard } from "../engine/run-shard";
 import { total } from "../engine/engine-test-kit";
 import type { EngineFrame } from "../engine/types";
+import { reachable } from "./driver-test-kit";
 
 /** RabbitMQ's Web-STOMP plugin, which carries text WebSocket frames only (its default). */
 const BROKER = process.env.VOLLEY_TEST_WEB_STOMP_URL ?? "ws://127.0.0.1:15674/ws";
 
-const up = await new Promise<boolean>((resolve) => {
-  const u = new URL(BROKER);
-  const socket = tcpConnect({ host: u.hostname, port: Number(u.port) || 80, timeout: 1000 });
-  socket.once("connect", () => (socket.destroy(), resolve(true)));
-  socket.once("error", () => resolve(false));
-  socket.once("timeout", () => (socket.destroy(), resolve(false)));
-});
+const up = await reachable(BROKER);
 if (!up) console.warn(`stomp-rabbitmq: skipped — RabbitMQ Web-STOMP not reachable at ${BROKER} (enable it: rabbitmq-plugins enable rabbitmq_web_stomp)`);
 
 async function broadcast(bodies: "binary" | "text"): Promise<EngineFrame[]> {

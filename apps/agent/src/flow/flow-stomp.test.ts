@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { connect as tcpConnect } from "node:net";
 import { Client, type IMessage } from "@stomp/stompjs";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
@@ -7,20 +6,11 @@ import { COUNTERS, HISTOGRAMS } from "@volley/contracts";
 import { mergeEncoded } from "@volley/metrics";
 import { runFlow as run } from "./flow-test-kit";
 import { total } from "../engine/engine-test-kit";
+import { reachable } from "../drivers/driver-test-kit";
 
 /** RabbitMQ's Web-STOMP plugin (text frames), as on this machine and CI. */
 const BROKER = process.env.VOLLEY_TEST_WEB_STOMP_URL ?? "ws://127.0.0.1:15674/ws";
 const LOGIN = { login: "guest", passcode: "guest", host: "/" };
-
-function reachable(url: string): Promise<boolean> {
-  const u = new URL(url);
-  return new Promise((resolve) => {
-    const socket = tcpConnect({ host: u.hostname, port: Number(u.port) || 80, timeout: 1000 });
-    socket.once("connect", () => (socket.destroy(), resolve(true)));
-    socket.once("error", () => resolve(false));
-    socket.once("timeout", () => (socket.destroy(), resolve(false)));
-  });
-}
 
 const up = await reachable(BROKER);
 if (!up) console.warn(`flow-stomp: skipped — RabbitMQ Web-STOMP not reachable at ${BROKER} (enable it: rabbitmq-plugins enable rabbitmq_web_stomp)`);
