@@ -31,3 +31,4 @@ export * from "./schedules";
 export * from "./metrics-export";
 export * from "./retention";
 export * from "./sweep-validation";
+export * from "./plan-secrets";
