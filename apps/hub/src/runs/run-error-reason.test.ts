@@ -1,9 +1,8 @@
-import { createServer, connect, type Server, type Socket } from "node:net";
-import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
 import { pino } from "pino";
 import { getRunOfAnyOrg } from "@volley/db";
+import { DatabaseRelay } from "../test-support/database-relay";
 import { testPlan } from "../test-support/fixtures";
 import { until } from "../test-support/until";
 import { useHubHarness } from "../test-support/use-hub-harness";
@@ -14,40 +13,7 @@ import { useHubHarness } from "../test-support/use-hub-harness";
 // reaches the real PostgreSQL through a TCP relay the test cuts (every connection dropped, new
 // ones refused) and later restores.
 
-class Relay {
-  private readonly server: Server;
-  private readonly sockets = new Set<Socket>();
-  private cut = false;
-  constructor(upstream: { host: string; port: number }) {
-    this.server = createServer((client) => {
-      if (this.cut) return void client.destroy();
-      const server = connect(upstream.port, upstream.host);
-      for (const s of [client, server]) {
-        this.sockets.add(s);
-        s.on("close", () => this.sockets.delete(s));
-        s.on("error", () => {});
-      }
-      client.pipe(server).pipe(client);
-    });
-  }
-  async listen(): Promise<number> {
-    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
-    return (this.server.address() as AddressInfo).port;
-  }
-  drop(): void {
-    this.cut = true;
-    for (const s of this.sockets) s.destroy();
-  }
-  restore(): void {
-    this.cut = false;
-  }
-  close(): Promise<void> {
-    this.drop();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
-
-let relay: Relay | undefined;
+let relay: DatabaseRelay | undefined;
 const logLines: string[] = [];
 
 // Registered before the harness, so it runs after the harness has closed the hub (vitest's stack order).
@@ -69,12 +35,9 @@ const h = useHubHarness(
   {
     // The hub reaches its database through the relay; the test reads it directly.
     async hubDatabaseUrl(url) {
-      const direct = new URL(url);
-      relay = new Relay({ host: direct.hostname, port: Number(direct.port || 5432) });
-      const relayed = new URL(url);
-      relayed.hostname = "127.0.0.1";
-      relayed.port = String(await relay.listen());
-      return relayed.toString();
+      const started = await DatabaseRelay.start(url);
+      relay = started.relay;
+      return started.url;
     },
   },
 );

@@ -20,7 +20,8 @@ import { streamBacklog } from "../aggregator/stream-backlog";
 import type { RunCoordinator, RunState } from "../coordination/run-coordinator";
 import { poolKey } from "../shards/pool-key";
 import type { ShardQueues } from "../shards/shard-queues";
-import { errorMessage, seconds, sleep } from "../util/wait";
+import { errorMessage, seconds, sleep, whileDatabaseDown } from "../util/wait";
+import { databaseFailure } from "@volley/db";
 import { decideOutcome, lossStopReason, startReport, startSkewMs } from "./run-outcome";
 import type { RunEvents } from "./run-events";
 import { selectAgents, type AgentSelection } from "./agent-selection";
@@ -67,6 +68,8 @@ export interface RunExecutionDeps {
   line?: AgentLine;
   /** The meters of the runs this hub supervises, by run id: the aggregator nudges a run's meter when it stored frames of it. */
   meters?: Map<string, RunMeter>;
+  /** The keys plans' target credentials are sealed with (VOLLEY_SECRETS_KEY[_OLD]); null: stored unencrypted. */
+  secretsKeys?: SecretKeys | null;
 }
 
 /** The longest a run may take from start to its last shard.end, from the plan (stages and sweeps included). */
@@ -183,16 +186,18 @@ export class RunExecution {
 
     const selection = await this.selectAgents(run.plan);
     if (!selection.ok) return this.finalize(selection.reason);
+    // The run's plan holds its credentials redacted; the shards are cut from the real one and sealed again.
+    const keys = this.deps.secretsKeys ?? null;
     const plans = planShards(
-      run.plan,
+      openPlan({ document: run.plan, source: null, secrets: run.secrets }, keys).plan,
       selection.slots.map((s) => s.weight),
     );
-    this.shards = await insertShards(db, runId, plans);
+    this.shards = await insertShards(db, runId, plans, keys);
     const queue = this.deps.queues.get(poolKey(run.orgId, run.plan.agents.pool));
     for (const s of this.shards) {
       // The agent this shard was sized for; the pool dispatcher hands it there while it is idle.
       const agentId = selection.slots[s.index]?.agentId ?? null;
-      await enqueue(queue, shardJob, { runId, shardId: s.id, index: s.index, count: s.count, plan: s.plan, agentId }, { jobId: s.id });
+      await enqueue(queue, shardJob, { runId, shardId: s.id, index: s.index, count: s.count, plan: s.plan, secrets: s.secrets, agentId }, { jobId: s.id });
     }
     log.info(
       { runId, shards: this.shards.map((s) => ({ connections: s.plan.connections.count, agentId: selection.slots[s.index]?.agentId ?? null })) },
@@ -364,6 +369,9 @@ export class RunExecution {
         if (backlog !== null) minBacklog = Math.min(minBacklog, backlog);
       } catch (err) {
         log.warn({ runId: this.runId, err: errorMessage(err) }, "could not check stored frames");
+        // PostgreSQL away is not the backlog standing still: the aggregator stores nothing
+        // meanwhile either, so finalizing now would judge the run on a part of its frames.
+        if (databaseFailure(err) === "lost") lastProgress = Date.now();
       }
       const now = Date.now();
       if (now >= deadline || now - lastProgress >= timing.storeWaitMs) break;
@@ -382,8 +390,19 @@ export class RunExecution {
 
   /** Summary, thresholds and the final status, written once; then the aggregator may let the run go. */
   async finalize(runError: string | null): Promise<void> {
-    const { db, coordinator, events, log } = this.deps;
+    const { db, coordinator, events, log, timing } = this.deps;
     const runId = this.runId;
+    // Each write of the run's end waits out PostgreSQL being away (a restart, a failover): the
+    // agents finished and every frame is stored, so a blink here must not make the run `errored`.
+    let waited = false;
+    const stored = <T>(op: () => Promise<T>) =>
+      whileDatabaseDown(op, {
+        maxMs: timing.storeDeadlineMs,
+        onWait: (err) => {
+          if (!waited) log.warn({ runId, err: errorMessage(err) }, "PostgreSQL unreachable while finalizing; finishing the run when it answers");
+          waited = true;
+        },
+      });
     // Every shard has ended or been stood down: the next run in the line may have the agents.
     await this.releaseAgents();
     const state = await coordinator.getState(runId);
@@ -391,8 +410,8 @@ export class RunExecution {
     this.stopFollowing.abort();
     await this.following;
     const meter = this.meter ?? new RunMeter(this.meterOptions());
-    await meter.poll();
-    await meter.reconcile();
+    await stored(() => meter.poll());
+    await stored(() => meter.reconcile());
     const measured = this.started || meter.frames > 0 ? meter.summary(true) : null;
     const start = startReport(this.shards, state.started);
     const summary = measured && start ? { ...measured, start } : measured;
@@ -409,12 +428,12 @@ export class RunExecution {
     // The agents' own start reports; runs whose agents did not report fall back to the frames' interval starts.
     const firstIntervals = [...meter.tally.firstIntervalStarts()].map(([shardId, startedAt]) => ({ shardId, index: 0, startedAt }));
     const startSkew = start && start.skewMs !== null ? start.skewMs : startSkewMs(firstIntervals);
-    const changed = await finishRun(db, runId, { ...outcome, summary, startSkewMs: startSkew, startLateMs: start?.maxLateMs ?? null });
-    if (changed) await meter.saveFinal(summary);
+    const changed = await stored(() => finishRun(db, runId, { ...outcome, summary, startSkewMs: startSkew, startLateMs: start?.maxLateMs ?? null }));
+    if (changed) await stored(() => meter.saveFinal(summary));
     this.deps.meters?.delete(runId);
     if (changed) {
       await events.status(runId, outcome.status, outcome.reason);
-      await this.deps.webhooks.runFinished(runId);
+      await stored(() => this.deps.webhooks.runFinished(runId));
     }
     // A status the measurements decided may change with frames stored after this; one an abort, error or lost agent decided may not.
     const byThresholds = outcome.status === "passed" || outcome.status === "inconclusive" || (outcome.status === "failed" && !this.thresholdStop);
