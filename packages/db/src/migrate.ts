@@ -12,13 +12,13 @@ export function migrationsDir(): string {
 // Any fixed number; held while migrating so hub replicas starting together apply each migration once.
 const MIGRATION_LOCK = 7_340_211;
 
-/** Applies pending drizzle-kit migrations under an advisory lock. */
-export async function migrateDatabase(databaseUrl: string): Promise<void> {
+/** Applies pending drizzle-kit migrations (of `folder`, default migrationsDir()) under an advisory lock. */
+export async function migrateDatabase(databaseUrl: string, folder = migrationsDir()): Promise<void> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
     await client.query("select pg_advisory_lock($1)", [MIGRATION_LOCK]);
-    await migrate(drizzle(client), { migrationsFolder: migrationsDir() });
+    await migrate(drizzle(client), { migrationsFolder: folder });
   } finally {
     await client.query("select pg_advisory_unlock($1)", [MIGRATION_LOCK]).catch(() => {});
     await client.end();

@@ -10,6 +10,7 @@ import { authSecret, databaseUrl, maxOrgsPerUser, publicUrl } from "@/env";
 import { logOnce } from "../http/log";
 import { getDb } from "../http/services";
 import { trustedOrigins } from "./trusted-origins";
+import { hashedSessionTokens } from "./hashed-session-tokens";
 import { isHttpsRequest } from "../http/request-origin";
 import { MIN_PASSWORD_LENGTH } from "@/lib/password-rules";
 
@@ -97,18 +98,25 @@ function createAuth(secureCookies: boolean) {
     basePath: "/api/auth",
     // A function, so interfaces that come up after start (a new LAN address) are trusted too.
     trustedOrigins: () => trustedOrigins(),
-    database: drizzleAdapter(getDb(), {
-      provider: "pg",
-      schema: {
-        user: schema.users,
-        session: schema.sessions,
-        account: schema.accounts,
-        verification: schema.verifications,
-        orgs: schema.orgs,
-        member: schema.members,
-        invitation: schema.invitations,
-      },
-    }),
+    // Session tokens are stored as their SHA-256 only (hashed-session-tokens.ts).
+    database: hashedSessionTokens(
+      drizzleAdapter(getDb(), {
+        provider: "pg",
+        schema: {
+          user: schema.users,
+          session: schema.sessions,
+          account: schema.accounts,
+          verification: schema.verifications,
+          orgs: schema.orgs,
+          member: schema.members,
+          invitation: schema.invitations,
+        },
+      }),
+    ),
+    // Both take a session's token as the client got it from /list-sessions, which with tokens hashed
+    // at rest is the hash: revoking by it can never match. The UI offers neither; signing out
+    // (/sign-out) and ending all of a user's sessions (/revoke-sessions) work as before.
+    disabledPaths: ["/revoke-session", "/revoke-other-sessions"],
     emailAndPassword: { enabled: true, minPasswordLength: MIN_PASSWORD_LENGTH, autoSignIn: true },
     // Errors that are not better-auth's own answers (PostgreSQL down, a bug) reach the auth route,
     // which answers them in the API's error shape (503 unavailable naming the database), instead

@@ -30,9 +30,12 @@ export interface ApiTestEnv {
   close: () => Promise<void>;
 }
 
-/** A fresh database and a Redis logical database leased to this file alone (emptied), env pointed at both. */
-export async function startApiTestEnv(): Promise<ApiTestEnv> {
-  const testDb = await createTestDatabase(inject("databaseServerUrl"));
+/**
+ * A fresh database and a Redis logical database leased to this file alone (emptied), env pointed at
+ * both. `upTo`: migrate only that far (a migration's tag), for tests of a later migration.
+ */
+export async function startApiTestEnv(opts: { upTo?: string } = {}): Promise<ApiTestEnv> {
+  const testDb = await createTestDatabase(inject("databaseServerUrl"), opts);
   // Test files run side by side: each leases its own Redis database (rate-limit counters, queues).
   const lease = await leaseRedisDb(inject("redisUrl"));
   process.env.DATABASE_URL = testDb.url;
