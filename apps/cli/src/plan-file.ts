@@ -1,4 +1,6 @@
+import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
 import { parsePlanDocument, type FieldIssue, type Plan } from "@volley/contracts";
 import { UsageError } from "./io";
 
@@ -21,7 +23,8 @@ export async function readPlanFile(file: string): Promise<PlanFileResult> {
             : String((err as Error).message ?? err);
     throw new UsageError(`cannot read plan file ${file}: ${why}`);
   }
-  return parsePlanDocument(text);
+  // A protobuf codec's protoFile is read from the plan's folder and sent inline (the hub cannot read this disk).
+  return parsePlanDocument(text, { readFile: (p) => readFileSync(resolve(dirname(file), p), "utf8") });
 }
 
 /** The issues as `path: message` lines, under a heading naming the file. */

@@ -37,3 +37,5 @@ export {
 export { startTodoApi, TODO_API_PATHS, type TodoApiStats, type Todo } from "./apps/todo-api";
 export { startHelloHttp, HELLO_HTTP_BODY, type HelloHttpStats } from "./apps/hello-http";
 export { startWsShop, WS_SHOP_PATHS, type WsShopStats } from "./apps/ws-shop";
+export { startMsgpackWs, MSGPACK_WS_PATH, type MsgpackWsStats } from "./apps/msgpack-ws";
+export { startProtobufWs, PROTOBUF_WS_PATH, TRADE_PROTO, type ProtobufWsStats } from "./apps/protobuf-ws";

@@ -4,6 +4,7 @@ import { durationMs } from "./duration";
 import type { Flow, FlowData, FlowMessage, SetupStep, UserStep } from "./flow";
 import { flowAbsoluteUrls, literalHost } from "./flow-hosts";
 import { templateNames, templateStrings } from "./flow-template";
+import { checkFlowCodecs } from "./flow-validation-codec";
 import { checkSocketclusterFlow } from "./flow-validation-socketcluster";
 import { checkStompFlow } from "./flow-validation-stomp";
 import { parseJsonPath } from "./json-path";
@@ -243,6 +244,7 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
   if (flow.steps) userSteps(flow.steps, ["steps"]);
   if (protocol === "socketcluster") checkSocketclusterFlow(flow, issue);
   if (protocol === "stomp") checkStompFlow(flow, issue);
+  checkFlowCodecs(flow, protocol, issue);
   flow.push?.forEach((p, i) => {
     event(p.event, ["push", i, "event"], true);
     checkPath(p.timestamp, ["push", i, "timestamp"], issue);

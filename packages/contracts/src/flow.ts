@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { durationSchema } from "./duration";
+import { binaryLiteralSchema, bodyCodecSchema } from "./flow-codec";
 import { jsonTemplate } from "./json-template";
 import { reconnectSchema } from "./reconnect";
 import { MAX_HTTP_BODY_LENGTH, MAX_NAME_LENGTH, MAX_SECRET_LENGTH, MAX_URL_LENGTH } from "./target";
@@ -72,6 +73,10 @@ const outgoing = {
   json: jsonTemplate.optional(),
   /** A text body. */
   text: text(MAX_HTTP_BODY_LENGTH).optional(),
+  /** Bytes sent as they are, in a binary frame (ws) or attachment (Socket.IO): { base64 } or { hex }. */
+  binary: binaryLiteralSchema.optional(),
+  /** How `json` is encoded (and the reply decoded): json, text, msgpack or { protobuf }; absent: flow.codec (see flow-codec.ts). */
+  codec: bodyCodecSchema.optional(),
   /** Socket.IO: further arguments after the body. */
   args: z.array(jsonTemplate).max(10).optional(),
   /** STOMP: extra frame headers. */
@@ -94,6 +99,8 @@ export const waitForStepSchema = z.strictObject({
   match: matchSchema.optional(),
   timeout: durationSchema.default("10s"),
   capture: captures.optional(),
+  /** How the awaited message is decoded (protobuf: as replyType, else type); absent: flow.codec. */
+  codec: bodyCodecSchema.optional(),
 });
 
 export const connectStepSchema = z.strictObject({
@@ -281,6 +288,8 @@ export const userStepPosition = (where: string, i: number) => (where ? `${where}
 
 export const flowSchema = z.strictObject({
   data: flowDataSchema.optional(),
+  /** The body codec of every message, send and reply that names none: json (default), text, msgpack or { protobuf } (flow-codec.ts). */
+  codec: bodyCodecSchema.optional(),
   /**
    * Per connection, in order, before its open-loop phase. Without a connect step it connects after
    * the leading requests and think times, before the first send or waitFor (or after the last step).

@@ -22,6 +22,7 @@ export * from "./scenario";
 export * from "./flow";
 export * from "./reconnect";
 export * from "./flow-template";
+export * from "./flow-codec";
 export * from "./flow-validation";
 export * from "./flow-hosts";
 export * from "./plan-timing";

@@ -1,4 +1,6 @@
+import { readFileSync } from "node:fs";
 import { open, readFile, type FileHandle } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
 import { hostname } from "node:os";
 import { durationMs, parsePlanDocument, unjudgedCapacityReason } from "@volley/contracts";
 import { summarizeRun } from "@volley/metrics";
@@ -55,7 +57,7 @@ export async function runCommand(file: string, options: RunCommandOptions, io: R
     err(`cannot read plan ${file}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
     return EXIT.errored;
   }
-  const parsed = parsePlanDocument(text);
+  const parsed = parsePlanDocument(text, { readFile: (p) => readFileSync(resolve(dirname(file), p), "utf8") });
   if (!parsed.ok) {
     err(`invalid plan ${file}:`);
     for (const issue of parsed.issues) err(`  ${issue.path}: ${issue.message}`);

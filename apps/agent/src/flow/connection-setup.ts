@@ -1,10 +1,10 @@
-import { durationMs, type Plan, type SetupStep, type TemplateContext } from "@volley/contracts";
+import { type BodyCodec, durationMs, type Plan, type SetupStep, type TemplateContext } from "@volley/contracts";
 import { compileText, compileValue } from "@volley/contracts";
 import type { IntervalRecorder } from "@volley/metrics";
 import type { Agent } from "undici";
 import { ConnectError } from "../drivers/connect-error";
 import type { ConnectOptions, Connection, Driver } from "../drivers/driver";
-import { asJson } from "./flow-codec";
+import { bodyCoder } from "./body-codec";
 import { compileMatch, compileOutgoing, type CompiledMatch } from "./flow-program";
 import { compilePoll } from "./flow-poll";
 import { compileCaptures, compileRequest, cookieHeader, httpBase, type CookieJar } from "./http-step";
@@ -50,6 +50,7 @@ export class ConnectionSetup {
   private readonly steps: Step[];
   /** Polling targets: the application's own poll, handed to the driver at connect. */
   private readonly poll: ReturnType<typeof compilePoll>;
+  private readonly flowCodec: BodyCodec | undefined;
 
   constructor(
     plan: Plan,
@@ -60,6 +61,7 @@ export class ConnectionSetup {
     listen: string[],
   ) {
     const base = httpBase(plan.target.url);
+    this.flowCodec = plan.flow?.codec;
     this.poll = compilePoll(plan);
     const setup = plan.flow?.setup ?? [];
     const steps = setup.map((step, i) => this.compile(step, i, base, dispatcher, listen));
@@ -104,7 +106,7 @@ export class ConnectionSetup {
     if ("send" in step) {
       const { send } = step;
       const name = send.name ?? `send-${position}`;
-      const render = compileOutgoing(send);
+      const render = compileOutgoing(send, this.flowCodec);
       const captures = compileCaptures(send.capture);
       const timeoutMs = durationMs(send.timeout);
       return this.timed(name, async (s) => {
@@ -117,14 +119,14 @@ export class ConnectionSetup {
     }
     const { waitFor } = step;
     const name = waitFor.name ?? `waitFor-${position}`;
-    const match = compileMatch(waitFor.match, waitFor.event);
+    const match = compileMatch(waitFor.match, waitFor.event, bodyCoder(waitFor.codec, this.flowCodec).decode);
     const captures = compileCaptures(waitFor.capture);
     const timeoutMs = durationMs(waitFor.timeout);
     const what = describeMatch(waitFor.event, waitFor.match);
     return this.timed(name, async (s) => {
       this.connected(s);
       const got = await receive(s, match, timeoutMs, what);
-      const missing = captures(s.ctx.vars as Record<string, unknown>, { json: asJson(got.data) });
+      const missing = captures(s.ctx.vars as Record<string, unknown>, { json: match.decode(got.data) });
       if (missing) throw new Error(`capture ${missing}: not found in ${got.event ?? "the message"}`);
     });
   }
@@ -155,7 +157,7 @@ export class ConnectionSetup {
 export function matches(match: CompiledMatch, m: Incoming, ctx: TemplateContext): boolean {
   if (match.event !== undefined && match.event !== m.event) return false;
   if (!match.path) return true;
-  const value = match.path(asJson(m.data));
+  const value = match.path(match.decode(m.data));
   if (value === undefined) return false;
   if (!match.equals) return true;
   return (typeof value === "string" ? value : JSON.stringify(value)) === match.equals(ctx);

@@ -12,7 +12,8 @@ export interface FlowMatch {
 /** What an incoming message matched nothing as: counted per event, a few kept as samples. */
 export const UNMATCHED = null;
 
-const NO_JSON = Symbol("not JSON");
+/** What a decoder returns for a message that is not a value (not JSON, bytes that do not decode). */
+export const NO_JSON = Symbol("not JSON");
 
 /**
  * A shard's flow messages: renders each from its kind's template with the connection's context,
@@ -82,13 +83,15 @@ export class FlowCodec {
 
   /** The sent message an incoming one answers, or UNMATCHED. */
   match(id: number, event: string | undefined, data: unknown): FlowMatch | null {
+    // Kinds usually share one codec: decode once per codec, not per kind.
+    let decodedBy: CompiledMatch["decode"] | undefined;
     let parsed: unknown;
     for (const kind of this.replyKinds) {
       const m = kind.reply as CompiledMatch;
       if (m.event !== undefined && m.event !== event) continue;
       let value: unknown;
       if (m.path) {
-        parsed ??= asJson(data);
+        if (decodedBy !== m.decode) [decodedBy, parsed] = [m.decode, m.decode(data)];
         if (parsed === NO_JSON) continue;
         value = m.path(parsed);
         if (value === undefined) continue;
@@ -123,7 +126,7 @@ export class FlowCodec {
     let parsed: unknown;
     for (const p of this.program.push) {
       if (p.event !== undefined && p.event !== event) continue;
-      parsed ??= asJson(data);
+      parsed ??= this.program.decode(data);
       if (parsed === NO_JSON) return undefined;
       const v = p.stamp(parsed);
       const n = typeof v === "number" ? v : typeof v === "string" && v.trim() !== "" ? Number(v) : NaN;
@@ -182,8 +185,12 @@ export function asJson(data: unknown): unknown {
   return data;
 }
 
-/** A sample of an unmatched message as text, cut to `max` characters. */
+/** A sample of an unmatched message as text, cut to `max` characters (bytes that are not UTF-8 text as base64). */
 export function sampleText(data: unknown, max = 500): string {
-  const s = typeof data === "string" ? data : Buffer.isBuffer(data) ? data.toString("utf8") : (JSON.stringify(data) ?? String(data));
+  const text = (b: Buffer) => {
+    const s = b.toString("utf8");
+    return s.includes("\uFFFD") ? `base64:${b.toString("base64")}` : s;
+  };
+  const s = typeof data === "string" ? data : Buffer.isBuffer(data) ? text(data) : (JSON.stringify(data) ?? String(data));
   return s.length > max ? `${s.slice(0, max)}…` : s;
 }

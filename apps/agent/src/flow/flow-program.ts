@@ -10,7 +10,9 @@ import {
   type TemplateContext,
   type UserStep,
 } from "@volley/contracts";
+import type { BinaryLiteral, BodyCodec } from "@volley/contracts";
 import type { OutMessage } from "../drivers/driver";
+import { bodyCoder, literalBytes } from "./body-codec";
 
 type Render<T> = (ctx: TemplateContext) => T;
 
@@ -22,6 +24,8 @@ export interface CompiledMatch {
   equals: Render<string> | undefined;
   /** equals is exactly the message id: a reply names its message (and its sender) itself. */
   byId: boolean;
+  /** The incoming message as the value `path` reads (its codec's decode; NO_JSON when it is none). */
+  decode: (data: unknown) => unknown;
 }
 
 export interface CompiledKind {
@@ -51,13 +55,16 @@ export interface FlowProgram {
   listen: string[];
   /** flow.push: server push timed by its own stamp (µs per stamp unit). */
   push: { event: string | undefined; stamp: JsonPath; unitUs: number }[];
+  /** flow.codec's decode, for messages no kind claims (push). */
+  decode: (data: unknown) => unknown;
 }
 
 const UNIT_US = { ms: 1000, s: 1_000_000, us: 1 } as const;
 
-export function compileMatch(match: Match | undefined, event: string | undefined): CompiledMatch {
+export function compileMatch(match: Match | undefined, event: string | undefined, decode: (data: unknown) => unknown): CompiledMatch {
   const equals = match?.equals;
   return {
+    decode,
     event,
     path: match ? compileJsonPath(match.path) : undefined,
     equals: equals === undefined ? undefined : compileText(equals),
@@ -65,13 +72,27 @@ export function compileMatch(match: Match | undefined, event: string | undefined
   };
 }
 
-export function compileOutgoing(m: { event?: string; json?: unknown; text?: string; args?: unknown[]; headers?: Record<string, string> }): Render<OutMessage> {
-  const body = m.json !== undefined ? compileValue(m.json) : m.text !== undefined ? compileText(m.text) : () => "";
+type Outgoing = {
+  event?: string;
+  json?: unknown;
+  text?: string;
+  binary?: BinaryLiteral;
+  codec?: BodyCodec;
+  args?: unknown[];
+  headers?: Record<string, string>;
+};
+
+/** A message's or send's body rendered and encoded with its codec (m.codec, else `flowCodec`); throws EncodeError. */
+export function compileOutgoing(m: Outgoing, flowCodec: BodyCodec | undefined): Render<OutMessage> {
+  const coder = bodyCoder(m.codec, flowCodec);
+  const bytes = m.binary ? literalBytes(m.binary) : undefined;
+  const template = m.json !== undefined ? compileValue(m.json) : m.text !== undefined ? compileText(m.text) : () => "";
+  const body: Render<unknown> = bytes ? () => bytes : coder.json ? template : (ctx) => coder.encode(template(ctx));
   const args = m.args?.map(compileValue);
   const headers = m.headers ? Object.entries(m.headers).map(([k, v]) => [k, compileText(v)] as const) : undefined;
   // A destination may be per connection or per message (STOMP /queue/reply-{{ conn.index }}).
   const event = m.event?.includes("{{") ? compileText(m.event) : () => m.event;
-  const json = m.json !== undefined;
+  const json = m.json !== undefined && !bytes && coder.json;
   return (ctx) => {
     const out: OutMessage = { event: event(ctx), body: body(ctx), json };
     if (args) out.args = args.map((a) => a(ctx));
@@ -99,9 +120,10 @@ export function compileFlow(plan: Plan): FlowProgram | undefined {
   const kinds = (flow.messages ?? []).map((m, i): CompiledKind => {
     upTo += m.weight;
     const responseIsReply = plan.target.protocol === "http" && m.request !== undefined && m.reply !== false;
-    const reply = m.reply === false ? false : m.reply.ack || responseIsReply ? "ack" : compileMatch(m.reply.match, m.reply.event);
-    const kind: CompiledKind = { name: m.name ?? `message-${i + 1}`, upTo, render: compileOutgoing(m), reply, request: m.request };
-    if (responseIsReply && m.reply !== false) kind.response = compileMatch(m.reply.match, undefined);
+    const decode = bodyCoder(m.codec, flow.codec).decode;
+    const reply = m.reply === false ? false : m.reply.ack || responseIsReply ? "ack" : compileMatch(m.reply.match, m.reply.event, decode);
+    const kind: CompiledKind = { name: m.name ?? `message-${i + 1}`, upTo, render: compileOutgoing(m, flow.codec), reply, request: m.request };
+    if (responseIsReply && m.reply !== false) kind.response = compileMatch(m.reply.match, undefined, decode);
     return kind;
   });
   const listen = new Set<string>();
@@ -110,5 +132,5 @@ export function compileFlow(plan: Plan): FlowProgram | undefined {
   for (const e of stepEvents(flow.steps ?? [])) listen.add(e);
   const push = (flow.push ?? []).map((p) => ({ event: p.event, stamp: compileJsonPath(p.timestamp), unitUs: UNIT_US[p.unit] }));
   for (const p of push) if (p.event) listen.add(p.event);
-  return { flow, kinds, totalWeight: upTo, listen: [...listen], push };
+  return { flow, kinds, totalWeight: upTo, listen: [...listen], push, decode: bodyCoder(undefined, flow.codec).decode };
 }

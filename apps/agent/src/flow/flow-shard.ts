@@ -6,6 +6,7 @@ import { classifyHttpError } from "../drivers/http-common";
 import type { ConnectOptions, Connection, Driver } from "../drivers/driver";
 import type { ShardAccounting } from "../engine/shard-accounting";
 import { ConnectionSetup, type Incoming } from "./connection-setup";
+import { EncodeError } from "./body-codec";
 import { asJson } from "./flow-codec";
 import type { CompiledKind, CompiledMatch, FlowProgram } from "./flow-program";
 import { compileRequest, flowDispatcher, httpBase, HttpStatusError, type CompiledRequest, type CookieJar } from "./http-step";
@@ -57,7 +58,15 @@ export class FlowShard {
 
   /** Sends the next message of connection `id`, timed from `intendedUs`. */
   send(id: number, conn: Connection, intendedUs: number): void {
-    const { seq, out, kind } = this.accounting.flowMessage(id, intendedUs);
+    let message: ReturnType<ShardAccounting["flowMessage"]>;
+    try {
+      message = this.accounting.flowMessage(id, intendedUs);
+    } catch (err) {
+      // A rendered message its codec cannot encode (a protobuf field of the wrong kind): never sent, counted by class with the reason.
+      if (!(err instanceof EncodeError)) throw err;
+      return this.accounting.error("encode", err.message);
+    }
+    const { seq, out, kind } = message;
     const request = this.requests.get(kind);
     if (!request) {
       if (kind.reply === "ack") {

@@ -15,7 +15,7 @@ import type { Agent } from "undici";
 import { ConnectError } from "../drivers/connect-error";
 import type { Connection, Driver } from "../drivers/driver";
 import { compileConnect, describeMatch, receive, withTimeout, type SetupState } from "../flow/connection-setup";
-import { asJson } from "../flow/flow-codec";
+import { bodyCoder } from "../flow/body-codec";
 import { compileMatch, compileOutgoing } from "../flow/flow-program";
 import { compilePoll } from "../flow/flow-poll";
 import { compileCaptures, compileRequest, httpBase } from "../flow/http-step";
@@ -149,10 +149,10 @@ export function compileUserSteps(plan: Plan, host: UserHost, driver: Driver, dis
     if ("send" in step) {
       const { send } = step;
       const name = userStepName(step, position)!;
-      const render = compileOutgoing(send);
+      const render = compileOutgoing(send, plan.flow?.codec);
       const captures = compileCaptures(send.capture);
       const timeoutMs = durationMs(send.timeout);
-      const reply = send.reply ? compileMatch(send.reply.match, send.reply.event) : undefined;
+      const reply = send.reply ? compileMatch(send.reply.match, send.reply.event, bodyCoder(send.codec, plan.flow?.codec).decode) : undefined;
       const what = send.reply ? describeMatch(send.reply.event, send.reply.match) : "";
       const awaits = send.ack || reply !== undefined;
       return timed(
@@ -172,7 +172,7 @@ export function compileUserSteps(plan: Plan, host: UserHost, driver: Driver, dis
               data = await Promise.race([acked, dropped]);
             } else {
               conn.emit!(render(u.s.ctx));
-              data = asJson((await Promise.race([receive(u.s, reply!, timeoutMs, what), dropped])).data);
+              data = reply!.decode((await Promise.race([receive(u.s, reply!, timeoutMs, what), dropped])).data);
             }
           } catch (err) {
             host.replied(false);
@@ -191,7 +191,7 @@ export function compileUserSteps(plan: Plan, host: UserHost, driver: Driver, dis
     if ("waitFor" in step) {
       const { waitFor } = step;
       const name = userStepName(step, position)!;
-      const match = compileMatch(waitFor.match, waitFor.event);
+      const match = compileMatch(waitFor.match, waitFor.event, bodyCoder(waitFor.codec, plan.flow?.codec).decode);
       const captures = compileCaptures(waitFor.capture);
       const timeoutMs = durationMs(waitFor.timeout);
       const what = describeMatch(waitFor.event, waitFor.match);
@@ -199,7 +199,7 @@ export function compileUserSteps(plan: Plan, host: UserHost, driver: Driver, dis
         await connection(u);
         // A drop meanwhile does not end the wait: with a reconnect policy the event may come on the new connection.
         const got = await receive(u.s, match, timeoutMs, what);
-        const missing = captures(u.s.ctx.vars as Record<string, unknown>, { json: asJson(got.data) });
+        const missing = captures(u.s.ctx.vars as Record<string, unknown>, { json: match.decode(got.data) });
         if (missing) throw new Error(`capture ${missing}: not found in ${got.event ?? "the message"}`);
       });
     }
