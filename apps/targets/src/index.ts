@@ -10,12 +10,21 @@ export type { HoldSummary } from "./hold-stats";
 export { startHttpTargetServer, HTTP_PATHS, type HttpTargetServer } from "./http-target-server";
 export { startHttpClusterServer, type HttpClusterServer, type HttpClusterServerOptions } from "./http-cluster-server";
 export { RoomHub } from "./room-hub";
-export { startStompEchoServer, STOMP_PATH, STOMP_ECHO_DESTINATION, STOMP_ROOM_PREFIX } from "./stomp-echo-server";
+export { startStompEchoServer, STOMP_PATH, STOMP_SOCKJS_PREFIX, STOMP_ECHO_DESTINATION, STOMP_ROOM_PREFIX, type StompEchoServer } from "./stomp-echo-server";
 export { StompParser, serializeFrame, type StompFrame } from "./stomp-frame";
 export { STATS_PATH, type TestApp, type TestAppOptions } from "./apps/app-http";
 export { startSocketioChat, SOCKETIO_CHAT_LOGIN_PATH, type SocketioChatStats, type ChatMessage } from "./apps/socketio-chat";
 export { startJsonRpcWs, JSONRPC_PATH, JSONRPC_ERRORS, type JsonRpcStats } from "./apps/jsonrpc-ws";
 export { startSockjsChat, SOCKJS_CHAT_PREFIX, type SockjsChatStats } from "./apps/sockjs-chat";
+export {
+  startStompSockjsChat,
+  STOMP_CHAT_ENDPOINT,
+  STOMP_CHAT_SEND,
+  STOMP_CHAT_TOPIC,
+  STOMP_CHAT_ERRORS,
+  type StompChatOptions,
+  type StompChatStats,
+} from "./apps/stomp-sockjs-chat";
 export { startGraphqlWsFeed, GRAPHQL_WS_PATH, GRAPHQL_WS_FEED_SDL, type GraphqlWsFeedStats, type FeedPost } from "./apps/graphql-ws-feed";
 export {
   startSocketclusterPingpong,

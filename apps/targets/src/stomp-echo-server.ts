@@ -1,12 +1,15 @@
 import { createServer, type IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { WebSocketServer, type RawData, type WebSocket } from "ws";
+import sockjs from "sockjs";
+import { WebSocketServer, type RawData } from "ws";
 import { EchoHold, parseDelay, type HoldQueue } from "./echo-hold";
 import type { EchoServer, EchoServerOptions } from "./echo-server";
 import { closeHttp, hostPort, listenHttp } from "./listen-http";
-import { serializeFrame, StompFrameError, StompParser, type StompFrame } from "./stomp-frame";
+import { StompBroker, type StompLink, type StompSession } from "./stomp-broker";
 
 export const STOMP_PATH = "/stomp";
+/** The same broker over SockJS (every transport sockjs-node serves): STOMP frames as SockJS text messages. */
+export const STOMP_SOCKJS_PREFIX = "/sockjs";
 /** SEND here with a `reply-to` header: the body comes back, held, to that destination. */
 export const STOMP_ECHO_DESTINATION = "/queue/echo";
 /** `/topic/<room>`: a message reaches every OTHER subscriber (group semantics, as RoomHub). */
@@ -14,33 +17,61 @@ export const STOMP_ROOM_PREFIX = "/topic/";
 /** The shortest heart-beat interval the broker sends or asks for, in ms. */
 const HEARTBEAT_MS = 100;
 
-interface Session {
-  ws: WebSocket;
-  /** subscription id → destination */
-  subs: Map<string, string>;
-  replies: HoldQueue<{ to: string; body: Buffer; binary: boolean; headers: Record<string, string> }>;
-  connected: boolean;
-  lastHeard: number;
-  timers: NodeJS.Timeout[];
+type Reply = { to: string; body: Buffer; binary: boolean; headers: Record<string, string> };
+
+export interface StompEchoServer extends EchoServer {
+  /** The SockJS endpoint of the same broker (http://…/sockjs). */
+  sockjsUrl: string;
 }
 
 function rejectUpgrade(socket: Duplex, status: number, text: string): void {
   socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
 }
 
+/** The connection's `?delay=`, the server default when absent, undefined when malformed. */
+function delayOf(rawUrl: string | undefined, fallback: number): number | undefined {
+  return parseDelay(new URL(rawUrl ?? "/", "http://x").searchParams.get("delay"), fallback);
+}
+
 /**
- * A small STOMP 1.2 broker over WebSocket at `/stomp` (subprotocols v12.stomp, v11.stomp,
- * v10.stomp): CONNECT/STOMP → CONNECTED with negotiated heart-beats, SUBSCRIBE/UNSUBSCRIBE, SEND →
- * MESSAGE to the destination's subscribers, RECEIPT for any frame asking for one, DISCONNECT, and
- * ERROR (then close) on a malformed or out-of-order frame. Two reference behaviours on top:
+ * A small STOMP 1.2 broker (stomp-broker.ts) over WebSocket at `/stomp` (subprotocols v12.stomp,
+ * v11.stomp, v10.stomp) and over SockJS at `/sockjs`. Two reference behaviours on top:
  * `/queue/echo` with `reply-to` is the exact-hold echo (per connection, `?delay=<ms>`), and
  * `/topic/<room>` delivers to every subscriber but the sender.
  */
-export async function startStompEchoServer(options: EchoServerOptions = {}): Promise<EchoServer> {
+export async function startStompEchoServer(options: EchoServerOptions = {}): Promise<StompEchoServer> {
   const { port = 0, host = "127.0.0.1", delayMs = 0 } = options;
   const hold = new EchoHold(options.hold);
-  const sessions = new Set<Session>();
-  let nextMessageId = 0;
+  const replies = new Map<StompSession, HoldQueue<Reply>>();
+  const broker: StompBroker = new StompBroker({
+    heartbeatMs: HEARTBEAT_MS,
+    server: "volley-stomp/1",
+    onSend(session, frame, binary) {
+      const h = frame.headers;
+      const destination = h.destination!;
+      if (destination === STOMP_ECHO_DESTINATION) {
+        if (!h["reply-to"]) return `SEND to ${STOMP_ECHO_DESTINATION} needs a reply-to header`;
+        replies.get(session)?.push({ to: h["reply-to"], body: frame.body, binary, headers: h });
+        return undefined;
+      }
+      broker.deliver(destination, frame.body, binary, h, destination.startsWith(STOMP_ROOM_PREFIX) ? session : undefined);
+      return undefined;
+    },
+    onClose(session) {
+      replies.get(session)?.dispose();
+      replies.delete(session);
+    },
+  });
+
+  /** A session on `link` whose echoes are held `delay` ms. */
+  function serve(link: StompLink, delay: number) {
+    const s = broker.open(link);
+    replies.set(
+      s.session,
+      hold.queue(delay, ({ to, body, binary, headers }: Reply) => broker.deliver(to, body, binary, headers)),
+    );
+    return s;
+  }
 
   const http = createServer((_req, res) => {
     res.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
@@ -51,159 +82,75 @@ export async function startStompEchoServer(options: EchoServerOptions = {}): Pro
     handleProtocols: (offered) => ["v12.stomp", "v11.stomp", "v10.stomp"].find((p) => offered.has(p)) ?? false,
   });
 
+  const sjs = sockjs.createServer({ prefix: STOMP_SOCKJS_PREFIX, log: () => {} });
+  const sockjsSessions = new Set<sockjs.Connection>();
+  sjs.on("connection", (conn: sockjs.Connection | null) => {
+    // sockjs-node emits null for a session that closed before it opened.
+    if (!conn) return;
+    sockjsSessions.add(conn);
+    // SockJS carries text only: frames go as UTF-8 text whatever their body.
+    const s = serve(
+      {
+        write: (data) => void (conn.readyState === 1 && conn.write(data.toString("utf8"))),
+        close: (code, reason) => conn.close(String(code === 1000 ? 1000 : 3000), reason),
+      },
+      delayOf(conn.url, delayMs) ?? delayMs,
+    );
+    conn.on("data", (text: string) => s.data(Buffer.from(text, "utf8"), false));
+    conn.on("close", () => {
+      sockjsSessions.delete(conn);
+      s.closed();
+    });
+  });
+  sjs.installHandlers(http, { prefix: STOMP_SOCKJS_PREFIX });
+
+  // In front of SockJS's own handlers: the WebSocket endpoint, and the delay check for both.
+  const sockjsUpgrade = http.listeners("upgrade") as ((req: IncomingMessage, socket: Duplex, head: Buffer) => void)[];
+  const sockjsRequest = http.listeners("request") as ((req: IncomingMessage, res: import("node:http").ServerResponse) => void)[];
+  http.removeAllListeners("upgrade");
+  http.removeAllListeners("request");
+  http.on("request", (req, res) => {
+    if (delayOf(req.url, delayMs) === undefined) return void res.writeHead(400, { "content-type": "text/plain" }).end("invalid delay: use ?delay=<ms>\n");
+    for (const fn of sockjsRequest) fn.call(http, req, res);
+  });
   http.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? "/", "http://x");
-    if (url.pathname !== STOMP_PATH) return rejectUpgrade(socket, 404, "Not Found");
-    const delay = parseDelay(url.searchParams.get("delay"), delayMs);
+    const delay = delayOf(req.url, delayMs);
     if (delay === undefined) return rejectUpgrade(socket, 400, "Bad Request");
-    wss.handleUpgrade(req, socket, head, (ws) => serve(ws, delay));
-  });
-
-  function write(s: Session, frame: Buffer, binary: boolean): void {
-    if (s.ws.readyState === s.ws.OPEN) s.ws.send(frame, { binary });
-  }
-
-  /** MESSAGE to every subscription on `destination`, skipping `except`'s session. */
-  function deliver(destination: string, body: Buffer, binary: boolean, headers: Record<string, string>, except?: Session): void {
-    for (const s of sessions) {
-      if (s === except || !s.connected) continue;
-      for (const [id, dest] of s.subs) {
-        if (dest !== destination) continue;
-        const h: Record<string, string> = { destination, "message-id": String(nextMessageId++), subscription: id };
-        if (headers["content-type"]) h["content-type"] = headers["content-type"];
-        write(s, serializeFrame("MESSAGE", h, body), binary);
-      }
+    if (url.pathname.startsWith(`${STOMP_SOCKJS_PREFIX}/`)) {
+      for (const fn of sockjsUpgrade) fn.call(http, req, socket, head);
+      return;
     }
-  }
-
-  function serve(ws: WebSocket, delay: number): void {
-    const parser = new StompParser();
-    const session: Session = {
-      ws,
-      subs: new Map(),
-      connected: false,
-      lastHeard: Date.now(),
-      timers: [],
-      replies: hold.queue(delay, ({ to, body, binary, headers }) => deliver(to, body, binary, headers)),
-    };
-    sessions.add(session);
-
-    const fail = (message: string, detail = "") => {
-      write(session, serializeFrame("ERROR", { message, "content-type": "text/plain" }, Buffer.from(detail)), false);
-      ws.close(1002, message.slice(0, 120));
-    };
-    const receipt = (frame: StompFrame) => {
-      const id = frame.headers.receipt;
-      if (id !== undefined) write(session, serializeFrame("RECEIPT", { "receipt-id": id }), false);
-    };
-
-    const onFrame = (frame: StompFrame, binary: boolean): boolean => {
-      const h = frame.headers;
-      if (!session.connected) {
-        if (frame.command !== "CONNECT" && frame.command !== "STOMP") {
-          fail("not connected", `${frame.command} before CONNECT`);
-          return false;
-        }
-        const [cx = 0, cy = 0] = (h["heart-beat"] ?? "0,0").split(",").map(Number);
-        if (!Number.isFinite(cx) || !Number.isFinite(cy)) {
-          fail("invalid heart-beat header", h["heart-beat"]);
-          return false;
-        }
-        session.connected = true;
-        write(session, serializeFrame("CONNECTED", { version: "1.2", "heart-beat": `${HEARTBEAT_MS},${HEARTBEAT_MS}`, server: "volley-stomp/1" }), false);
-        // Client wants beats every cy: send every max(cy, ours). Client sends every max(cx, ours):
-        // silent for twice that is a dead peer.
-        if (cy > 0) session.timers.push(setInterval(() => write(session, Buffer.from("\n"), false), Math.max(cy, HEARTBEAT_MS)));
-        if (cx > 0) {
-          const limit = 2 * Math.max(cx, HEARTBEAT_MS);
-          session.timers.push(
-            setInterval(() => {
-              if (Date.now() - session.lastHeard > limit) fail("heart-beat timeout", `nothing heard for ${limit} ms`);
-            }, limit / 2),
-          );
-        }
-        return true;
-      }
-      switch (frame.command) {
-        case "SUBSCRIBE":
-          if (!h.destination || h.id === undefined) {
-            fail("SUBSCRIBE needs destination and id headers");
-            return false;
-          }
-          session.subs.set(h.id, h.destination);
-          break;
-        case "UNSUBSCRIBE":
-          if (h.id === undefined || !session.subs.delete(h.id)) {
-            fail("UNSUBSCRIBE of an unknown subscription", `id ${h.id ?? "(missing)"}`);
-            return false;
-          }
-          break;
-        case "SEND":
-          if (!h.destination) {
-            fail("SEND needs a destination header");
-            return false;
-          }
-          if (h.destination === STOMP_ECHO_DESTINATION) {
-            if (!h["reply-to"]) {
-              fail(`SEND to ${STOMP_ECHO_DESTINATION} needs a reply-to header`);
-              return false;
-            }
-            session.replies.push({ to: h["reply-to"], body: frame.body, binary, headers: h });
-          } else {
-            const except = h.destination.startsWith(STOMP_ROOM_PREFIX) ? session : undefined;
-            deliver(h.destination, frame.body, binary, h, except);
-          }
-          break;
-        case "DISCONNECT":
-          receipt(frame);
-          ws.close(1000);
-          return false;
-        case "ACK":
-        case "NACK":
-        case "BEGIN":
-        case "COMMIT":
-        case "ABORT":
-          break;
-        default:
-          fail(`unknown command ${frame.command}`);
-          return false;
-      }
-      receipt(frame);
-      return true;
-    };
-
-    ws.on("error", () => ws.terminate());
-    ws.on("message", (data: RawData, isBinary: boolean) => {
-      session.lastHeard = Date.now();
-      let frames: StompFrame[];
-      try {
-        frames = parser.push(data as Buffer);
-      } catch (err) {
-        fail("malformed frame", err instanceof StompFrameError ? err.message : String(err));
-        return;
-      }
-      for (const f of frames) if (!onFrame(f, isBinary)) return;
+    if (url.pathname !== STOMP_PATH) return rejectUpgrade(socket, 404, "Not Found");
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      const s = serve(
+        {
+          write: (data, binary) => void (ws.readyState === ws.OPEN && ws.send(data, { binary })),
+          close: (code, reason) => ws.close(code, reason),
+        },
+        delay,
+      );
+      ws.on("error", () => ws.terminate());
+      ws.on("message", (data: RawData, isBinary: boolean) => s.data(data as Buffer, isBinary));
+      ws.on("close", () => s.closed());
     });
-    ws.on("close", () => {
-      sessions.delete(session);
-      session.replies.dispose();
-      for (const t of session.timers) clearInterval(t);
-    });
-  }
+  });
 
   const actualPort = await listenHttp(http, port, host);
 
   return {
     port: actualPort,
     url: `ws://${hostPort(host, actualPort)}${STOMP_PATH}`,
+    sockjsUrl: `http://${hostPort(host, actualPort)}${STOMP_SOCKJS_PREFIX}`,
     stall: (ms: number) => hold.stall(ms),
     holdStats: () => hold.stats.summary(),
     resetHoldStats: () => hold.stats.reset(),
-    connections: () => sessions.size,
+    connections: () => broker.sessions.size,
     async close() {
       hold.clear();
-      for (const s of sessions) for (const t of s.timers) clearInterval(t);
+      broker.dispose();
       for (const ws of wss.clients) ws.terminate();
+      for (const conn of sockjsSessions) conn.close();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
       await closeHttp(http);
     },

@@ -86,13 +86,12 @@ export const socketioOptionsSchema = z.strictObject({
 });
 export type SocketioOptions = z.output<typeof socketioOptionsSchema>;
 
+const sockjsTransport = z.enum(["websocket", "xhr-streaming", "xhr-polling", "eventsource"]);
+
 /** SockJS options; only valid on a target with protocol "sockjs". */
 export const sockjsOptionsSchema = z.strictObject({
   /** Transports the client may use, in order of preference. */
-  transports: z
-    .array(z.enum(["websocket", "xhr-streaming", "xhr-polling", "eventsource"]))
-    .min(1)
-    .default(["websocket", "xhr-streaming", "xhr-polling"]),
+  transports: z.array(sockjsTransport).min(1).default(["websocket", "xhr-streaming", "xhr-polling"]),
   /**
    * How messages travel in SockJS's text frames. `text`: as the application's own text (a flow's
    * JSON or text messages, its replies read as they arrive), the default with a flow. `base64`:
@@ -105,7 +104,10 @@ export type SockjsOptions = z.output<typeof sockjsOptionsSchema>;
 
 const stompDestination = capped().min(1).startsWith("/", "must start with /, like /queue/echo");
 
-/** STOMP 1.2 over WebSocket options; only valid on a target with protocol "stomp". */
+/**
+ * STOMP 1.2 options; only valid on a target with protocol "stomp". A ws(s):// URL is a STOMP
+ * WebSocket endpoint; an http(s):// URL a SockJS one (Spring's `/ws` with SockJS enabled).
+ */
 export const stompOptionsSchema = z.strictObject({
   /** Where each message is SENT; the reference broker echoes it to the sender's reply-to destination. */
   destination: stompDestination.default("/queue/echo"),
@@ -135,6 +137,12 @@ export const stompOptionsSchema = z.strictObject({
    * bodies close every connection with "invalid UTF-8"). Flows send their own bodies and ignore it.
    */
   bodies: z.enum(["binary", "text"]).default("binary"),
+  /**
+   * An http(s):// SockJS endpoint: the SockJS transports the client may use, in order of
+   * preference (default websocket, xhr-streaming, xhr-polling). SockJS carries text only, so
+   * Volley's own messages travel as base64 text bodies there whatever `bodies` says.
+   */
+  transports: z.array(sockjsTransport).min(1).optional(),
 });
 export type StompOptions = z.output<typeof stompOptionsSchema>;
 
@@ -308,7 +316,7 @@ const URL_SCHEMES: Record<Protocol, { schemes: string[]; example: string }> = {
   ws: { schemes: ["ws:", "wss:"], example: "ws://127.0.0.1:9001/echo" },
   socketio: { schemes: ["http:", "https:"], example: "http://127.0.0.1:9002" },
   sockjs: { schemes: ["http:", "https:"], example: "http://127.0.0.1:9003/echo" },
-  stomp: { schemes: ["ws:", "wss:"], example: "ws://127.0.0.1:9004/stomp" },
+  stomp: { schemes: ["ws:", "wss:", "http:", "https:"], example: "ws://127.0.0.1:9004/stomp (a SockJS endpoint: http://127.0.0.1:9004/sockjs)" },
   sse: { schemes: ["http:", "https:"], example: "http://127.0.0.1:9005/sse" },
   "long-polling": { schemes: ["http:", "https:"], example: "http://127.0.0.1:9005/poll" },
   "short-polling": { schemes: ["http:", "https:"], example: "http://127.0.0.1:9005/poll" },
@@ -368,6 +376,14 @@ export const targetSchema = z
         code: "custom",
         path: ["http", "pipelining"],
         message: "pipelining needs a kept-alive connection: set pipelining: 1 with keepAlive: false, or keepAlive: true",
+      });
+    }
+    if (target.stomp?.transports && (scheme === "ws:" || scheme === "wss:")) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["stomp", "transports"],
+        message:
+          "SockJS transports apply to an http(s):// SockJS endpoint, and this URL is a plain WebSocket one: remove transports, or give the endpoint's http(s):// URL",
       });
     }
     const io = target.socketio;

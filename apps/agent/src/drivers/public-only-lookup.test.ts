@@ -1,7 +1,7 @@
 import type { LookupAddress } from "node:dns";
 import type { LookupFunction } from "node:net";
 import { describe, expect, it } from "vitest";
-import { socketioOptionsSchema, sockjsOptionsSchema } from "@volley/contracts";
+import { socketioOptionsSchema, sockjsOptionsSchema, stompOptionsSchema } from "@volley/contracts";
 import { publicOnlyLookup, type ResolveAll } from "@volley/contracts/public-lookup";
 import {
   HTTP_PATHS,
@@ -10,7 +10,10 @@ import {
   startSocketioEchoServer,
   startSockjsEchoServer,
   startStompEchoServer,
+  startStompSockjsChat,
   startWsEchoServer,
+  STOMP_CHAT_SEND,
+  STOMP_CHAT_TOPIC,
 } from "@volley/targets";
 import type { ConnectOptions, Driver } from "./driver";
 import { connectError, driverTestKit } from "./driver-test-kit";
@@ -118,6 +121,46 @@ describe("sockjs under the public-only lookup", () => {
       expect(before).toBeGreaterThanOrEqual(2);
     });
   }
+
+  for (const transport of ["websocket", "xhr-streaming", "xhr-polling"] as const) {
+    it(`STOMP over SockJS, ${transport}: CONNECT, SUBSCRIBE, a SEND, heart-beats and the DISCONNECT all through the lookup`, async () => {
+      const app = await kit.serve(startStompSockjsChat({ heartbeatMs: 50 }));
+      const asked: string[] = [];
+      const counting: LookupFunction = (host, options, cb) => {
+        asked.push(host);
+        plain(host, options, cb);
+      };
+      const stomp = stompOptionsSchema.parse({ transports: [transport], heartbeat: { outgoing: 50, incoming: 0 } });
+      const url = renamed(app.url);
+      const conn = await kit.connect(stompDriver, { url, lookup: counting, stomp, listen: [STOMP_CHAT_TOPIC] });
+      const before = asked.length;
+      const reply = new Promise<unknown>((resolve) => conn.onEvent!((_e, data) => resolve(data)));
+      // Heart-beats go out from stompjs's own timer, sends from the caller's: both outside the session's own callbacks.
+      await expect.poll(() => app.stats().heartbeatsReceived, { timeout: 3000 }).toBeGreaterThanOrEqual(2);
+      conn.emit!({ event: STOMP_CHAT_SEND, body: { content: "ping" }, json: true });
+      expect(JSON.parse(String(await reply))).toMatchObject({ content: "ping" });
+      conn.close();
+      // A request outside the connection's lookup fails (sockjs-client-loader.ts): the DISCONNECT arriving shows it went through it.
+      await expect.poll(() => app.stats().frames, { timeout: 3000 }).toBe(4);
+      expect(asked.every((h) => h === NAME)).toBe(true);
+      expect(before).toBeGreaterThanOrEqual(2);
+      // The public-only lookup refuses the same name answering 127.0.0.1, at the /info probe already.
+      const err = await connectError(stompDriver, { url, lookup: publicOnlyLookup(toLoopback), stomp });
+      expect(err.detail).toMatch(/volley-target\.test resolves to 127\.0\.0\.1 \(loopback\); hosted Volley only reaches public addresses/);
+    });
+  }
+
+  it("STOMP over SockJS: eventsource alone is refused in hosted mode, naming target.stomp.transports", async () => {
+    const server = await kit.serve(startStompEchoServer());
+    const err = await connectError(stompDriver, {
+      url: renamed(server.sockjsUrl),
+      lookup: plain,
+      stomp: stompOptionsSchema.parse({ transports: ["eventsource"] }),
+    });
+    expect(err.detail).toMatch(
+      /eventsource cannot be held to hosted Volley's public-address check: allow websocket, xhr-streaming or xhr-polling in target\.stomp\.transports/,
+    );
+  });
 
   it("eventsource, whose stream takes no lookup, is refused in hosted mode rather than resolved unchecked", async () => {
     const server = await kit.serve(startSockjsEchoServer());

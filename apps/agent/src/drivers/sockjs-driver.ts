@@ -1,12 +1,10 @@
-import { request } from "node:http";
-import { request as requestTls } from "node:https";
 import { sockjsOptionsSchema } from "@volley/contracts";
 import { ConnectError, type ErrorClass } from "./connect-error";
 import { ConnectionBase } from "./connection-base";
 import type { ConnectOptions, Connection, Driver } from "./driver";
 import { withRoom } from "./room-url";
 import { closeRequestContext, SockJSClient as SockJS, sockjsRequests, type Sock, type SockjsRequestContext } from "./sockjs-client-loader";
-import { classifyWsError } from "./ws-driver";
+import { probeSockjsInfo, usableTransports } from "./sockjs-common";
 
 /**
  * SockJS frames carry text only. With `encoding: base64` (Volley's own binary messages, against
@@ -17,37 +15,6 @@ import { classifyWsError } from "./ws-driver";
 function decodeReply(data: unknown, encoding: "text" | "base64"): Buffer | string {
   const text = typeof data === "string" ? data : String(data);
   return encoding === "base64" ? Buffer.from(text, "base64") : text;
-}
-
-/** sockjs-client's own URL rule: the query goes after the path it appends. */
-function infoUrl(url: string): string {
-  const [base, query] = url.split("?", 2);
-  return `${base!.replace(/\/$/, "")}/info${query ? `?${query}` : ""}`;
-}
-
-/**
- * sockjs-client reports every failed open as "Cannot connect to server" or "All transports
- * failed", without the socket error or HTTP status. To count failures by class, a failed attempt
- * asks the server's /info itself; successful opens are never slowed by this.
- */
-function diagnose(url: string, timeoutMs: number, lookup: ConnectOptions["lookup"]): Promise<{ errorClass: ErrorClass; detail: string } | undefined> {
-  return new Promise((resolve) => {
-    const target = infoUrl(url);
-    const req = (target.startsWith("https:") ? requestTls : request)(
-      target,
-      { method: "GET", timeout: timeoutMs, agent: false, ...(lookup ? { lookup } : {}) },
-      (res) => {
-        res.resume();
-        resolve(res.statusCode === 200 ? undefined : { errorClass: "handshake", detail: `HTTP ${res.statusCode ?? "?"}` });
-      },
-    );
-    req.on("timeout", () => {
-      req.destroy();
-      resolve({ errorClass: "timeout", detail: `no answer in ${timeoutMs} ms` });
-    });
-    req.on("error", (err: NodeJS.ErrnoException) => resolve(classifyWsError(err)));
-    req.end();
-  });
 }
 
 class SockjsConnection extends ConnectionBase {
@@ -112,14 +79,11 @@ export const sockjsDriver: Driver = {
     // Hosted mode: every socket of the connection (the /info probe, the websocket or xhr transport,
     // each xhr send) resolves through opts.lookup, by the context it runs in (sockjs-client-loader.ts).
     // sockjs-client's eventsource transport opens its stream with no way to pass one: left out then.
-    const usable = lookup ? transports.filter((t) => t !== "eventsource") : transports;
-    if (usable.length === 0) {
-      return Promise.reject(
-        new ConnectError(
-          "other",
-          "SockJS transport eventsource cannot be held to hosted Volley's public-address check: allow websocket, xhr-streaming or xhr-polling in target.sockjs.transports",
-        ),
-      );
+    let usable: string[];
+    try {
+      usable = usableTransports(transports, lookup, "target.sockjs.transports");
+    } catch (err) {
+      return Promise.reject(err);
     }
     const context: SockjsRequestContext = lookup ? { lookup } : {};
     return new Promise((resolve, reject) => {
@@ -144,7 +108,7 @@ export const sockjsDriver: Driver = {
       sock.onclose = (e) => {
         if (settled) return;
         const left = Math.max(100, opts.connectTimeoutMs - (performance.now() - startedAt));
-        void diagnose(url, left, lookup).then((found) => {
+        void probeSockjsInfo(url, left, lookup).then((found) => {
           fail(found?.errorClass ?? "handshake", found?.detail ?? `${e.reason || "closed"} (SockJS ${e.code})`);
         });
       };

@@ -5,6 +5,7 @@ import { WebSocket } from "ws";
 import { ConnectError, type ErrorClass } from "./connect-error";
 import { ConnectionBase } from "./connection-base";
 import type { ConnectOptions, Connection, Driver, OutMessage } from "./driver";
+import { StompSockjsSocket } from "./stomp-sockjs-socket";
 import { classifyWsError } from "./ws-driver";
 
 const SUBPROTOCOLS = ["v12.stomp", "v11.stomp", "v10.stomp"];
@@ -16,6 +17,13 @@ function toPayload(msg: IMessage): Buffer | string {
 
 /** stomp.bodies "text": Volley's message travels as base64 text. */
 const fromText = (msg: IMessage): Buffer | string => Buffer.from(msg.body, "base64");
+
+/** An ERROR frame's message header, and its body when short (RabbitMQ says why there: "Access refused for user 'guest'"). */
+function errorText(frame: IFrame): string {
+  const body = frame.body.trim();
+  const message = frame.headers.message ?? "ERROR frame";
+  return body && body.length <= 200 && body !== message ? `"${message}": ${body}` : `"${message}"`;
+}
 
 /** Error class and detail for a WebSocket that failed or closed before CONNECTED. */
 function wsFailure(err: Error | undefined): { errorClass: ErrorClass; detail: string } {
@@ -34,7 +42,11 @@ class StompConnection extends ConnectionBase {
     private readonly destination: string,
     private readonly headers: Record<string, string>,
     private readonly lastError: () => Error | undefined,
+    /** Volley's own messages as base64 text bodies: stomp.bodies "text", or SockJS (text only). */
     private readonly textBodies: boolean,
+    /** SockJS: its frames carry text only, so a flow's bytes go as base64 text too. */
+    private readonly textOnly: boolean,
+    private readonly dispose: () => void,
   ) {
     super();
     if (textBodies) this.onStompMessage = (msg) => this.deliver(fromText(msg));
@@ -51,6 +63,7 @@ class StompConnection extends ConnectionBase {
     };
     client.onWebSocketClose = (e: { code?: number; reason?: string }) => {
       void client.deactivate({ force: true });
+      this.dispose();
       const err = lastError();
       const f = this.failure ?? (err ? { errorClass: classifyWsError(err as NodeJS.ErrnoException).errorClass, reason: err.message } : undefined);
       this.ended({ code: e.code, reason: f?.reason ?? e.reason }, f?.errorClass ?? "closed");
@@ -78,6 +91,10 @@ class StompConnection extends ConnectionBase {
     if (this.closingByUs || !this.client.connected) return;
     const destination = msg.event ?? this.destination;
     const { body } = msg;
+    if (Buffer.isBuffer(body) && this.textOnly) {
+      this.client.publish({ destination, headers: { "content-type": "text/plain", ...msg.headers }, body: body.toString("base64") });
+      return;
+    }
     if (Buffer.isBuffer(body)) {
       this.client.publish({ destination, headers: { "content-type": "application/octet-stream", ...msg.headers }, binaryBody: body });
       return;
@@ -97,13 +114,19 @@ class StompConnection extends ConnectionBase {
 
   protected shutdown(): void {
     // DISCONNECT, then the socket closes; the engine need not wait for the broker's goodbye.
-    void this.client.deactivate();
+    // SockJS: the connection's HTTP sockets end once the socket closed, or soon after if the broker never answers.
+    const late = setTimeout(this.dispose, 5000).unref();
+    void this.client.deactivate().finally(() => {
+      clearTimeout(late);
+      this.dispose();
+    });
     this.ended({ reason: "closed by the client" });
   }
 }
 
 /**
- * STOMP 1.2 over WebSocket via @stomp/stompjs on a `ws` socket. Echo: SUBSCRIBE to a private
+ * STOMP 1.2 via @stomp/stompjs, over a `ws` socket for a ws(s):// URL, over a SockJS session
+ * (stomp-sockjs-socket.ts, on stomp.transports) for an http(s):// one. Echo: SUBSCRIBE to a private
  * reply destination, SEND to stomp.destination with `reply-to` naming it. Room: SUBSCRIBE to and
  * SEND to stomp.roomDestination with the room filled in. With stomp.receipt the SUBSCRIBE asks for
  * a RECEIPT and the connection counts as open only once it arrives. Flows (opts.listen): SUBSCRIBE
@@ -115,6 +138,12 @@ export const stompDriver: Driver = {
   connect(opts: ConnectOptions): Promise<Connection> {
     const options = opts.stomp ?? stompOptionsSchema.parse({});
     const url = new URL(opts.url);
+    let sockjs: StompSockjsSocket | undefined;
+    try {
+      if (url.protocol === "http:" || url.protocol === "https:") sockjs = new StompSockjsSocket(opts.url, options.transports, opts);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     let lastError: Error | undefined;
     const roomDest = opts.room === undefined ? undefined : options.roomDestination.replaceAll("{room}", opts.room);
     const replyTo = options.replyTo ?? `/queue/volley-${randomUUID()}`;
@@ -127,17 +156,19 @@ export const stompDriver: Driver = {
     if (options.passcode !== undefined) connectHeaders.passcode = options.passcode;
 
     const client = new Client({
-      webSocketFactory: () => {
-        const ws = new WebSocket(opts.url, SUBPROTOCOLS, {
-          headers: opts.headers,
-          perMessageDeflate: opts.perMessageDeflate ?? false,
-          localAddress: opts.localAddress,
-          ...(opts.lookup ? { lookup: opts.lookup } : {}),
-          followRedirects: false,
-        });
-        ws.on("error", (err) => (lastError = err));
-        return ws;
-      },
+      webSocketFactory:
+        sockjs?.factory ??
+        (() => {
+          const ws = new WebSocket(opts.url, SUBPROTOCOLS, {
+            headers: opts.headers,
+            perMessageDeflate: opts.perMessageDeflate ?? false,
+            localAddress: opts.localAddress,
+            ...(opts.lookup ? { lookup: opts.lookup } : {}),
+            followRedirects: false,
+          });
+          ws.on("error", (err) => (lastError = err));
+          return ws;
+        }),
       connectHeaders,
       heartbeatIncoming: options.heartbeat.incoming,
       heartbeatOutgoing: options.heartbeat.outgoing,
@@ -154,16 +185,37 @@ export const stompDriver: Driver = {
         settled = true;
         clearTimeout(timer);
         void client.deactivate({ force: true });
+        sockjs?.dispose();
         reject(new ConnectError(errorClass, detail));
       };
       const timer = setTimeout(() => fail("timeout", `no answer in ${opts.connectTimeoutMs} ms`), opts.connectTimeoutMs);
-      client.onStompError = (frame) => fail("handshake", frame.headers.message ?? "ERROR frame before the subscription");
-      client.onWebSocketClose = () => {
-        const { errorClass, detail } = wsFailure(lastError);
-        fail(errorClass, detail);
+      let connected = false;
+      client.onStompError = (frame) =>
+        fail(
+          "handshake",
+          connected
+            ? `the broker answered ERROR ${errorText(frame)} before confirming the subscription`
+            : `the broker answered CONNECT with ERROR ${errorText(frame)}: check stomp.login, stomp.passcode and stomp.host`,
+        );
+      client.onWebSocketClose = (e: { code?: number; reason?: string }) => {
+        if (settled) return;
+        if (sockjs) void sockjs.failure(e).then(({ errorClass, detail }) => fail(errorClass, detail));
+        else {
+          const { errorClass, detail } = wsFailure(lastError);
+          fail(errorClass, detail);
+        }
       };
       client.onConnect = () => {
-        const conn = new StompConnection(client, sendTo, sendHeaders, () => lastError, options.bodies === "text");
+        connected = true;
+        const conn = new StompConnection(
+          client,
+          sendTo,
+          sendHeaders,
+          () => lastError,
+          options.bodies === "text" || sockjs !== undefined,
+          sockjs !== undefined,
+          () => sockjs?.dispose(),
+        );
         const open = () => {
           if (settled) return;
           settled = true;

@@ -1,0 +1,138 @@
+import { createServer } from "node:http";
+import sockjs from "sockjs";
+import { closeHttp, hostPort, listenHttp } from "../listen-http";
+import { StompBroker, type StompBrokerCounters, type StompSession } from "../stomp-broker";
+import { serializeFrame } from "../stomp-frame";
+import { idMaker, sendJson, serveStats, type TestApp, type TestAppOptions } from "./app-http";
+
+/** Spring's `registry.addEndpoint("/ws").withSockJS()`: the SockJS endpoint (raw WebSocket at /ws/websocket). */
+export const STOMP_CHAT_ENDPOINT = "/ws";
+/** `@MessageMapping("/chat.send")` under the application prefix `/app`. */
+export const STOMP_CHAT_SEND = "/app/chat.send";
+/** `@SendTo("/topic/public")`: where every chat message is broadcast. */
+export const STOMP_CHAT_TOPIC = "/topic/public";
+/** `@SendToUser("/queue/errors")`: a message the handler could not take, told to its sender only. */
+export const STOMP_CHAT_ERRORS = "/user/queue/errors";
+
+export interface StompChatOptions extends TestAppOptions {
+  /** login → passcode; CONNECT without a matching pair is answered ERROR (Spring Security's refusal). Absent: anyone. */
+  users?: Record<string, string>;
+  /** The broker's heart-beat interval both ways, in ms (Spring's setHeartbeatValue); 0: none. */
+  heartbeatMs?: number;
+}
+
+export interface StompChatStats extends StompBrokerCounters {
+  /** Sessions that opened (SockJS or raw WebSocket). */
+  sessions: number;
+  /** SEND frames received, to any destination. */
+  sends: number;
+  /** Chat messages taken by /app/chat.send and broadcast to /topic/public (each once, to every subscriber). */
+  broadcast: number;
+  /** SENDs the app refused (not JSON `{ content }`, or no handler): answered on /user/queue/errors. */
+  rejected: number;
+  /** CONNECTs refused for bad credentials. */
+  refused: number;
+}
+
+/**
+ * A chat as Spring's STOMP-over-SockJS guide builds one (a `/ws` endpoint with SockJS, an `/app`
+ * application prefix and a simple broker on `/topic` and `/queue`): clients SEND JSON
+ * `{ content, clientMsgId? }` to /app/chat.send and the server broadcasts its own JSON
+ * `{ type: "CHAT", id, sender, content, clientMsgId, timestamp }` to every subscriber of
+ * /topic/public, the sender included (the sender is CONNECT's login). A SEND straight to a
+ * `/topic/…` or `/queue/…` destination goes through the simple broker unchanged. Every frame
+ * asking for a receipt gets one; heart-beats are negotiated and kept both ways. Counters at `GET /stats`.
+ */
+export async function startStompSockjsChat(options: StompChatOptions = {}): Promise<TestApp<StompChatStats>> {
+  const { port = 0, host = "127.0.0.1", users, heartbeatMs = 10_000 } = options;
+  const app = { sessions: 0, sends: 0, broadcast: 0, rejected: 0, refused: 0 };
+  const nextId = idMaker("msg");
+
+  const broker: StompBroker = new StompBroker({
+    heartbeatMs,
+    server: "volley-spring-like/1",
+    authenticate(h) {
+      if (!users) return undefined;
+      if (h.login !== undefined && users[h.login] !== undefined && users[h.login] === h.passcode) return undefined;
+      app.refused++;
+      return `Bad credentials for login ${h.login ?? "(none)"}`;
+    },
+    onSend(session, frame, binary) {
+      app.sends++;
+      const destination = frame.headers.destination!;
+      if (destination.startsWith("/topic/") || destination.startsWith("/queue/")) {
+        broker.deliver(destination, frame.body, binary, frame.headers);
+        return undefined;
+      }
+      if (destination !== STOMP_CHAT_SEND) return reject(session, `no @MessageMapping for ${destination}: SEND chat messages to ${STOMP_CHAT_SEND}`);
+      let msg: { content?: unknown; clientMsgId?: unknown };
+      try {
+        msg = JSON.parse(frame.body.toString("utf8")) as typeof msg;
+      } catch {
+        msg = {};
+      }
+      if (typeof msg?.content !== "string") return reject(session, `${STOMP_CHAT_SEND} takes JSON { "content": "…" }`);
+      app.broadcast++;
+      const out = {
+        type: "CHAT",
+        id: nextId(),
+        sender: session.login ?? "anonymous",
+        content: msg.content,
+        clientMsgId: msg.clientMsgId ?? null,
+        timestamp: new Date().toISOString(),
+      };
+      broker.deliver(STOMP_CHAT_TOPIC, Buffer.from(JSON.stringify(out)), false, { "content-type": "application/json" });
+      return undefined;
+    },
+  });
+
+  /** The handler's refusal goes to the sender's /user/queue/errors subscriptions; the session stays open, as in Spring. */
+  function reject(session: StompSession, error: string): undefined {
+    app.rejected++;
+    for (const [id, dest] of session.subs) {
+      if (dest !== STOMP_CHAT_ERRORS) continue;
+      const body = Buffer.from(JSON.stringify({ error }));
+      broker.write(
+        session,
+        serializeFrame("MESSAGE", { destination: dest, subscription: id, "message-id": nextId(), "content-type": "application/json" }, body),
+      );
+    }
+    return undefined;
+  }
+
+  const open = new Set<sockjs.Connection>();
+  const endpoint = sockjs.createServer({ prefix: STOMP_CHAT_ENDPOINT, log: () => undefined });
+  endpoint.on("connection", (conn: sockjs.Connection | null) => {
+    if (!conn) return;
+    app.sessions++;
+    open.add(conn);
+    const s = broker.open({
+      write: (data) => void (conn.readyState === 1 && conn.write(data.toString("utf8"))),
+      close: (code, reason) => conn.close(String(code === 1000 ? 1000 : 3000), reason),
+    });
+    conn.on("data", (text: string) => s.data(Buffer.from(text, "utf8"), false));
+    conn.on("close", () => {
+      open.delete(conn);
+      s.closed();
+    });
+  });
+
+  const stats = (): StompChatStats => ({ ...broker.counters, ...app });
+  const http = createServer((req, res) => {
+    if (!serveStats(req, res, stats))
+      sendJson(res, 404, { error: `no route ${req.method} ${req.url}: STOMP over SockJS at ${STOMP_CHAT_ENDPOINT}, or GET /stats` });
+  });
+  endpoint.installHandlers(http);
+  const actualPort = await listenHttp(http, port, host);
+  return {
+    port: actualPort,
+    url: `http://${hostPort(host, actualPort)}${STOMP_CHAT_ENDPOINT}`,
+    httpUrl: `http://${hostPort(host, actualPort)}`,
+    stats,
+    async close() {
+      broker.dispose();
+      for (const c of open) c.close();
+      await closeHttp(http);
+    },
+  };
+}
