@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { COUNTERS, planSchema } from "@volley/contracts";
 import { runShard, type EngineFrame } from "@volley/agent";
-import { startJsonRpcWs, startSocketioChat, type TestApp } from "@volley/targets";
+import { startJsonRpcWs, startMsgpackWs, startSocketioChat, type TestApp } from "@volley/targets";
 import { importHar } from "./import-har";
 
 /**
@@ -61,6 +61,22 @@ describe("the recorded chat HAR, imported and run", { timeout: 30_000 }, () => {
     const sent = total(frames, COUNTERS.sent);
     expect(sent).toBeGreaterThanOrEqual(3 * 9);
     expect(stats).toEqual({ requests: sent, notifications: 0, responses: sent, errors: 0, refused: 0, rateLimited: 0 });
+    expect(total(frames, COUNTERS.received)).toBe(sent);
+    expect(total(frames, COUNTERS.lost)).toBe(0);
+    expect(total(frames, COUNTERS.unmatched)).toBe(0);
+  });
+
+  it("MessagePack in binary frames: the recorded hello's bytes and every call reach the server, each reply matched by its decoded id", async () => {
+    const app = await startMsgpackWs();
+    apps.push(app);
+    const { plan } = importHar(fixture("msgpack-ws.har"), { targetUrl: app.httpUrl, connections: 3, rate: 5, duration: "2s" });
+    const frames: EngineFrame[] = [];
+    const outcome = await runShard(planSchema.parse(plan), { startAt: Date.now() + 20, onFrame: (f) => frames.push(f) });
+    expect(outcome.status, outcome.error).toBe("completed");
+    const sent = total(frames, COUNTERS.sent);
+    expect(sent).toBeGreaterThanOrEqual(3 * 9);
+    // Per connection the recorded frame of the app's own codec (malformed to this server) and one echo; then the calls.
+    expect(app.stats()).toEqual({ requests: sent + 3, replies: sent + 3, malformed: 3, textFrames: 0 });
     expect(total(frames, COUNTERS.received)).toBe(sent);
     expect(total(frames, COUNTERS.lost)).toBe(0);
     expect(total(frames, COUNTERS.unmatched)).toBe(0);

@@ -198,3 +198,27 @@ describe("importHar: errors name what is wrong and how to record", () => {
     expect(() => importHar(har(wsEntry("ws://a.test/", [])))).toThrow(/1 WebSocket entry but no messages/);
   });
 });
+
+describe("importHar: binary WebSocket frames (the committed Chromium recording of the msgpack app)", () => {
+  const msgpack = () => JSON.parse(readFileSync(path.resolve(import.meta.dirname, "../fixtures/msgpack-ws.har"), "utf8")) as unknown;
+
+  it("keeps MessagePack frames as json templates with codec msgpack, and an unknown codec's frame as its bytes, named in the notes", () => {
+    const { plan, notes } = importHar(msgpack());
+    valid(plan);
+    expect(plan.flow!.setup).toEqual([
+      { send: { name: "binary", binary: { base64: "wXYx" } } },
+      { send: { name: "echo", json: { id: "hello", op: "echo", data: "hi" }, codec: "msgpack" } },
+      { waitFor: { name: "echo-2", match: { path: "$.op", equals: "echo" }, codec: "msgpack" } },
+    ]);
+    expect(plan.flow!.messages).toEqual([
+      {
+        name: "add",
+        json: { id: "{{ msg.id }}", op: "add", a: "{{ msg.seq }}", b: 2 },
+        codec: "msgpack",
+        reply: { match: { path: "$.id", equals: "{{ msg.id }}" } },
+      },
+    ]);
+    expect(notes).toContainEqual(expect.stringMatching(/^check: 1 binary WebSocket messages are in a codec the import does not know/));
+    expect(notes).not.toContainEqual(expect.stringMatching(/left out/));
+  });
+});

@@ -23,11 +23,11 @@ const discriminator = (f: Frame): { path: Path; value: string } | undefined => {
 
 /** Messages of one shape: same event (or type field) and the same keys. */
 function shapeKey(f: Frame): string {
-  const keys = f.json && typeof f.body === "object" && f.body !== null ? Object.keys(f.body).sort().join(",") : "text";
+  const keys = f.json && typeof f.body === "object" && f.body !== null ? Object.keys(f.body).sort().join(",") : f.binary !== undefined ? "binary" : "text";
   return `${f.event ?? discriminator(f)?.value ?? ""}|${keys}|${f.ackId !== undefined ? "ack" : ""}`;
 }
 
-const label = (f: Frame): string => f.event ?? discriminator(f)?.value ?? (f.json ? "message" : "text");
+const label = (f: Frame): string => f.event ?? discriminator(f)?.value ?? (f.json ? "message" : f.binary !== undefined ? "binary" : "text");
 
 export interface FlowParts {
   setup: SetupInput[];
@@ -81,7 +81,9 @@ export function analyzeFrames(frames: Frame[], protocol: "ws" | "socketio", note
     if (protocol === "socketio" && answer.event) setup.push({ waitFor: { name: waitName, event: answer.event } });
     else {
       const d = discriminator(answer);
-      setup.push({ waitFor: { name: waitName, ...(d ? { match: { path: jsonPath(d.path), equals: d.value } } : {}) } });
+      setup.push({
+        waitFor: { name: waitName, ...(d ? { match: { path: jsonPath(d.path), equals: d.value } } : {}), ...(answer.codec ? { codec: answer.codec } : {}) },
+      });
     }
   }
 
@@ -100,10 +102,11 @@ export function analyzeFrames(frames: Frame[], protocol: "ws" | "socketio", note
   return { setup, messages };
 }
 
-function outgoing(f: Frame, body: unknown): Pick<MessageInput, "event" | "json" | "text" | "args"> {
+function outgoing(f: Frame, body: unknown): Pick<MessageInput, "event" | "json" | "text" | "args" | "binary" | "codec"> {
   return {
     ...(f.event !== undefined ? { event: f.event } : {}),
-    ...(f.json ? { json: body as never } : { text: String(body) }),
+    ...(f.binary !== undefined ? { binary: { base64: f.binary } } : f.json ? { json: body as never } : { text: String(body) }),
+    ...(f.codec ? { codec: f.codec } : {}),
     ...(f.args ? { args: f.args as never[] } : {}),
   };
 }
@@ -126,6 +129,8 @@ function messageKind(
       const values = samples.map((s) => getAt(s.body, leaf.path));
       if (values.some((v) => v !== leaf.value)) varying.set(jsonPath(leaf.path), { path: leaf.path, values });
     }
+  } else if (first.binary !== undefined) {
+    if (samples.some((s) => s.body !== first.body)) notes.push(`${name}: the recorded binary messages differ; every one sends the first as recorded`);
   } else if (samples.some((s) => s.body !== first.body)) varying.set("$", { path: [], values: samples.map((s) => s.body) });
 
   // The reply: an acknowledgement, a received message carrying a value of this one back, or the next one in order.

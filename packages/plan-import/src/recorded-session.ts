@@ -1,3 +1,4 @@
+import { unpack } from "msgpackr";
 import { type HarEntry, isWebSocketEntry, responseText } from "./har-schema";
 import { PlanImportError } from "./import-error";
 import { decodeEnginePacket, splitPollingPayload } from "./socketio-packets";
@@ -16,6 +17,10 @@ export interface Frame {
   ackId?: number;
   /** Socket.IO: this received frame acknowledges the emit with this id. */
   ackOf?: number;
+  /** A binary frame that decoded as MessagePack: `body` is its value (json), sent with codec msgpack. */
+  codec?: "msgpack";
+  /** A binary frame of an unknown codec: its bytes, base64 (`body` is the same text). */
+  binary?: string;
 }
 
 export interface RecordedSession {
@@ -54,12 +59,27 @@ export function recordedSession(entries: HarEntry[], notes: string[]): RecordedS
   if (withMessages.length > 1) notes.push(`the HAR has ${withMessages.length} WebSocket sessions with messages; imported the busiest, ${entry.request.url}`);
   const url = new URL(entry.request.url);
   const binary = entry._webSocketMessages!.filter((m) => m.opcode === 2).length;
-  if (binary > 0) notes.push(`${binary} binary WebSocket messages were left out: a flow sends JSON or text`);
 
   if (!isSocketio(url)) {
-    const frames: Frame[] = entry._webSocketMessages!.filter((m) => m.opcode === 1).map((m) => ({ dir: m.type, ...textBody(m.data) }));
+    const frames: Frame[] = entry
+      ._webSocketMessages!.filter((m) => m.opcode === 1 || m.opcode === 2)
+      .map((m) => ({
+        dir: m.type,
+        ...(m.opcode === 1 ? textBody(m.data) : binaryBody(m.data)),
+      }));
+    const packed = frames.filter((f) => f.codec === "msgpack").length;
+    const opaque = frames.filter((f) => f.binary !== undefined).length;
+    if (packed > 0) notes.push(`${packed} binary WebSocket messages decoded as MessagePack: they are written as json with codec: msgpack`);
+    if (opaque > 0)
+      notes.push(
+        `check: ${opaque} binary WebSocket messages are in a codec the import does not know (not MessagePack; protobuf, CBOR…): they are sent as recorded (binary: { base64 }), the same bytes every time; for protobuf write them as json with codec: { protobuf: { proto, type } } and template their fields`,
+      );
     return { protocol: "ws", entry, index, url, nsp: "/", version: 4, upgraded: false, frames };
   }
+  if (binary > 0)
+    notes.push(
+      `${binary} binary WebSocket messages were left out: Socket.IO binary attachments are not imported (write them with codec: msgpack or binary: { base64 })`,
+    );
 
   const version = url.searchParams.get("EIO") === "3" ? 2 : 4;
   const sid = url.searchParams.get("sid");
@@ -127,4 +147,15 @@ function textBody(data: string): Pick<Frame, "body" | "json"> {
     // Not JSON: a text frame.
   }
   return { body: data, json: false };
+}
+
+/** A binary frame (base64 in the HAR): its MessagePack value when all of it decodes as a map or array, else its bytes. */
+function binaryBody(base64: string): Pick<Frame, "body" | "json" | "codec" | "binary"> {
+  try {
+    const body: unknown = unpack(Buffer.from(base64, "base64"));
+    if (typeof body === "object" && body !== null && !ArrayBuffer.isView(body)) return { body, json: true, codec: "msgpack" };
+  } catch {
+    // Not MessagePack (or trailing bytes): an opaque binary frame.
+  }
+  return { body: base64, json: false, binary: base64 };
 }
