@@ -45,4 +45,10 @@ describe("plan editor completion", () => {
     // Not an item start: the key completion alone answers, nothing doubled.
     expect(await complete(`${base}flow:\n  setup:\n    - waitFor:\n        event: joined\n        ti|`)).toEqual(["timeout"]);
   });
+
+  it("completes binary bodies: codec on the flow and a message, protobuf's fields, a binary literal", async () => {
+    expect(await complete(`${base}flow:\n  samples: 3\n  co|`)).toEqual(["codec"]);
+    expect(await complete(`${base}flow:\n  messages:\n    - json: {}\n      bi|`)).toEqual(["binary"]);
+    expect(await complete(`${base}flow:\n  codec:\n    protobuf:\n      type: shop.Order\n      re|`)).toEqual(["replyType"]);
+  });
 });
