@@ -24,3 +24,5 @@ export * from "./repos/run-shares-repo";
 export * from "./repos/plan-schedules-repo";
 export * from "./repos/webhook-deliveries-repo";
 export * from "./repos/metrics-exports-repo";
+export * from "./plan-secrets-box";
+export * from "./repos/plan-secrets-repo";

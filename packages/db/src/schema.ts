@@ -353,6 +353,8 @@ export const plans = pgTable("plans", {
   document: jsonb("document").$type<Plan>().notNull(),
   /** The latest version's YAML exactly as its author wrote it (comments, key order, no defaults); null when saved as JSON only. */
   source: text("source"),
+  /** The plan's target credentials, sealed (plan-secrets-box.ts); `document` and `source` hold them redacted. */
+  secrets: text("secrets"),
   /** The latest version number; every create/update also writes a plan_versions row. */
   version: integer("version").notNull().default(1),
   tags: text("tags").array().notNull().default(sql`'{}'::text[]`),
@@ -376,6 +378,8 @@ export const planVersions = pgTable(
     document: jsonb("document").$type<Plan>().notNull(),
     /** This version's YAML as written (null: saved as JSON, or before sources were kept); `document` is what runs. */
     source: text("source"),
+    /** This version's target credentials, sealed (plan-secrets-box.ts). */
+    secrets: text("secrets"),
     createdBy: text("created_by"),
     createdAt: createdAt(),
   },
@@ -392,6 +396,8 @@ export const runs = pgTable(
     planId: text("plan_id").references(() => plans.id, { onDelete: "set null" }),
     name: text("name").notNull(),
     plan: jsonb("plan").$type<Plan>().notNull(),
+    /** The plan's target credentials, sealed (plan-secrets-box.ts); `plan` holds them redacted. */
+    secrets: text("secrets"),
     status: text("status").$type<RunStatus>().notNull(),
     reason: text("reason"),
     summary: jsonb("summary").$type<RunSummary>(),
@@ -479,6 +485,8 @@ export const shards = pgTable(
     agentId: text("agent_id").references(() => agents.id, { onDelete: "set null" }),
     status: text("status").$type<ShardStatus>().notNull().default("pending"),
     plan: jsonb("plan").$type<Plan>().notNull(),
+    /** The shard plan's target credentials, sealed (plan-secrets-box.ts); `plan` holds them redacted. */
+    secrets: text("secrets"),
     error: text("error"),
     frames: integer("frames").notNull().default(0),
     startedAt: timestamp("started_at", { withTimezone: true }),

@@ -75,3 +75,6 @@ export function openSecret(stored: string, keys: SecretKeys): { plain: string; r
   const plain = Buffer.concat([decipher.update(Buffer.from(ct, "base64url")), decipher.final()]).toString("utf8");
   return { plain, reseal: key !== keys.current };
 }
+
+/** How every secret sealed under the current key begins: rows without it are plain or under an old key (to re-seal). */
+export const currentSealPrefix = (keys: SecretKeys) => `${SEALED_PREFIX}${keyId(keys.current)}:`;

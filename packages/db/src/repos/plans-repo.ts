@@ -3,26 +3,32 @@ import type { Plan } from "@volley/contracts";
 import type { Db } from "../client";
 import { newId } from "../ids";
 import { plans, planVersions } from "../schema";
+import { sealPlan } from "../plan-secrets-box";
+import type { SecretKeys } from "../secret-box";
 
 export type PlanRow = typeof plans.$inferSelect;
 export type PlanVersionRow = typeof planVersions.$inferSelect;
 
-/** What a save writes: the validated plan, and the YAML its author wrote (kept as written; null when saved as JSON). */
+/**
+ * What a save writes: the validated plan, and the YAML its author wrote (kept as written; null when
+ * saved as JSON). Its target credentials are stored sealed under `secretsKeys` (plan-secrets-box.ts),
+ * the plan and text with them redacted.
+ */
 interface PlanContent {
   document: Plan;
   source?: string | null;
+  secretsKeys?: SecretKeys | null;
 }
 
 /** Saves a new plan as version 1. */
 export async function insertPlan(db: Db, input: PlanContent & { orgId: string; createdBy?: string | null }): Promise<PlanRow> {
+  const sealed = sealPlan(input.document, input.source, input.secretsKeys ?? null);
   return db.transaction(async (tx) => {
     const [row] = await tx
       .insert(plans)
-      .values({ id: newId("pln"), orgId: input.orgId, name: input.document.name, document: input.document, source: input.source ?? null, version: 1 })
+      .values({ id: newId("pln"), orgId: input.orgId, name: input.document.name, ...sealed, version: 1 })
       .returning();
-    await tx
-      .insert(planVersions)
-      .values({ planId: row!.id, version: 1, name: row!.name, document: row!.document, source: row!.source, createdBy: input.createdBy ?? null });
+    await tx.insert(planVersions).values({ planId: row!.id, version: 1, name: row!.name, ...sealed, createdBy: input.createdBy ?? null });
     return row!;
   });
 }
@@ -90,6 +96,7 @@ export async function listPlanPage(
  * concurrent updates get consecutive versions instead of colliding. Null when the org has no such plan.
  */
 export async function updatePlan(db: Db, input: PlanContent & { id: string; orgId: string; createdBy?: string | null }): Promise<PlanRow | null> {
+  const sealed = sealPlan(input.document, input.source, input.secretsKeys ?? null);
   return db.transaction(async (tx) => {
     const [current] = await tx
       .select()
@@ -100,15 +107,14 @@ export async function updatePlan(db: Db, input: PlanContent & { id: string; orgI
     const version = current.version + 1;
     const [row] = await tx
       .update(plans)
-      .set({ name: input.document.name, document: input.document, source: input.source ?? null, version, updatedAt: new Date() })
+      .set({ name: input.document.name, ...sealed, version, updatedAt: new Date() })
       .where(eq(plans.id, input.id))
       .returning();
     await tx.insert(planVersions).values({
       planId: input.id,
       version,
       name: input.document.name,
-      document: input.document,
-      source: input.source ?? null,
+      ...sealed,
       createdBy: input.createdBy ?? null,
     });
     return row!;

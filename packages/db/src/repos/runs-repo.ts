@@ -3,13 +3,29 @@ import { canMoveRun, FINAL_RUN_STATUSES, runStatusesBefore, type Plan, type Rate
 import type { Db } from "../client";
 import { newId } from "../ids";
 import { DEFAULT_ORG_ID, runs } from "../schema";
+import { sealPlan } from "../plan-secrets-box";
+import type { SecretKeys } from "../secret-box";
 
 export type RunRow = typeof runs.$inferSelect;
 
+/**
+ * Writes a queued run. Its plan's target credentials are stored sealed under `secretsKeys`
+ * (plan-secrets-box.ts); with `secrets` the plan is already in its stored form (a saved plan's
+ * document and secrets column, copied as they are).
+ */
 export async function insertRun(
   db: Db,
-  input: { plan: Plan; orgId?: string; planId?: string | null; planVersion?: number | null; scheduleId?: string | null },
+  input: {
+    plan: Plan;
+    secretsKeys?: SecretKeys | null;
+    secrets?: string | null;
+    orgId?: string;
+    planId?: string | null;
+    planVersion?: number | null;
+    scheduleId?: string | null;
+  },
 ): Promise<RunRow> {
+  const stored = input.secrets !== undefined ? { document: input.plan, secrets: input.secrets } : sealPlan(input.plan, null, input.secretsKeys ?? null);
   const [row] = await db
     .insert(runs)
     .values({
@@ -19,7 +35,8 @@ export async function insertRun(
       planVersion: input.planId ? (input.planVersion ?? null) : null,
       scheduleId: input.scheduleId ?? null,
       name: input.plan.name,
-      plan: input.plan,
+      plan: stored.document,
+      secrets: stored.secrets,
       status: "queued",
     })
     .returning();

@@ -3,13 +3,21 @@ import { shardStatusesBefore, type Plan, type ShardStatus } from "@volley/contra
 import type { Db } from "../client";
 import { newId } from "../ids";
 import { shards } from "../schema";
+import { sealPlan } from "../plan-secrets-box";
+import type { SecretKeys } from "../secret-box";
 
 export type ShardRow = typeof shards.$inferSelect;
 
-export async function insertShards(db: Db, runId: string, plans: Plan[]): Promise<ShardRow[]> {
+/** Writes a run's shards; each plan's target credentials are stored sealed under `secretsKeys` (plan-secrets-box.ts). */
+export async function insertShards(db: Db, runId: string, plans: Plan[], secretsKeys: SecretKeys | null = null): Promise<ShardRow[]> {
   return db
     .insert(shards)
-    .values(plans.map((plan, index) => ({ id: newId("shd"), runId, index, count: plans.length, plan })))
+    .values(
+      plans.map((plan, index) => {
+        const { document, secrets } = sealPlan(plan, null, secretsKeys);
+        return { id: newId("shd"), runId, index, count: plans.length, plan: document, secrets };
+      }),
+    )
     .returning();
 }
 
