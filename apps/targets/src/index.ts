@@ -22,6 +22,7 @@ export {
   STOMP_CHAT_SEND,
   STOMP_CHAT_TOPIC,
   STOMP_CHAT_ERRORS,
+  STOMP_CHAT_HISTORY,
   type StompChatOptions,
   type StompChatStats,
 } from "./apps/stomp-sockjs-chat";

@@ -30,6 +30,8 @@ export interface StompBrokerOptions {
    * nothing when handled. Absent: MESSAGE to every subscriber of the destination.
    */
   onSend?(session: StompSession, frame: StompFrame, binary: boolean): string | undefined;
+  /** After a SUBSCRIBE (and its RECEIPT): Spring's @SubscribeMapping answers the subscriber at once. */
+  onSubscribed?(session: StompSession, id: string, destination: string): void;
   onClose?(session: StompSession): void;
 }
 
@@ -184,7 +186,9 @@ export class StompBroker {
           return false;
         }
         s.subs.set(h.id, h.destination);
-        break;
+        this.receipt(s, frame);
+        this.options.onSubscribed?.(s, h.id, h.destination);
+        return true;
       case "UNSUBSCRIBE":
         if (h.id === undefined || !s.subs.delete(h.id)) {
           this.fail(s, "UNSUBSCRIBE of an unknown subscription", `id ${h.id ?? "(missing)"}`);

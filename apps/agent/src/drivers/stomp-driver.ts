@@ -35,7 +35,13 @@ function wsFailure(err: Error | undefined): { errorClass: ErrorClass; detail: st
 
 class StompConnection extends ConnectionBase {
   private failure: { errorClass: ErrorClass; reason: string } | undefined;
-  private eventCb: (event: string | undefined, data: unknown) => void = () => {};
+  /**
+   * MESSAGEs that arrived before the engine attached its handler (null once it has): a SockJS
+   * frame, or one socket read, can carry the RECEIPT that opens the connection and a MESSAGE
+   * after it, handed over in one go before connect()'s caller runs. Kept, not dropped.
+   */
+  private early: (() => void)[] | null = [];
+  private eventCb: (event: string | undefined, data: unknown) => void = (event, data) => void this.early?.push(() => this.eventCb(event, data));
 
   constructor(
     private readonly client: Client,
@@ -49,6 +55,7 @@ class StompConnection extends ConnectionBase {
     private readonly dispose: () => void,
   ) {
     super();
+    this.deliver = (data) => void this.early?.push(() => this.deliver(data));
     if (textBodies) this.onStompMessage = (msg) => this.deliver(fromText(msg));
   }
 
@@ -78,8 +85,20 @@ class StompConnection extends ConnectionBase {
     return (msg) => this.eventCb(destination, msg.body);
   }
 
+  override onMessage(cb: (data: Buffer | string) => void): void {
+    super.onMessage(cb);
+    this.flushEarly();
+  }
+
   override onEvent(cb: (event: string | undefined, data: unknown) => void): void {
     this.eventCb = cb;
+    this.flushEarly();
+  }
+
+  private flushEarly(): void {
+    const early = this.early ?? [];
+    this.early = null;
+    for (const hand of early) hand();
   }
 
   /**

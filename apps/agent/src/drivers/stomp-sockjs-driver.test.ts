@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { stompOptionsSchema, type StompOptions } from "@volley/contracts";
-import { startStompEchoServer, startStompSockjsChat, STOMP_CHAT_SEND, STOMP_CHAT_TOPIC } from "@volley/targets";
+import { startStompEchoServer, startStompSockjsChat, STOMP_CHAT_HISTORY, STOMP_CHAT_SEND, STOMP_CHAT_TOPIC } from "@volley/targets";
 import type { Connection } from "./driver";
 import { closeByUs, closed, collect, connectError, driverTestKit, EVERY_BYTE, freePort, roundTrip } from "./driver-test-kit";
 import { stompDriver } from "./stomp-driver";
@@ -58,6 +58,23 @@ describe("stomp driver over SockJS (an http:// endpoint)", () => {
       // A close by us is a DISCONNECT (with its receipt) through the same session: CONNECT, SUBSCRIBE, SEND, DISCONNECT.
       await closeByUs(conn);
       await expect.poll(() => app.stats(), { timeout: 3000 }).toMatchObject({ frames: 4, receipts: 3 });
+    });
+  }
+
+  for (const transport of TRANSPORTS) {
+    it(`${transport}: a MESSAGE that comes with the subscription's RECEIPT (a @SubscribeMapping answer) is kept for the engine's handler`, async () => {
+      const app = await kit.serve(startStompSockjsChat());
+      const stomp = options({ transports: [transport] });
+      const writer = await kit.connect(stompDriver, { url: app.url, stomp, listen: [STOMP_CHAT_TOPIC] });
+      writer.emit!({ event: STOMP_CHAT_SEND, body: { content: "earlier" }, json: true });
+      await expect.poll(() => app.stats().broadcast, { timeout: 3000 }).toBe(1);
+      // The handler is attached only after connect() resolved on the RECEIPT: the history came with it.
+      const conn = await kit.connect(stompDriver, { url: app.url, stomp, listen: [STOMP_CHAT_HISTORY] });
+      const seen = events(conn);
+      // xhr-polling: the MESSAGE may come on the poll after the RECEIPT's.
+      await expect.poll(() => seen.length, { timeout: 3000 }).toBe(1);
+      expect(seen[0]!.event).toBe(STOMP_CHAT_HISTORY);
+      expect(JSON.parse(seen[0]!.data as string)).toMatchObject([{ content: "earlier" }]);
     });
   }
 

@@ -11,6 +11,9 @@ export const STOMP_CHAT_ENDPOINT = "/ws";
 export const STOMP_CHAT_SEND = "/app/chat.send";
 /** `@SendTo("/topic/public")`: where every chat message is broadcast. */
 export const STOMP_CHAT_TOPIC = "/topic/public";
+/** `@SubscribeMapping("/chat.history")`: subscribing is answered at once with the latest chat messages (a JSON array). */
+export const STOMP_CHAT_HISTORY = "/app/chat.history";
+const HISTORY_LENGTH = 20;
 /** `@SendToUser("/queue/errors")`: a message the handler could not take, told to its sender only. */
 export const STOMP_CHAT_ERRORS = "/user/queue/errors";
 
@@ -41,12 +44,15 @@ export interface StompChatStats extends StompBrokerCounters {
  * `{ type: "CHAT", id, sender, content, clientMsgId, timestamp }` to every subscriber of
  * /topic/public, the sender included (the sender is CONNECT's login). A SEND straight to a
  * `/topic/…` or `/queue/…` destination goes through the simple broker unchanged. Every frame
- * asking for a receipt gets one; heart-beats are negotiated and kept both ways. Counters at `GET /stats`.
+ * asking for a receipt gets one; heart-beats are negotiated and kept both ways. A SUBSCRIBE to
+ * /app/chat.history is answered at once (after its RECEIPT) with the latest messages, as a
+ * @SubscribeMapping: a MESSAGE that can arrive with the RECEIPT. Counters at `GET /stats`.
  */
 export async function startStompSockjsChat(options: StompChatOptions = {}): Promise<TestApp<StompChatStats>> {
   const { port = 0, host = "127.0.0.1", users, heartbeatMs = 10_000 } = options;
   const app = { sessions: 0, sends: 0, broadcast: 0, rejected: 0, refused: 0 };
   const nextId = idMaker("msg");
+  const history: unknown[] = [];
 
   const broker: StompBroker = new StompBroker({
     heartbeatMs,
@@ -81,8 +87,15 @@ export async function startStompSockjsChat(options: StompChatOptions = {}): Prom
         clientMsgId: msg.clientMsgId ?? null,
         timestamp: new Date().toISOString(),
       };
+      history.push(out);
+      if (history.length > HISTORY_LENGTH) history.shift();
       broker.deliver(STOMP_CHAT_TOPIC, Buffer.from(JSON.stringify(out)), false, { "content-type": "application/json" });
       return undefined;
+    },
+    onSubscribed(session, id, destination) {
+      if (destination !== STOMP_CHAT_HISTORY) return;
+      const headers = { destination, subscription: id, "message-id": nextId(), "content-type": "application/json" };
+      broker.write(session, serializeFrame("MESSAGE", headers, Buffer.from(JSON.stringify(history))));
     },
   });
 
