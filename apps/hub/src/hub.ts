@@ -3,7 +3,17 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { AddressInfo } from "node:net";
 import { pino, type Logger } from "pino";
-import { checkDatabase, createDb, finishRun, getRunOfAnyOrg, markStaleAgentsOffline, migrateDatabase, setAgentStatus, type SecretKeys } from "@volley/db";
+import {
+  checkDatabase,
+  createDb,
+  finishRun,
+  getRunOfAnyOrg,
+  markStaleAgentsOffline,
+  migrateDatabase,
+  sealStoredPlans,
+  setAgentStatus,
+  type SecretKeys,
+} from "@volley/db";
 import { checkRedis, createRedis, MAINTENANCE_QUEUE, openQueue, QUEUE_NAMES, scheduleRetention } from "@volley/queue";
 import { Aggregator } from "./aggregator/aggregator";
 import { RunCoordinator } from "./coordination/run-coordinator";
@@ -145,6 +155,9 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
   const redis = connections.commands;
   // A hub that crashed left its agents' rows online; only rows nobody has heartbeated lately, since
   // other replicas' agents are live (and lists judge staleness themselves anyway).
+  // Plans stored before their credentials were sealed (migration 0020), or sealed under an old key: sealed now, once.
+  const resealed = await sealStoredPlans(db, config.secretsKeys ?? null);
+  if (resealed.sealed > 0 || resealed.unreadable > 0) log.info(resealed, "sealed the target credentials of stored plans");
   const staleAgents = await markStaleAgentsOffline(db);
   if (staleAgents > 0) log.info({ agents: staleAgents }, "marked agents not heard from lately offline");
 
@@ -186,6 +199,7 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
     abortEndTimeoutMs: timing.abortEndTimeoutMs,
     endSlackMs: timing.endSlackMs,
     recordWaitMs: timing.storeDeadlineMs,
+    secretsKeys: config.secretsKeys ?? null,
   });
 
   // Shards agents were running when they reconnected here after their hub restarted.
@@ -261,6 +275,7 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
     webhooks,
     line,
     meters,
+    secretsKeys: config.secretsKeys ?? null,
     connection: connections.bull,
     concurrency: config.runConcurrency ?? 100,
   });

@@ -14,6 +14,11 @@ export const shardJobSchema = z.object({
   /** The shard's own slice of the plan: connections and rates already divided. */
   plan: planSchema,
   /**
+   * The shard plan's target credentials, sealed (packages/db plan-secrets-box): `plan` holds them
+   * redacted, so Redis never has them in clear; the hub opens them into the plan it hands the agent.
+   */
+  secrets: z.string().nullish(),
+  /**
    * The agent the planner sized this shard for (by its capacity); the dispatcher hands the shard to
    * it while it is idle, and to any idle agent of the pool once it waited too long. null or absent:
    * any idle agent (fewer agents were idle at run start than the plan asked for).

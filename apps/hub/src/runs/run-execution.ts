@@ -10,9 +10,11 @@ import {
   listAgents,
   listShards,
   markRunRunning,
+  openPlan,
   updateShard,
   type Db,
   type RunRow,
+  type SecretKeys,
   type ShardRow,
 } from "@volley/db";
 import { enqueue, shardJob } from "@volley/queue";

@@ -53,7 +53,9 @@ export class ScheduleWorker {
       log.info({ scheduleId, planId, code: err.code, reason: err.message }, "scheduled run refused");
       return null;
     }
-    const run = await insertRun(db, { plan: plan.document, orgId, planId, planVersion: plan.version, scheduleId });
+    // The saved plan's stored form, its credentials still sealed, is the run's (a row from before sealing is sealed now).
+    const stored = plan.secrets === null ? { plan: plan.document } : { plan: plan.document, secrets: plan.secrets };
+    const run = await insertRun(db, { ...stored, orgId, planId, planVersion: plan.version, scheduleId });
     await recordAudit(db, {
       orgId,
       actor: `schedule:${scheduleId}`,

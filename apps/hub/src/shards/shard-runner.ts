@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { AGENT_EVENTS, ackSchema, planTiming, type Ack, type ShardEnd, type ShardJob, type ShardRate } from "@volley/contracts";
-import { listShards, updateShard, type Db } from "@volley/db";
+import { listShards, openPlan, updateShard, type Db, type SecretKeys } from "@volley/db";
 import type { EndedShard, RunCoordinator } from "../coordination/run-coordinator";
 import { describeAgent, type AgentRegistry, type AgentSession, type ShardLease } from "../gateway/agent-registry";
 import { deferred, errorMessage, seconds, sleep, whileDatabaseDown, type Deferred } from "../util/wait";
@@ -18,6 +18,8 @@ export interface ShardRunnerOptions {
   endSlackMs: number;
   /** How long a shard's outcome waits for PostgreSQL to answer again (the shard stays held meanwhile). */
   recordWaitMs: number;
+  /** The keys plans' target credentials are sealed with (VOLLEY_SECRETS_KEY[_OLD]); null: stored unencrypted. */
+  secretsKeys?: SecretKeys | null;
 }
 
 /** Thrown (failing the BullMQ job) when a shard ends errored; the message is the shard's error. */
@@ -270,7 +272,13 @@ export class ShardRunner {
     // Set in the same turn as the emit: an abort from here on is sent after the assign, in order.
     exec.assigned = true;
     try {
-      const reply: unknown = await socket.timeout(this.opts.armTimeoutMs).emitWithAck(AGENT_EVENTS.shardAssign, job);
+      // The job carries the plan's credentials sealed; the agent gets the plan it is to run, with them.
+      const { secrets, ...rest } = job;
+      const assigned: ShardJob = {
+        ...rest,
+        plan: openPlan({ document: job.plan, source: null, secrets: secrets ?? null }, this.opts.secretsKeys ?? null).plan,
+      };
+      const reply: unknown = await socket.timeout(this.opts.armTimeoutMs).emitWithAck(AGENT_EVENTS.shardAssign, assigned);
       const ack = ackSchema.safeParse(reply);
       return ack.success ? ack.data : { ok: false, error: `${who} sent an invalid reply to shard.assign` };
     } catch (err) {
