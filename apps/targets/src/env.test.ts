@@ -23,6 +23,7 @@ describe("targets env", () => {
       SOCKETCLUSTER_PINGPONG_PORT: 9013,
       SSE_NEWS_PORT: 9014,
       LONGPOLL_CHAT_PORT: 9015,
+      STOMP_CHAT_PORT: 9016,
       ECHO_HOLD: "timer",
       LOG_LEVEL: "info",
     });
@@ -47,7 +48,7 @@ describe("targets env", () => {
     expect(lines[2]).toBe('invalid environment variable ECHO_HOLD="exact": set it to timer (whole-ms timers, the default) or precise (µs, costs CPU)\n');
     expect(() => loadEnv({ TARGETS_TEST_APPS: "yes" })).toThrow("exit 1");
     expect(lines[3]).toBe(
-      'invalid environment variable TARGETS_TEST_APPS="yes": set it to 1 to also start the test apps (ports 9010-9015) or 0 to leave them off\n',
+      'invalid environment variable TARGETS_TEST_APPS="yes": set it to 1 to also start the test apps (ports 9010-9016) or 0 to leave them off\n',
     );
   });
 });

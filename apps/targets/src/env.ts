@@ -20,9 +20,9 @@ const envSchema = z.object({
     .min(0, "set it to 0 (no cluster target) or more worker processes")
     .max(256, "set it to at most 256 worker processes")
     .default(() => availableParallelism()),
-  /** 1 also starts the test apps that behave like real ones (issue 16), on the six ports below; off by default so the demo stack and the tests that start targets keep their ports. */
+  /** 1 also starts the test apps that behave like real ones (issue 16), on the seven ports below; off by default so the demo stack and the tests that start targets keep their ports. */
   TARGETS_TEST_APPS: z
-    .enum(["0", "1"], { error: "set it to 1 to also start the test apps (ports 9010-9015) or 0 to leave them off" })
+    .enum(["0", "1"], { error: "set it to 1 to also start the test apps (ports 9010-9016) or 0 to leave them off" })
     .default("0")
     .transform((v) => v === "1"),
   SOCKETIO_CHAT_PORT: port(9010),
@@ -31,6 +31,8 @@ const envSchema = z.object({
   SOCKETCLUSTER_PINGPONG_PORT: port(9013),
   SSE_NEWS_PORT: port(9014),
   LONGPOLL_CHAT_PORT: port(9015),
+  /** The Spring-like STOMP-over-SockJS chat (`/ws`). */
+  STOMP_CHAT_PORT: port(9016),
   /** How every target waits out an echo's hold: `precise` polls the last ~2 ms (a core at 100 % under load; latency benches only). */
   ECHO_HOLD: z.enum(HOLD_MODES, { error: "set it to timer (whole-ms timers, the default) or precise (µs, costs CPU)" }).default("timer"),
   LOG_LEVEL: logLevelSchema,

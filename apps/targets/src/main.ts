@@ -7,6 +7,7 @@ import { startLongpollChat } from "./apps/longpoll-chat";
 import { startSocketclusterPingpong } from "./apps/socketcluster-pingpong";
 import { startSocketioChat } from "./apps/socketio-chat";
 import { startSseNews } from "./apps/sse-news";
+import { startStompSockjsChat } from "./apps/stomp-sockjs-chat";
 import { startHttpClusterServer } from "./http-cluster-server";
 import { startHttpTargetServer } from "./http-target-server";
 import { startSocketclusterEchoServer } from "./socketcluster-echo-server";
@@ -34,7 +35,8 @@ type PortVar =
   | "GRAPHQL_WS_PORT"
   | "SOCKETCLUSTER_PINGPONG_PORT"
   | "SSE_NEWS_PORT"
-  | "LONGPOLL_CHAT_PORT";
+  | "LONGPOLL_CHAT_PORT"
+  | "STOMP_CHAT_PORT";
 
 /** Starts one target or stops the process with a line naming the port variable to change. */
 async function start<T extends { url: string; close(): Promise<void> }>(
@@ -72,6 +74,7 @@ if (env.TARGETS_TEST_APPS) {
     await start("socketcluster ping/pong app", "SOCKETCLUSTER_PINGPONG_PORT", startSocketclusterPingpong),
     await start("sse news app (GET /news/stream, POST /news/publish)", "SSE_NEWS_PORT", startSseNews),
     await start("long-polling chat app (/chat/session, /chat/send, /chat/poll)", "LONGPOLL_CHAT_PORT", startLongpollChat),
+    await start("spring-like STOMP-over-SockJS chat app (/ws, SEND /app/chat.send, SUBSCRIBE /topic/public)", "STOMP_CHAT_PORT", startStompSockjsChat),
   );
 }
 
