@@ -28,7 +28,9 @@ import {
   insertRun,
   listBaselineRunIds,
   listRunPage,
+  openPlan,
   queuePlaces,
+  redactedPlan,
   DEFAULT_ORG_ID,
   type RunFilter,
   type RunRow,
@@ -42,6 +44,7 @@ import type { AbortResponse, RunListItem } from "@/lib/types";
 import { ApiError, notFound, unknownCursor } from "../http/errors";
 import { getLogger } from "../http/log";
 import { getDb, getRedis, getRunsQueue, withRedisDeadline } from "../http/services";
+import { secretsKeys } from "@/env";
 
 /**
  * What web does with runs. Used by the API route handlers and by the server-rendered pages, so
@@ -51,13 +54,19 @@ import { getDb, getRedis, getRunsQueue, withRedisDeadline } from "../http/servic
 export const isFinal = (status: Run["status"]) => FINAL_RUN_STATUSES.includes(status);
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-function toRun(row: RunRow, summary: RunSummary | null, baseline = false): RunWithMeta {
+/** The run's plan with its target credentials (reveal: for callers who may change plans) or with them redacted. */
+function runPlan(row: RunRow, reveal: boolean): Plan {
+  const stored = { document: row.plan, source: null, secrets: row.secrets };
+  return reveal ? openPlan(stored, secretsKeys()).plan : redactedPlan(stored).document;
+}
+
+function toRun(row: RunRow, summary: RunSummary | null, baseline = false, reveal = false): RunWithMeta {
   return {
     id: row.id,
     status: row.status,
     reason: row.reason,
     name: row.name,
-    plan: row.plan,
+    plan: runPlan(row, reveal),
     createdAt: row.createdAt.toISOString(),
     startedAt: iso(row.startedAt),
     endedAt: iso(row.endedAt),
@@ -85,7 +94,8 @@ export async function createRun(
   // 409 at once when the pool lacks the agents asked for (the run could only wait); else what may saturate them.
   const warnings = await admitToPool(plan, orgId);
   const queue = getRunsQueue();
-  const row = await insertRun(db, { plan, orgId, planId, planVersion });
+  // Its target credentials are stored sealed (db plan-secrets-box); the hub opens them for the agents.
+  const row = await insertRun(db, { plan, secretsKeys: secretsKeys(), orgId, planId, planVersion });
   await admitted.record(row.id); // before it can run: every run has its audit line
   try {
     // jobId = run id: enqueuing the same run twice is a no-op in BullMQ.
@@ -104,15 +114,16 @@ export async function createRun(
 
 /**
  * One run. A finished run returns its stored summary; a running one the live summary its hub's run
- * meter keeps (null before the first frame).
+ * meter keeps (null before the first frame). Its plan's target credentials are redacted unless
+ * `reveal` (callers who may change plans, see seesPlanSecrets).
  */
-export async function loadRun(id: string, orgId = DEFAULT_ORG_ID): Promise<RunWithMeta> {
+export async function loadRun(id: string, orgId = DEFAULT_ORG_ID, reveal = false): Promise<RunWithMeta> {
   const db = getDb();
   const row = await getRun(db, id, orgId);
   if (!row) throw notFound(`run ${id}`);
   const summary = await runSummaryOf(db, row);
   const plan = row.planId ? await getPlan(db, row.planId, orgId) : null;
-  const run = toRun(row, summary, plan?.baselineRunId === row.id);
+  const run = toRun(row, summary, plan?.baselineRunId === row.id, reveal);
   // Waiting for agents: its place in the pool's line (first come first served, as the hub admits runs).
   if (row.status === "queued") run.queue = (await queuePlaces(db, orgId)).get(row.id) ?? null;
   return run;

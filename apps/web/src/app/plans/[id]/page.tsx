@@ -17,13 +17,15 @@ import { loadPlan, loadPlanVersions } from "@/server/plans/plans";
 const load = cache(async (id: string) => {
   const auth = await pageSession();
   const { orgId } = auth;
+  // Viewers see the plan's target credentials as the redaction marker; editors see and keep them.
+  const canWrite = may(auth, "plans:write");
   try {
     const [plan, versions, schedule] = await Promise.all([
-      loadPlan(orgId, id),
-      loadPlanVersions(orgId, id),
+      loadPlan(orgId, id, canWrite),
+      loadPlanVersions(orgId, id, canWrite),
       loadSchedule(orgId, id).catch((err: unknown) => ({ unavailable: err instanceof Error ? err.message : String(err) })),
     ]);
-    return { ok: true as const, plan, versions, schedule, canWrite: may(auth, "plans:write") };
+    return { ok: true as const, plan, versions, schedule, canWrite };
   } catch (err) {
     if (err instanceof ApiError && err.status === 404) return { ok: false as const, notFound: true as const };
     return { ok: false as const, notFound: false as const, problem: describeLoadError(err, "this plan") };

@@ -1,6 +1,6 @@
 import { listPlansQuerySchema, savePlanBodySchema } from "@volley/contracts";
 import { apiHandler, json } from "@/server/http/api-handler";
-import { createPlan, loadPlanPage } from "@/server/plans/plans";
+import { createPlan, loadPlanPage, seesPlanSecrets } from "@/server/plans/plans";
 
 /** POST /api/v1/plans {"plan"} → 201 the saved plan (version 1). */
 export const POST = apiHandler({
@@ -19,5 +19,5 @@ export const POST = apiHandler({
 export const GET = apiHandler({
   permission: "plans:read",
   query: listPlansQuerySchema,
-  handler: async ({ query, auth }) => json(await loadPlanPage(auth.orgId, query)),
+  handler: async ({ query, auth }) => json(await loadPlanPage(auth.orgId, query, seesPlanSecrets(auth))),
 });

@@ -13,7 +13,7 @@ export const POST = apiHandler({
   permission: "runs:write",
   body: startRunBodySchema,
   handler: async ({ body, auth }) => {
-    const saved = body.planId !== undefined ? await loadPlan(auth.orgId, body.planId) : null;
+    const saved = body.planId !== undefined ? await loadPlan(auth.orgId, body.planId, true) : null;
     const { id, warnings } = await createRun(saved ? saved.plan : body.plan!, auth.orgId, saved?.id ?? null, auth.actor, saved?.version ?? null);
     return json({ id, warnings }, 201, { location: `/api/v1/runs/${id}` });
   },

@@ -1,12 +1,12 @@
 import { metaPatchBodySchema, savePlanBodySchema } from "@volley/contracts";
 import { updatePlanMeta } from "@/server/runs/run-meta";
 import { apiHandler, json } from "@/server/http/api-handler";
-import { loadPlan, removePlan, savePlanVersion } from "@/server/plans/plans";
+import { loadPlan, removePlan, savePlanVersion, seesPlanSecrets } from "@/server/plans/plans";
 
-/** GET /api/v1/plans/{id} → the plan's latest version. */
+/** GET /api/v1/plans/{id} → the plan's latest version (target credentials redacted for viewers and read tokens). */
 export const GET = apiHandler({
   permission: "plans:read",
-  handler: async ({ params, auth }) => json(await loadPlan(auth.orgId, params.id ?? "")),
+  handler: async ({ params, auth }) => json(await loadPlan(auth.orgId, params.id ?? "", seesPlanSecrets(auth))),
 });
 
 /** PUT /api/v1/plans/{id} {"plan"} → the plan, saved as its next version. */
