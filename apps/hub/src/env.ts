@@ -22,6 +22,14 @@ const retentionDays = (name: string, fallback: number | null) =>
       return n;
     });
 
+/** A whole number (at least 1) of `unit`; `fallback` when unset. */
+const count = (unit: string, fallback: number) =>
+  z.coerce
+    .number({ error: `set it to a whole number of ${unit}, e.g. ${fallback}` })
+    .int(`set it to a whole number of ${unit}, e.g. ${fallback}`)
+    .min(1, `set it to at least 1 (${unit}), e.g. ${fallback}`)
+    .default(fallback);
+
 /** A variable @volley/admission parses (web's env.ts uses the same parser): its problem and fix become the issue. */
 const admissionVariable = <T>(parse: (value: string | undefined) => T) =>
   z
@@ -95,6 +103,24 @@ const envSchema = z
       .int("set it to a whole number of pools, e.g. 50")
       .min(1, "set it to at least 1 pool, e.g. 50")
       .default(50),
+    // Pools all organizations owned by one account (orgs' owner; one may own VOLLEY_MAX_ORGS_PER_USER)
+    // may have on this hub at once, so owning several orgs does not multiply HUB_MAX_POOLS_PER_ORG.
+    HUB_MAX_POOLS_PER_ACCOUNT: count("pools", 50),
+    // Agents one join token (or the shared AGENT_TOKEN) may have registered: a hello that would add one
+    // more is refused (reconnects and restarts with the same AGENT_STATE_DIR keep their row).
+    HUB_MAX_AGENTS_PER_TOKEN: count("agents", 200),
+    // What agents' frames may cost this hub's event loop (README "Agent limits"), each
+    // averaged over HUB_INGEST_WINDOW_S seconds. An agent past one, or sending more refused frames than
+    // HUB_INGEST_MAX_REFUSED_FRAMES per window, is cut off: its shard errors naming the setting, it is
+    // disconnected and refused for a minute. Other agents and orgs are not touched.
+    HUB_INGEST_WINDOW_S: count("seconds", 10),
+    HUB_INGEST_AGENT_MS_PER_S: count("milliseconds", 100),
+    HUB_INGEST_ORG_MS_PER_S: count("milliseconds", 250),
+    HUB_INGEST_AGENT_BYTES_PER_S: count("bytes", 4 * 1024 * 1024),
+    HUB_INGEST_ORG_BYTES_PER_S: count("bytes", 16 * 1024 * 1024),
+    HUB_INGEST_MAX_REFUSED_FRAMES: count("frames", 50),
+    // One frame's encoded histograms together; a larger frame is refused before any is inflated.
+    HUB_MAX_FRAME_HISTOGRAM_BYTES: count("bytes", 1024 * 1024),
     // Bearer token GET /metrics (Prometheus text format, docs/observability.md) requires. Unset: open to
     // whoever reaches the hub port in self-hosted mode; hosted mode serves /metrics only with it set.
     HUB_METRICS_TOKEN: z.string().min(16, "use at least 16 characters (openssl rand -hex 16), or unset it").optional(),

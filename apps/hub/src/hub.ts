@@ -18,6 +18,7 @@ import { checkRedis, createRedis, MAINTENANCE_QUEUE, openQueue, QUEUE_NAMES, sch
 import { Aggregator } from "./aggregator/aggregator";
 import { RunCoordinator } from "./coordination/run-coordinator";
 import { startAgentGateway } from "./gateway/agent-gateway";
+import { DEFAULT_INGEST_LIMITS, type IngestLimits } from "./gateway/ingest-budget";
 import { AgentRegistry, type AgentSession } from "./gateway/agent-registry";
 import { LiveFeed } from "./runs/live-feed";
 import { RunEvents } from "./runs/run-events";
@@ -93,6 +94,12 @@ export interface HubConfig {
   webhookResolveAll?: ResolveAll;
   /** Pools one org may have agents in on this hub at once (default 50); an agent announcing one more is refused. */
   maxPoolsPerOrg?: number;
+  /** Pools all orgs of one owning account may have on this hub at once (default 50). */
+  maxPoolsPerAccount?: number;
+  /** Agents rows one join token (or the shared AGENT_TOKEN) may have (default 200); a hello adding one more is refused. */
+  maxAgentsPerToken?: number;
+  /** What agents' frames may cost this hub before an agent is cut off (HUB_INGEST_*); fields absent: DEFAULT_INGEST_LIMITS. */
+  ingest?: Partial<IngestLimits>;
   /** A pool's shard worker and its Redis connection are released once the pool has had no agents this long (default 60 s). */
   poolReleaseMs?: number;
   /**
@@ -226,6 +233,7 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
     },
     hasAgents: (pool) => registry.hasPool(pool),
     maxPoolsPerOrg: config.maxPoolsPerOrg ?? 50,
+    maxPoolsPerAccount: config.maxPoolsPerAccount ?? 50,
     releaseAfterMs: config.poolReleaseMs ?? 60_000,
     log,
   });
@@ -330,7 +338,9 @@ export async function startHub(config: HubConfig): Promise<RunningHub> {
     targetPolicy: { mode: config.mode ?? "self-hosted" },
     registry,
     log,
-    admitPool: (orgId, pool) => dispatchers.admit(orgId, pool),
+    admitPool: (org, pool) => dispatchers.admit(org, pool),
+    maxAgentsPerToken: config.maxAgentsPerToken ?? 200,
+    ingest: { ...DEFAULT_INGEST_LIMITS, ...config.ingest },
     recordStart: ({ runId, shardId, ...started }) => coordinator.markStarted(runId, shardId, started),
   });
 

@@ -14,6 +14,17 @@ const hub = await startHub({
   port: env.HUB_PORT,
   agentToken: env.AGENT_TOKEN,
   maxPoolsPerOrg: env.HUB_MAX_POOLS_PER_ORG,
+  maxPoolsPerAccount: env.HUB_MAX_POOLS_PER_ACCOUNT,
+  maxAgentsPerToken: env.HUB_MAX_AGENTS_PER_TOKEN,
+  ingest: {
+    windowMs: env.HUB_INGEST_WINDOW_S * 1000,
+    agentMsPerS: env.HUB_INGEST_AGENT_MS_PER_S,
+    orgMsPerS: env.HUB_INGEST_ORG_MS_PER_S,
+    agentBytesPerS: env.HUB_INGEST_AGENT_BYTES_PER_S,
+    orgBytesPerS: env.HUB_INGEST_ORG_BYTES_PER_S,
+    maxRefusedFrames: env.HUB_INGEST_MAX_REFUSED_FRAMES,
+    maxFrameHistogramBytes: env.HUB_MAX_FRAME_HISTOGRAM_BYTES,
+  },
   mode: env.VOLLEY_MODE,
   targetPolicy: {
     allowlist: env.VOLLEY_TARGET_ALLOWLIST,

@@ -8,7 +8,6 @@ import {
   AGENT_NAMESPACE,
   describeIssues,
   fieldIssues,
-  frameMessageSchema,
   heartbeatSchema,
   isLoopbackAddress,
   shardEndSchema,
@@ -18,13 +17,15 @@ import {
   type Welcome,
 } from "@volley/contracts";
 import { AgentInstanceConflictError, AgentKeyConflictError, recordAudit, touchAgentToken, upsertAgent, type Db } from "@volley/db";
-import { encodedHistogramError } from "@volley/metrics";
 import { errorMessage } from "../util/wait";
 import { poolKey } from "../shards/pool-key";
 import { createAdmission } from "./agent-admission";
 import { FrameWriter } from "./frame-writer";
 import { describeAgent, type AgentRegistry } from "./agent-registry";
-import { heldShardRefusal, shardOwnershipError } from "./shard-ownership";
+import { heldShardRefusal } from "./shard-ownership";
+import { agentRowRefusal, orgAccounts, serializeByKey } from "./agent-limits";
+import { agentIdentity, FrameIngest, type IngestAgent } from "./frame-ingest";
+import { DEFAULT_INGEST_LIMITS, IngestBudget, type IngestLimits } from "./ingest-budget";
 import { LogThrottle } from "../util/log-throttle";
 
 export interface AgentGatewayOptions {
@@ -42,9 +43,14 @@ export interface AgentGatewayOptions {
   registry: AgentRegistry;
   /**
    * Reserves the pool (key) an admitted agent joins, before it is registered: null, or why the
-   * agent is refused (its org holds as many pools as this hub allows). Absent: no limit.
+   * agent is refused (its org, or the account owning it, holds as many pools as this hub allows).
+   * `account`: the org's owner (orgAccounts). Absent: no limit.
    */
-  admitPool?: (orgId: string, pool: string) => string | null;
+  admitPool?: (org: { orgId: string; account: string }, pool: string) => string | null;
+  /** Agents rows one token may have (HUB_MAX_AGENTS_PER_TOKEN); a hello that would add one more is refused. Absent: no limit. */
+  maxAgentsPerToken?: number;
+  /** What agents' frames may cost this hub (HUB_INGEST_*); absent: DEFAULT_INGEST_LIMITS. */
+  ingest?: IngestLimits;
   /** Records an agent's actual start of a shard on the run (coordination state, read at finalize). */
   recordStart: (report: { runId: string; shardId: string; agentId: string; agentName: string; plannedAt: number; startedAt: number }) => Promise<void>;
   log: Logger;
@@ -58,6 +64,8 @@ interface AgentSocketData {
   orgId: string;
   /** The shard its hello named but may not resume (not its own): the agent is told to drop it. */
   refusedShard: { shardId: string; reason: string } | null;
+  /** IngestBudget's keys for this agent (frame-ingest agentIdentity). */
+  identity: string[];
 }
 
 /**
@@ -86,7 +94,11 @@ function replier(ack: unknown): (reply: Ack | Record<string, unknown>) => void {
  */
 export function startAgentGateway(opts: AgentGatewayOptions): Server {
   const { db, registry, log } = opts;
-  const frames = new FrameWriter(opts.redis);
+  const budget = new IngestBudget(opts.ingest ?? DEFAULT_INGEST_LIMITS);
+  const ingest = new FrameIngest({ db, registry, frames: new FrameWriter(opts.redis), budget, recordStart: opts.recordStart, log });
+  const accountOf = orgAccounts(db);
+  // One token's hellos in turn: its row count is read and a row added as one step, on this hub.
+  const perToken = serializeByKey();
   const io = new Server(opts.httpServer, {
     adapter: createAdapter(opts.adapterPub, opts.adapterSub, { key: "volley-agent-gateway" }),
     serveClient: false,
@@ -109,13 +121,25 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
           // `data` reaches the agent's connect_error: a permanent refusal lets a new agent stop instead of retrying forever.
           return next(Object.assign(new Error(admission.error), { data: { permanent: admission.permanent === true } }));
         }
-        const { orgId } = admission.enrollment;
-        const poolRefused = opts.admitPool?.(orgId, poolKey(orgId, admission.hello.pool)) ?? null;
-        if (poolRefused) {
-          log.warn({ address: agentAddress(socket), orgId, pool: admission.hello.pool, name: admission.hello.name, why: poolRefused }, "rejected agent");
-          return next(new Error(poolRefused));
-        }
-        const row = await upsertAgent(db, admission.hello, admission.enrollment);
+        const { orgId, tokenId } = admission.enrollment;
+        const identity = agentIdentity(orgId, admission.hello);
+        const refusedAs = (why: string) => {
+          log.warn({ address: agentAddress(socket), orgId, tokenId, pool: admission.hello.pool, name: admission.hello.name, why }, "rejected agent");
+          next(new Error(why));
+        };
+        // Before anything is written for it: an agent cut off for its frames waits out its cut-off.
+        const cutOff = budget.blockedReason(identity);
+        if (cutOff) return refusedAs(cutOff);
+        const account = opts.admitPool ? await accountOf(orgId) : "";
+        const poolRefused = opts.admitPool?.({ orgId, account }, poolKey(orgId, admission.hello.pool)) ?? null;
+        if (poolRefused) return refusedAs(poolRefused);
+        const max = opts.maxAgentsPerToken;
+        const registered = await perToken(tokenId ?? "", async () => {
+          const tooMany = max === undefined ? null : await agentRowRefusal(db, admission.hello, admission.enrollment, max);
+          return tooMany ?? (await upsertAgent(db, admission.hello, admission.enrollment));
+        });
+        if (typeof registered === "string") return refusedAs(registered);
+        const row = registered;
         let hello = admission.hello;
         let refusedShard: AgentSocketData["refusedShard"] = null;
         // Before the registry sees the hello: it leases a named shard to the agent on attach.
@@ -148,7 +172,7 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
             }
           }
         }
-        socket.data = { hello, agentId: row.id, ...admission.enrollment, refusedShard } satisfies AgentSocketData;
+        socket.data = { hello, agentId: row.id, ...admission.enrollment, refusedShard, identity } satisfies AgentSocketData;
         next();
       })
       .catch((err) => {
@@ -180,8 +204,20 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
   });
 
   nsp.on("connection", (socket: Socket) => {
-    const { hello, agentId, tokenId, orgId, refusedShard } = socket.data as AgentSocketData;
+    const { hello, agentId, tokenId, orgId, refusedShard, identity } = socket.data as AgentSocketData;
     const session = registry.attach({ ...hello, pool: poolKey(orgId, hello.pool) }, agentId, socket);
+    const ingestAgent: IngestAgent = {
+      socket,
+      session,
+      agentId,
+      name: hello.name,
+      orgId,
+      tokenId,
+      address: agentAddress(socket),
+      identity,
+      cutOff: null,
+      notOwned: new Map(),
+    };
     // The address tells apart agents that share a name or sit behind one host (e2e/netns-agents asserts it).
     log.info({ agentId, name: hello.name, address: agentAddress(socket), orgId, pool: hello.pool, tokenId, version: hello.version }, "agent connected");
     socket.emit(AGENT_EVENTS.welcome, { agentId, targetPolicy: opts.targetPolicy ?? { mode: "self-hosted" } } satisfies Welcome);
@@ -222,35 +258,10 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
 
     socket.on(AGENT_EVENTS.frame, (payload: unknown, ack: unknown) => {
       const reply = replier(ack);
-      const frame = frameMessageSchema.safeParse(payload);
-      if (!frame.success) return reply({ ok: false, error: `invalid frame: ${describeIssues(fieldIssues(frame.error))}`, permanent: true });
-      const { runId, shardId, start } = frame.data;
-      // Every histogram is read (inflated under a cap) before the frame is stored: a malformed one or a
-      // decompression bomb is refused here, once, not by every reader of the run forever after.
-      const badHistogram = unreadableHistogram(frame.data.histograms);
-      if (badHistogram) {
-        log.warn({ agentId, runId, shardId, error: badHistogram }, "refused a frame with an unreadable histogram");
-        return reply({ ok: false, error: `invalid frame: ${badHistogram}`, permanent: true });
-      }
-      const accept = async (): Promise<Ack> => {
-        // A report on a shard this agent was not given would corrupt another agent's measurements.
-        const refused = await shardOwnershipError(db, registry.bySocket(socket) ?? session, runId, shardId);
-        if (refused) {
-          log.warn({ agentId, runId, shardId, error: refused }, "refused a frame for a shard not leased to the agent");
-          return { ok: false, error: refused, permanent: true };
-        }
-        // A shard's first frame carries its measured start; recorded before the ack, so a failure means a resend.
-        if (start) await opts.recordStart({ runId, shardId, agentId, agentName: hello.name, ...start });
-        // Attributed to the authenticated agent, whatever the payload claims (per-agent views group by it).
-        await frames.append(runId, JSON.stringify({ ...frame.data, agentId }));
-        return { ok: true };
-      };
-      accept()
-        .then(reply)
-        .catch((err) => {
-          log.error({ runId, err: errorMessage(err) }, "could not check or store frame");
-          reply({ ok: false, error: "hub could not store the frame (Redis or PostgreSQL unavailable); keep it and resend" });
-        });
+      ingest.handle(ingestAgent, payload).then(reply, (err) => {
+        log.error({ agentId, err: errorMessage(err) }, "could not check or store frame");
+        reply({ ok: false, error: "hub could not store the frame (Redis or PostgreSQL unavailable); keep it and resend" });
+      });
     });
 
     socket.on(AGENT_EVENTS.shardEnd, (payload: unknown, ack: unknown) => {
@@ -279,13 +290,4 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
   });
 
   return io;
-}
-
-/** The first histogram of a frame that cannot be read, as `histograms.<metric>: <why>` (null: all can). */
-function unreadableHistogram(histograms: Record<string, string>): string | null {
-  for (const [metric, encoded] of Object.entries(histograms)) {
-    const error = encodedHistogramError(encoded);
-    if (error) return `histograms.${metric}: ${error}`;
-  }
-  return null;
 }

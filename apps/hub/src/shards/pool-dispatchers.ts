@@ -10,6 +10,8 @@ export interface PoolDispatchersOptions {
   hasAgents: (pool: string) => boolean;
   /** Pools one org may hold on this hub at once, counting those waiting out `releaseAfterMs`. */
   maxPoolsPerOrg: number;
+  /** Pools all orgs owned by one account may hold on this hub at once (absent: no limit past the per-org one). */
+  maxPoolsPerAccount?: number;
   /** A pool's dispatcher is closed once it has had no agents for this long. */
   releaseAfterMs: number;
   log: Logger;
@@ -18,11 +20,13 @@ export interface PoolDispatchersOptions {
 /**
  * The shard dispatchers of this hub, one per pool that has agents. Each holds a BullMQ worker and
  * its own blocking Redis connection, and pool names come from agents: so pools are counted per org
- * (an agent announcing one more is refused), and a pool whose agents have all gone for
+ * and per owning account (one account may own several orgs; an agent announcing one more is refused), and a pool whose agents have all gone for
  * `releaseAfterMs` gives its worker and connection back; the next agent of that pool recreates them.
  */
 export class PoolDispatchers {
   private readonly live = new Map<string, PoolDispatcher>();
+  /** The account (org owner) each live pool counts against, as admit was told. */
+  private readonly accounts = new Map<string, string>();
   private readonly releaseTimers = new Map<string, NodeJS.Timeout>();
   private readonly closing = new Set<Promise<void>>();
   private stopped = false;
@@ -30,21 +34,31 @@ export class PoolDispatchers {
   constructor(private readonly opts: PoolDispatchersOptions) {}
 
   /**
-   * Called as an agent of `pool` (a pool key of `orgId`) is admitted, before it attaches: null and
-   * the pool's dispatcher exists (reserved, synchronously, so concurrent handshakes cannot overshoot
-   * the limit), or why the agent is refused.
+   * Called as an agent of `pool` (a pool key of `org.orgId`, owned by `org.account`) is admitted,
+   * before it attaches: null and the pool's dispatcher exists (reserved, synchronously, so
+   * concurrent handshakes cannot overshoot the limits), or why the agent is refused.
    */
-  admit(orgId: string, pool: string): string | null {
+  admit(org: { orgId: string; account: string }, pool: string): string | null {
     if (this.stopped) return "hub shutting down; the agent will reconnect to another hub or after the restart";
     if (!this.live.has(pool)) {
-      const held = this.pools().filter((p) => poolOrg(p) === orgId).length;
+      const counts = `a pool counts until ${seconds(this.opts.releaseAfterMs)} after its last agent left`;
+      const held = this.pools().filter((p) => poolOrg(p) === org.orgId).length;
       if (held >= this.opts.maxPoolsPerOrg) {
         return (
           `pool limit reached: this organization already has ${held} pools on this hub (HUB_MAX_POOLS_PER_ORG=${this.opts.maxPoolsPerOrg}; ` +
-          `a pool counts until ${seconds(this.opts.releaseAfterMs)} after its last agent left); connect the agent to an existing pool, or ask the hub's operator to raise HUB_MAX_POOLS_PER_ORG`
+          `${counts}); connect the agent to an existing pool, or ask the hub's operator to raise HUB_MAX_POOLS_PER_ORG`
+        );
+      }
+      const max = this.opts.maxPoolsPerAccount;
+      const owned = this.pools().filter((p) => this.accounts.get(p) === org.account).length;
+      if (max !== undefined && owned >= max) {
+        return (
+          `pool limit reached: the organizations owned by this organization's owner already have ${owned} pools on this hub (HUB_MAX_POOLS_PER_ACCOUNT=${max}; ` +
+          `${counts}); connect the agent to an existing pool of one of them, or ask the hub's operator to raise HUB_MAX_POOLS_PER_ACCOUNT`
         );
       }
     }
+    this.accounts.set(pool, org.account);
     this.ensure(pool);
     return null;
   }
@@ -84,6 +98,7 @@ export class PoolDispatchers {
     if (!d) return;
     // Out of the map at once: an agent arriving while this one closes gets a fresh dispatcher.
     this.live.delete(pool);
+    this.accounts.delete(pool);
     const p = (async () => {
       await d.stop();
       // A job fetched just before the last agent left is put back by its dispatcher; wait for that.
