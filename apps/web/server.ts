@@ -8,7 +8,7 @@ import { createServer } from "node:http";
 import path from "node:path";
 import { parse } from "node:url";
 import next from "next";
-import { hubInternalUrl, MisconfiguredError, optionalRedisUrl, secretsKeys, serverOptions } from "./src/env";
+import { authSecret, hubInternalUrl, MisconfiguredError, optionalRedisUrl, secretsKeys, serverOptions } from "./src/env";
 import { attachLiveFeed } from "./src/live/live-server";
 import { stampPeer } from "@/server/http/client-address";
 import { attachHubRelay, createHubRelay } from "@/server/http/hub-relay";
@@ -23,6 +23,8 @@ try {
   options = serverOptions();
   redisUrl = optionalRedisUrl();
   hubUrl = hubInternalUrl();
+  // No AUTH_SECRET (or a short one) stops web now, not at the first sign-in.
+  authSecret();
   // A bad VOLLEY_SECRETS_KEY (or none in hosted mode) stops web now, not at the first webhook created.
   if (!secretsKeys())
     log.warn("VOLLEY_SECRETS_KEY is not set; webhook signing secrets are stored unencrypted — set it (openssl rand -base64 32) for web and hub");

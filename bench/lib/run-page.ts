@@ -100,6 +100,8 @@ export async function startWebStack(): Promise<WebStack> {
     WEB_PORT: String(webPort),
     WEB_HOST: "127.0.0.1",
     VOLLEY_PUBLIC_URL: base,
+    // web refuses to start without one (nothing derives it).
+    AUTH_SECRET: "bench-web-stack-auth-secret-0123456789abcdef",
     LOG_LEVEL: "info",
   });
   return {

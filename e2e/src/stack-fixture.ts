@@ -52,6 +52,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     WEB_PORT: String(webPort),
     AGENT_NAME: "e2e-agent",
     AGENT_TOKEN: "e2e-bootstrap-agent-token",
+    // web refuses to start without one (nothing derives it).
+    AUTH_SECRET: "e2e-stack-auth-secret-0123456789abcdef",
     LOG_LEVEL: "info",
   };
   const log = (name: string) => (line: string) => output.push(`[${name}] ${line}`);

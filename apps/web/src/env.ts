@@ -79,19 +79,21 @@ export function volleyMode(): VolleyMode {
 }
 
 /**
- * The secret better-auth signs session cookies with. Required in hosted mode; a self-hosted install
- * without it gets one derived from DATABASE_URL (stable across restarts and replicas) and a warning.
+ * The secret better-auth signs session cookies with: AUTH_SECRET, at least 32 characters, required
+ * in every mode. Nothing derives one any more (it was derived from DATABASE_URL, which anyone who
+ * could read the database URL then knew): `npm start` generates one into .volley/auth-secret, the
+ * Helm chart into a Secret it keeps across upgrades, and compose refuses to start without it.
  */
-export function authSecret(): { secret: string; derived: boolean } {
+export function authSecret(): string {
   const value = raw("AUTH_SECRET");
-  if (value !== undefined) {
-    if (value.length < 32)
-      throw new MisconfiguredError("AUTH_SECRET", "AUTH_SECRET must be at least 32 characters — generate one with `openssl rand -base64 32`");
-    return { secret: value, derived: false };
-  }
-  if (volleyMode() === "hosted")
-    throw new MisconfiguredError("AUTH_SECRET", "AUTH_SECRET is not set — hosted mode needs it; generate one with `openssl rand -base64 32`");
-  return { secret: `volley-derived:${databaseUrl()}`, derived: true };
+  if (value === undefined)
+    throw new MisconfiguredError(
+      "AUTH_SECRET",
+      "AUTH_SECRET is not set — web signs session cookies with it: generate one with `openssl rand -base64 32`, give it to web as AUTH_SECRET (the same value on every replica, kept across restarts) and restart web (`npm start` and the Helm chart generate one for you)",
+    );
+  if (value.length < 32)
+    throw new MisconfiguredError("AUTH_SECRET", "AUTH_SECRET must be at least 32 characters — generate one with `openssl rand -base64 32`");
+  return value;
 }
 
 /**

@@ -43,6 +43,27 @@ app.kubernetes.io/component: {{ .component }}
 {{- default (printf "%s-secrets" (include "volley.fullname" .)) .Values.secrets.existingSecret -}}
 {{- end -}}
 
+{{/*
+A secret the chart generates when none is given, kept across helm upgrade: the given value, else the
+one the release's Secret already holds (lookup), else `new` (a random value). Call with
+(dict "root" $ "secret" <Secret name> "key" <key> "given" <value> "new" <random value>).
+`helm template` and --dry-run cannot look up, so they print a new value each time: GitOps tools that
+render with them should be given the value (or an existing Secret) instead.
+*/}}
+{{- define "volley.keptSecret" -}}
+{{- $value := .given -}}
+{{- if not $value -}}
+{{- $existing := lookup "v1" "Secret" .root.Release.Namespace .secret -}}
+{{- $data := default dict $existing.data -}}
+{{- if hasKey $data .key -}}
+{{- $value = index $data .key | b64dec -}}
+{{- else -}}
+{{- $value = .new -}}
+{{- end -}}
+{{- end -}}
+{{- $value -}}
+{{- end -}}
+
 {{/* The install's mode, checked against what web and hub accept. */}}
 {{- define "volley.mode" -}}
 {{- if not (has .Values.mode (list "self-hosted" "hosted")) -}}

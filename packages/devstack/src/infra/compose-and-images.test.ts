@@ -31,7 +31,11 @@ const volley = Object.entries(services).flatMap(([name, s]) => {
   return app ? [{ name, app, service: s }] : [];
 });
 // What an operator must set: compose refuses to start without it (no default token).
-const REQUIRED = { VOLLEY_AGENT_TOKEN: "0123456789abcdef".repeat(4), VOLLEY_SECRETS_KEY: Buffer.alloc(32, 7).toString("base64") };
+const REQUIRED = {
+  VOLLEY_AGENT_TOKEN: "0123456789abcdef".repeat(4),
+  VOLLEY_SECRETS_KEY: Buffer.alloc(32, 7).toString("base64"),
+  AUTH_SECRET: "compose-test-auth-secret-0123456789abcdef",
+};
 const envOf = (s: ComposeService, vars: Record<string, string> = {}) => serviceEnv(s, { ...REQUIRED, ...vars });
 const byApp = (app: DeployableApp) => volley.find((v) => v.app === app) as { name: string; app: DeployableApp; service: ComposeService };
 
@@ -85,9 +89,20 @@ describe("infra/compose.yaml", () => {
 
   it("requires VOLLEY_SECRETS_KEY for web and hub (they seal and open webhook secrets with it), the same value for both", () => {
     for (const app of ["web", "hub"] as const) {
-      expect(() => serviceEnv(byApp(app).service, { VOLLEY_AGENT_TOKEN: "a-long-agent-token" }), app).toThrow(/VOLLEY_SECRETS_KEY.*openssl rand -base64 32/);
+      const { VOLLEY_SECRETS_KEY: _, ...others } = REQUIRED;
+      expect(() => serviceEnv(byApp(app).service, others), app).toThrow(/VOLLEY_SECRETS_KEY.*openssl rand -base64 32/);
       expect(envOf(byApp(app).service).VOLLEY_SECRETS_KEY).toBe(REQUIRED.VOLLEY_SECRETS_KEY);
     }
+  });
+
+  it("requires AUTH_SECRET for web (nothing derives one), saying how to make one; web itself refuses to start without it", () => {
+    const { AUTH_SECRET: _, ...others } = REQUIRED;
+    expect(() => serviceEnv(byApp("web").service, others)).toThrow(/AUTH_SECRET.*openssl rand -base64 32/);
+    expect(envOf(byApp("web").service).AUTH_SECRET).toBe(REQUIRED.AUTH_SECRET);
+    const { AUTH_SECRET: __, ...withoutSecret } = envOf(byApp("web").service);
+    const check = checkAppEnv("web", withoutSecret as Record<string, string>);
+    expect(check.ok).toBe(false);
+    expect(check.output).toMatch(/AUTH_SECRET is not set — .*openssl rand -base64 32/);
   });
 
   it("wires the services to each other", () => {

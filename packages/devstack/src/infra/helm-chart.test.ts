@@ -2,7 +2,8 @@
  * infra/helm/volley, checked without a cluster: the variables the chart gives web and hub are
  * ones their env.ts reads, the install's mode and the secrets key reach both from one value and
  * one Secret, every mode the chart allows is accepted by the apps' real env schemas (run in a
- * child process), and the key is required the way the agent token is. Where `helm` is installed
+ * child process), and the secrets key and web's AUTH_SECRET are generated when not given and kept
+ * across upgrades (lookup of the release's own Secret). Where `helm` is installed
  * the chart is also rendered and the rendered Deployments are checked.
  */
 import { spawnSync } from "node:child_process";
@@ -60,6 +61,8 @@ const ADMISSION = {
   VOLLEY_QUOTA_DURATION: "durationSeconds",
 } as const;
 const stores = { DATABASE_URL: "postgres://volley:pw@db.example.com:5432/volley", REDIS_URL: "redis://redis.example.com:6379", LOG_LEVEL: "info" };
+// What the chart always gives each app besides: web its AUTH_SECRET (given or generated, web-secret.yaml).
+const chartSecrets = { web: { AUTH_SECRET: "g".repeat(48) }, hub: {} } as const;
 
 describe("infra/helm/volley", () => {
   it.each(["web", "hub"] as const)("gives %s VOLLEY_MODE, VOLLEY_SECRETS_KEY(_OLD) and the admission variables, and only variables it reads", (app) => {
@@ -113,42 +116,64 @@ describe("infra/helm/volley", () => {
       VOLLEY_QUOTA_DURATION: "600",
     };
     for (const app of ["web", "hub"] as const) {
-      const check = checkAppEnv(app, { ...stores, ...admission });
+      const check = checkAppEnv(app, { ...stores, ...chartSecrets[app], ...admission });
       expect(check.ok, `${app}: ${check.output}`).toBe(true);
-      const bad = checkAppEnv(app, { ...stores, ...admission, VOLLEY_QUOTA_RATE: "0" });
+      const bad = checkAppEnv(app, { ...stores, ...chartSecrets[app], ...admission, VOLLEY_QUOTA_RATE: "0" });
       expect(bad.ok, app).toBe(false);
       expect(bad.output, app).toContain("VOLLEY_QUOTA_RATE");
     }
   });
 
-  it("requires secrets.key, as it requires agent.token, unless an existing Secret is named", () => {
+  it("generates secrets.key and web's AUTH_SECRET when not given, kept across upgrades and uninstall, unless an existing Secret is named", () => {
+    // The given value, else the value the release's Secret already holds (lookup), else the new random one.
+    const kept = defineBody("volley.keptSecret");
+    expect(kept).toMatch(/\$value := \.given/);
+    expect(kept).toMatch(/lookup "v1" "Secret" \.root\.Release\.Namespace \.secret/);
+    expect(kept).toMatch(/hasKey \$data \.key -\}\}\s+\{\{- \$value = index \$data \.key \| b64dec/);
+    expect(kept).toMatch(/\{\{- else -\}\}\s+\{\{- \$value = \.new/);
     const secret = read("templates/secrets-secret.yaml");
-    expect(secret).toMatch(/^\{\{- if not \.Values\.secrets\.existingSecret \}\}/);
+    expect(secret).toMatch(/^\{\{- if not \.Values\.secrets\.existingSecret \}\}\n\{\{- \$name := include "volley\.secretsSecret" \. \}\}/);
+    // 32 random bytes in base64, as VOLLEY_SECRETS_KEY must be.
     expect(secret).toMatch(
-      /VOLLEY_SECRETS_KEY: \{\{ required "secrets\.key is required: [^"]*openssl rand -base64 32[^"]*secrets\.existingSecret" \.Values\.secrets\.key \| quote \}\}/,
+      /VOLLEY_SECRETS_KEY: \{\{ include "volley\.keptSecret" \(dict "root" \. "secret" \$name "key" "VOLLEY_SECRETS_KEY" "given" \.Values\.secrets\.key "new" \(randAlphaNum 32 \| b64enc\)\) \| quote \}\}/,
     );
     expect(secret).toMatch(/VOLLEY_SECRETS_KEY_OLD: \{\{ \.Values\.secrets\.oldKeys \| quote \}\}/);
+    const web = read("templates/web-secret.yaml");
+    expect(web).toMatch(/^\{\{- if not \.Values\.web\.authExistingSecret \}\}/);
+    expect(web).toMatch(/\{\{- \$name := include "volley\.webSecret" \. \}\}/);
+    expect(web).toMatch(
+      /AUTH_SECRET: \{\{ include "volley\.keptSecret" \(dict "root" \. "secret" \$name "key" "AUTH_SECRET" "given" \.Values\.web\.authSecret "new" \(randAlphaNum 48\)\) \| quote \}\}/,
+    );
+    expect(web).toMatch(/lt \(len \.Values\.web\.authSecret\) 32/);
+    // A lost key makes every sealed secret unreadable, a lost AUTH_SECRET signs everyone out.
+    for (const text of [secret, web]) expect(text).toMatch(/annotations:\n(\s+#.*\n)?\s+helm\.sh\/resource-policy: keep/);
+    // The secret each Secret holds is the one the apps read.
     expect(defineBody("volley.secretsSecret")).toContain(".Values.secrets.existingSecret");
+    expect(defineBody("volley.webSecret")).toContain(".Values.web.authExistingSecret");
+    expect(deployment.web).toMatch(
+      /\n\s+- name: AUTH_SECRET\n\s+valueFrom:\n\s+secretKeyRef: \{ name: \{\{ include "volley\.webSecret" \. \}\}, key: AUTH_SECRET \}/,
+    );
+    // Set unconditionally: not inside an `if` (before, an unset authSecret left web without one).
+    expect(deployment.web).not.toMatch(/if[^}]*authSecret/);
     // No key ships in the chart, like no agent token does.
     expect(values.secrets).toEqual({ key: "", oldKeys: "", existingSecret: "" });
     expect(values.agent.token).toBe("");
   });
 
   it("allows exactly the modes web and hub accept, self-hosted by default; hosted needs the key", () => {
+    // And web needs AUTH_SECRET in every mode (nothing derives one), which the chart therefore always gives.
+    const noSecret = checkAppEnv("web", { ...stores, VOLLEY_SECRETS_KEY: KEY });
+    expect(noSecret.ok).toBe(false);
+    expect(noSecret.output).toContain("AUTH_SECRET is not set");
     expect(modes.sort()).toEqual(["hosted", "self-hosted"]);
     expect(values.mode).toBe("self-hosted");
     for (const mode of modes) {
       for (const app of ["web", "hub"] as const) {
-        // Hosted web also needs AUTH_SECRET, which the chart then requires (web-secret.yaml).
-        const auth: Record<string, string> = app === "web" && mode === "hosted" ? { AUTH_SECRET: "x".repeat(40) } : {};
-        const check = checkAppEnv(app, { ...stores, ...auth, VOLLEY_MODE: mode, VOLLEY_SECRETS_KEY: KEY, VOLLEY_SECRETS_KEY_OLD: "" });
+        const check = checkAppEnv(app, { ...stores, ...chartSecrets[app], VOLLEY_MODE: mode, VOLLEY_SECRETS_KEY: KEY, VOLLEY_SECRETS_KEY_OLD: "" });
         expect(check.ok, `${app} in ${mode} mode: ${check.output}`).toBe(true);
       }
     }
-    expect(read("templates/web-secret.yaml")).toMatch(
-      /^\{\{- if and \(eq \(include "volley\.mode" \.\) "hosted"\) \(not \(or \.Values\.web\.authSecret \.Values\.web\.authExistingSecret\)\) \}\}\n\{\{- fail "web\.authSecret is required in hosted mode/,
-    );
-    // Why the chart requires the key: without it, a hosted web and hub refuse to start, naming it.
+    // Why the chart always gives the key: without it, a hosted web and hub refuse to start, naming it.
     for (const app of ["web", "hub"] as const) {
       const check = checkAppEnv(app, { ...stores, AUTH_SECRET: "x".repeat(40), VOLLEY_MODE: "hosted" });
       expect(check.ok, app).toBe(false);
@@ -165,7 +190,7 @@ describe("infra/helm/volley", () => {
   });
 
   const helm = spawnSync("helm", ["version", "--short"], { encoding: "utf8" }).status === 0;
-  it.skipIf(!helm)("renders with helm: both Deployments get the mode and the Secret's key; no key or a bad mode fails", () => {
+  it.skipIf(!helm)("renders with helm: both Deployments get the mode and the Secret's key; no key or AUTH_SECRET given: generated; a bad mode fails", () => {
     const template = (...set: string[]) =>
       spawnSync(
         "helm",
@@ -177,7 +202,7 @@ describe("infra/helm/volley", () => {
         ],
         { encoding: "utf8" },
       );
-    expect(template(`secrets.key=${KEY}`, "mode=hosted").stderr).toMatch(/web\.authSecret is required in hosted mode/);
+    expect(template(`secrets.key=${KEY}`, "web.authSecret=short").stderr).toMatch(/web\.authSecret must be at least 32 characters/);
     const ok = template(
       `secrets.key=${KEY}`,
       "mode=hosted",
@@ -219,7 +244,13 @@ describe("infra/helm/volley", () => {
       });
     }
     expect(template(`secrets.key=${KEY}`, "hub.extraEnv.VOLLEY_QUOTA_RATE=5").stderr).toMatch(/hub\.extraEnv\.VOLLEY_QUOTA_RATE: set it in admission/);
-    expect(template().stderr).toMatch(/secrets\.key is required/);
+    // Nothing given: both generated (helm template cannot look up, so each render makes new ones).
+    const generated = template();
+    expect(generated.status, generated.stderr).toBe(0);
+    const stringData = parseAllDocuments(generated.stdout).map((d) => (d.toJS()?.stringData ?? {}) as Record<string, string>);
+    const data: Record<string, string> = Object.assign({}, ...stringData);
+    expect(Buffer.from(data.VOLLEY_SECRETS_KEY ?? "", "base64")).toHaveLength(32);
+    expect(data.AUTH_SECRET).toMatch(/^[A-Za-z0-9]{48}$/);
     expect(template(`secrets.key=${KEY}`, "mode=saas").stderr).toMatch(/mode must be self-hosted or hosted/);
     expect(template("secrets.existingSecret=mine").status).toBe(0);
   });

@@ -7,7 +7,6 @@ import { organization } from "better-auth/plugins/organization";
 import { adminAc, defaultStatements, memberAc, ownerAc } from "better-auth/plugins/organization/access";
 import { eq, sql } from "drizzle-orm";
 import { authSecret, databaseUrl, maxOrgsPerUser, publicUrl } from "@/env";
-import { logOnce } from "../http/log";
 import { getDb } from "../http/services";
 import { trustedOrigins } from "./trusted-origins";
 import { hashedSessionTokens } from "./hashed-session-tokens";
@@ -85,12 +84,7 @@ async function giveFirstOrg(user: { id: string; name: string; email: string }): 
 }
 
 function createAuth(secureCookies: boolean) {
-  const { secret, derived } = authSecret();
-  if (derived)
-    logOnce(
-      "auth-secret-derived",
-      "AUTH_SECRET is not set; session cookies are signed with a secret derived from DATABASE_URL — set AUTH_SECRET (openssl rand -base64 32) for production",
-    );
+  const secret = authSecret();
   const baseURL = publicUrl() ?? undefined;
   return betterAuth({
     secret,
@@ -177,7 +171,7 @@ const g = globalThis as typeof globalThis & { __volleyAuth?: { key: string; auth
  */
 export function getAuth(headers: Pick<Headers, "get">): Auth {
   const secure = isHttpsRequest(headers);
-  const key = `${databaseUrl()}|${publicUrl() ?? ""}|${authSecret().secret}`;
+  const key = `${databaseUrl()}|${publicUrl() ?? ""}|${authSecret()}`;
   const cache = g.__volleyAuth?.key === key ? g.__volleyAuth : (g.__volleyAuth = { key, auth: {} });
   return (cache.auth[secure ? "secure" : "plain"] ??= createAuth(secure));
 }

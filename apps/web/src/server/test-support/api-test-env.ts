@@ -41,6 +41,8 @@ export async function startApiTestEnv(opts: { upTo?: string } = {}): Promise<Api
   process.env.DATABASE_URL = testDb.url;
   process.env.REDIS_URL = lease.url;
   process.env.LOG_LEVEL = "silent";
+  // web needs one (env.ts derives none); a file that sets its own keeps it.
+  process.env.AUTH_SECRET ??= "api-test-env-auth-secret-0123456789abcdef";
   const h = createDb(testDb.url, 2);
   return {
     h,
