@@ -49,3 +49,4 @@ export { startHelloHttp, HELLO_HTTP_BODY, type HelloHttpStats } from "./apps/hel
 export { startWsShop, WS_SHOP_PATHS, type WsShopStats } from "./apps/ws-shop";
 export { startMsgpackWs, MSGPACK_WS_PATH, type MsgpackWsStats } from "./apps/msgpack-ws";
 export { startProtobufWs, PROTOBUF_WS_PATH, TRADE_PROTO, type ProtobufWsStats } from "./apps/protobuf-ws";
+export { startSocketioMsgpack, type SocketioMsgpackStats } from "./apps/socketio-msgpack";

@@ -107,13 +107,16 @@ export class ConnectionSetup {
       const { send } = step;
       const name = send.name ?? `send-${position}`;
       const render = compileOutgoing(send, this.flowCodec);
+      // An acknowledgement carrying bytes is decoded as the send's codec says (JSON ones come as values already).
+      const coder = bodyCoder(send.codec, this.flowCodec);
+      const ackValue = (data: unknown) => (coder.json ? data : coder.decode(data));
       const captures = compileCaptures(send.capture);
       const timeoutMs = durationMs(send.timeout);
       return this.timed(name, async (s) => {
         const conn = this.connected(s);
         if (!send.ack) return conn.emit!(render(s.ctx));
         const reply = await withTimeout(new Promise<unknown>((resolve) => conn.emit!(render(s.ctx), resolve)), timeoutMs, "no acknowledgement");
-        const missing = captures(s.ctx.vars as Record<string, unknown>, { json: reply });
+        const missing = captures(s.ctx.vars as Record<string, unknown>, { json: ackValue(reply) });
         if (missing) throw new Error(`capture ${missing}: not found in the acknowledgement ${JSON.stringify(reply)?.slice(0, 200)}`);
       });
     }

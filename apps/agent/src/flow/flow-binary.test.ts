@@ -1,11 +1,20 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { COUNTERS, HISTOGRAMS } from "@volley/contracts";
-import { startMsgpackWs, startProtobufWs, TRADE_PROTO, type MsgpackWsStats, type ProtobufWsStats, type TestApp } from "@volley/targets";
+import {
+  startMsgpackWs,
+  startProtobufWs,
+  startSocketioMsgpack,
+  TRADE_PROTO,
+  type MsgpackWsStats,
+  type ProtobufWsStats,
+  type SocketioMsgpackStats,
+  type TestApp,
+} from "@volley/targets";
 import { pack } from "msgpackr";
 import { histogramCount, runFlow as run } from "./flow-test-kit";
 import { total } from "../engine/engine-test-kit";
 
-const apps: TestApp<MsgpackWsStats | ProtobufWsStats>[] = [];
+const apps: TestApp<MsgpackWsStats | ProtobufWsStats | SocketioMsgpackStats>[] = [];
 afterEach(async () => {
   for (const a of apps.splice(0)) await a.close();
 });
@@ -104,5 +113,36 @@ describe("flows with binary bodies over raw WebSocket", { timeout: 30_000 }, () 
     expect(app.stats().orders).toBe(1);
     const samples = frames.flatMap((f) => f.samples ?? []).filter((s) => s.event === "encode");
     expect(samples[0]?.data).toMatch(/^cannot encode the message as trade\.Order: .*tags: array expected/);
+  });
+
+  it("Socket.IO: msgpack bodies go out as binary attachments; an acknowledgement's bytes are decoded for capture, replies matched on decoded ids", async () => {
+    const app = await startSocketioMsgpack();
+    apps.push(app);
+    const { frames, outcome } = await run({
+      name: "socketio msgpack",
+      target: { url: app.url, protocol: "socketio", connectTimeout: "5s", socketio: { transports: ["websocket"] } },
+      ...schedule,
+      flow: {
+        codec: "msgpack",
+        setup: [{ send: { name: "first", event: "rpc", json: { id: "first-{{ conn.index }}", a: 1, b: 1 }, ack: true, capture: { n: "$.n" } } }],
+        messages: [
+          {
+            event: "rpc",
+            json: { id: "{{ msg.id }}", op: "add", a: "{{ msg.seq }}", b: "{{ vars.n }}" },
+            reply: { event: "result", match: { path: "$.id", equals: "{{ msg.id }}" } },
+          },
+        ],
+      },
+    });
+    expect(outcome.status).toBe("completed");
+    const stats = app.stats() as SocketioMsgpackStats;
+    const sent = total(frames, COUNTERS.sent);
+    expect(sent).toBeGreaterThanOrEqual(4 * 9);
+    expect(stats).toEqual({ requests: sent + 4, replies: sent + 4, malformed: 0 });
+    expect(total(frames, COUNTERS.received)).toBe(sent);
+    expect(total(frames, COUNTERS.lost)).toBe(0);
+    expect(total(frames, COUNTERS.unmatched)).toBe(0);
+    expect(histogramCount(frames, HISTOGRAMS.messageLatency)).toBe(sent);
+    expect(histogramCount(frames, "setup.first")).toBe(4);
   });
 });

@@ -150,9 +150,10 @@ export function compileUserSteps(plan: Plan, host: UserHost, driver: Driver, dis
       const { send } = step;
       const name = userStepName(step, position)!;
       const render = compileOutgoing(send, plan.flow?.codec);
+      const coder = bodyCoder(send.codec, plan.flow?.codec);
       const captures = compileCaptures(send.capture);
       const timeoutMs = durationMs(send.timeout);
-      const reply = send.reply ? compileMatch(send.reply.match, send.reply.event, bodyCoder(send.codec, plan.flow?.codec).decode) : undefined;
+      const reply = send.reply ? compileMatch(send.reply.match, send.reply.event, coder.decode) : undefined;
       const what = send.reply ? describeMatch(send.reply.event, send.reply.match) : "";
       const awaits = send.ack || reply !== undefined;
       return timed(
@@ -170,6 +171,7 @@ export function compileUserSteps(plan: Plan, host: UserHost, driver: Driver, dis
             if (send.ack) {
               const acked = withTimeout(new Promise<unknown>((resolve) => conn.emit!(render(u.s.ctx), resolve)), timeoutMs, "no acknowledgement");
               data = await Promise.race([acked, dropped]);
+              if (!coder.json) data = coder.decode(data);
             } else {
               conn.emit!(render(u.s.ctx));
               data = reply!.decode((await Promise.race([receive(u.s, reply!, timeoutMs, what), dropped])).data);
