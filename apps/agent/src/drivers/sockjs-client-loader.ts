@@ -26,6 +26,8 @@ export interface SockjsConstructor {
 export interface SockjsRequestContext {
   /** Hosted mode's public-only lookup; absent: the system resolver. */
   lookup?: LookupFunction;
+  /** target.headers, on every request and the websocket's upgrade (a session cookie the endpoint's log-in set). */
+  headers?: Record<string, string>;
   /**
    * The connection's own keep-alive sockets (its polls and sends reuse them, as one browser would):
    * never the process-wide agent's, which would hand one simulated client's socket to another
@@ -79,7 +81,7 @@ function XhrDriver(this: XhrDriverThis, method: string, url: string, payload: st
     hostname: target.hostname.replace(/^\[|\]$/g, ""),
     port: target.port,
     path: target.pathname + target.search,
-    headers: opts?.headers,
+    headers: { ...context.headers, ...opts?.headers },
     ...(context.lookup ? { lookup: context.lookup } : {}),
   };
   this.req = (secure ? requestTls : request)(options, (res) => {
@@ -120,7 +122,11 @@ function WebsocketDriver(url: string, protocols: string[], options?: { headers?:
     setImmediate(() => refused.onerror?.(new Error("sockjs-client websocket outside a Volley connection (no lookup to check it with)")));
     return refused;
   }
-  return new WebSocket(url, protocols, { headers: options?.headers, followRedirects: false, ...(context.lookup ? { lookup: context.lookup } : {}) });
+  return new WebSocket(url, protocols, {
+    headers: { ...context.headers, ...options?.headers },
+    followRedirects: false,
+    ...(context.lookup ? { lookup: context.lookup } : {}),
+  });
 }
 
 /**

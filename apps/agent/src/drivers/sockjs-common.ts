@@ -10,11 +10,15 @@ export function sockjsInfoUrl(url: string): string {
   return `${base!.replace(/\/$/, "")}/info${query ? `?${query}` : ""}`;
 }
 
-/** Why a SockJS endpoint could not be opened; `notSockjs` when something answered, but not SockJS's /info. */
+/**
+ * Why a SockJS endpoint could not be opened; `notSockjs` when something answered, but not
+ * SockJS's /info; `refused` when it answered 401 or 403 (it wants credentials).
+ */
 export interface SockjsInfoProblem {
   errorClass: ErrorClass;
   detail: string;
   notSockjs?: boolean;
+  refused?: boolean;
 }
 
 /** SockJS's /info answer: JSON with a `websocket` flag (sockjs-node, Spring, sockjs-tornado alike). */
@@ -33,12 +37,17 @@ function isSockjsInfo(text: string): boolean {
  * asks the server's /info itself (resolving through `lookup` in hosted mode); successful opens are
  * never slowed by this. Undefined: /info answers as SockJS does, the failure lies elsewhere.
  */
-export function probeSockjsInfo(url: string, timeoutMs: number, lookup: ConnectOptions["lookup"]): Promise<SockjsInfoProblem | undefined> {
+export function probeSockjsInfo(
+  url: string,
+  timeoutMs: number,
+  lookup: ConnectOptions["lookup"],
+  headers?: Record<string, string>,
+): Promise<SockjsInfoProblem | undefined> {
   return new Promise((resolve) => {
     const target = sockjsInfoUrl(url);
     const req = (target.startsWith("https:") ? requestTls : request)(
       target,
-      { method: "GET", timeout: timeoutMs, agent: false, ...(lookup ? { lookup } : {}) },
+      { method: "GET", timeout: timeoutMs, agent: false, headers, ...(lookup ? { lookup } : {}) },
       (res) => {
         let text = "";
         res.setEncoding("utf8");
@@ -47,7 +56,8 @@ export function probeSockjsInfo(url: string, timeoutMs: number, lookup: ConnectO
         });
         res.on("error", () => resolve({ errorClass: "closed", detail: "the /info answer broke off" }));
         res.on("end", () => {
-          if (res.statusCode !== 200) resolve({ errorClass: "handshake", detail: `HTTP ${res.statusCode ?? "?"}`, notSockjs: true });
+          if (res.statusCode === 401 || res.statusCode === 403) resolve({ errorClass: "handshake", detail: `HTTP ${res.statusCode}`, refused: true });
+          else if (res.statusCode !== 200) resolve({ errorClass: "handshake", detail: `HTTP ${res.statusCode ?? "?"}`, notSockjs: true });
           else if (!isSockjsInfo(text)) resolve({ errorClass: "handshake", detail: "HTTP 200 without SockJS's JSON", notSockjs: true });
           else resolve(undefined);
         });

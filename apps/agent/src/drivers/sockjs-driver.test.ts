@@ -1,8 +1,8 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import type { SockjsOptions } from "@volley/contracts";
-import { startSockjsEchoServer, type EchoServer } from "@volley/targets";
+import { sockjsOptionsSchema, type SockjsOptions } from "@volley/contracts";
+import { startSockjsEchoServer, startStompSockjsChat, type EchoServer } from "@volley/targets";
 import { ConnectError } from "./connect-error";
 import { sockjsDriver } from "./sockjs-driver";
 
@@ -61,5 +61,25 @@ describe("sockjs driver", () => {
     echo = await startSockjsEchoServer();
     expect(await connectError(`http://127.0.0.1:${echo.port}/nope`)).toMatchObject({ errorClass: "handshake", detail: "HTTP 404" });
     expect(await connectError(`${echo.url}?delay=soon`)).toMatchObject({ errorClass: "handshake", detail: "HTTP 400" });
+  });
+
+  it("sends target.headers on every request of the session: an endpoint behind a log-in opens with its cookie, 401 without", async () => {
+    const app = await startStompSockjsChat({ sessionCookie: "SESSION=s3cr3t" });
+    try {
+      expect(await connectError(app.url)).toMatchObject({ errorClass: "handshake", detail: "HTTP 401" });
+      for (const transport of ["websocket", "xhr-streaming", "xhr-polling"] as const) {
+        const sockjs = sockjsOptionsSchema.parse({ transports: [transport], encoding: "text" });
+        const conn = await sockjsDriver.connect({ url: app.url, headers: { cookie: "SESSION=s3cr3t" }, sockjs, connectTimeoutMs: 3000 });
+        // A STOMP CONNECT through the session: the xhr send carries the cookie too, or no CONNECTED comes back.
+        const reply = new Promise<Buffer | string>((resolve) => conn.onMessage(resolve));
+        conn.send("CONNECT\naccept-version:1.2\nheart-beat:0,0\n\n\0");
+        expect(String(await reply)).toMatch(/^CONNECTED\n/);
+        conn.close();
+      }
+      // Only the cookie-less attempt's two /info requests (sockjs-client's, then the driver's own diagnosis).
+      expect(app.stats().unauthorized).toBe(2);
+    } finally {
+      await app.close();
+    }
   });
 });

@@ -67,7 +67,10 @@ class SockjsConnection extends ConnectionBase {
   }
 }
 
-/** SockJS via sockjs-client in Node, on the transports the plan allows; `room` joins through `?room=`. */
+/**
+ * SockJS via sockjs-client in Node, on the transports the plan allows, target.headers on every
+ * request of the session (a log-in's cookie); `room` joins through `?room=`.
+ */
 export const sockjsDriver: Driver = {
   protocol: "sockjs",
   connect(opts: ConnectOptions): Promise<Connection> {
@@ -85,7 +88,7 @@ export const sockjsDriver: Driver = {
     } catch (err) {
       return Promise.reject(err);
     }
-    const context: SockjsRequestContext = lookup ? { lookup } : {};
+    const context: SockjsRequestContext = { ...(lookup ? { lookup } : {}), ...(opts.headers ? { headers: opts.headers } : {}) };
     return new Promise((resolve, reject) => {
       let sock: Sock;
       try {
@@ -108,7 +111,7 @@ export const sockjsDriver: Driver = {
       sock.onclose = (e) => {
         if (settled) return;
         const left = Math.max(100, opts.connectTimeoutMs - (performance.now() - startedAt));
-        void probeSockjsInfo(url, left, lookup).then((found) => {
+        void probeSockjsInfo(url, left, lookup, opts.headers).then((found) => {
           fail(found?.errorClass ?? "handshake", found?.detail ?? `${e.reason || "closed"} (SockJS ${e.code})`);
         });
       };

@@ -78,6 +78,25 @@ describe("stomp driver over SockJS (an http:// endpoint)", () => {
     });
   }
 
+  it("an endpoint behind a log-in: refused without its session cookie (told to set target.headers), open with it on every transport", async () => {
+    const app = await kit.serve(startStompSockjsChat({ sessionCookie: "SESSION=s3cr3t" }));
+    const err = await connectError(stompDriver, { url: app.url, stomp: options({ transports: ["xhr-streaming"] }) });
+    expect(err.errorClass).toBe("handshake");
+    expect(err.detail).toMatch(/^the SockJS endpoint refused \/info \(HTTP 401 at .*\/ws\/info\): .*give them in target\.headers$/);
+    const unauthorized = app.stats().unauthorized;
+    expect(unauthorized).toBeGreaterThanOrEqual(1);
+    const headers = { cookie: "theme=dark; SESSION=s3cr3t" };
+    for (const transport of TRANSPORTS) {
+      const conn = await kit.connect(stompDriver, { url: app.url, headers, stomp: options({ transports: [transport] }), listen: [STOMP_CHAT_TOPIC] });
+      const seen = events(conn);
+      // Every request of the session carries it: the xhr sends too, or the chat would not broadcast.
+      conn.emit!({ event: STOMP_CHAT_SEND, body: { content: transport }, json: true });
+      await expect.poll(() => seen.length, { timeout: 3000 }).toBe(1);
+      await closeByUs(conn);
+    }
+    expect(app.stats()).toMatchObject({ broadcast: 3, sessions: 3, unauthorized });
+  });
+
   it("joins a room over SockJS: a member's message reaches the other members only", async () => {
     const server = await kit.serve(startStompEchoServer());
     const conns = await Promise.all([1, 2, 3].map(() => kit.connect(stompDriver, { url: server.sockjsUrl, room: "lobby" })));

@@ -25,7 +25,7 @@ export class StompSockjsSocket {
     private readonly opts: ConnectOptions,
   ) {
     this.transports = usableTransports(transports ?? DEFAULT_TRANSPORTS, opts.lookup, "target.stomp.transports");
-    this.context = opts.lookup ? { lookup: opts.lookup } : {};
+    this.context = { ...(opts.lookup ? { lookup: opts.lookup } : {}), ...(opts.headers ? { headers: opts.headers } : {}) };
   }
 
   /** stompjs's webSocketFactory (called once: the driver never reconnects). */
@@ -45,7 +45,13 @@ export class StompSockjsSocket {
    */
   async failure(e: { code?: number; reason?: string } | undefined): Promise<{ errorClass: ErrorClass; detail: string }> {
     const left = Math.max(100, this.opts.connectTimeoutMs - (performance.now() - this.startedAt));
-    const found = await probeSockjsInfo(this.url, left, this.opts.lookup);
+    const found = await probeSockjsInfo(this.url, left, this.opts.lookup, this.opts.headers);
+    if (found?.refused) {
+      return {
+        errorClass: found.errorClass,
+        detail: `the SockJS endpoint refused /info (${found.detail} at ${sockjsInfoUrl(this.url)}): it wants credentials on the HTTP requests, such as the session cookie its log-in sets: give them in target.headers`,
+      };
+    }
     if (found?.notSockjs) {
       return {
         errorClass: found.errorClass,

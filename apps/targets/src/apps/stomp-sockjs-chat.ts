@@ -1,4 +1,5 @@
-import { createServer } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
 import sockjs from "sockjs";
 import { closeHttp, hostPort, listenHttp } from "../listen-http";
 import { StompBroker, type StompBrokerCounters, type StompSession } from "../stomp-broker";
@@ -22,6 +23,12 @@ export interface StompChatOptions extends TestAppOptions {
   users?: Record<string, string>;
   /** The broker's heart-beat interval both ways, in ms (Spring's setHeartbeatValue); 0: none. */
   heartbeatMs?: number;
+  /**
+   * `name=value`: the endpoint sits behind a log-in (Spring Security's `/ws/**` authenticated), so
+   * every SockJS request (/info, each transport, each xhr send) and the websocket's upgrade must
+   * carry this cookie, else 401. Absent: open.
+   */
+  sessionCookie?: string;
 }
 
 export interface StompChatStats extends StompBrokerCounters {
@@ -35,6 +42,8 @@ export interface StompChatStats extends StompBrokerCounters {
   rejected: number;
   /** CONNECTs refused for bad credentials. */
   refused: number;
+  /** SockJS HTTP requests and upgrades answered 401 for want of the session cookie. */
+  unauthorized: number;
 }
 
 /**
@@ -49,8 +58,8 @@ export interface StompChatStats extends StompBrokerCounters {
  * @SubscribeMapping: a MESSAGE that can arrive with the RECEIPT. Counters at `GET /stats`.
  */
 export async function startStompSockjsChat(options: StompChatOptions = {}): Promise<TestApp<StompChatStats>> {
-  const { port = 0, host = "127.0.0.1", users, heartbeatMs = 10_000 } = options;
-  const app = { sessions: 0, sends: 0, broadcast: 0, rejected: 0, refused: 0 };
+  const { port = 0, host = "127.0.0.1", users, heartbeatMs = 10_000, sessionCookie } = options;
+  const app = { sessions: 0, sends: 0, broadcast: 0, rejected: 0, refused: 0, unauthorized: 0 };
   const nextId = idMaker("msg");
   const history: unknown[] = [];
 
@@ -136,6 +145,7 @@ export async function startStompSockjsChat(options: StompChatOptions = {}): Prom
       sendJson(res, 404, { error: `no route ${req.method} ${req.url}: STOMP over SockJS at ${STOMP_CHAT_ENDPOINT}, or GET /stats` });
   });
   endpoint.installHandlers(http);
+  if (sessionCookie !== undefined) guard(http, sessionCookie, () => app.unauthorized++);
   const actualPort = await listenHttp(http, port, host);
   return {
     port: actualPort,
@@ -148,4 +158,28 @@ export async function startStompSockjsChat(options: StompChatOptions = {}): Prom
       await closeHttp(http);
     },
   };
+}
+
+/** Puts a session-cookie check in front of SockJS's own request and upgrade handlers (only the endpoint's paths). */
+function guard(http: import("node:http").Server, cookie: string, counted: () => void): void {
+  const allowed = (req: IncomingMessage) => {
+    const path = new URL(req.url ?? "/", "http://x").pathname;
+    if (path !== STOMP_CHAT_ENDPOINT && !path.startsWith(`${STOMP_CHAT_ENDPOINT}/`)) return true;
+    const sent = (req.headers.cookie ?? "").split(";").map((c) => c.trim());
+    if (sent.includes(cookie)) return true;
+    counted();
+    return false;
+  };
+  const requests = http.listeners("request") as ((req: IncomingMessage, res: ServerResponse) => void)[];
+  const upgrades = http.listeners("upgrade") as ((req: IncomingMessage, socket: Duplex, head: Buffer) => void)[];
+  http.removeAllListeners("request");
+  http.removeAllListeners("upgrade");
+  http.on("request", (req: IncomingMessage, res: ServerResponse) => {
+    if (!allowed(req)) return sendJson(res, 401, { error: "log in first: the SockJS endpoint wants the session cookie" });
+    for (const fn of requests) fn.call(http, req, res);
+  });
+  http.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (!allowed(req)) return void socket.end("HTTP/1.1 401 Unauthorized\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+    for (const fn of upgrades) fn.call(http, req, socket, head);
+  });
 }
