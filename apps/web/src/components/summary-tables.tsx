@@ -10,6 +10,8 @@ const ERROR_LABELS: Record<string, string> = {
   handshake: "Handshake failed",
   protocol: "Protocol error",
   closed: "Closed by server",
+  /** A flow message its codec (protobuf) could not encode: not sent. */
+  encode: "Could not encode",
   other: "Other",
 };
 
