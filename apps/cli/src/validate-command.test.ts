@@ -1,4 +1,5 @@
-import { rmSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
+import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { planYaml, runBin, tempDir, writeFile } from "./test-support";
 
@@ -56,5 +57,17 @@ describe("volley validate (the bin, as a process)", () => {
     const flag = await runBin(["validate", "x.yaml", "--frobnicate"]);
     expect(flag.code).toBe(2);
     expect(flag.stderr.trim()).toBe("error: unknown option '--frobnicate'");
+  });
+
+  it("reads a protobuf codec's protoFile relative to the plan file (inlined, as it is sent to the hub), and names one it cannot read", async () => {
+    mkdirSync(path.join(dir, "proto"), { recursive: true });
+    writeFile(dir, "proto/trade.proto", 'syntax = "proto3";\npackage trade;\nmessage Order { string id = 1; uint32 qty = 2; }\n');
+    const plan = (protoFile: string) =>
+      `name: trade\ntarget: { url: "ws://127.0.0.1:9001/trade", protocol: ws }\nconnections: { count: 1, rate: 1 }\nscenario: { kind: echo, duration: 1s, message: { rate: 1 } }\nflow:\n  codec: { protobuf: { protoFile: ${protoFile}, type: trade.Order } }\n  messages:\n    - json: { id: "{{ msg.id }}", qty: "{{ msg.seq }}" }\n      reply: { match: { path: $.id, equals: "{{ msg.id }}" } }\n`;
+    const good = await runBin(["validate", writeFile(dir, "trade.yaml", plan("proto/trade.proto"))], { cwd: "/" });
+    expect(good.code, good.stderr).toBe(0);
+    const bad = await runBin(["validate", writeFile(dir, "trade-missing.yaml", plan("proto/gone.proto"))]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^flow\.codec\.protobuf\.protoFile: cannot read proto\/gone\.proto \(ENOENT\): give a path relative to the plan file/m);
   });
 });
