@@ -64,7 +64,7 @@ describe("volley validate (the bin, as a process)", () => {
     writeFile(dir, "proto/trade.proto", 'syntax = "proto3";\npackage trade;\nmessage Order { string id = 1; uint32 qty = 2; }\n');
     const plan = (protoFile: string) =>
       `name: trade\ntarget: { url: "ws://127.0.0.1:9001/trade", protocol: ws }\nconnections: { count: 1, rate: 1 }\nscenario: { kind: echo, duration: 1s, message: { rate: 1 } }\nflow:\n  codec: { protobuf: { protoFile: ${protoFile}, type: trade.Order } }\n  messages:\n    - json: { id: "{{ msg.id }}", qty: "{{ msg.seq }}" }\n      reply: { match: { path: $.id, equals: "{{ msg.id }}" } }\n`;
-    const good = await runBin(["validate", writeFile(dir, "trade.yaml", plan("proto/trade.proto"))], { cwd: "/" });
+    const good = await runBin(["validate", writeFile(dir, "trade.yaml", plan("proto/trade.proto"))], {}, "/");
     expect(good.code, good.stderr).toBe(0);
     const bad = await runBin(["validate", writeFile(dir, "trade-missing.yaml", plan("proto/gone.proto"))]);
     expect(bad.code).toBe(2);
