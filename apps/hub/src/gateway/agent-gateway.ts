@@ -102,7 +102,9 @@ export function startAgentGateway(opts: AgentGatewayOptions): Server {
   const io = new Server(opts.httpServer, {
     adapter: createAdapter(opts.adapterPub, opts.adapterSub, { key: "volley-agent-gateway" }),
     serveClient: false,
-    // Frames carry several encoded histograms; a busy second can exceed the 1 MB default.
+    // Frames carry several encoded histograms; a busy second can exceed the 1 MB default. A larger
+    // message closes the connection unread; below it, FrameIngest caps a frame's histograms at
+    // HUB_MAX_FRAME_HISTOGRAM_BYTES (1 MiB) and charges its bytes, so an oversized frame is refused in words.
     maxHttpBufferSize: 8 * 1024 * 1024,
   });
   const admit = createAdmission(db, opts.agentToken);
