@@ -1,13 +1,6 @@
 #!/usr/bin/env node
-// The CLI is TypeScript run through tsx; registering it here keeps the bin a plain node script,
-// so `npx volley validate plan.yaml` works from the repo with no build step.
-const args = process.argv.slice(2);
-if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
-  // Answered before tsx loads (~2 s at every start): the version is the package's, as the CLI prints it.
-  const { readFileSync } = await import("node:fs");
-  process.stdout.write(`${JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version}\n`);
-} else {
-  const { register } = await import("tsx/esm/api");
-  register();
-  await import("../src/main.ts");
-}
+// The CLI's compiled bundle (dist/, built by `npm run setup`) while its sources are unchanged, else
+// its TypeScript through tsx: `npx volley validate plan.yaml` works from the repo with or without a build.
+import { launchBin } from "@volley/devstack/launch-bin";
+
+await launchBin(import.meta.url, { compiled: "../dist/volley.mjs", source: "../src/main.ts" });

@@ -1,29 +1,38 @@
 import type { Protocol } from "@volley/contracts";
 import type { Driver } from "./driver";
-import { httpDriver } from "./http-driver";
-import { mqttDriver } from "./mqtt-driver";
-import { longPollingDriver, shortPollingDriver } from "./polling-driver";
-import { socketclusterDriver } from "./socketcluster-driver";
-import { socketioDriver } from "./socketio-driver";
-import { sockjsDriver } from "./sockjs-driver";
-import { sseDriver } from "./sse-driver";
-import { stompDriver } from "./stomp-driver";
-import { wsDriver } from "./ws-driver";
 
-const DRIVERS: Partial<Record<Protocol, Driver>> = {
-  ws: wsDriver,
-  socketio: socketioDriver,
-  sockjs: sockjsDriver,
-  sse: sseDriver,
-  "long-polling": longPollingDriver,
-  "short-polling": shortPollingDriver,
-  http: httpDriver,
-  stomp: stompDriver,
-  socketcluster: socketclusterDriver,
-  mqtt: mqttDriver,
+/**
+ * Each protocol's driver, loaded on first use: a driver brings its protocol client (socket.io-client
+ * v2 and v4, sockjs-client, stompjs, mqtt.js, socketcluster-client, …), and an agent that runs ws
+ * plans should not parse and hold all of them (start time and idle memory, issue 29).
+ */
+const LOADERS: Record<Protocol, () => Promise<Driver>> = {
+  ws: async () => (await import("./ws-driver")).wsDriver,
+  socketio: async () => (await import("./socketio-driver")).socketioDriver,
+  sockjs: async () => (await import("./sockjs-driver")).sockjsDriver,
+  sse: async () => (await import("./sse-driver")).sseDriver,
+  "long-polling": async () => (await import("./polling-driver")).longPollingDriver,
+  "short-polling": async () => (await import("./polling-driver")).shortPollingDriver,
+  http: async () => (await import("./http-driver")).httpDriver,
+  stomp: async () => (await import("./stomp-driver")).stompDriver,
+  socketcluster: async () => (await import("./socketcluster-driver")).socketclusterDriver,
+  mqtt: async () => (await import("./mqtt-driver")).mqttDriver,
 };
 
-/** The driver for a plan's protocol, or undefined when this agent cannot speak it. */
-export function driverFor(protocol: string): Driver | undefined {
-  return Object.hasOwn(DRIVERS, protocol) ? DRIVERS[protocol as Protocol] : undefined;
+const loaded = new Map<string, Promise<Driver>>();
+
+/** Whether this agent has a driver for `protocol` (nothing is loaded). */
+export function speaks(protocol: string): protocol is Protocol {
+  return Object.hasOwn(LOADERS, protocol);
+}
+
+/** The driver for a plan's protocol, loaded once per process; undefined when this agent cannot speak it. */
+export function driverFor(protocol: string): Promise<Driver> | undefined {
+  if (!speaks(protocol)) return undefined;
+  let driver = loaded.get(protocol);
+  if (!driver) {
+    driver = LOADERS[protocol]();
+    loaded.set(protocol, driver);
+  }
+  return driver;
 }

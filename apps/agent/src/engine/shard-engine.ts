@@ -14,7 +14,6 @@ import { IntervalRecorder } from "@volley/metrics";
 import { publicOnlyLookup } from "@volley/contracts/public-lookup";
 import { connectOptionsFor } from "../drivers/connect-options";
 import type { CloseInfo, Connection, Driver } from "../drivers/driver";
-import { driverFor } from "../drivers/driver-for";
 import { compileFlow } from "../flow/flow-program";
 import { FlowShard } from "../flow/flow-shard";
 import { createArrival } from "./arrival";
@@ -150,7 +149,7 @@ export class ShardEngine {
       () => this.clock.monoUs(),
       () => this.onWake(),
     );
-    this.driver = opts.driver ?? driverFor(plan.target.protocol);
+    this.driver = opts.driver;
     this.lookup = opts.publicOnly ? { lookup: publicOnlyLookup() } : {};
     const msg = plan.scenario.message;
     this.count = plan.connections.count;

@@ -4,7 +4,6 @@ import { IntervalRecorder } from "@volley/metrics";
 import type { Agent } from "undici";
 import { connectOptionsFor } from "../drivers/connect-options";
 import type { Connection, Driver } from "../drivers/driver";
-import { driverFor } from "../drivers/driver-for";
 import { systemClock, type Clock } from "../engine/clock";
 import { ConnectFailures } from "../engine/connect-failures";
 import { closeText, connectErrorText } from "../engine/error-text";
@@ -76,7 +75,7 @@ export class UsersEngine {
     if (plan.scenario.kind !== "users") throw new Error("UsersEngine runs scenario kind users");
     const scenario = plan.scenario;
     this.clock = opts.clock ?? systemClock();
-    this.driver = opts.driver ?? driverFor(plan.target.protocol);
+    this.driver = opts.driver;
     this.random = opts.random ?? Math.random;
     this.lookup = opts.publicOnly ? { lookup: publicOnlyLookup() } : {};
     this.wake = new PreciseWake(

@@ -16,14 +16,17 @@ export interface BundleOptions {
   shebang?: boolean;
 }
 
+/** The bundle's inputs, repo-relative (node_modules left out), for a launcher to tell a stale bundle: see build-bin.ts. */
+export type BundleInputs = string[];
+
 /**
  * One ES module for Node 20 from a deployable's TypeScript entry (esbuild, the compiler tsx runs):
  * what its image runs instead of TypeScript through tsx, so no dev dependency is needed at run
  * time. CommonJS dependencies inside get a `require` (createRequire), as they expect.
  */
-export async function bundleNodeApp({ entry, outfile, external = [], shebang = false }: BundleOptions): Promise<void> {
+export async function bundleNodeApp({ entry, outfile, external = [], shebang = false }: BundleOptions): Promise<BundleInputs> {
   const requireShim = "import { createRequire as __volleyCreateRequire } from 'node:module'; const require = __volleyCreateRequire(import.meta.url);";
-  await build({
+  const { metafile } = await build({
     entryPoints: [entry],
     outfile,
     bundle: true,
@@ -34,5 +37,7 @@ export async function bundleNodeApp({ entry, outfile, external = [], shebang = f
     banner: { js: shebang ? `#!/usr/bin/env node\n${requireShim}` : requireShim },
     logLevel: "warning",
     legalComments: "none",
+    metafile: true,
   });
+  return Object.keys(metafile.inputs).filter((f) => !f.includes("node_modules/"));
 }

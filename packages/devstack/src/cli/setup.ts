@@ -1,7 +1,7 @@
 /**
  * `npm run setup` (after `npm install`): makes sure Redis can run (installing redis-server from the
  * OS packages when possible), initialises the embedded PostgreSQL, packs the agent (apps/agent/dist,
- * served by web to agent hosts) and builds the web UI.
+ * served by web to agent hosts), builds the web UI and compiles the `volley` and `volley-agent` bins.
  */
 import { spawnSync } from "node:child_process";
 import path from "node:path";
@@ -52,8 +52,10 @@ async function main() {
 
   // The agent package web serves to the installer and the agent image (web also builds it when missing).
   if (!run("npm", ["run", "pack", "-w", "@volley/agent"])) throw new Error("packing the agent failed (see above)");
-  if (!run(process.execPath, [path.join(repoRoot, "node_modules/turbo/bin/turbo"), "run", "build", "--filter=@volley/web"])) {
-    throw new Error("building the web UI failed (see above)");
+  // The web UI, and the CLI's and agent's compiled bins (they start in a tenth of the time TypeScript through tsx takes).
+  const turbo = path.join(repoRoot, "node_modules/turbo/bin/turbo");
+  if (!run(process.execPath, [turbo, "run", "build", "--filter=@volley/web", "--filter=@volley/cli", "--filter=@volley/agent"])) {
+    throw new Error("building the web UI and the bins failed (see above)");
   }
   say("done — now run: npm start");
 }
