@@ -1,5 +1,6 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { validatePlan } from "./plan-document";
+import { parsePlanDocument, validatePlan } from "./plan-document";
 import { planJsonSchema } from "./plan-json-schema";
 
 function withTarget(target: Record<string, unknown>) {
@@ -29,5 +30,11 @@ describe("target.stomp over SockJS", () => {
   it("the editor's completion offers stomp.transports with the SockJS transport names", () => {
     const target = (planJsonSchema() as { properties: { target: { properties: Record<string, { properties?: Record<string, unknown> }> } } }).properties.target;
     expect(JSON.stringify(target.properties.stomp?.properties?.transports)).toContain("xhr-streaming");
+  });
+
+  it("examples/stomp-sockjs-chat.yaml is a valid plan", () => {
+    const r = parsePlanDocument(readFileSync(new URL("../../../examples/stomp-sockjs-chat.yaml", import.meta.url), "utf8"));
+    expect(r.ok ? [] : r.issues).toEqual([]);
+    expect(r.ok && r.plan.target).toMatchObject({ protocol: "stomp", url: "http://127.0.0.1:9016/ws" });
   });
 });
