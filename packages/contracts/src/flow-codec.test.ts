@@ -88,6 +88,11 @@ describe("flow body codecs", () => {
     expect(problems(plan({ messages: [{ binary: { hex: "00" }, json: {}, reply: false }] }))).toEqual([
       "flow.messages.0.binary: give one body: json, text or binary",
     ]);
+    // Text replies are not parsed: a path into them never matches.
+    expect(problems(plan({ codec: "text", messages: [{ text: "ping {{ msg.id }}", reply: { match: { path: "$.id", equals: "{{ msg.id }}" } } }] }))).toEqual([
+      "flow.messages.0.reply.match.path: codec text leaves incoming messages as text: match the whole message with path $, or use codec json to read its fields",
+    ]);
+    expect(problems(plan({ codec: "text", messages: [{ text: "ping", reply: { match: { path: "$", equals: "pong" } } }] }))).toEqual([]);
   });
 
   it("puts codec and binary in the plan's JSON Schema (the editor's completion)", () => {

@@ -98,25 +98,34 @@ export function checkFlowCodecs(flow: Flow & { codec?: BodyCodec }, protocol: Pr
     const { type } = types(codec, codecAt);
     if (type && b.json !== undefined) checkTemplate(type, b.json, [...at, "json"], issue);
   };
+  /** Text replies are not parsed: a path into them would never match. */
+  const textMatch = (codec: BodyCodec | undefined, matchPath: string | undefined, at: Path) => {
+    if (codec === "text" && matchPath !== undefined && matchPath !== "$")
+      issue(at, "codec text leaves incoming messages as text: match the whole message with path $, or use codec json to read its fields");
+  };
   /** An incoming message decoded with the codec at `at` (a waitFor). */
-  const incoming = (codec: BodyCodec | undefined, at: Path) => {
+  const incoming = (codec: BodyCodec | undefined, at: Path, matchPath?: string) => {
+    textMatch(codec ?? flowCodec, matchPath, [...at, "match", "path"]);
     if (codec === undefined) return;
     protocolFits(codec, false, [...at, "codec"]);
     types(codec, [...at, "codec"]);
   };
 
   flow.setup.forEach((step, i) => {
-    if ("send" in step) body(step.send as Body, ["setup", i, "send"]);
-    if ("waitFor" in step) incoming(step.waitFor.codec, ["setup", i, "waitFor"]);
+    if ("send" in step) body(step.send, ["setup", i, "send"]);
+    if ("waitFor" in step) incoming(step.waitFor.codec, ["setup", i, "waitFor"], step.waitFor.match?.path);
   });
   flow.messages?.forEach((m, i) => {
     body(m, ["messages", i]);
+    if (m.reply !== false) textMatch(m.codec ?? flowCodec, m.reply.match?.path, ["messages", i, "reply", "match", "path"]);
   });
   const steps = (list: readonly UserStep[], at: Path): void =>
     list.forEach((step, i) => {
       const here = [...at, i];
-      if ("send" in step) body(step.send as Body, [...here, "send"]);
-      else if ("waitFor" in step) incoming(step.waitFor.codec, [...here, "waitFor"]);
+      if ("send" in step) {
+        body(step.send, [...here, "send"]);
+        textMatch(step.send.codec ?? flowCodec, step.send.reply?.match?.path, [...here, "send", "reply", "match", "path"]);
+      } else if ("waitFor" in step) incoming(step.waitFor.codec, [...here, "waitFor"], step.waitFor.match?.path);
       else if ("loop" in step) steps(step.loop.steps, [...here, "loop", "steps"]);
       else if ("choice" in step) for (const [j, b] of step.choice.entries()) steps(b.steps, [...here, "choice", j, "steps"]);
       else if ("if" in step) {
