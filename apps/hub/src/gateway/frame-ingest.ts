@@ -160,12 +160,13 @@ export class FrameIngest {
     recordAudit(db, { orgId: agent.orgId, actor: `agent:${agent.agentId}`, action: "agent.ingest_cut_off", runId: lease?.runId ?? null }).catch((err) =>
       log.error({ ...fields, err: errorMessage(err) }, "could not record the agent's cut-off in the audit log"),
     );
-    if (lease) {
-      registry.send(session, AGENT_EVENTS.shardAbort, { shardId: lease.shardId, reason });
-      lease.lost.resolve(reason);
-    }
-    // After the refusal's ack is flushed.
-    setImmediate(() => agent.socket.disconnect(true));
+    if (lease) registry.send(session, AGENT_EVENTS.shardAbort, { shardId: lease.shardId, reason });
+    // After the refusal's ack is flushed; the lease ends once the socket is gone, so the freed
+    // session is never offered another shard in between.
+    setImmediate(() => {
+      agent.socket.disconnect(true);
+      lease?.lost.resolve(reason);
+    });
     return reason;
   }
 }
