@@ -5,7 +5,7 @@ import { WebSocket } from "ws";
 import { ConnectError, type ErrorClass } from "./connect-error";
 import { ConnectionBase } from "./connection-base";
 import type { ConnectOptions, Connection, Driver, OutMessage } from "./driver";
-import { StompSockjsSocket } from "./stomp-sockjs-socket";
+import type { StompSockjsSocket } from "./stomp-sockjs-socket";
 import { classifyWsError } from "./ws-driver";
 
 const SUBPROTOCOLS = ["v12.stomp", "v11.stomp", "v10.stomp"];
@@ -155,110 +155,114 @@ class StompConnection extends ConnectionBase {
 export const stompDriver: Driver = {
   protocol: "stomp",
   connect(opts: ConnectOptions): Promise<Connection> {
-    const options = opts.stomp ?? stompOptionsSchema.parse({});
-    const url = new URL(opts.url);
-    let sockjs: StompSockjsSocket | undefined;
-    try {
-      if (url.protocol === "http:" || url.protocol === "https:") sockjs = new StompSockjsSocket(opts.url, options.transports, opts);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    let lastError: Error | undefined;
-    const roomDest = opts.room === undefined ? undefined : options.roomDestination.replaceAll("{room}", opts.room);
-    const replyTo = options.replyTo ?? `/queue/volley-${randomUUID()}`;
-    const subscribeTo = roomDest ?? replyTo;
-    const sendTo = roomDest ?? options.destination;
-    const sendHeaders: Record<string, string> = roomDest ? {} : { "reply-to": replyTo };
+    const { protocol } = new URL(opts.url);
+    if (protocol !== "http:" && protocol !== "https:") return connectStomp(opts, undefined);
+    // sockjs-client is loaded only by plans that use it (issue 29: an agent holds no client it does not run).
+    return import("./stomp-sockjs-socket").then(({ StompSockjsSocket }) =>
+      connectStomp(opts, new StompSockjsSocket(opts.url, (opts.stomp ?? stompOptionsSchema.parse({})).transports, opts)),
+    );
+  },
+};
 
-    const connectHeaders: Record<string, string> = { host: options.host ?? url.hostname };
-    if (options.login !== undefined) connectHeaders.login = options.login;
-    if (options.passcode !== undefined) connectHeaders.passcode = options.passcode;
+/** One connection, over `sockjs` when given (an http(s):// endpoint), else over a `ws` socket. */
+function connectStomp(opts: ConnectOptions, sockjs: StompSockjsSocket | undefined): Promise<Connection> {
+  const options = opts.stomp ?? stompOptionsSchema.parse({});
+  const url = new URL(opts.url);
+  let lastError: Error | undefined;
+  const roomDest = opts.room === undefined ? undefined : options.roomDestination.replaceAll("{room}", opts.room);
+  const replyTo = options.replyTo ?? `/queue/volley-${randomUUID()}`;
+  const subscribeTo = roomDest ?? replyTo;
+  const sendTo = roomDest ?? options.destination;
+  const sendHeaders: Record<string, string> = roomDest ? {} : { "reply-to": replyTo };
 
-    const client = new Client({
-      webSocketFactory:
-        sockjs?.factory ??
-        (() => {
-          const ws = new WebSocket(opts.url, SUBPROTOCOLS, {
-            headers: opts.headers,
-            perMessageDeflate: opts.perMessageDeflate ?? false,
-            localAddress: opts.localAddress,
-            ...(opts.lookup ? { lookup: opts.lookup } : {}),
-            followRedirects: false,
-          });
-          ws.on("error", (err) => (lastError = err));
-          return ws;
-        }),
-      connectHeaders,
-      heartbeatIncoming: options.heartbeat.incoming,
-      heartbeatOutgoing: options.heartbeat.outgoing,
-      // A silent reconnect would hide the disconnect; the engine counts it instead.
-      reconnectDelay: 0,
-      debug: () => {},
-      discardWebsocketOnCommFailure: true,
-    });
+  const connectHeaders: Record<string, string> = { host: options.host ?? url.hostname };
+  if (options.login !== undefined) connectHeaders.login = options.login;
+  if (options.passcode !== undefined) connectHeaders.passcode = options.passcode;
 
-    return new Promise((resolve, reject) => {
-      let settled = false;
-      const fail = (errorClass: ErrorClass, detail: string) => {
+  const client = new Client({
+    webSocketFactory:
+      sockjs?.factory ??
+      (() => {
+        const ws = new WebSocket(opts.url, SUBPROTOCOLS, {
+          headers: opts.headers,
+          perMessageDeflate: opts.perMessageDeflate ?? false,
+          localAddress: opts.localAddress,
+          ...(opts.lookup ? { lookup: opts.lookup } : {}),
+          followRedirects: false,
+        });
+        ws.on("error", (err) => (lastError = err));
+        return ws;
+      }),
+    connectHeaders,
+    heartbeatIncoming: options.heartbeat.incoming,
+    heartbeatOutgoing: options.heartbeat.outgoing,
+    // A silent reconnect would hide the disconnect; the engine counts it instead.
+    reconnectDelay: 0,
+    debug: () => {},
+    discardWebsocketOnCommFailure: true,
+  });
+
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const fail = (errorClass: ErrorClass, detail: string) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      void client.deactivate({ force: true });
+      sockjs?.dispose();
+      reject(new ConnectError(errorClass, detail));
+    };
+    const timer = setTimeout(() => fail("timeout", `no answer in ${opts.connectTimeoutMs} ms`), opts.connectTimeoutMs);
+    let connected = false;
+    client.onStompError = (frame) =>
+      fail(
+        "handshake",
+        connected
+          ? `the broker answered ERROR ${errorText(frame)} before confirming the subscription`
+          : `the broker answered CONNECT with ERROR ${errorText(frame)}: check stomp.login, stomp.passcode and stomp.host`,
+      );
+    client.onWebSocketClose = (e: { code?: number; reason?: string }) => {
+      if (settled) return;
+      if (sockjs) void sockjs.failure(e).then(({ errorClass, detail }) => fail(errorClass, detail));
+      else {
+        const { errorClass, detail } = wsFailure(lastError);
+        fail(errorClass, detail);
+      }
+    };
+    client.onConnect = () => {
+      connected = true;
+      const conn = new StompConnection(
+        client,
+        sendTo,
+        sendHeaders,
+        () => lastError,
+        options.bodies === "text" || sockjs !== undefined,
+        sockjs !== undefined,
+        () => sockjs?.dispose(),
+      );
+      const open = () => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        void client.deactivate({ force: true });
-        sockjs?.dispose();
-        reject(new ConnectError(errorClass, detail));
+        conn.wire();
+        resolve(conn);
       };
-      const timer = setTimeout(() => fail("timeout", `no answer in ${opts.connectTimeoutMs} ms`), opts.connectTimeoutMs);
-      let connected = false;
-      client.onStompError = (frame) =>
-        fail(
-          "handshake",
-          connected
-            ? `the broker answered ERROR ${errorText(frame)} before confirming the subscription`
-            : `the broker answered CONNECT with ERROR ${errorText(frame)}: check stomp.login, stomp.passcode and stomp.host`,
-        );
-      client.onWebSocketClose = (e: { code?: number; reason?: string }) => {
-        if (settled) return;
-        if (sockjs) void sockjs.failure(e).then(({ errorClass, detail }) => fail(errorClass, detail));
-        else {
-          const { errorClass, detail } = wsFailure(lastError);
-          fail(errorClass, detail);
-        }
-      };
-      client.onConnect = () => {
-        connected = true;
-        const conn = new StompConnection(
-          client,
-          sendTo,
-          sendHeaders,
-          () => lastError,
-          options.bodies === "text" || sockjs !== undefined,
-          sockjs !== undefined,
-          () => sockjs?.dispose(),
-        );
-        const open = () => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          conn.wire();
-          resolve(conn);
-        };
-        // Flow mode: the destinations the flow waits on, nothing of Volley's own (no reply-to queue).
-        const subscriptions: [string, (m: IMessage) => void][] = opts.listen
-          ? opts.listen.map((d, i) => [d, conn.listener(opts.listenNames?.[i] ?? d)])
-          : [[subscribeTo, conn.onStompMessage]];
-        if (!options.receipt || subscriptions.length === 0) {
-          for (const [dest, cb] of subscriptions) client.subscribe(dest, cb);
-          return open();
-        }
-        // Open once the broker has confirmed every subscription (its receipts come in order).
-        let awaiting = subscriptions.length;
-        for (const [dest, cb] of subscriptions) {
-          const receiptId = `sub-${randomUUID()}`;
-          client.watchForReceipt(receiptId, () => --awaiting === 0 && open());
-          client.subscribe(dest, cb, { receipt: receiptId });
-        }
-      };
-      client.activate();
-    });
-  },
-};
+      // Flow mode: the destinations the flow waits on, nothing of Volley's own (no reply-to queue).
+      const subscriptions: [string, (m: IMessage) => void][] = opts.listen
+        ? opts.listen.map((d, i) => [d, conn.listener(opts.listenNames?.[i] ?? d)])
+        : [[subscribeTo, conn.onStompMessage]];
+      if (!options.receipt || subscriptions.length === 0) {
+        for (const [dest, cb] of subscriptions) client.subscribe(dest, cb);
+        return open();
+      }
+      // Open once the broker has confirmed every subscription (its receipts come in order).
+      let awaiting = subscriptions.length;
+      for (const [dest, cb] of subscriptions) {
+        const receiptId = `sub-${randomUUID()}`;
+        client.watchForReceipt(receiptId, () => --awaiting === 0 && open());
+        client.subscribe(dest, cb, { receipt: receiptId });
+      }
+    };
+    client.activate();
+  });
+}
