@@ -1,7 +1,7 @@
 import { io, type Socket } from "socket.io-client";
 import {
   AGENT_EVENTS,
-  AGENT_NAMESPACE,
+  agentEndpoint,
   MIN_AGENT_VERSION,
   type Ack,
   type AgentHello,
@@ -14,6 +14,7 @@ import {
 } from "@volley/contracts";
 
 export interface ScriptedAgentOptions {
+  /** The hub (http://127.0.0.1:3001), or web's relay to it (http://localhost:3000/hub). */
   hubUrl: string;
   token?: string;
   name?: string;
@@ -79,7 +80,9 @@ export class ScriptedAgent {
   /** Connects and resolves on `welcome`; rejects with the hub's message if the handshake is refused. */
   static connect(opts: ScriptedAgentOptions): Promise<ScriptedAgent> {
     const hello = ScriptedAgent.hello(opts);
-    const socket = io(`${opts.hubUrl}${AGENT_NAMESPACE}`, { auth: hello, transports: ["websocket"], reconnection: false, timeout: 5000 });
+    // agentEndpoint, as apps/agent: a hub URL with a path (web's /hub relay) keeps it for Socket.IO's path.
+    const { url, path } = agentEndpoint(opts.hubUrl);
+    const socket = io(url, { path, auth: hello, transports: ["websocket"], reconnection: false, timeout: 5000 });
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         socket.close();
