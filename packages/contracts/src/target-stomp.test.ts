@@ -25,6 +25,11 @@ describe("target.stomp over SockJS", () => {
       /^target\.stomp\.transports\.0: .*websocket.*xhr-streaming.*xhr-polling/,
     );
     expect(problems(withTarget({ url: "http://h/ws", protocol: "stomp", stomp: { transports: [] } }))[0]).toMatch(/^target\.stomp\.transports: /);
+    expect(problems(withTarget({ url: "http://h/ws#chat", protocol: "sockjs" }))).toEqual([
+      "target.url: a SockJS endpoint's URL takes no #fragment: remove it",
+    ]);
+    for (const url of ["http://h/ws#chat", "ws://h/stomp#x"])
+      expect(problems(withTarget({ url, protocol: "stomp" }))).toEqual(["target.url: a STOMP endpoint's URL takes no #fragment: remove it"]);
   });
 
   it("the editor's completion offers stomp.transports with the SockJS transport names", () => {

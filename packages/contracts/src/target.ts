@@ -378,6 +378,13 @@ export const targetSchema = z
         message: "pipelining needs a kept-alive connection: set pipelining: 1 with keepAlive: false, or keepAlive: true",
       });
     }
+    // sockjs-client and ws throw on a fragment.
+    if ((target.protocol === "sockjs" || target.protocol === "stomp") && URL.canParse(target.url) && new URL(target.url).hash)
+      ctx.addIssue({
+        code: "custom",
+        path: ["url"],
+        message: `a ${target.protocol === "sockjs" ? "SockJS" : "STOMP"} endpoint's URL takes no #fragment: remove it`,
+      });
     if (target.stomp?.transports && (scheme === "ws:" || scheme === "wss:")) {
       ctx.addIssue({
         code: "custom",

@@ -155,7 +155,9 @@ class StompConnection extends ConnectionBase {
 export const stompDriver: Driver = {
   protocol: "stomp",
   connect(opts: ConnectOptions): Promise<Connection> {
-    const { protocol } = new URL(opts.url);
+    const { protocol, hash } = new URL(opts.url);
+    // ws and sockjs-client throw on one inside stompjs's connect, where nothing would catch it.
+    if (hash) return Promise.reject(new ConnectError("other", "a STOMP endpoint's URL takes no #fragment: remove it from target.url"));
     if (protocol !== "http:" && protocol !== "https:") return connectStomp(opts, undefined);
     // sockjs-client is loaded only by plans that use it (issue 29: an agent holds no client it does not run).
     return import("./stomp-sockjs-socket").then(({ StompSockjsSocket }) =>

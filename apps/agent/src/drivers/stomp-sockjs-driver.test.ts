@@ -115,6 +115,14 @@ describe("stomp driver over SockJS (an http:// endpoint)", () => {
     expect(await info).toMatchObject({ byServer: true });
   });
 
+  it("a #fragment on the URL, which sockjs-client and ws throw on, is refused naming the field", async () => {
+    for (const url of ["http://127.0.0.1:9/ws#chat", "ws://127.0.0.1:9/stomp#chat"])
+      expect(await connectError(stompDriver, { url })).toMatchObject({
+        errorClass: "other",
+        detail: "a STOMP endpoint's URL takes no #fragment: remove it from target.url",
+      });
+  });
+
   it("an unreachable endpoint: refused, with the cause", async () => {
     expect(await connectError(stompDriver, { url: `http://127.0.0.1:${await freePort()}/ws` })).toMatchObject({
       errorClass: "refused",
