@@ -23,6 +23,7 @@ export {
   STOMP_CHAT_TOPIC,
   STOMP_CHAT_ERRORS,
   STOMP_CHAT_HISTORY,
+  STOMP_CHAT_LOGIN,
   type StompChatOptions,
   type StompChatStats,
 } from "./apps/stomp-sockjs-chat";

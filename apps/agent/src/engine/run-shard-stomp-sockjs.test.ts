@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { COUNTERS, HISTOGRAMS, planSchema, type PlanInput } from "@volley/contracts";
 import { mergeEncoded } from "@volley/metrics";
-import { startStompEchoServer, startStompSockjsChat, STOMP_CHAT_SEND, STOMP_CHAT_TOPIC } from "@volley/targets";
+import { startStompEchoServer, startStompSockjsChat, STOMP_CHAT_LOGIN, STOMP_CHAT_SEND, STOMP_CHAT_TOPIC } from "@volley/targets";
 import { freePort } from "../drivers/driver-test-kit";
 import { total } from "./engine-test-kit";
 import { runShard } from "./run-shard";
@@ -81,6 +81,32 @@ describe("runs over STOMP over SockJS", { timeout: 30_000 }, () => {
     expect(stats.heartbeatsReceived).toBeGreaterThan(n);
     expect(stats.heartbeatsSent).toBeGreaterThan(n);
     expect(mergeEncoded(frames.flatMap((f) => f.histograms[HISTOGRAMS.messageLatency] ?? [])).totalCount).toBe(sent);
+  });
+
+  it("an endpoint behind a log-in (xhr-polling): the flow's POST /login cookie goes on every SockJS request", async () => {
+    const app = await serve(startStompSockjsChat({ sessionCookie: "SESSION=s3cr3t", users: { alice: "pw" } }));
+    const n = 2;
+    const { frames, outcome } = await run({
+      name: "stomp over sockjs behind a log-in",
+      target: { url: app.url, protocol: "stomp", connectTimeout: "5s", stomp: { transports: ["xhr-polling"] } },
+      connections: { count: n, rate: 1000 },
+      scenario: { kind: "broadcast", room: "chat", echo: true, duration: "1s", message: { rate: 2, timeout: "5s" } },
+      flow: {
+        setup: [{ request: { name: "login", method: "POST", url: STOMP_CHAT_LOGIN, json: { username: "alice", password: "pw" }, expect: { status: 204 } } }],
+        messages: [
+          {
+            event: STOMP_CHAT_SEND,
+            json: { content: "hi", clientMsgId: "{{ msg.id }}" },
+            reply: { event: STOMP_CHAT_TOPIC, match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } },
+          },
+        ],
+      },
+    });
+    expect(outcome.error ?? outcome.status).toBe("completed");
+    const sent = total(frames, COUNTERS.sent);
+    expect(sent).toBeGreaterThanOrEqual(n * 2);
+    expect(total(frames, COUNTERS.received)).toBe(sent);
+    expect(app.stats()).toMatchObject({ logins: n, sessions: n, broadcast: sent, unauthorized: 0 });
   });
 
   it("echo of Volley's own messages through the reference broker's /sockjs (xhr-streaming): every one back", async () => {

@@ -4,7 +4,7 @@ import sockjs from "sockjs";
 import { closeHttp, hostPort, listenHttp } from "../listen-http";
 import { StompBroker, type StompBrokerCounters, type StompSession } from "../stomp-broker";
 import { serializeFrame } from "../stomp-frame";
-import { idMaker, sendJson, serveStats, type TestApp, type TestAppOptions } from "./app-http";
+import { asObject, idMaker, readJson, requiredString, sendError, sendJson, serveStats, HttpError, type TestApp, type TestAppOptions } from "./app-http";
 
 /** Spring's `registry.addEndpoint("/ws").withSockJS()`: the SockJS endpoint (raw WebSocket at /ws/websocket). */
 export const STOMP_CHAT_ENDPOINT = "/ws";
@@ -15,18 +15,23 @@ export const STOMP_CHAT_TOPIC = "/topic/public";
 /** `@SubscribeMapping("/chat.history")`: subscribing is answered at once with the latest chat messages (a JSON array). */
 export const STOMP_CHAT_HISTORY = "/app/chat.history";
 const HISTORY_LENGTH = 20;
+/** Spring Security's form log-in, as JSON: `{ username, password }` → 204 with the session cookie. */
+export const STOMP_CHAT_LOGIN = "/login";
 /** `@SendToUser("/queue/errors")`: a message the handler could not take, told to its sender only. */
 export const STOMP_CHAT_ERRORS = "/user/queue/errors";
 
 export interface StompChatOptions extends TestAppOptions {
-  /** login → passcode; CONNECT without a matching pair is answered ERROR (Spring Security's refusal). Absent: anyone. */
+  /**
+   * login → passcode; CONNECT without a matching pair is answered ERROR (Spring Security's refusal).
+   * With `sessionCookie` these are POST /login's instead, and CONNECT is not checked (the HTTP session was). Absent: anyone.
+   */
   users?: Record<string, string>;
   /** The broker's heart-beat interval both ways, in ms (Spring's setHeartbeatValue); 0: none. */
   heartbeatMs?: number;
   /**
    * `name=value`: the endpoint sits behind a log-in (Spring Security's `/ws/**` authenticated), so
    * every SockJS request (/info, each transport, each xhr send) and the websocket's upgrade must
-   * carry this cookie, else 401. Absent: open.
+   * carry this cookie, else 401. POST /login with one of `users` (anyone when absent) sets it. Absent: open.
    */
   sessionCookie?: string;
 }
@@ -44,6 +49,8 @@ export interface StompChatStats extends StompBrokerCounters {
   refused: number;
   /** SockJS HTTP requests and upgrades answered 401 for want of the session cookie. */
   unauthorized: number;
+  /** POST /login answered with the session cookie. */
+  logins: number;
 }
 
 /**
@@ -59,7 +66,7 @@ export interface StompChatStats extends StompBrokerCounters {
  */
 export async function startStompSockjsChat(options: StompChatOptions = {}): Promise<TestApp<StompChatStats>> {
   const { port = 0, host = "127.0.0.1", users, heartbeatMs = 10_000, sessionCookie } = options;
-  const app = { sessions: 0, sends: 0, broadcast: 0, rejected: 0, refused: 0, unauthorized: 0 };
+  const app = { sessions: 0, sends: 0, broadcast: 0, rejected: 0, refused: 0, unauthorized: 0, logins: 0 };
   const nextId = idMaker("msg");
   const history: unknown[] = [];
 
@@ -67,7 +74,7 @@ export async function startStompSockjsChat(options: StompChatOptions = {}): Prom
     heartbeatMs,
     server: "volley-spring-like/1",
     authenticate(h) {
-      if (!users) return undefined;
+      if (!users || sessionCookie !== undefined) return undefined;
       if (h.login !== undefined && users[h.login] !== undefined && users[h.login] === h.passcode) return undefined;
       app.refused++;
       return `Bad credentials for login ${h.login ?? "(none)"}`;
@@ -140,7 +147,18 @@ export async function startStompSockjsChat(options: StompChatOptions = {}): Prom
   });
 
   const stats = (): StompChatStats => ({ ...broker.counters, ...app });
+  const login = async (req: IncomingMessage, res: ServerResponse) => {
+    if (sessionCookie === undefined) throw new HttpError(404, "this chat takes no log-in: open the SockJS endpoint at /ws");
+    const body = asObject(await readJson(req), `POST ${STOMP_CHAT_LOGIN}`);
+    const username = requiredString(body, "username");
+    const password = requiredString(body, "password");
+    if (users && users[username] !== password) throw new HttpError(401, "bad credentials");
+    app.logins++;
+    res.writeHead(204, { "set-cookie": `${sessionCookie}; Path=/; HttpOnly` }).end();
+  };
   const http = createServer((req, res) => {
+    if (req.method === "POST" && new URL(req.url ?? "/", "http://x").pathname === STOMP_CHAT_LOGIN)
+      return void login(req, res).catch((err) => sendError(res, err));
     if (!serveStats(req, res, stats))
       sendJson(res, 404, { error: `no route ${req.method} ${req.url}: STOMP over SockJS at ${STOMP_CHAT_ENDPOINT}, or GET /stats` });
   });
