@@ -157,4 +157,15 @@ flow:
     expect(parse(redacted.text).flow.setup[0].request.json.password).toBe(SECRET_MARKER);
     expect(restoreYamlSource(redacted.text, redacted.originals)).toBe(yaml);
   });
+
+  it("redacts and restores every row of a large data table", () => {
+    const rows = Array.from({ length: 2000 }, (_, i) => `      - { user: u${i}, password: pw-${i} }`).join("\n");
+    const big = `${yaml}  data:\n    rows:\n${rows}\n`;
+    const parsed = parsePlanDocument(big);
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
+    const redacted = redactYamlSource(big, parsed.plan)!;
+    expect(redacted.originals).toHaveLength(2002); // the header, the passcode (its alias is the same scalar), every row;
+    expect(redacted.text).not.toMatch(/pw-\d/);
+    expect(restoreYamlSource(redacted.text, redacted.originals)).toBe(big);
+  });
 });

@@ -249,14 +249,18 @@ export function replaceYamlScalars(source: string, paths: SecretPath[], replace:
     const [start, end] = node.range;
     if (!spans.has(start)) spans.set(start, { start, end, path });
   }
-  let out = source;
-  for (const { start, end, path } of [...spans.values()].sort((a, b) => b.start - a.start)) {
+  // Pieces joined once (a plan's data rows can hold thousands of secrets).
+  const pieces: string[] = [];
+  let at = 0;
+  for (const { start, end, path } of [...spans.values()].sort((a, b) => a.start - b.start)) {
     const raw = source.slice(start, end);
     // A block scalar's span ends with its line break; the replacement keeps it.
     const trail = /\s*$/.exec(raw)![0];
-    out = out.slice(0, start) + replace(raw.slice(0, raw.length - trail.length), path) + trail + out.slice(end);
+    pieces.push(source.slice(at, start), replace(raw.slice(0, raw.length - trail.length), path), trail);
+    at = end;
   }
-  return out;
+  pieces.push(source.slice(at));
+  return pieces.join("");
 }
 
 /**
