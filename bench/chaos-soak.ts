@@ -12,17 +12,26 @@
  *     it after its last frame was acked) against the run_intervals rows stored for seq 0..count−1;
  *   - no agent is wedged: a fresh ws echo run passes within 3 minutes;
  *   - the stack still serves: GET /api/v1/runs answers 200.
+ * Agent abuse (issue 31; `--abuse-every`, 3m, 0 = none): a second account's org ("org B", its own
+ * join token) runs one bounded episode of bench/lib/chaos-abuse.ts every period, half a period
+ * after the faults — decompression-bomb and maximal frames for a shard of B's own run, frames and
+ * shard ends that fit no schema, one token opening 300 agent sockets, 200 wrong-token handshakes —
+ * through web's /hub relay, as a remote agent would. Abuse never explains one of org A's runs not
+ * passing (only the kills and freezes do), no bomb frame may be acknowledged, no wrong token
+ * welcomed, B's runs end with a reason, and B's agent rows stay within the hub's per-token cap.
  * Prints a JSON result on stdout (progress on stderr); exit code 1 when a check found a violation.
  * The stack is always stopped (signals, errors and exit included) and the data directory removed;
  * its log is kept (path printed).
  *
- * Usage: node --import tsx bench/chaos-soak.ts [--minutes 30] [--every 2m] [--seed 1]
+ * Usage: node --import tsx bench/chaos-soak.ts [--minutes 30] [--every 2m] [--abuse-every 3m] [--seed 1]
  */
 import { mkdtempSync } from "node:fs";
 import { cpus, hostname, tmpdir, totalmem } from "node:os";
 import path from "node:path";
 import { planSchema } from "@volley/contracts";
-import { checkStore, type Fault } from "./lib/chaos-checks";
+import { DEFAULT_ORG_ID } from "@volley/db";
+import { ABUSE_KINDS, abuse, type AbuseEpisode, type AbuseTarget } from "./lib/chaos-abuse";
+import { checkAbuse, checkStore, type Fault } from "./lib/chaos-checks";
 import { ChaosStack, PORTS, VICTIMS, type Victim } from "./lib/chaos-stack";
 
 function arg(name: string, fallback: string): string {
@@ -38,8 +47,10 @@ function durationArg(name: string, fallback: string): number {
 
 const MINUTES = Number(arg("minutes", "30"));
 const EVERY_MS = durationArg("every", "2m");
+const ABUSE_EVERY_MS = durationArg("abuse-every", "3m");
 const SEED = Number(arg("seed", String(Date.now() % 100_000)));
 if (!(MINUTES > 0) || EVERY_MS < 10_000) throw new Error("--minutes must be positive and --every at least 10s");
+if (ABUSE_EVERY_MS !== 0 && ABUSE_EVERY_MS < 30_000) throw new Error("--abuse-every must be 0 (no abuse) or at least 30s");
 const IN_FLIGHT = 2;
 const WEB = `http://localhost:${PORTS.web}`;
 const DATABASE_URL = `postgres://postgres:volley@127.0.0.1:${PORTS.postgres}/volley`;
@@ -110,15 +121,28 @@ async function http(
   }
 }
 
-async function apiToken(): Promise<string> {
-  const signUp = await http("POST", "/api/auth/sign-up/email", {
-    body: { email: "chaos@example.com", password: "correct horse battery staple", name: "Chaos" },
-  });
+/** Signs an account up; its session cookie. The first account owns the install's default org (org A), later ones an org each. */
+async function signUp(email: string, name: string): Promise<string> {
+  const signUp = await http("POST", "/api/auth/sign-up/email", { body: { email, password: "correct horse battery staple", name } });
   const cookie = signUp.headers
     ?.getSetCookie()
     .map((c) => c.split(";")[0])
     .join("; ");
   if (signUp.status !== 200 || !cookie) throw new Error(`sign-up answered ${signUp.status}: ${JSON.stringify("body" in signUp ? signUp.body : signUp.error)}`);
+  return cookie;
+}
+
+/** Org B: a second account, its own org, and a join token for agents in its pool `abuse`. */
+async function abuser(): Promise<AbuseTarget> {
+  const cookie = await signUp("abuser@example.com", "Abuser");
+  const created = await http("POST", "/api/v1/agent-tokens", { cookie, body: { name: "abuse", pool: "abuse" } });
+  if (created.status !== 201 || !("body" in created) || typeof created.body?.secret !== "string")
+    throw new Error(`POST /api/v1/agent-tokens (org B) answered ${created.status}`);
+  return { web: WEB, joinToken: created.body.secret, cookie };
+}
+
+async function apiToken(): Promise<string> {
+  const cookie = await signUp("chaos@example.com", "Chaos");
   const created = await http("POST", "/api/v1/tokens", { cookie, body: { name: "chaos-soak", scopes: ["read", "run"] } });
   if (created.status !== 201 || !("body" in created) || typeof created.body?.secret !== "string")
     throw new Error(`POST /api/v1/tokens answered ${created.status}`);
@@ -161,7 +185,8 @@ async function main() {
     await stack.start();
     say(`stack up in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
     const token = await apiToken();
-    const result = await soak(stack, token);
+    const target = ABUSE_EVERY_MS > 0 ? await abuser() : null;
+    const result = await soak(stack, token, target);
     console.log(JSON.stringify({ seed: SEED, log: stack.logFile, ...result }, null, 2));
     await stopStack();
     const left = stack.killLeftovers();
@@ -174,7 +199,7 @@ async function main() {
   }
 }
 
-async function soak(stack: ChaosStack, token: string) {
+async function soak(stack: ChaosStack, token: string, abuseTarget: AbuseTarget | null) {
   const since = Date.now() - 1000;
   const end = since + MINUTES * 60_000;
   const runs = new Map<string, Tracked>();
@@ -241,12 +266,27 @@ async function soak(stack: ChaosStack, token: string) {
     }
   })();
 
+  const episodes: AbuseEpisode[] = [];
+  const abuser = (async () => {
+    if (!abuseTarget) return;
+    // Half a period after the faults' schedule, the kinds in turn, so every kind runs in a 12-minute soak.
+    for (let next = since + ABUSE_EVERY_MS / 2, k = 0; next < end - 30_000 && !stackDied; next += ABUSE_EVERY_MS, k++) {
+      await sleep(Math.max(0, next - Date.now()));
+      if (stackDied) break;
+      const kind = ABUSE_KINDS[k % ABUSE_KINDS.length]!;
+      say(`abuse: ${kind} from org B`);
+      const episode = await abuse(kind, abuseTarget);
+      episodes.push(episode);
+      say(`abuse: ${kind} done in ${(episode.ms / 1000).toFixed(0)} s: ${JSON.stringify(episode.outcome)}`);
+    }
+  })();
+
   const progress = setInterval(() => {
     const statuses: Record<string, number> = {};
     for (const r of runs.values()) statuses[r.status] = (statuses[r.status] ?? 0) + 1;
     say(`runs ${JSON.stringify(statuses)}; submissions ${JSON.stringify(submissions)}`);
   }, 60_000);
-  await Promise.all([submitter, injector]);
+  await Promise.all([submitter, injector, abuser]);
   clearInterval(progress);
   const soakSeconds = Math.round((Date.now() - since) / 1000);
   say(`soak over after ${soakSeconds} s; waiting for every run to end…`);
@@ -299,10 +339,17 @@ async function soak(stack: ChaosStack, token: string) {
       detail: `GET /api/v1/runs answered ${list.status}${list.status === 0 ? ` (${"error" in list ? list.error : ""})` : ""}`,
     });
 
-  const checks = await checkStore(DATABASE_URL, since, faults, PLANNED_SENT).catch((err: unknown) => {
+  // Org A's runs only: org B's are judged by the abuse checks (abuse never explains one of A's).
+  const checks = await checkStore(DATABASE_URL, since, faults, PLANNED_SENT, DEFAULT_ORG_ID).catch((err: unknown) => {
     violations.push({ kind: "store unreadable", detail: String(err) });
     return null;
   });
+  const abuseChecks = abuseTarget
+    ? await checkAbuse(DATABASE_URL, since, DEFAULT_ORG_ID, episodes).catch((err: unknown) => {
+        violations.push({ kind: "store unreadable", detail: `abuse checks: ${String(err)}` });
+        return null;
+      })
+    : null;
   const log = stack.log();
   const restarts: Record<string, number> = {};
   for (const m of log.matchAll(/\[volley\]\S* (\w+) (?:exited|failed to start)[^;]*; restarting/g)) restarts[m[1]!] = (restarts[m[1]!] ?? 0) + 1;
@@ -331,7 +378,8 @@ async function soak(stack: ChaosStack, token: string) {
     },
     freshRun: fresh,
     listStatus: list.status,
-    violations: [...violations, ...(checks?.violations ?? [])],
+    abuse: abuseChecks && { episodes, orgB: abuseChecks.orgB },
+    violations: [...violations, ...(checks?.violations ?? []), ...(abuseChecks?.violations ?? [])],
     suspects: checks?.suspects ?? [],
   };
 }

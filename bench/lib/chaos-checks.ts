@@ -66,15 +66,22 @@ export const reasonKind = (r: string | null) =>
         .replace(/\d+(\.\d+)?/g, "N")
         .slice(0, 180);
 
-export async function checkStore(databaseUrl: string, sinceMs: number, faults: Fault[], plannedSent: Record<string, number>): Promise<CheckResult> {
+/** Judges the runs of `orgId` created since `sinceMs` (every org's when absent). */
+export async function checkStore(
+  databaseUrl: string,
+  sinceMs: number,
+  faults: Fault[],
+  plannedSent: Record<string, number>,
+  orgId?: string,
+): Promise<CheckResult> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
     const runs = (
       await client.query<{ id: string; name: string; status: string; reason: string | null; created: Date; ended: Date | null; sent: string | null }>(
         `select id, name, status, reason, created_at as created, ended_at as ended, (summary->'messages'->>'sent') as sent
-           from runs where created_at >= to_timestamp($1 / 1000.0) order by created_at`,
-        [sinceMs],
+           from runs where created_at >= to_timestamp($1 / 1000.0) and ($2::text is null or org_id = $2) order by created_at`,
+        [sinceMs, orgId ?? null],
       )
     ).rows.map(
       (r): RunRow => ({
@@ -103,9 +110,9 @@ export async function checkStore(databaseUrl: string, sinceMs: number, faults: F
                 count(distinct i.seq) filter (where i.seq < s.frames) as in_range,
                 coalesce(max(i.seq), -1) as max_seq
            from shards s join runs r on r.id = s.run_id left join run_intervals i on i.shard_id = s.id
-          where r.created_at >= to_timestamp($1 / 1000.0)
+          where r.created_at >= to_timestamp($1 / 1000.0) and ($2::text is null or r.org_id = $2)
           group by s.id`,
-        [sinceMs],
+        [sinceMs, orgId ?? null],
       )
     ).rows.map(
       (r): ShardRow => ({
@@ -124,8 +131,8 @@ export async function checkStore(databaseUrl: string, sinceMs: number, faults: F
         await client.query<{ run_id: string; sent: string }>(
           `select i.run_id, sum(coalesce((i.counters->>'messages.sent')::bigint, 0)) as sent
              from run_intervals i join runs r on r.id = i.run_id
-            where r.created_at >= to_timestamp($1 / 1000.0) and not i.warmup group by i.run_id`,
-          [sinceMs],
+            where r.created_at >= to_timestamp($1 / 1000.0) and ($2::text is null or r.org_id = $2) and not i.warmup group by i.run_id`,
+          [sinceMs, orgId ?? null],
         )
       ).rows.map((r) => [r.run_id, Number(r.sent)]),
     );
@@ -202,4 +209,64 @@ function judge(runs: RunRow[], shards: ShardRow[], storedSent: Map<string, numbe
       suspects.push({ kind: "frames beyond shard.end", runId: s.runId, shardId: s.id, detail: `max seq ${s.maxSeq}, shard.end counted ${s.frames}` });
   }
   return { runs, byStatus, byReason, shardsChecked, framesReported, framesStored, shardsWithoutEnd, violations, suspects };
+}
+
+/** The most agent rows one join token may hold (the hub's HUB_MAX_AGENTS_PER_TOKEN default). */
+export const AGENTS_PER_TOKEN_CAP = 200;
+
+/**
+ * What the abuse episodes left, from the stack's PostgreSQL: org B's runs are final with a reason,
+ * its agent rows within the per-token cap; and from the episodes themselves, no bomb frame was
+ * acknowledged and no wrong token welcomed.
+ */
+export async function checkAbuse(
+  databaseUrl: string,
+  sinceMs: number,
+  orgA: string,
+  episodes: { kind: string; outcome: Record<string, number>; runId?: string }[],
+): Promise<{ orgB: { runs: Record<string, number>; reasons: string[]; agentRows: number; auditEvents: Record<string, number> }; violations: Violation[] }> {
+  const violations: Violation[] = [];
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const runs = (
+      await client.query<{ id: string; status: string; reason: string | null }>(
+        "select id, status, reason from runs where created_at >= to_timestamp($1 / 1000.0) and org_id <> $2",
+        [sinceMs, orgA],
+      )
+    ).rows;
+    const byStatus: Record<string, number> = {};
+    for (const r of runs) {
+      byStatus[r.status] = (byStatus[r.status] ?? 0) + 1;
+      if (!FINAL.has(r.status)) violations.push({ kind: "abuse: org B's run not final", runId: r.id, detail: `still ${r.status}` });
+      else if (r.status !== "passed" && !r.reason?.trim()) violations.push({ kind: "abuse: no reason", runId: r.id, detail: `${r.status} without a reason` });
+    }
+    const agentRows = Number((await client.query<{ n: string }>("select count(*) as n from agents where org_id <> $1", [orgA])).rows[0]?.n ?? 0);
+    if (agentRows > AGENTS_PER_TOKEN_CAP)
+      violations.push({ kind: "abuse: agent rows unbounded", detail: `org B's one join token holds ${agentRows} agent rows (cap ${AGENTS_PER_TOKEN_CAP})` });
+    const audit = (
+      await client.query<{ action: string; n: string }>(
+        "select action, count(*) as n from audit_events where at >= to_timestamp($1 / 1000.0) and org_id <> $2 group by action",
+        [sinceMs, orgA],
+      )
+    ).rows;
+    for (const e of episodes) {
+      if (e.kind === "bomb" && (e.outcome["acked ok"] ?? 0) > 0)
+        violations.push({ kind: "abuse: bomb acknowledged", runId: e.runId, detail: `${e.outcome["acked ok"]} frames of decompression bombs acknowledged` });
+      if (e.kind === "badToken" && (e.outcome["welcomed (should not be)"] ?? 0) > 0)
+        violations.push({ kind: "abuse: wrong token welcomed", detail: `${e.outcome["welcomed (should not be)"]} handshakes with a wrong token welcomed` });
+      if ((e.outcome["episode failed"] ?? 0) > 0) violations.push({ kind: "abuse: episode failed", detail: `${e.kind}: ${JSON.stringify(e.outcome)}` });
+    }
+    return {
+      orgB: {
+        runs: byStatus,
+        reasons: [...new Set(runs.map((r) => reasonKind(r.reason)))],
+        agentRows,
+        auditEvents: Object.fromEntries(audit.map((a) => [a.action, Number(a.n)])),
+      },
+      violations,
+    };
+  } finally {
+    await client.end();
+  }
 }
