@@ -409,6 +409,8 @@ function build() {
       operationId: "getPlan",
       tags: ["plans"],
       summary: "Get a saved plan (its latest version)",
+      description:
+        "Target credentials in the plan (credential headers, STOMP passcode, MQTT password, Socket.IO auth, URL passwords and tokens, password/token fields of request bodies and data) read as `••••••` in `plan` and `yaml` for viewers and tokens without the `run` scope; the same holds for plan lists, versions and runs.",
       request: { params: planParams },
       responses: { 200: jsonBody(PlanRecord, "The plan."), ...errors(404, 500, 503) },
     },
@@ -418,7 +420,8 @@ function build() {
       operationId: "updatePlan",
       tags: ["plans"],
       summary: "Save a new version of a plan",
-      description: 'Replaces the plan\'s document (`{"plan"}` or `{"yaml"}`, as for createPlan); the previous versions stay readable at /versions.',
+      description:
+        'Replaces the plan\'s document (`{"plan"}` or `{"yaml"}`, as for createPlan); the previous versions stay readable at /versions. A credential sent back as `••••••` keeps its saved value (400 when nothing is saved at that place).',
       request: { params: planParams, body: { required: true, content: { "application/json": { schema: SavePlanBody } } } },
       responses: { 200: jsonBody(PlanRecord, "The plan at its new version."), ...errors(400, 404, 500, 503) },
     },

@@ -15,7 +15,7 @@ export async function updateRunMeta(orgId: string, runId: string, patch: MetaPat
 
 export async function updatePlanMeta(orgId: string, planId: string, patch: MetaPatchBody): Promise<PlanRecord> {
   if (!(await setPlanMeta(getDb(), orgId, planId, patch))) throw notFound(`plan ${planId}`);
-  return loadPlan(orgId, planId);
+  return loadPlan(orgId, planId, true); // PATCH is for those who may change the plan: they see its credentials
 }
 
 /**
