@@ -14,6 +14,10 @@ export function shardPreflight(plan: Plan, limits: AgentLimits): string | undefi
   if (!ENGINE_SCENARIOS.includes(plan.scenario.kind)) {
     return `scenario "${plan.scenario.kind}" is not supported by this agent version (it runs: ${ENGINE_SCENARIOS.join(", ")})`;
   }
+  // A connection scenario's open-loop phase sends the flow's messages: with a flow and none, there is nothing to send.
+  const { flow } = plan;
+  if (flow && !flow.steps && !flow.messages && plan.scenario.kind !== "users")
+    return `flow.messages: a ${plan.scenario.kind} scenario sends after each connection's setup, and this flow has no messages: add what each connection sends, like messages: [{ json: { type: ping, id: "{{ msg.id }}" }, reply: { match: { path: $.id, equals: "{{ msg.id }}" } } }] (reply: false to fire and forget)`;
   // The plan schema's own check (a plan from an older hub may not have passed it), word for word.
   const sweep = sweepPlanError(plan);
   if (sweep) return `${sweep.path.join(".")} ${sweep.message}`;
