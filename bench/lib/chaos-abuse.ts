@@ -88,18 +88,20 @@ class Tally {
     this.outcome[key] = (this.outcome[key] ?? 0) + 1;
     if (text && this.said.size < 8) this.said.add(text.slice(0, 240));
   }
-  ack(a: Ack | null, err?: unknown): void {
-    if (err) this.count("ack timeout or disconnect", err instanceof Error ? err.message : String(err));
-    else if (a?.ok) this.count("acked ok");
-    else this.count(a && "permanent" in a && a.permanent ? "refused (permanent)" : "refused", a && !a.ok ? a.error : undefined);
+  /** `of`: what was sent (a frame kind), so a valid frame's ack is told from a bomb's. */
+  ack(a: Ack | null, err?: unknown, of?: string): void {
+    const key = (k: string) => (of ? `${of}: ${k}` : k);
+    if (err) this.count(key("ack timeout or disconnect"), err instanceof Error ? err.message : String(err));
+    else if (a?.ok) this.count(key("acked ok"));
+    else this.count(key(a && "permanent" in a && a.permanent ? "refused (permanent)" : "refused"), a && !a.ok ? a.error : undefined);
   }
 }
 
-async function emit(socket: Socket, event: string, body: unknown, t: Tally): Promise<void> {
+async function emit(socket: Socket, event: string, body: unknown, t: Tally, of?: string): Promise<void> {
   try {
-    t.ack((await socket.timeout(5000).emitWithAck(event, body)) as Ack);
+    t.ack((await socket.timeout(5000).emitWithAck(event, body)) as Ack, undefined, of);
   } catch (err) {
-    t.ack(null, err);
+    t.ack(null, err, of);
   }
 }
 
@@ -142,8 +144,10 @@ async function bomb(target: AbuseTarget, ms: number, t: Tally): Promise<string |
     if (!job) return void t.count("no shard assigned within 60 s");
     await Promise.race([started, sleep(30_000)]);
     const end = Date.now() + ms;
-    for (let seq = 0; Date.now() < end && socket.connected; seq++)
-      await emit(socket, AGENT_EVENTS.frame, abusiveFrame({ runId: job.runId, shardId: job.shardId, agentId: "abuse" }, seq, FRAME_KINDS[seq % FRAME_KINDS.length]!), t);
+    for (let seq = 0; Date.now() < end && socket.connected; seq++) {
+      const kind = FRAME_KINDS[seq % FRAME_KINDS.length]!;
+      await emit(socket, AGENT_EVENTS.frame, abusiveFrame({ runId: job.runId, shardId: job.shardId, agentId: "abuse" }, seq, kind), t, kind);
+    }
   } finally {
     socket.close();
   }

@@ -251,8 +251,11 @@ export async function checkAbuse(
       )
     ).rows;
     for (const e of episodes) {
-      if (e.kind === "bomb" && (e.outcome["acked ok"] ?? 0) > 0)
-        violations.push({ kind: "abuse: bomb acknowledged", runId: e.runId, detail: `${e.outcome["acked ok"]} frames of decompression bombs acknowledged` });
+      // Maximal histograms are valid (stored until the agent's budget cuts it off); bombs and garbage never are.
+      for (const bad of ["bomb", "oversize", "malformed"]) {
+        const acked = e.outcome[`${bad}: acked ok`] ?? 0;
+        if (acked > 0) violations.push({ kind: "abuse: bad frame acknowledged", runId: e.runId, detail: `${acked} ${bad} frames acknowledged` });
+      }
       if (e.kind === "badToken" && (e.outcome["welcomed (should not be)"] ?? 0) > 0)
         violations.push({ kind: "abuse: wrong token welcomed", detail: `${e.outcome["welcomed (should not be)"]} handshakes with a wrong token welcomed` });
       if ((e.outcome["episode failed"] ?? 0) > 0) violations.push({ kind: "abuse: episode failed", detail: `${e.kind}: ${JSON.stringify(e.outcome)}` });
