@@ -1,7 +1,7 @@
 import { parse as parseCsv } from "csv-parse/sync";
 import type { z } from "zod";
 import { durationMs } from "./duration";
-import type { Flow, FlowData, FlowMessage, SetupStep, UserStep } from "./flow";
+import { userConditionSchema, userStepPosition, type Flow, type FlowData, type FlowMessage, type SetupStep, type UserCondition, type UserStep } from "./flow";
 import { flowAbsoluteUrls, literalHost } from "./flow-hosts";
 import { templateNames, templateStrings } from "./flow-template";
 import { checkFlowCodecs } from "./flow-validation-codec";
@@ -175,9 +175,25 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
   });
   // A user's steps: the same checks, in document order (a capture inside a branch counts from there on).
   let userConnected = false;
-  const userSteps = (steps: readonly UserStep[], at: Path): void =>
+  /** A condition's own checks: its data column, one comparison, a regular expression that compiles. */
+  const condition = (c: UserCondition, at: Path) => {
+    const v = c.var;
+    if (v.startsWith("data.") && !columns?.has(v.slice(5))) issue([...at, "var"], `flow.data has no column "${v.slice(5)}"`);
+    const given = CONDITION_COMPARISONS.filter((k) => c[k] !== undefined);
+    if (given.length > 1)
+      issue([...at, given[1]!], `a condition makes one comparison (this one has ${given.join(" and ")}): keep one, and nest an if for the other`);
+    if (c.matches !== undefined) {
+      try {
+        new RegExp(c.matches);
+      } catch (err) {
+        issue([...at, "matches"], `is not a regular expression (${(err as Error).message}): write it in JavaScript syntax, like ^ord-\\d+$`);
+      }
+    }
+  };
+  const userSteps = (steps: readonly UserStep[], at: Path, where: string): void =>
     steps.forEach((step, i) => {
       const here: Path = [...at, i];
+      const position = userStepPosition(where, i);
       if ("request" in step) {
         templates({ url: step.request.url, headers: step.request.headers, json: step.request.json, body: step.request.body }, [...here, "request"], false);
         if (step.request.json !== undefined && step.request.body !== undefined) issue([...here, "request", "body"], "give json or body, not both");
@@ -227,21 +243,46 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
         if (typeof t === "object" && "mean" in t && t.distribution === "normal" && t.stddev === undefined)
           issue([...here, "think", "stddev"], "a normal think time needs its spread: add stddev, like 500ms");
       } else if ("loop" in step) {
-        if (step.loop.count === undefined && step.loop.over === undefined)
-          issue([...here, "loop"], "a loop needs an end: count (like count: 3) or over (a duration, like over: 30s)");
-        userSteps(step.loop.steps, [...here, "loop", "steps"]);
+        const { loop } = step;
+        const bounded = loop.count !== undefined || loop.over !== undefined;
+        if (!bounded && loop.while === undefined)
+          issue(
+            [...here, "loop"],
+            "a loop needs an end: count (like count: 3), over (a duration, like over: 30s) or while (a condition, like while: { var: vars.total, below: 3 })",
+          );
+        if (loop.while) {
+          const w = loop.while;
+          const at = [...here, "loop", "while"];
+          const loopName = `loop "${loop.name ?? `loop-${position}`}"`;
+          const captured = w.var.startsWith("vars.") ? w.var.slice(5).split(".")[0]! : undefined;
+          const inside = captured !== undefined && capturedIn(loop.steps).has(captured);
+          condition(w, at);
+          if (!inside && !bounded)
+            issue(
+              [...at, "var"],
+              `${loopName} would never end: ${w.var} cannot change inside it (${captured === undefined ? "a data column is the same on every pass" : `no step in the loop captures ${captured}`}): capture the variable inside the loop, or add count or over`,
+            );
+          else if (captured !== undefined && !made.has(captured) && !inside)
+            issue([...at, "var"], `${w.var} is not captured before this step: add capture: { ${captured}: "$.…" } to an earlier step`);
+          else if (captured !== undefined && !made.has(captured) && w.notEquals === undefined)
+            issue(
+              [...at, "var"],
+              `${loopName} never runs: ${w.var} is first captured inside it, so the condition is false before the first pass: capture it before the loop too (or test notEquals)`,
+            );
+        }
+        userSteps(loop.steps, [...here, "loop", "steps"], position);
       } else if ("choice" in step) {
-        for (const [b, branch] of step.choice.entries()) userSteps(branch.steps, [...here, "choice", b, "steps"]);
+        for (const [b, branch] of step.choice.entries()) userSteps(branch.steps, [...here, "choice", b, "steps"], `${position}-${b + 1}`);
       } else if ("if" in step) {
         const v = step.if.var;
         if (v.startsWith("vars.") && !made.has(v.slice(5).split(".")[0]!))
           issue([...here, "if", "var"], `${v} is not captured before this step: add capture: { ${v.slice(5).split(".")[0]}: "$.…" } to an earlier step`);
-        if (v.startsWith("data.") && !columns?.has(v.slice(5))) issue([...here, "if", "var"], `flow.data has no column "${v.slice(5)}"`);
-        userSteps(step.steps, [...here, "steps"]);
-        if (step.else) userSteps(step.else, [...here, "else"]);
+        condition(step.if, [...here, "if"]);
+        userSteps(step.steps, [...here, "steps"], `${position}-then`);
+        if (step.else) userSteps(step.else, [...here, "else"], `${position}-else`);
       } else if (!userConnected) issue(here, "disconnect closes the connection: it needs a connect step before it");
     });
-  if (flow.steps) userSteps(flow.steps, ["steps"]);
+  if (flow.steps) userSteps(flow.steps, ["steps"], "");
   if (protocol === "socketcluster") checkSocketclusterFlow(flow, issue);
   if (protocol === "stomp") checkStompFlow(flow, issue);
   checkFlowCodecs(flow, protocol, issue);
@@ -277,6 +318,25 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
       );
     }
   }
+}
+
+/** The comparisons a condition may make (one at most); none: the variable only has to be set. */
+const CONDITION_COMPARISONS = Object.keys(userConditionSchema.shape).filter((k) => k !== "var") as Exclude<keyof UserCondition, "var">[];
+
+/** Every capture name some step in `steps` (or nested in them) makes. */
+function capturedIn(steps: readonly UserStep[], into = new Set<string>()): Set<string> {
+  for (const step of steps) {
+    if ("request" in step) addCaptures(step.request.capture, into);
+    else if ("send" in step) addCaptures(step.send.capture, into);
+    else if ("waitFor" in step) addCaptures(step.waitFor.capture, into);
+    else if ("loop" in step) capturedIn(step.loop.steps, into);
+    else if ("choice" in step) for (const b of step.choice) capturedIn(b.steps, into);
+    else if ("if" in step) {
+      capturedIn(step.steps, into);
+      if (step.else) capturedIn(step.else, into);
+    }
+  }
+  return into;
 }
 
 function addCaptures(capture: Record<string, unknown> | undefined, made: Set<string>): void {

@@ -204,12 +204,30 @@ export const userSendStepSchema = sendStepSchema.extend({
   reply: replySchema.omit({ ack: true }).optional(),
 });
 
-/** `{ if: { var: vars.order.status, equals: open }, steps: [...], else: [...] }`: equals absent, the variable only has to be set. */
+const conditionValue = z.union([z.string().max(MAX_NAME_LENGTH), z.number(), z.boolean()]);
+
+/**
+ * `{ if: { var: vars.order.status, equals: open }, steps: [...], else: [...] }`, and a loop's `while`.
+ * At most one comparison (flow-validation.ts); none: the variable only has to be set. `above`,
+ * `below`, `atLeast` and `atMost` compare numbers (a numeric string like "3" counts): a value that
+ * is not a number makes the condition false.
+ */
 export const userConditionSchema = z.strictObject({
   /** A variable as in templates, without braces: vars.<capture>[.<field>…] or data.<column>. */
   var: z.string().regex(/^(vars|data)\.[A-Za-z_][\w-]*(\.[\w-]+)*$/, "name a variable like vars.order.status or data.plan"),
-  equals: z.union([z.string().max(MAX_NAME_LENGTH), z.number(), z.boolean()]).optional(),
+  equals: conditionValue.optional(),
+  /** Holds when the value differs, or is not set. */
+  notEquals: conditionValue.optional(),
+  above: z.number().optional(),
+  below: z.number().optional(),
+  atLeast: z.number().optional(),
+  atMost: z.number().optional(),
+  /** A regular expression (JavaScript syntax) the value, as text, must match somewhere; anchor it with ^…$ for all of it. */
+  matches: z.string().min(1).max(200).optional(),
+  /** One of these values (compared as equals compares). */
+  in: z.array(conditionValue).min(1).max(100).optional(),
 });
+export type UserCondition = z.output<typeof userConditionSchema>;
 
 const MAX_USER_STEPS = 50;
 
@@ -232,6 +250,8 @@ export const userStepSchema = z.union(
         count: z.number().int().min(1).max(1_000_000).optional(),
         /** Repeat until this long has passed since the loop began (checked before each pass). */
         over: durationSchema.optional(),
+        /** Repeat while this holds (checked before each pass); with count or over, whichever ends first. */
+        while: userConditionSchema.optional(),
         get steps() {
           return z.array(userStepSchema).min(1, "a loop needs at least one step").max(MAX_USER_STEPS);
         },
@@ -266,7 +286,7 @@ export const userStepSchema = z.union(
   ],
   {
     error:
-      "a user step is one of { request }, { connect }, { send }, { waitFor }, { think }, { loop: { count, steps } }, { choice: [{ weight, steps }] }, { if, steps, else } or { disconnect: true }",
+      "a user step is one of { request }, { connect }, { send }, { waitFor }, { think }, { loop: { count | over | while, steps } }, { choice: [{ weight, steps }] }, { if, steps, else } or { disconnect: true }",
   },
 );
 export type UserStep = z.output<typeof userStepSchema>;

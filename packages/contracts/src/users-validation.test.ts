@@ -54,7 +54,7 @@ describe("users plans", () => {
     );
     expect(found).toEqual(
       expect.arrayContaining([
-        "flow.steps.1.loop: a loop needs an end: count (like count: 3) or over (a duration, like over: 30s)",
+        "flow.steps.1.loop: a loop needs an end: count (like count: 3), over (a duration, like over: 30s) or while (a condition, like while: { var: vars.total, below: 3 })",
         expect.stringMatching(/^flow\.steps\.2\.send\.json\.id: \{\{ vars\.nope\.id \}\} is not captured before this point/),
         expect.stringMatching(/^flow\.steps\.2\.send\.capture: a send captures from its reply/),
         "flow.steps.3.send.json.n: random.int takes a range min ≤ max, like {{ random.int(1, 150) }}",
@@ -63,6 +63,46 @@ describe("users plans", () => {
         expect.stringMatching(/^flow\.steps\.6\.if\.var: vars\.later is not captured before this step/),
       ]),
     );
+  });
+
+  it("conditions compare (one comparison each, a regular expression that compiles) and loops may repeat while one holds", () => {
+    const COUNT = { send: { name: "count", json: { type: "count" }, reply: { match: { path: "$.type" } }, capture: { total: "$.total" } } };
+    const steps = [
+      { connect: {} },
+      COUNT,
+      { loop: { while: { var: "vars.total", below: 3 }, steps: [COUNT] } },
+      { loop: { while: { var: "vars.status", notEquals: "done" }, steps: [{ ...COUNT, send: { ...COUNT.send, capture: { status: "$.s" } } }] } },
+      { loop: { count: 2, while: { var: "data.plan", in: ["pro", "team"] }, steps: [{ think: "1s" }] } },
+      { if: { var: "vars.total", atLeast: 3 }, steps: [], else: [] },
+      { if: { var: "vars.total", matches: "^\\d+$" }, steps: [] },
+    ];
+    const plan = users(steps, { flow: { data: { rows: [{ plan: "pro" }], reuse: true }, steps } });
+    expect(issues(plan)).toEqual([]);
+
+    const found = issues({
+      ...plan,
+      flow: {
+        ...plan.flow,
+        steps: [
+          { connect: {} },
+          COUNT,
+          { if: { var: "vars.total", above: 1, below: 5 }, steps: [] },
+          { if: { var: "vars.total", matches: "([a-z" }, steps: [] },
+          { loop: { name: "poll", while: { var: "data.plan", equals: "pro" }, steps: [{ think: "1s" }] } },
+          { loop: { while: { var: "vars.total", below: 3 }, steps: [{ send: { json: { type: "count" } } }] } },
+          { loop: { while: { var: "vars.later", below: 3 }, steps: [{ ...COUNT, send: { ...COUNT.send, capture: { later: "$.total" } } }] } },
+          { loop: { while: { var: "vars.never", atMost: 3 }, count: 3, steps: [{ think: "1s" }] } },
+        ],
+      },
+    });
+    expect(found).toEqual([
+      "flow.steps.2.if.below: a condition makes one comparison (this one has above and below): keep one, and nest an if for the other",
+      expect.stringMatching(/^flow\.steps\.3\.if\.matches: is not a regular expression \(.+\): write it in JavaScript syntax/),
+      'flow.steps.4.loop.while.var: loop "poll" would never end: data.plan cannot change inside it (a data column is the same on every pass): capture the variable inside the loop, or add count or over',
+      'flow.steps.5.loop.while.var: loop "loop-6" would never end: vars.total cannot change inside it (no step in the loop captures total): capture the variable inside the loop, or add count or over',
+      'flow.steps.6.loop.while.var: loop "loop-7" never runs: vars.later is first captured inside it, so the condition is false before the first pass: capture it before the loop too (or test notEquals)',
+      'flow.steps.7.loop.while.var: vars.never is not captured before this step: add capture: { never: "$.…" } to an earlier step',
+    ]);
   });
 
   it("keeps users and connection scenarios apart", () => {

@@ -1,15 +1,4 @@
-import {
-  compileValue,
-  userStepName,
-  userStepPosition,
-  COUNTERS,
-  durationMs,
-  HISTOGRAMS,
-  type Plan,
-  type Reconnect,
-  type Think,
-  type UserStep,
-} from "@volley/contracts";
+import { userStepName, userStepPosition, COUNTERS, durationMs, HISTOGRAMS, type Plan, type Reconnect, type Think, type UserStep } from "@volley/contracts";
 import type { IntervalRecorder } from "@volley/metrics";
 import type { Agent } from "undici";
 import { ConnectError } from "../drivers/connect-error";
@@ -19,6 +8,7 @@ import { bodyCoder } from "../flow/body-codec";
 import { compileMatch, compileOutgoing } from "../flow/flow-program";
 import { compilePoll } from "../flow/flow-poll";
 import { compileCaptures, compileRequest, httpBase } from "../flow/http-step";
+import { compileCondition } from "./user-condition";
 
 /** A user's step histogram: from the step's intended instant to its end, µs. */
 export const stepHistogram = (name: string) => `step.${name}`;
@@ -216,10 +206,16 @@ export function compileUserSteps(plan: Plan, host: UserHost, driver: Driver, dis
       const body = compileList(loop.steps, `${position}`);
       const count = loop.count ?? Infinity;
       const overUs = loop.over === undefined ? Infinity : durationMs(loop.over) * 1000;
+      const holds = loop.while ? compileCondition(loop.while) : () => true;
+      const name = loop.name ?? `loop-${position}`;
+      const maxUserTime = plan.scenario.kind === "users" ? plan.scenario.maxUserTime : "";
       return async (u) => {
         const began = u.at;
         // `over` ends on the later of the intended timeline and the clock (a pass of sends alone takes no intended time).
-        for (let k = 0; k < count && Math.max(u.at, host.monoUs()) - began < overUs; k++) {
+        for (let k = 0; k < count && Math.max(u.at, host.monoUs()) - began < overUs && holds(u.s.ctx); k++) {
+          // A while-loop's passes may hold no timed step (its capture in a branch not taken): the user's bound is checked here too.
+          if (loop.while && Math.max(u.at, host.monoUs()) > u.deadline)
+            throw new StepFailure(name, `still looping at maxUserTime (${maxUserTime}): ${loop.while.var} kept the while condition true`);
           const before = u.at;
           await body(u);
           // A pass that took no time (fire-and-forget sends, no think) yields to I/O and timers:
@@ -241,15 +237,10 @@ export function compileUserSteps(plan: Plan, host: UserHost, driver: Driver, dis
       };
     }
     if ("if" in step) {
-      const read = compileValue(`{{ ${step.if.var} }}`);
-      const { equals } = step.if;
+      const holds = compileCondition(step.if);
       const then = compileList(step.steps, `${position}-then`);
       const otherwise = step.else ? compileList(step.else, `${position}-else`) : async () => {};
-      return async (u) => {
-        const v = read(u.s.ctx);
-        const holds = equals === undefined ? v !== undefined && v !== null && v !== "" : String(v) === String(equals);
-        return holds ? then(u) : otherwise(u);
-      };
+      return async (u) => (holds(u.s.ctx) ? then(u) : otherwise(u));
     }
     return async (u) => {
       await host.sleepUntil(u.at);

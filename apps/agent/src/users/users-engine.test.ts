@@ -228,6 +228,103 @@ describe("users: arrive, run their steps, leave", { timeout: 60_000 }, () => {
     expect(total(frames, COUNTERS.sent)).toBeGreaterThan(10);
   });
 
+  it("loops while a value the server computed is below a bound and branches on numeric comparisons: the server's counts equal Volley's", async () => {
+    const app = await startJsonRpcWs();
+    apps.push(app);
+    /** A JSON-RPC call answered by the id it carried; `add` returns the server's sum, captured as the running total. */
+    const call = (name: string | undefined, method: string, params: unknown, capture?: Record<string, string>) => ({
+      send: {
+        ...(name ? { name } : {}),
+        json: { jsonrpc: "2.0", id: "{{ msg.id }}", method, params },
+        reply: { match: { path: "$.id", equals: "{{ msg.id }}" } },
+        ...(capture ? { capture } : {}),
+      },
+    });
+    const addOne = call(undefined, "add", ["{{ vars.total }}", 1], { total: "$.result" });
+    const wrong = (name: string) => ({ waitFor: { name, match: { path: "$.never" }, timeout: "10ms" } });
+    const steps = [
+      { connect: {} },
+      call("start", "add", [0, 1], { total: "$.result" }),
+      {
+        loop: {
+          name: "count-up",
+          count: 10,
+          while: { var: "vars.total", below: 4 },
+          steps: [
+            { if: { var: "vars.total", atLeast: 2 }, steps: [call("late", "echo", { at: "{{ vars.total }}" })], else: [call("early", "echo", {})] },
+            addOne,
+            { think: "10ms" },
+          ],
+        },
+      },
+      // The loop stopped at the first total not below 4: exactly 4.
+      { if: { var: "vars.total", matches: "^4$" }, steps: [call("done", "echo", {})], else: [wrong("wrong-total")] },
+      { disconnect: true },
+    ];
+    const { frames, outcome } = await run(usersPlan(app.url, steps, { arrivalRate: 5, duration: "1s" }));
+    expect(outcome.status, outcome.error).toBe("completed");
+    expect(total(frames, COUNTERS.usersCompleted)).toBe(5);
+    expect(total(frames, COUNTERS.usersFailed)).toBe(0);
+    // Per user: start (total 1), then passes at totals 1, 2 and 3 — early once, late twice, three adds — and done.
+    expect(histogramCount(frames, "step.start")).toBe(5);
+    expect(histogramCount(frames, "step.early")).toBe(5);
+    expect(histogramCount(frames, "step.late")).toBe(10);
+    // An unnamed send in a while-loop keeps its positional name (step 3, its 2nd step).
+    expect(histogramCount(frames, "step.send-3-2")).toBe(15);
+    expect(histogramCount(frames, "step.done")).toBe(5);
+    const stats = app.stats() as JsonRpcStats;
+    expect(stats.requests).toBe(40);
+    expect(stats.responses).toBe(40);
+    expect(stats.errors).toBe(0);
+    expect(total(frames, COUNTERS.sent)).toBe(stats.requests);
+    expect(total(frames, COUNTERS.received)).toBe(stats.responses);
+
+    // With count, whichever ends first: two passes, though the total stays below 100.
+    const app2 = await startJsonRpcWs();
+    apps.push(app2);
+    const bounded = [
+      { connect: {} },
+      call("start", "add", [0, 1], { total: "$.result" }),
+      { loop: { count: 2, while: { var: "vars.total", below: 100 }, steps: [addOne] } },
+      { if: { var: "vars.total", equals: 3 }, steps: [], else: [wrong("wrong-total")] },
+    ];
+    const second = await run(usersPlan(app2.url, bounded, { arrivalRate: 5, duration: "1s" }));
+    expect(total(second.frames, COUNTERS.usersCompleted)).toBe(5);
+    expect((app2.stats() as JsonRpcStats).requests).toBe(15);
+    expect(total(second.frames, COUNTERS.received)).toBe(15);
+  });
+
+  it("a while-loop that never ends is stopped at maxUserTime: the user fails, counted by name, every call still counted", async () => {
+    const app = await startJsonRpcWs();
+    apps.push(app);
+    const add = {
+      send: {
+        name: "add",
+        json: { jsonrpc: "2.0", id: "{{ msg.id }}", method: "add", params: ["{{ vars.total }}", 1] },
+        reply: { match: { path: "$.id", equals: "{{ msg.id }}" } },
+        capture: { total: "$.result" },
+      },
+    };
+    const steps = [
+      { connect: {} },
+      { ...add, send: { ...add.send, name: "start", json: { ...add.send.json, params: [0, 1] } } },
+      { loop: { name: "forever", while: { var: "vars.total", above: 0 }, steps: [add, { think: "50ms" }] } },
+    ];
+    const plan = usersPlan(app.url, steps, { arrivalRate: 5, duration: "1s" }) as { scenario: Record<string, unknown> };
+    const { frames, outcome } = await run({ ...plan, scenario: { ...plan.scenario, maxUserTime: "400ms" } } as PlanInput);
+    expect(outcome.status, outcome.error).toBe("completed");
+    expect(total(frames, COUNTERS.usersStarted)).toBe(5);
+    expect(total(frames, COUNTERS.usersFailed)).toBe(5);
+    // Stopped before a pass (the loop's own check) or before a timed step inside it.
+    expect(total(frames, "errors.step.forever") + total(frames, "errors.step.add")).toBe(5);
+    const stats = app.stats() as JsonRpcStats;
+    expect(stats.requests).toBe(total(frames, COUNTERS.sent));
+    expect(stats.responses).toBe(total(frames, COUNTERS.received));
+    // About 8 passes each in 400 ms, and not one more after maxUserTime.
+    expect(stats.requests).toBeGreaterThan(10);
+    expect(stats.requests).toBeLessThanOrEqual(5 * 10);
+  });
+
   it("a user's sends carry msg.id and msg.seq: JSON-RPC replies are matched by the id each call carried", async () => {
     const app = await startJsonRpcWs();
     apps.push(app);
