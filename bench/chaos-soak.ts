@@ -132,13 +132,16 @@ async function signUp(email: string, name: string): Promise<string> {
   return cookie;
 }
 
-/** Org B: a second account, its own org, and a join token for agents in its pool `abuse`. */
+/** Org B: a second account, its own org, and two join tokens for agents in its pool `abuse` (one for the flood alone). */
 async function abuser(): Promise<AbuseTarget> {
   const cookie = await signUp("abuser@example.com", "Abuser");
-  const created = await http("POST", "/api/v1/agent-tokens", { cookie, body: { name: "abuse", pool: "abuse" } });
-  if (created.status !== 201 || !("body" in created) || typeof created.body?.secret !== "string")
-    throw new Error(`POST /api/v1/agent-tokens (org B) answered ${created.status}`);
-  return { web: WEB, joinToken: created.body.secret, cookie };
+  const token = async (name: string) => {
+    const created = await http("POST", "/api/v1/agent-tokens", { cookie, body: { name, pool: "abuse" } });
+    if (created.status !== 201 || !("body" in created) || typeof created.body?.secret !== "string")
+      throw new Error(`POST /api/v1/agent-tokens (org B) answered ${created.status}`);
+    return created.body.secret as string;
+  };
+  return { web: WEB, joinToken: await token("abuse"), floodToken: await token("flood"), cookie };
 }
 
 async function apiToken(): Promise<string> {

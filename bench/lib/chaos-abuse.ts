@@ -43,6 +43,11 @@ export interface AbuseTarget {
   web: string;
   /** B's join token secret (pool `abuse`). */
   joinToken: string;
+  /**
+   * A second join token of B's, for the flood alone: the flood fills its token's HUB_MAX_AGENTS_PER_TOKEN
+   * rows, which stay (offline agents are kept AGENT_RETENTION_DAYS), and would lock the other episodes out.
+   */
+  floodToken: string;
   /** B's session cookie (to create B's run). */
   cookie: string;
 }
@@ -179,7 +184,7 @@ async function flood(target: AbuseTarget, sockets: number, t: Tally): Promise<vo
   const open: Socket[] = [];
   try {
     for (let i = 0; i < sockets; i += 20) {
-      const batch = await Promise.all(Array.from({ length: Math.min(20, sockets - i) }, (_, k) => dial(target.web, hello(target.joinToken, "flood", i + k))));
+      const batch = await Promise.all(Array.from({ length: Math.min(20, sockets - i) }, (_, k) => dial(target.web, hello(target.floodToken, "flood", i + k))));
       for (const d of batch) {
         if ("socket" in d) {
           open.push(d.socket);

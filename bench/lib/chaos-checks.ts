@@ -241,9 +241,13 @@ export async function checkAbuse(
       if (!FINAL.has(r.status)) violations.push({ kind: "abuse: org B's run not final", runId: r.id, detail: `still ${r.status}` });
       else if (r.status !== "passed" && !r.reason?.trim()) violations.push({ kind: "abuse: no reason", runId: r.id, detail: `${r.status} without a reason` });
     }
-    const agentRows = Number((await client.query<{ n: string }>("select count(*) as n from agents where org_id <> $1", [orgA])).rows[0]?.n ?? 0);
-    if (agentRows > AGENTS_PER_TOKEN_CAP)
-      violations.push({ kind: "abuse: agent rows unbounded", detail: `org B's one join token holds ${agentRows} agent rows (cap ${AGENTS_PER_TOKEN_CAP})` });
+    const perToken = (
+      await client.query<{ token: string | null; n: string }>("select token_id as token, count(*) as n from agents where org_id <> $1 group by token_id", [orgA])
+    ).rows;
+    const agentRows = perToken.reduce((n, r) => n + Number(r.n), 0);
+    for (const r of perToken)
+      if (Number(r.n) > AGENTS_PER_TOKEN_CAP)
+        violations.push({ kind: "abuse: agent rows unbounded", detail: `org B's join token ${r.token} holds ${r.n} agent rows (cap ${AGENTS_PER_TOKEN_CAP})` });
     const audit = (
       await client.query<{ action: string; n: string }>(
         "select action, count(*) as n from audit_events where at >= to_timestamp($1 / 1000.0) and org_id <> $2 group by action",
