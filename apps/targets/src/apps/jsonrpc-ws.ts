@@ -1,7 +1,6 @@
-import { createServer } from "node:http";
-import { WebSocketServer, type RawData } from "ws";
-import { closeHttp, hostPort, listenHttp } from "../listen-http";
-import { sendJson, serveStats, type TestApp, type TestAppOptions } from "./app-http";
+import type { RawData, ServerOptions } from "ws";
+import type { TestApp, TestAppOptions } from "./app-http";
+import { startWsApp } from "./ws-app";
 
 export const JSONRPC_PATH = "/rpc";
 
@@ -66,29 +65,21 @@ const methods: Record<string, (params: unknown) => unknown> = {
  * notification; an empty array is one -32600). Limits as a gateway has them (JsonRpcWsOptions): too
  * many connections are refused HTTP 503, a client calling too fast is closed 1008.
  */
-export async function startJsonRpcWs(options: JsonRpcWsOptions = {}): Promise<TestApp<JsonRpcStats>> {
-  const { port = 0, host = "127.0.0.1", maxConnections = Infinity, maxCallsPerSecond = Infinity } = options;
+export function startJsonRpcWs(options: JsonRpcWsOptions = {}): Promise<TestApp<JsonRpcStats>> {
+  const { maxConnections = Infinity, maxCallsPerSecond = Infinity } = options;
   const counters: JsonRpcStats = { requests: 0, notifications: 0, responses: 0, errors: 0, refused: 0, rateLimited: 0 };
   /** Accepted upgrades not yet closed (clients.size lags behind upgrades still completing). */
   let open = 0;
   const stats = () => ({ ...counters });
 
-  const http = createServer((req, res) => {
-    if (!serveStats(req, res, stats)) sendJson(res, 404, { error: `no route ${req.method} ${req.url}: connect a WebSocket to ${JSONRPC_PATH}, or GET /stats` });
-  });
-  const wss = new WebSocketServer({
-    server: http,
-    path: JSONRPC_PATH,
-    perMessageDeflate: false,
-    verifyClient: (_info, done) => {
-      if (open < maxConnections) {
-        open++;
-        return done(true);
-      }
-      counters.refused++;
-      done(false, 503, JSON.stringify({ error: `too many connections: this server takes ${maxConnections}` }), { "content-type": "application/json" });
-    },
-  });
+  const verifyClient: ServerOptions["verifyClient"] = (_info, done) => {
+    if (open < maxConnections) {
+      open++;
+      return done(true);
+    }
+    counters.refused++;
+    done(false, 503, JSON.stringify({ error: `too many connections: this server takes ${maxConnections}` }), { "content-type": "application/json" });
+  };
 
   const fail = (id: Id, code: number, message: string): Response => ({ jsonrpc: "2.0", id, error: { code, message } });
 
@@ -134,8 +125,7 @@ export async function startJsonRpcWs(options: JsonRpcWsOptions = {}): Promise<Te
     return out.length > 0 ? out : undefined;
   };
 
-  wss.on("connection", (ws) => {
-    ws.on("error", () => undefined);
+  return startWsApp(options, { path: JSONRPC_PATH, stats, verifyClient }, (ws) => {
     ws.on("close", () => open--);
     let second = 0;
     let calls = 0;
@@ -158,17 +148,4 @@ export async function startJsonRpcWs(options: JsonRpcWsOptions = {}): Promise<Te
       ws.send(JSON.stringify(reply));
     });
   });
-
-  const actualPort = await listenHttp(http, port, host);
-  return {
-    port: actualPort,
-    url: `ws://${hostPort(host, actualPort)}${JSONRPC_PATH}`,
-    httpUrl: `http://${hostPort(host, actualPort)}`,
-    stats,
-    async close() {
-      for (const ws of wss.clients) ws.terminate();
-      await new Promise<void>((resolve) => wss.close(() => resolve()));
-      await closeHttp(http);
-    },
-  };
 }

@@ -1,8 +1,7 @@
-import { createServer } from "node:http";
 import { pack, unpack } from "msgpackr";
-import { WebSocketServer, type RawData } from "ws";
-import { closeHttp, hostPort, listenHttp } from "../listen-http";
-import { sendJson, serveStats, type TestApp, type TestAppOptions } from "./app-http";
+import type { RawData } from "ws";
+import type { TestApp, TestAppOptions } from "./app-http";
+import { startWsApp } from "./ws-app";
 
 export const MSGPACK_WS_PATH = "/msgpack";
 
@@ -29,17 +28,10 @@ const ops: Record<string, (req: Record<string, unknown>) => unknown> = {
  * request). Unknown ops get `{ id, error }`; frames that are not a request, and text frames, are
  * counted and left unanswered. Counters at GET /stats.
  */
-export async function startMsgpackWs(options: TestAppOptions = {}): Promise<TestApp<MsgpackWsStats>> {
-  const { port = 0, host = "127.0.0.1" } = options;
+export function startMsgpackWs(options: TestAppOptions = {}): Promise<TestApp<MsgpackWsStats>> {
   const counters: MsgpackWsStats = { requests: 0, replies: 0, malformed: 0, textFrames: 0 };
   const stats = () => ({ ...counters });
-  const http = createServer((req, res) => {
-    if (!serveStats(req, res, stats))
-      sendJson(res, 404, { error: `no route ${req.method} ${req.url}: connect a WebSocket to ${MSGPACK_WS_PATH}, or GET /stats` });
-  });
-  const wss = new WebSocketServer({ server: http, path: MSGPACK_WS_PATH, perMessageDeflate: false });
-  wss.on("connection", (ws) => {
-    ws.on("error", () => undefined);
+  return startWsApp(options, { path: MSGPACK_WS_PATH, stats }, (ws) => {
     ws.on("message", (data: RawData, isBinary: boolean) => {
       if (!isBinary) return void counters.textFrames++;
       let req: unknown;
@@ -64,16 +56,4 @@ export async function startMsgpackWs(options: TestAppOptions = {}): Promise<Test
       );
     });
   });
-  const actualPort = await listenHttp(http, port, host);
-  return {
-    port: actualPort,
-    url: `ws://${hostPort(host, actualPort)}${MSGPACK_WS_PATH}`,
-    httpUrl: `http://${hostPort(host, actualPort)}`,
-    stats,
-    async close() {
-      for (const ws of wss.clients) ws.terminate();
-      await new Promise<void>((resolve) => wss.close(() => resolve()));
-      await closeHttp(http);
-    },
-  };
 }

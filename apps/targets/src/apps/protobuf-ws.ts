@@ -1,8 +1,7 @@
-import { createServer } from "node:http";
 import protobuf from "protobufjs";
-import { WebSocketServer, type RawData } from "ws";
-import { closeHttp, hostPort, listenHttp } from "../listen-http";
-import { sendJson, serveStats, type TestApp, type TestAppOptions } from "./app-http";
+import type { RawData } from "ws";
+import type { TestApp, TestAppOptions } from "./app-http";
+import { startWsApp } from "./ws-app";
 
 export const PROTOBUF_WS_PATH = "/trade";
 
@@ -31,21 +30,14 @@ export interface ProtobufWsStats {
  * its qty and `server_seq` the server's own counter. Frames that do not decode as an Order with
  * an id and a symbol are counted as malformed and not answered. Counters at GET /stats.
  */
-export async function startProtobufWs(options: TestAppOptions = {}): Promise<TestApp<ProtobufWsStats>> {
-  const { port = 0, host = "127.0.0.1" } = options;
+export function startProtobufWs(options: TestAppOptions = {}): Promise<TestApp<ProtobufWsStats>> {
   const root = protobuf.parse(TRADE_PROTO, { keepCase: true }).root;
   const Order = root.lookupType("trade.Order");
   const Fill = root.lookupType("trade.Fill");
   const counters: ProtobufWsStats = { orders: 0, fills: 0, malformed: 0, textFrames: 0 };
   let serverSeq = 0;
   const stats = () => ({ ...counters });
-  const http = createServer((req, res) => {
-    if (!serveStats(req, res, stats))
-      sendJson(res, 404, { error: `no route ${req.method} ${req.url}: connect a WebSocket to ${PROTOBUF_WS_PATH}, or GET /stats` });
-  });
-  const wss = new WebSocketServer({ server: http, path: PROTOBUF_WS_PATH, perMessageDeflate: false });
-  wss.on("connection", (ws) => {
-    ws.on("error", () => undefined);
+  return startWsApp(options, { path: PROTOBUF_WS_PATH, stats }, (ws) => {
     ws.on("message", (data: RawData, isBinary: boolean) => {
       if (!isBinary) return void counters.textFrames++;
       let order: { id?: string; symbol?: string; qty?: number; side?: number };
@@ -61,16 +53,4 @@ export async function startProtobufWs(options: TestAppOptions = {}): Promise<Tes
       ws.send(fill);
     });
   });
-  const actualPort = await listenHttp(http, port, host);
-  return {
-    port: actualPort,
-    url: `ws://${hostPort(host, actualPort)}${PROTOBUF_WS_PATH}`,
-    httpUrl: `http://${hostPort(host, actualPort)}`,
-    stats,
-    async close() {
-      for (const ws of wss.clients) ws.terminate();
-      await new Promise<void>((resolve) => wss.close(() => resolve()));
-      await closeHttp(http);
-    },
-  };
 }
