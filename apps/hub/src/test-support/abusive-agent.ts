@@ -9,11 +9,15 @@ import { testFrame } from "./fixtures";
  * - `maximal`: valid histograms as costly as the format allows (a count in every bucket, each one
  *   random, so deflate cannot shrink them): each is inflated and walked in full; 7 per frame, just
  *   under the hub's default HUB_MAX_FRAME_HISTOGRAM_BYTES;
+ * - `dense`: valid histograms as costly to decode per byte as the format allows (a count of 1 in
+ *   every bucket deflates to ~1.6 kB yet is walked bucket by bucket, ~25× the decoding per byte of
+ *   `maximal`); 64 per frame. An agent sending these overdraws its decoding budget long before its
+ *   byte budget whatever the CPU, where `maximal` frames overdraw either first depending on the CPU;
  * - `bomb`: a histogram as long as one may be that inflates ~1000-fold (zeros), in a frame otherwise valid;
  * - `oversize`: one 7 MB decompression bomb (~7 GB inflated), the frame the hardening round sent;
  * - `malformed`: a histogram that is not HdrHistogram's encoding at all.
  */
-export type AbuseKind = "maximal" | "bomb" | "oversize" | "malformed";
+export type AbuseKind = "maximal" | "dense" | "bomb" | "oversize" | "malformed";
 
 /** The V2 compressed envelope around `deflated` (cookie and length), as base64. */
 function envelope(deflated: Buffer): string {
@@ -32,6 +36,16 @@ export function maximalHistogram(): string {
   for (let v = 1; v < 3_600_000_000; v = Math.max(v + 1, Math.floor(v * (1 + 1 / 4096)))) h.recordValueWithCount(v, 1 + Math.floor(Math.random() * 2 ** 30));
   maximal = encodeHistogram(h);
   return maximal;
+}
+
+let dense: string | undefined;
+/** A valid encoded histogram with a count of 1 in each of its ~22,500 buckets (built once, ~1.6 kB). */
+export function denseHistogram(): string {
+  if (dense) return dense;
+  const h = createHistogram(32);
+  for (let v = 1; v < 3_600_000_000; v = Math.max(v + 1, Math.floor(v * (1 + 1 / 4096)))) h.recordValueWithCount(v, 1);
+  dense = encodeHistogram(h);
+  return dense;
 }
 
 let bomb: string | undefined;
@@ -59,6 +73,7 @@ export function abusiveFrame(ids: { runId: string; shardId: string; agentId: str
   const frame = testFrame(ids, seq, [5]);
   const histograms: Record<string, string> = { ...frame.histograms };
   if (kind === "maximal") for (let i = 0; i < 7; i++) histograms[`message.latency.k${i}`] = maximalHistogram();
+  else if (kind === "dense") for (let i = 0; i < 64; i++) histograms[`message.latency.d${i}`] = denseHistogram();
   else if (kind === "bomb") histograms["message.latency.bomb"] = bombHistogram();
   else if (kind === "oversize") histograms["message.latency.bomb"] = oversizeHistogram();
   else histograms["message.latency.bad"] = Buffer.from("not an HdrHistogram at all, just text").toString("base64");
