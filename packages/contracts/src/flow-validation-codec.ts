@@ -6,8 +6,8 @@ import type { Protocol } from "./target";
 type Path = (string | number)[];
 type Issue = (path: Path, message: string) => void;
 
-/** Protocols whose drivers carry bytes: binary WebSocket frames, Socket.IO binary attachments. */
-const BINARY_PROTOCOLS: readonly Protocol[] = ["ws", "socketio"];
+/** Protocols whose drivers carry bytes: binary WebSocket frames, Socket.IO binary attachments, MQTT payloads. */
+const BINARY_PROTOCOLS: readonly Protocol[] = ["ws", "socketio", "mqtt"];
 
 const WHOLE = /^\{\{\s*([^{}]*?)\s*\}\}$/;
 /** Variables that render as text: never the whole of a number field. */
@@ -73,7 +73,7 @@ export function checkFlowCodecs(flow: Flow & { codec?: BodyCodec }, protocol: Pr
   const protocolFits = (codec: BodyCodec | undefined, binary: boolean, at: Path) => {
     if ((isBinaryCodec(codec) || binary) && !BINARY_PROTOCOLS.includes(protocol)) {
       const what = binary ? "a binary body" : `codec ${typeof codec === "object" ? "protobuf" : codec}`;
-      issue(at, `${protocol} carries text only, so ${what} cannot be sent: use json or text bodies (binary bodies travel over ws and socketio)`);
+      issue(at, `${protocol} carries text only, so ${what} cannot be sent: use json or text bodies (binary bodies travel over ws, socketio and mqtt)`);
     }
   };
   if (flowCodec !== undefined) {

@@ -5,9 +5,11 @@ import { userConditionSchema, userStepPosition, type Flow, type FlowData, type F
 import { flowAbsoluteUrls, literalHost } from "./flow-hosts";
 import { templateNames, templateStrings } from "./flow-template";
 import { checkFlowCodecs } from "./flow-validation-codec";
+import { checkMqttFlow } from "./flow-validation-mqtt";
 import { checkSocketclusterFlow } from "./flow-validation-socketcluster";
 import { checkStompFlow } from "./flow-validation-stomp";
 import { parseJsonPath } from "./json-path";
+import { defaultConnectionName, stepConnectionName, userConnections } from "./user-connections";
 import { SOCKETIO_V2_RESERVED_EVENTS, socketioV2ReservedProblem, type Protocol, type Target } from "./target";
 
 type Ctx = z.RefinementCtx;
@@ -17,7 +19,7 @@ const SOCKETIO_V2_RESERVED = SOCKETIO_V2_RESERVED_EVENTS;
 /** Socket.IO 3 and 4 reserve fewer, and refuse them on emit. */
 const SOCKETIO_RESERVED = new Set(["connect", "connect_error", "disconnect", "disconnecting", "newListener", "removeListener"]);
 
-const EVENT_PROTOCOLS: readonly Protocol[] = ["socketio", "socketcluster", "stomp"];
+const EVENT_PROTOCOLS: readonly Protocol[] = ["socketio", "socketcluster", "stomp", "mqtt"];
 const REQUEST_PROTOCOLS: readonly Protocol[] = ["sse", "long-polling", "short-polling", "http"];
 const ACK_PROTOCOLS: readonly Protocol[] = ["socketio", "socketcluster"];
 
@@ -59,10 +61,8 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
       });
     }
   }
-  const protocol = plan.target.protocol;
-  // The mqtt driver speaks Volley's own echo and room messages; a flow's topics, QoS per message and matching are not built yet.
-  if (protocol === "mqtt")
-    return issue([], "flows over mqtt are not supported yet: remove flow and use target.mqtt's topic or roomTopic with an echo, broadcast or groups scenario");
+  // Not const: a user's step is checked against the protocol of the connection it uses (user-connections.ts).
+  let protocol = plan.target.protocol;
   const columns = dataColumns(flow, plan, issue);
   const made = new Set<string>();
   const templates = (value: unknown, path: Path, allowMsg: boolean) => {
@@ -94,13 +94,16 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
     if (value === undefined) return;
     if (value.includes("{{")) {
       // An incoming destination is subscribed when the connection opens: no msg.*, and only where the driver subscribes by name.
-      if (incoming && protocol !== "stomp")
-        issue(path, `only STOMP destinations may be templates where messages arrive (this target is ${protocol}): name the event as the server sends it`);
+      if (incoming && protocol !== "stomp" && protocol !== "mqtt")
+        issue(
+          path,
+          `only STOMP destinations and MQTT topics may be templates where messages arrive (this target is ${protocol}): name the event as the server sends it`,
+        );
       templates(value, path, !incoming && path[0] === "messages");
     }
     if (incoming && protocol === "sse") return;
     if (!EVENT_PROTOCOLS.includes(protocol)) {
-      issue(path, `protocol ${protocol} has no events or destinations: remove event (Socket.IO, SocketCluster and STOMP use it)`);
+      issue(path, `protocol ${protocol} has no events or destinations: remove event (Socket.IO, SocketCluster, STOMP and MQTT use it)`);
       return;
     }
     if (protocol === "stomp" && !value.startsWith("/")) issue(path, `a STOMP destination starts with /, like /topic/chat`);
@@ -116,8 +119,9 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
         );
     }
   };
-  const body = (step: { json?: unknown; text?: string; args?: unknown[]; headers?: unknown }, path: Path) => {
+  const body = (step: { json?: unknown; text?: string; args?: unknown[]; headers?: unknown; qos?: number }, path: Path) => {
     if (step.json !== undefined && step.text !== undefined) issue([...path, "text"], "give json or text, not both");
+    if (step.qos !== undefined && protocol !== "mqtt") issue([...path, "qos"], `qos is MQTT's (this target is ${protocol}): remove it`);
     if (step.args !== undefined && protocol !== "socketio")
       issue([...path, "args"], `only Socket.IO events take several arguments (this target is ${protocol}): put them in json`);
     if (step.headers !== undefined && protocol !== "stomp")
@@ -190,9 +194,12 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
       }
     }
   };
+  const links = userConnections({ target: plan.target, flow });
+  const linkDefault = defaultConnectionName(flow.steps ?? []);
   const userSteps = (steps: readonly UserStep[], at: Path, where: string): void =>
     steps.forEach((step, i) => {
       const here: Path = [...at, i];
+      protocol = links.get(stepConnectionName(step, linkDefault) ?? "")?.protocol ?? plan.target.protocol;
       const position = userStepPosition(where, i);
       if ("request" in step) {
         templates({ url: step.request.url, headers: step.request.headers, json: step.request.json, body: step.request.body }, [...here, "request"], false);
@@ -201,7 +208,7 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
         addCaptures(step.request.capture, made);
       } else if ("connect" in step) {
         userConnected = true;
-        templates({ headers: step.connect.headers, query: step.connect.query, auth: step.connect.auth }, [...here, "connect"], false);
+        templates({ url: step.connect.url, headers: step.connect.headers, query: step.connect.query, auth: step.connect.auth }, [...here, "connect"], false);
         if (step.connect.auth !== undefined && protocol !== "socketio")
           issue([...here, "connect", "auth"], `auth is Socket.IO's handshake payload (this target is ${protocol}): use headers or query`);
       } else if ("send" in step || "waitFor" in step) {
@@ -283,8 +290,10 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
       } else if (!userConnected) issue(here, "disconnect closes the connection: it needs a connect step before it");
     });
   if (flow.steps) userSteps(flow.steps, ["steps"], "");
+  protocol = plan.target.protocol;
   if (protocol === "socketcluster") checkSocketclusterFlow(flow, issue);
   if (protocol === "stomp") checkStompFlow(flow, issue);
+  if (protocol === "mqtt") checkMqttFlow(flow, issue);
   checkFlowCodecs(flow, protocol, issue);
   flow.push?.forEach((p, i) => {
     event(p.event, ["push", i, "event"], true);

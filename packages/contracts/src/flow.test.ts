@@ -179,7 +179,7 @@ describe("STOMP flows", () => {
     expect(p).toContainEqual(expect.stringMatching(/^flow\.messages\.0\.event: unknown variable \{\{ msg\.sek \}\}/));
     expect(p).toContainEqual(expect.stringMatching(/^flow\.messages\.0\.reply\.event: \{\{ msg\.seq \}\} only exists in flow\.messages/));
     const io = problems(withFlow({ messages: [{ event: "chat", json: {}, reply: { event: "reply-{{ conn.index }}" } }] }));
-    expect(io).toContainEqual(expect.stringMatching(/^flow\.messages\.0\.reply\.event: only STOMP destinations may be templates/));
+    expect(io).toContainEqual(expect.stringMatching(/^flow\.messages\.0\.reply\.event: only STOMP destinations and MQTT topics may be templates/));
   });
 });
 

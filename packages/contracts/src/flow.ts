@@ -3,7 +3,7 @@ import { durationSchema } from "./duration";
 import { binaryLiteralSchema, bodyCodecSchema } from "./flow-codec";
 import { jsonTemplate } from "./json-template";
 import { reconnectSchema } from "./reconnect";
-import { MAX_HTTP_BODY_LENGTH, MAX_NAME_LENGTH, MAX_SECRET_LENGTH, MAX_URL_LENGTH } from "./target";
+import { MAX_HTTP_BODY_LENGTH, MAX_NAME_LENGTH, MAX_SECRET_LENGTH, MAX_URL_LENGTH, protocolSchema } from "./target";
 
 /**
  * The plan's `flow`: how to talk to the user's real application instead of an echo of Volley's own
@@ -67,7 +67,7 @@ export type HttpRequest = z.output<typeof httpRequestSchema>;
 
 /** What one message carries; which fields apply depends on the protocol (flow-validation.ts). */
 const outgoing = {
-  /** Socket.IO and SocketCluster: the event; STOMP: the destination. */
+  /** Socket.IO and SocketCluster: the event; STOMP: the destination; MQTT: the topic published to (absent: target.mqtt.topic). */
   event: text(MAX_NAME_LENGTH).min(1).optional(),
   /** A JSON body: an object on Socket.IO and SocketCluster, a text frame of JSON elsewhere. */
   json: jsonTemplate.optional(),
@@ -81,6 +81,11 @@ const outgoing = {
   args: z.array(jsonTemplate).max(10).optional(),
   /** STOMP: extra frame headers. */
   headers: headers.optional(),
+  /** MQTT: this message's quality of service (0, 1 or 2); absent: target.mqtt.qos. */
+  qos: z
+    .union([z.literal(0), z.literal(1), z.literal(2)], { error: "use 0 (at most once), 1 (at least once) or 2 (exactly once)" })
+    .optional()
+    .describe("MQTT: this message's quality of service, 0 at most once, 1 at least once, 2 exactly once; absent: target.mqtt.qos."),
 };
 
 export const sendStepSchema = z.strictObject({
@@ -94,7 +99,7 @@ export const sendStepSchema = z.strictObject({
 
 export const waitForStepSchema = z.strictObject({
   name: name.optional(),
-  /** The event (Socket.IO, SocketCluster), destination (STOMP) or SSE event type; absent: any message. */
+  /** The event (Socket.IO, SocketCluster), destination (STOMP), topic filter (MQTT, + and # allowed) or SSE event type; absent: any message. */
   event: text(MAX_NAME_LENGTH).min(1).optional(),
   match: matchSchema.optional(),
   timeout: durationSchema.default("10s"),
@@ -133,6 +138,7 @@ export type SetupStep = z.output<typeof setupStepSchema>;
  */
 export const replySchema = z.strictObject({
   ack: z.boolean().optional(),
+  /** Where the reply arrives: the event, STOMP destination or MQTT topic filter (subscribed when the connection opens). */
   event: text(MAX_NAME_LENGTH).min(1).optional(),
   match: matchSchema.optional(),
 });
@@ -195,14 +201,40 @@ export const thinkSchema = z.union(
 );
 export type Think = z.output<typeof thinkSchema>;
 
-/** A user's connect: as a setup connect, plus what to do when the server drops it. */
-export const userConnectStepSchema = connectStepSchema.extend({ reconnect: reconnectSchema.optional() });
+/** A user's connection by name (user-connections.ts): letters, digits, _ or -. */
+const connectionName = z.string().regex(/^[A-Za-z0-9_-]{1,60}$/, "name the connection with 1 to 60 letters, digits, _ or -, like feed");
+/** Which connection a send, waitFor or disconnect uses; absent: the user's first connect's. */
+const onConnection = connectionName
+  .optional()
+  .describe("The connection this step uses, as its connect step names it (connection: feed); absent: the connection of the user's first connect step.");
+
+/**
+ * A user's connect: as a setup connect, plus what to do when the server drops it, and with
+ * `connection` one of several connections the user holds at once, each on its own protocol and URL.
+ */
+export const userConnectStepSchema = connectStepSchema.extend({
+  reconnect: reconnectSchema.optional(),
+  connection: connectionName
+    .optional()
+    .describe(
+      "Names this connection, so a user holds several (an SSE feed and a WebSocket); steps name it to use it. Absent: the user's first (or only) connection, called main when it has no name.",
+    ),
+  protocol: protocolSchema.optional().describe("This connection's protocol; absent: target.protocol. Its options are the driver's defaults."),
+  url: text(MAX_URL_LENGTH)
+    .min(1)
+    .optional()
+    .describe("Where this connection goes: absolute, or relative to target.url (its scheme then follows the protocol: ws:// or http://); absent: target.url."),
+});
 
 /** A user's send: as a setup send, plus the reply it waits for (timed from the send's intended time, captured from). */
 export const userSendStepSchema = sendStepSchema.extend({
   /** The incoming message that answers this one (event, match); the user waits for it up to `timeout`. */
   reply: replySchema.omit({ ack: true }).optional(),
+  connection: onConnection,
 });
+
+/** A user's waitFor: as a setup waitFor, on the connection it names. */
+export const userWaitForStepSchema = waitForStepSchema.extend({ connection: onConnection });
 
 const conditionValue = z.union([z.string().max(MAX_NAME_LENGTH), z.number(), z.boolean()]);
 
@@ -241,7 +273,7 @@ export const userStepSchema = z.union(
     z.strictObject({ request: httpRequestSchema }),
     z.strictObject({ connect: userConnectStepSchema }),
     z.strictObject({ send: userSendStepSchema }),
-    z.strictObject({ waitFor: waitForStepSchema }),
+    z.strictObject({ waitFor: userWaitForStepSchema }),
     z.strictObject({ think: thinkSchema }),
     z.strictObject({
       loop: z.strictObject({
@@ -282,11 +314,12 @@ export const userStepSchema = z.union(
         return z.array(userStepSchema).max(MAX_USER_STEPS).optional();
       },
     }),
-    z.strictObject({ disconnect: z.literal(true) }),
+    /** true: the user's first connection; { connection }: the one named. */
+    z.strictObject({ disconnect: z.union([z.literal(true), z.strictObject({ connection: connectionName })]) }),
   ],
   {
     error:
-      "a user step is one of { request }, { connect }, { send }, { waitFor }, { think }, { loop: { count | over | while, steps } }, { choice: [{ weight, steps }] }, { if, steps, else } or { disconnect: true }",
+      "a user step is one of { request }, { connect }, { send }, { waitFor }, { think }, { loop: { count | over | while, steps } }, { choice: [{ weight, steps }] }, { if, steps, else } or { disconnect: true } ({ disconnect: { connection: feed } } for a named one)",
   },
 );
 export type UserStep = z.output<typeof userStepSchema>;

@@ -65,17 +65,6 @@ describe("target.mqtt", () => {
     );
   });
 
-  it("refuses a flow over mqtt with what to do instead", () => {
-    const r = validatePlan({
-      name: "t",
-      target: { url: "ws://127.0.0.1:8080/mqtt", protocol: "mqtt" },
-      connections: { count: 1 },
-      scenario: { kind: "echo", message: { rate: 1 }, duration: "1s" },
-      flow: { messages: [{ text: "hi" }] },
-    });
-    expect(problems(r)).toContainEqual(expect.stringMatching(/^flow: flows over mqtt are not supported yet: remove flow/));
-  });
-
   it("is in the plan's JSON schema, so the editor completes it", () => {
     const text = JSON.stringify(planJsonSchema());
     expect(text).toContain('"mqtt"');

@@ -29,6 +29,8 @@ export interface OutMessage {
   args?: unknown[];
   /** STOMP: extra frame headers. */
   headers?: Record<string, string>;
+  /** MQTT: this message's QoS (absent: target.mqtt.qos). */
+  qos?: 0 | 1 | 2;
 }
 
 /** One poll request, rendered (see PollSource). */

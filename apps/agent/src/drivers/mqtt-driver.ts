@@ -3,7 +3,7 @@ import mqtt, { type IClientPublishOptions, type MqttClient, ReasonCodes } from "
 import { WebSocket } from "ws";
 import { ConnectError, type ErrorClass } from "./connect-error";
 import { ConnectionBase } from "./connection-base";
-import type { ConnectOptions, Connection, Driver } from "./driver";
+import type { ConnectOptions, Connection, Driver, OutMessage } from "./driver";
 import { classifyWsError } from "./ws-driver";
 
 /** Error class and detail for a WebSocket that failed or closed before CONNACK. */
@@ -27,13 +27,37 @@ function render(template: string, room: string | undefined): string {
   return compileText(template)(ctx);
 }
 
+/** Whether `topic` is one that `filter` subscribes to: + stands for one level, # for every level below. */
+export function topicMatches(filter: string, topic: string): boolean {
+  const f = filter.split("/");
+  const t = topic.split("/");
+  // Wildcards at the first level never match the broker's own $ topics (MQTT 4.7.2).
+  if (t[0]?.startsWith("$") && (f[0] === "+" || f[0] === "#")) return false;
+  for (let i = 0; i < f.length; i++) {
+    if (f[i] === "#") return true;
+    if (i >= t.length || (f[i] !== "+" && f[i] !== t[i])) return false;
+  }
+  return f.length === t.length;
+}
+
+/** Flows: a subscription's filter as the connection subscribed to it, and the name its messages are reported under. */
+interface Listen {
+  filter: string;
+  name: string;
+}
+
 class MqttConnection extends ConnectionBase {
   private readonly publishOptions: IClientPublishOptions;
   /** QoS 1 and 2: each acknowledgement counted; a refused one fails that message (counted by class at once). */
   private readonly acked: ((err?: Error) => void) | undefined;
+  /** Flows: the same, for a message whose own QoS is 1 or 2. */
+  private readonly onAck: (err?: Error) => void;
   /** Until the engine asks for counts: a retained copy can arrive with the SUBACK, before connect() has resolved. */
   private early: string[] = [];
   private count: (counter: string) => void = (c) => this.early.push(c);
+  /** Flows: messages that came with the SUBACK, before the engine's onEvent. */
+  private earlyEvents: [string, Buffer][] | null = [];
+  private eventCb: (event: string | undefined, data: unknown) => void = (event, data) => this.earlyEvents?.push([event!, data as Buffer]);
 
   constructor(
     private readonly client: MqttClient,
@@ -41,17 +65,21 @@ class MqttConnection extends ConnectionBase {
     clientId: string,
     options: MqttOptions,
     lastError: () => Error | undefined,
+    /** Flows: the subscriptions, in the plan's order (a message goes under the first that matches its topic). */
+    listens: Listen[] | undefined,
   ) {
     super();
     this.publishOptions = { qos: options.qos, retain: options.retain };
-    if (options.qos > 0)
-      this.acked = (err) => {
-        if (!err) this.count(COUNTERS.mqttAcked);
-        else if (!this.closingByUs) this.messageError("protocol", err.message);
-      };
+    const acked = (err?: Error) => {
+      if (!err) this.count(COUNTERS.mqttAcked);
+      else if (!this.closingByUs) this.messageError("protocol", err.message);
+    };
+    this.onAck = acked;
+    if (options.qos > 0) this.acked = acked;
     // Retained copies replayed on SUBSCRIBE were not sent live to this connection: counted apart, never a reply or a delivery.
-    client.on("message", (_topic, payload, packet) => {
+    client.on("message", (topic, payload, packet) => {
       if (packet.retain) this.count(COUNTERS.mqttRetained);
+      else if (listens) this.eventCb(listens.find((l) => topicMatches(l.filter, topic))?.name ?? topic, payload);
       else this.deliver(payload);
     });
     client.on("close", () => {
@@ -75,6 +103,25 @@ class MqttConnection extends ConnectionBase {
     for (const c of this.early.splice(0)) cb(c);
   }
 
+  override onEvent(cb: (event: string | undefined, data: unknown) => void): void {
+    this.eventCb = cb;
+    const early = this.earlyEvents ?? [];
+    this.earlyEvents = null;
+    for (const [event, data] of early) cb(event, data);
+  }
+
+  /**
+   * Flows: PUBLISH to `msg.event` (else the connection's topic) at the message's QoS (else
+   * target.mqtt.qos): a JSON body as its JSON text, text as UTF-8, bytes as they are.
+   */
+  override emit(msg: OutMessage): void {
+    if (this.closingByUs || !this.client.connected) return;
+    const { body } = msg;
+    const payload = Buffer.isBuffer(body) || (typeof body === "string" && !msg.json) ? body : JSON.stringify(body);
+    const qos = msg.qos ?? this.publishOptions.qos!;
+    this.client.publish(msg.event ?? this.topic, payload, { qos, retain: this.publishOptions.retain }, qos > 0 ? this.onAck : undefined);
+  }
+
   send(payload: Buffer | string): void {
     if (this.closingByUs || !this.client.connected) return;
     this.client.publish(this.topic, payload, this.publishOptions, this.acked);
@@ -93,6 +140,9 @@ class MqttConnection extends ConnectionBase {
  * the round trip. Room: SUBSCRIBE to and PUBLISH on mqtt.roomTopic with {{ conn.room }} filled in;
  * the broker hands the sender its own copy too (broadcast's echo). The connection counts as open
  * once the SUBACK grants the subscription. No reconnects: a lost connection is counted, not hidden.
+ * Flows (opts.listen): SUBSCRIBE to the topic filters the flow's replies and waits name instead,
+ * PUBLISH each message to its own topic at its own QoS (emit), and hand every live message to
+ * onEvent under the first filter that matches its topic.
  */
 export const mqttDriver: Driver = {
   protocol: "mqtt",
@@ -101,6 +151,8 @@ export const mqttDriver: Driver = {
     const clientId = render(options.clientId, opts.room);
     const topic =
       opts.room === undefined ? (options.topic === undefined ? `volley/${clientId}` : render(options.topic, undefined)) : render(options.roomTopic, opts.room);
+    // Flows: the topic filters replies and waits arrive on (rendered per connection), reported as the plan spells them.
+    const listens = opts.listen?.map((filter, i) => ({ filter, name: opts.listenNames?.[i] ?? filter }));
     let lastError: Error | undefined;
 
     const client = mqtt.connect(opts.url, {
@@ -140,21 +192,28 @@ export const mqttDriver: Driver = {
         fail(errorClass, detail);
       };
       const onConnect = () => {
-        client.subscribe(topic, { qos: options.qos }, (err, granted) => {
+        // A flow listening on nothing (fire and forget) is open at CONNACK.
+        if (listens?.length === 0) return open();
+        const filters = listens ? [...new Set(listens.map((l) => l.filter))] : [topic];
+        client.subscribe(filters, { qos: options.qos }, (err, granted) => {
           if (settled) return;
           const refused = granted?.find((g) => g.qos >= 0x80);
           if (err || refused)
             return fail(
               "handshake",
-              `SUBSCRIBE to ${topic} refused: ${err?.message ?? `SUBACK reason code ${refused!.qos}`} (check the broker's ACL for this topic)`,
+              `SUBSCRIBE to ${refused?.topic ?? filters.join(", ")} refused: ${err?.message ?? `SUBACK reason code ${refused!.qos}`} (check the broker's ACL for this topic)`,
             );
-          settled = true;
-          clearTimeout(timer);
-          client.off("close", onClose);
-          client.off("error", onError);
-          client.on("error", (e) => (lastError ??= e));
-          resolve(new MqttConnection(client, topic, clientId, options, () => lastError));
+          open();
         });
+      };
+      const open = () => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        client.off("close", onClose);
+        client.off("error", onError);
+        client.on("error", (e) => (lastError ??= e));
+        resolve(new MqttConnection(client, topic, clientId, options, () => lastError, listens));
       };
       const fail = (errorClass: ErrorClass, detail: string) => {
         if (settled) return;

@@ -80,6 +80,7 @@ type Outgoing = {
   codec?: BodyCodec;
   args?: unknown[];
   headers?: Record<string, string>;
+  qos?: 0 | 1 | 2;
 };
 
 /** A message's or send's body rendered and encoded with its codec (m.codec, else `flowCodec`); throws EncodeError. */
@@ -97,6 +98,7 @@ export function compileOutgoing(m: Outgoing, flowCodec: BodyCodec | undefined): 
     const out: OutMessage = { event: event(ctx), body: body(ctx), json };
     if (args) out.args = args.map((a) => a(ctx));
     if (headers) out.headers = Object.fromEntries(headers.map(([k, v]) => [k, v(ctx)]));
+    if (m.qos !== undefined) out.qos = m.qos;
     return out;
   };
 }

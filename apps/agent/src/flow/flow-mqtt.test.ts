@@ -1,0 +1,134 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { COUNTERS, HISTOGRAMS } from "@volley/contracts";
+import { mergeEncoded } from "@volley/metrics";
+import { runFlow as run } from "./flow-test-kit";
+import { total } from "../engine/engine-test-kit";
+import { mosquittoInstalled, startMosquitto } from "../drivers/mosquitto-broker";
+import { startDeviceService } from "./mqtt-device-service";
+
+const closers: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const c of closers.splice(0).reverse()) await c();
+});
+
+async function deviceBroker(delayMs?: number) {
+  const broker = await startMosquitto();
+  closers.push(() => broker.close());
+  const app = await startDeviceService(broker.url, { delayMs });
+  closers.push(() => app.close());
+  return { broker, app };
+}
+
+const ack = "devices/{{ conn.index }}/ack";
+
+describe.skipIf(!mosquittoInstalled)("flows over MQTT against a device service on mosquitto", { timeout: 30_000 }, () => {
+  it("JSON, text, MessagePack and raw bytes, each on its own topic at its own QoS: the service's counts are Volley's", async () => {
+    const { broker, app } = await deviceBroker();
+    const n = 4;
+    const { frames, outcome } = await run({
+      name: "mqtt devices",
+      target: { url: broker.url, protocol: "mqtt", connectTimeout: "5s", mqtt: { qos: 1 } },
+      connections: { count: n, rate: 1000 },
+      scenario: { kind: "echo", duration: "2s", message: { rate: 8, timeout: "5s" } },
+      flow: {
+        messages: [
+          {
+            name: "ping",
+            event: "devices/{{ conn.index }}/cmd",
+            qos: 1,
+            json: { cmd: "ping", ref: "{{ msg.id }}" },
+            reply: { event: ack, match: { path: "$.ref", equals: "{{ msg.id }}" } },
+          },
+          // Text answered in order: the device's next reply on its own topic.
+          { name: "say", event: "devices/{{ conn.index }}/say", qos: 0, text: "hello #{{ msg.seq }}", reply: { event: "devices/{{ conn.index }}/said" } },
+          {
+            name: "bin",
+            event: "devices/{{ conn.index }}/bin",
+            qos: 2,
+            codec: "msgpack",
+            json: { ref: "{{ msg.id }}" },
+            reply: { event: "devices/{{ conn.index }}/bin-ack", match: { path: "$.ref", equals: "{{ msg.id }}" } },
+          },
+          { name: "raw", event: "devices/{{ conn.index }}/raw", binary: { hex: "c0ffee" }, reply: false },
+        ],
+      },
+    });
+    expect(outcome.status).toBe("completed");
+    const s = app.stats;
+    const sent = total(frames, COUNTERS.sent);
+    expect(sent).toBeGreaterThanOrEqual(n * 12);
+    const got = (k: string) => s.received[k] ?? 0;
+    // Every publish reached the service, at the QoS its message asked for.
+    await expect.poll(() => got("cmd") + got("say") + got("bin") + got("raw")).toBe(sent);
+    // raw names no QoS: target.mqtt.qos (1).
+    expect(s.qos).toEqual([got("say"), got("cmd") + got("raw"), got("bin")]);
+    expect(got("cmd") * got("say") * got("bin") * got("raw")).toBeGreaterThan(0);
+    expect(s.malformed).toBe(0);
+    expect([...s.devices].sort()).toEqual(["0", "1", "2", "3"]);
+    // Every reply the service published came back to its device and was matched; nothing else arrived.
+    expect(total(frames, COUNTERS.received)).toBe(sent - got("raw"));
+    expect(total(frames, `events.${ack}`)).toBe(s.replied.ack);
+    expect(total(frames, "events.devices/{{ conn.index }}/said")).toBe(s.replied.said);
+    expect(total(frames, "events.devices/{{ conn.index }}/bin-ack")).toBe(s.replied["bin-ack"]);
+    expect(total(frames, COUNTERS.lost)).toBe(0);
+    expect(total(frames, COUNTERS.unmatched)).toBe(0);
+    // Each QoS 1 and 2 publish was acknowledged by the broker (PUBACK, PUBCOMP).
+    expect(total(frames, COUNTERS.mqttAcked)).toBe(got("cmd") + got("bin") + got("raw"));
+    expect(total(frames, "errors.protocol")).toBe(0);
+    const latency = mergeEncoded(frames.flatMap((f) => f.histograms[HISTOGRAMS.messageLatency] ?? []));
+    expect(latency.totalCount).toBe(sent - got("raw"));
+  });
+
+  it("a slow service: every reply is timed from the message's intended send, the service's delay included", async () => {
+    const delayMs = 150;
+    const { broker, app } = await deviceBroker(delayMs);
+    const { frames, outcome } = await run({
+      name: "mqtt slow",
+      target: { url: broker.url, protocol: "mqtt", connectTimeout: "5s" },
+      connections: { count: 2, rate: 1000 },
+      scenario: { kind: "echo", duration: "1s", message: { rate: 10, timeout: "5s" } },
+      flow: {
+        messages: [
+          {
+            event: "devices/{{ conn.index }}/cmd",
+            json: { cmd: "ping", ref: "{{ msg.id }}" },
+            reply: { event: ack, match: { path: "$.ref", equals: "{{ msg.id }}" } },
+          },
+        ],
+      },
+    });
+    expect(outcome.status).toBe("completed");
+    const sent = total(frames, COUNTERS.sent);
+    expect(app.stats.replied.ack).toBe(sent);
+    expect(total(frames, COUNTERS.received)).toBe(sent);
+    const latency = mergeEncoded(frames.flatMap((f) => f.histograms[HISTOGRAMS.messageLatency] ?? []));
+    expect(latency.totalCount).toBe(sent);
+    expect(latency.minNonZeroValue).toBeGreaterThanOrEqual(delayMs * 1000);
+  });
+
+  it("a reply topic with a wildcard: the service's acks of every device match, reported under the plan's filter", async () => {
+    const { broker, app } = await deviceBroker();
+    const { frames, outcome } = await run({
+      name: "mqtt wildcard",
+      target: { url: broker.url, protocol: "mqtt", connectTimeout: "5s" },
+      connections: { count: 3, rate: 1000 },
+      scenario: { kind: "echo", duration: "1s", message: { rate: 5, timeout: "5s" } },
+      flow: {
+        messages: [
+          {
+            event: "devices/{{ conn.index }}/cmd",
+            json: { cmd: "ping", ref: "{{ msg.id }}" },
+            // Each connection hears every device's acks: matched by id, the others' are unmatched, never a reply.
+            reply: { event: "devices/+/ack", match: { path: "$.ref", equals: "{{ msg.id }}" } },
+          },
+        ],
+      },
+    });
+    expect(outcome.status).toBe("completed");
+    const sent = total(frames, COUNTERS.sent);
+    expect(app.stats.replied.ack).toBe(sent);
+    expect(total(frames, COUNTERS.received)).toBe(sent);
+    expect(total(frames, "events.devices/+/ack")).toBe(sent * 3);
+    expect(total(frames, COUNTERS.lost)).toBe(0);
+  });
+});
