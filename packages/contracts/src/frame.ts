@@ -139,6 +139,7 @@ export const workerHealthSchema = z.object({
   /** The thread's own CPU, percent of one core. */
   cpu: z.number().nonnegative(),
   eventLoopDelayMs: z.object({ p50: z.number().nonnegative(), max: z.number().nonnegative() }),
+  loopBusy: z.number().nonnegative().optional(),
   sendLagMaxMs: z.number().nonnegative(),
   saturated: z.boolean(),
 });
@@ -151,10 +152,16 @@ export const healthSchema = z.object({
    */
   cpu: z.number().nonnegative(),
   eventLoopDelayMs: z.object({ p50: z.number().nonnegative(), max: z.number().nonnegative() }),
+  /**
+   * The event loop's busy share over the interval, percent of wall time (not waiting for I/O or
+   * timers; time the thread was preempted counts as busy). In a closed loop over 90 % means replies
+   * waited for the agent: the interval is flagged saturated. Absent from older agents.
+   */
+  loopBusy: z.number().nonnegative().optional(),
   rssMb: z.number().nonnegative(),
   /** Worst send lag in the interval, ms. */
   sendLagMaxMs: z.number().nonnegative(),
-  /** True when the agent itself was the bottleneck (CPU, event loop or send lag over limits); with threads, when any one was. */
+  /** True when the agent itself was the bottleneck (CPU, event loop, send lag, or a closed loop's busy share over limits); with threads, when any one was. */
   saturated: z.boolean(),
   /**
    * Engine worker threads (AGENT_WORKERS), each one's readings, when the shard ran on more than

@@ -39,6 +39,37 @@ describe("health monitor", () => {
     }
   });
 
+  it("reads the event loop's busy share, which judges a closed loop's interval: held in short slices, its CPU and delay read low", async () => {
+    const m = new HealthMonitor();
+    await new Promise((r) => setTimeout(r, 200));
+    const idle = m.sample({ maxMs: 0, sends: 50, late: 0, closedLoop: true });
+    expect(idle.loopBusy).toBeLessThan(50);
+    expect(idle.saturated).toBe(false);
+
+    // The thread stopped 2 ms at a time (Atomics.wait: no CPU), timers and I/O turning between: a
+    // loop that never waits for anything, as when replies queue for an agent whose core is taken.
+    const cell = new Int32Array(new SharedArrayBuffer(4));
+    const held = async () => {
+      const until = performance.now() + 300;
+      while (performance.now() < until) {
+        Atomics.wait(cell, 0, 0, 2);
+        await new Promise((r) => setImmediate(r));
+      }
+    };
+    await held();
+    const closed = m.sample({ maxMs: 1, sends: 100, late: 0, closedLoop: true });
+    expect(closed.loopBusy).toBeGreaterThan(90);
+    expect(closed.eventLoopDelayMs.p50).toBeLessThan(20);
+    expect(closed.saturated).toBe(true);
+    expect(saturationCauses(closed, { sends: 100, late: 0, closedLoop: true }).join()).toMatch(/^event loop busy \d+(\.\d)?% > 90% in a closed loop/);
+    // An open loop is judged by its schedule instead: sends on time, the same busy loop is not its limit.
+    await held();
+    const open = m.sample({ maxMs: 1, sends: 100, late: 0 });
+    expect(open.loopBusy).toBeGreaterThan(90);
+    expect(saturationCauses(open, { sends: 100, late: 0 }).filter((c) => c.startsWith("event loop busy"))).toEqual([]);
+    m.stop();
+  });
+
   it("says which limits an interval broke, in words", () => {
     const calm = { cpu: 40, eventLoopDelayMs: { p50: 1, max: 30 } };
     expect(saturationCauses(calm, { sends: 100, late: 5 })).toEqual([]);
@@ -49,6 +80,10 @@ describe("health monitor", () => {
       "14% of sends > 10 ms late (14 of 100)",
       "3 slots shed unsent",
     ]);
+    expect(saturationCauses({ ...calm, loopBusy: 96.44 }, { sends: 100, late: 0, closedLoop: true })).toEqual([
+      "event loop busy 96.4% > 90% in a closed loop (replies waited for the agent)",
+    ]);
+    expect(saturationCauses({ ...calm, loopBusy: 85 }, { sends: 100, late: 0, closedLoop: true })).toEqual([]);
   });
 
   it("does not judge a slow interval on a handful of late sends", () => {

@@ -1,3 +1,4 @@
+import { performance } from "node:perf_hooks";
 import type { Health } from "@volley/contracts";
 import { threadCpuClock } from "./thread-cpu";
 
@@ -15,6 +16,11 @@ const RESOLUTION_MS = 10;
  *   max. The count keeps a slow interval from being judged on one sample: at 1 msg/s, the one send
  *   a VM hiccup delays would otherwise be "100 % of sends late".
  * - Any slot shed: the agent fell so far behind that it gave up on sending some messages.
+ * - A closed loop (users send on replies, so there is no schedule to lag behind) whose engine
+ *   thread's event loop was busy over 90 % of the interval: it hardly ever waited for the server,
+ *   so replies waited for it, and the rate is the agent's. Counted in wall time, so it also catches
+ *   an agent starved of its core by other processes (its CPU share reads low while the loop is
+ *   still never idle). A server that is the limit leaves the loop idle waiting for its replies.
  */
 export const SATURATION = {
   cpuPercent: 90,
@@ -23,6 +29,7 @@ export const SATURATION = {
   sendLagMs: 10,
   lateSendShare: 0.1,
   lateSendMin: 5,
+  closedLoopBusyPercent: 90,
 } as const;
 
 export interface SendLagSample {
@@ -34,6 +41,8 @@ export interface SendLagSample {
   late: number;
   /** Slots shed in the period (too late to send at all). */
   shed?: number;
+  /** The sends were a closed loop's (each on a reply): judged by the event loop's busy share, as send lag cannot show it. */
+  closedLoop?: boolean;
 }
 
 /**
@@ -54,6 +63,8 @@ export class HealthMonitor {
   private lastCpu = this.cpuUs();
   private lastAt = performance.now();
   private lastRss = 0;
+  /** This thread's own event loop (a worker's is its own). */
+  private lastElu = performance.eventLoopUtilization();
 
   constructor() {
     this.ticker = setInterval(() => this.tick(), RESOLUTION_MS);
@@ -73,6 +84,9 @@ export class HealthMonitor {
     const cpuPercent = ((cpuNow - this.lastCpu) / 1000 / elapsedMs) * 100;
     this.lastCpu = cpuNow;
     this.lastAt = now;
+    const elu = performance.eventLoopUtilization();
+    const loopBusy = performance.eventLoopUtilization(elu, this.lastElu).utilization * 100;
+    this.lastElu = elu;
 
     // A block still in progress shows as the time since the last tick.
     const lags = [...this.lags, Math.max(0, now - this.lastTick - RESOLUTION_MS)].sort((a, b) => a - b);
@@ -80,11 +94,12 @@ export class HealthMonitor {
     const p50 = lags[Math.floor((lags.length - 1) / 2)] ?? 0;
     const max = lags[lags.length - 1] ?? 0;
 
-    const saturated = saturationCauses({ cpu: cpuPercent, eventLoopDelayMs: { p50, max } }, sendLag).length > 0;
+    const saturated = saturationCauses({ cpu: cpuPercent, eventLoopDelayMs: { p50, max }, loopBusy }, sendLag).length > 0;
 
     return {
       cpu: round(cpuPercent),
       eventLoopDelayMs: { p50: round(p50), max: round(max) },
+      loopBusy: round(Number.isFinite(loopBusy) ? loopBusy : 0),
       rssMb: round(this.rss() / 1_048_576),
       sendLagMaxMs: round(Math.max(0, sendLag.maxMs)),
       saturated,
@@ -116,7 +131,10 @@ const r1 = (n: number) => Math.round(n * 10) / 10;
  * unsent"): why the agent, not the target, was the bottleneck. Empty when none did: the one
  * definition of a saturated interval (HealthMonitor flags with it, a sweep step says why with it).
  */
-export function saturationCauses(health: Pick<Health, "cpu" | "eventLoopDelayMs">, sendLag: Pick<SendLagSample, "sends" | "late" | "shed">): string[] {
+export function saturationCauses(
+  health: Pick<Health, "cpu" | "eventLoopDelayMs" | "loopBusy">,
+  sendLag: Pick<SendLagSample, "sends" | "late" | "shed" | "closedLoop">,
+): string[] {
   const causes: string[] = [];
   if (health.cpu > SATURATION.cpuPercent) causes.push(`CPU ${r1(health.cpu)}% > ${SATURATION.cpuPercent}%`);
   if (health.eventLoopDelayMs.p50 > SATURATION.eventLoopP50Ms)
@@ -127,5 +145,7 @@ export function saturationCauses(health: Pick<Health, "cpu" | "eventLoopDelayMs"
   if (sendLag.late >= SATURATION.lateSendMin && lateShare > SATURATION.lateSendShare)
     causes.push(`${Math.round(lateShare * 100)}% of sends > ${SATURATION.sendLagMs} ms late (${sendLag.late} of ${sendLag.sends})`);
   if ((sendLag.shed ?? 0) > 0) causes.push(`${sendLag.shed} slot${sendLag.shed === 1 ? "" : "s"} shed unsent`);
+  if (sendLag.closedLoop && (health.loopBusy ?? 0) > SATURATION.closedLoopBusyPercent)
+    causes.push(`event loop busy ${r1(health.loopBusy!)}% > ${SATURATION.closedLoopBusyPercent}% in a closed loop (replies waited for the agent)`);
   return causes;
 }

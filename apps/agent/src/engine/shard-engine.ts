@@ -193,6 +193,7 @@ export class ShardEngine {
       const host = { isOpen: this.isOpen, send: this.sendReady, awaits: (id: number, seq: number) => this.accounting.awaits(id, seq), turn: this.turn };
       this.closed = new ClosedLoop(host, durationMs(s.thinkTime) * 1000, minGapUs, durationMs(msg.timeout) * 1000);
       this.accounting.closedLoop();
+      this.frames.closedLoop = true;
     }
     this.reconnect = plan.connections.reconnect;
     const program = compileFlow(plan);

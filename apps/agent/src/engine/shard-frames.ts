@@ -7,6 +7,8 @@ import type { EngineFrame, RunShardOptions } from "./types";
 
 const S = 1_000_000;
 const LATE_US = SATURATION.sendLagMs * 1000;
+/** A closed loop's interval is judged by its event loop's busy share only with at least this much of it sending. */
+const CLOSED_LOOP_JUDGED_US = 250_000;
 
 /** What a frame needs of its shard at the instant it is cut. */
 export interface FrameState {
@@ -34,6 +36,11 @@ export class ShardFrames {
   private intervalSends = 0;
   private lateSends = 0;
   private intervalShed = 0;
+  /**
+   * The shard's sends are a closed loop's (each user sends on its reply): no schedule for send lag
+   * to fall behind, so its intervals are judged saturated by the event loop's busy share as well.
+   */
+  closedLoop = false;
   private readonly health = new HealthMonitor();
   /** Frames cut but not yet handed over (histograms still being encoded), oldest first. */
   private readonly pending: { frame: EngineFrame; toEncode: [string, Histogram][] }[] = [];
@@ -98,7 +105,12 @@ export class ShardFrames {
     const body = { counters: cut.counters, histograms };
     if (!deferred) for (const [k, h] of cut.histograms) histograms[k] = this.encode(h);
     const stage = this.stages && this.startUs < state.endUs ? this.stages.plan.stageAt(fromUs) : undefined;
-    const sendLag = { maxMs: this.lagMaxUs / 1000, sends: this.intervalSends, late: this.lateSends, shed: this.intervalShed };
+    const durationMs = partialEndUs === undefined ? 1000 : Math.max(0.001, (toUs - fromUs) / 1000);
+    // A sweep sends only in its steps' holds; any other run from the start instant to its end.
+    const activeUs = this.sweep ? this.sweep.activeUs(fromUs, toUs) : overlapUs(fromUs, toUs, 0, state.endUs - this.t0);
+    // The drain after a closed loop's last send (replies, closes, the final frame's encoding) says nothing of who limited its rate.
+    const closedLoop = this.closedLoop && activeUs >= CLOSED_LOOP_JUDGED_US;
+    const sendLag = { maxMs: this.lagMaxUs / 1000, sends: this.intervalSends, late: this.lateSends, shed: this.intervalShed, closedLoop };
     const health = this.health.sample(sendLag);
     // A sweep step is judged knowing whether the agent itself was the bottleneck, and why.
     const step = this.sweep?.stepOf(fromUs, body, partialEndUs !== undefined, {
@@ -106,9 +118,6 @@ export class ShardFrames {
       causes: health.saturated ? saturationCauses(health, sendLag) : [],
     });
     this.lagMaxUs = this.intervalSends = this.lateSends = this.intervalShed = 0;
-    const durationMs = partialEndUs === undefined ? 1000 : Math.max(0.001, (toUs - fromUs) / 1000);
-    // A sweep sends only in its steps' holds; any other run from the start instant to its end.
-    const activeUs = this.sweep ? this.sweep.activeUs(fromUs, toUs) : overlapUs(fromUs, toUs, 0, state.endUs - this.t0);
     const index = this.index++;
     const frame: EngineFrame = {
       index,
