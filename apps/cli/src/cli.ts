@@ -80,6 +80,7 @@ export async function runCli(args: readonly string[], io: CliIo): Promise<ExitCo
     .description("a HAR saved from the browser's DevTools (Network panel, Preserve log, with WebSocket messages)")
     .argument("<file>", "HAR file")
     .option("--target <url>", "point the plan at this server instead of the recorded one")
+    .option("--origin <recorded=new>", "send the requests recorded on another origin (a login service) to this origin instead (repeatable)", collect)
     .action(async (file: string, opts: ImportOptions) => {
       code = await importCommand("har", file, opts, io);
     });

@@ -1,4 +1,4 @@
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
@@ -18,6 +18,21 @@ describe("volley import (the bin, as a process)", () => {
     expect(plan.flow?.messages?.[0]).toMatchObject({ event: "chat", reply: { event: "message", match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } } });
     expect(r.stderr).toMatch(/^Check before running:\n {2}- /);
     expect(r.stderr).toContain("the schedule is a small default");
+  });
+
+  it("har: --origin moves a login recorded on another origin; a malformed one is refused naming the form", async () => {
+    const har = path.join(FIXTURES, "ws-shop-sso.har");
+    const recorded = (JSON.parse(readFileSync(har, "utf8")) as { log: { entries: { request: { method: string; url: string } }[] } }).log.entries.find(
+      (e) => e.request.method === "POST",
+    )!.request.url;
+    const r = await runBin(["import", "har", har, "--target", "ws://127.0.0.1:9004", "--origin", `${new URL(recorded).origin}=http://127.0.0.1:9005`]);
+    expect(r.code, r.stderr).toBe(0);
+    const plan = planSchema.parse(parse(r.stdout));
+    expect(plan.flow?.setup[0]).toMatchObject({ request: { url: "http://127.0.0.1:9005/api/login", capture: { token: "$.token" } } });
+    expect(plan.target.url).toBe("ws://127.0.0.1:9004/shop");
+    const bad = await runBin(["import", "har", har, "--origin", "auth.example.com"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^error: --origin auth\.example\.com: write it as recorded=new, each an http\(s\) origin/);
   });
 
   it("artillery: reads --payload files by the name the script gives them", async () => {

@@ -8,6 +8,24 @@ export interface ImportOptions {
   payload?: string[];
   /** Point the plan at this server instead of the recorded one. */
   target?: string;
+  /** HAR requests on another origin: recorded=new, repeatable. */
+  origin?: string[];
+}
+
+/** `--origin http://auth.example.com=http://127.0.0.1:8081` pairs, each side an http(s) origin. */
+function parseOrigins(specs: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const spec of specs) {
+    const eq = spec.indexOf("=");
+    const [from, to] = eq <= 0 ? [undefined, undefined] : [spec.slice(0, eq), spec.slice(eq + 1)];
+    const origin = (u: string | undefined) => (u !== undefined && URL.canParse(u) && /^https?:$/.test(new URL(u).protocol) ? new URL(u).origin : undefined);
+    if (origin(from) === undefined || origin(to) === undefined)
+      throw new UsageError(
+        `--origin ${spec}: write it as recorded=new, each an http(s) origin, like --origin https://auth.example.com=http://127.0.0.1:8081 (the recorded one as the import's notes name it)`,
+      );
+    out[origin(from)!] = origin(to)!;
+  }
+  return out;
 }
 
 async function readText(file: string, what: string): Promise<string> {
@@ -40,7 +58,11 @@ export async function importCommand(format: "har" | "artillery", file: string, o
       throw new UsageError(`--payload ${spec}: write it as name=path, like --payload users.csv=./data/users.csv (name as config.payload.path gives it)`);
     files[spec.slice(0, eq)] = await readText(spec.slice(eq + 1), "payload file");
   }
-  const options = { ...(opts.target !== undefined ? { targetUrl: opts.target } : {}), name: `Imported from ${path.basename(file)}` };
+  const options = {
+    ...(opts.target !== undefined ? { targetUrl: opts.target } : {}),
+    ...(opts.origin !== undefined ? { origins: parseOrigins(opts.origin) } : {}),
+    name: `Imported from ${path.basename(file)}`,
+  };
   let result: ImportResult;
   try {
     result = format === "har" ? importHar(text, options) : importArtillery(text, { ...options, files });

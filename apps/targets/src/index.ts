@@ -47,7 +47,7 @@ export {
 } from "./apps/longpoll-chat";
 export { startTodoApi, TODO_API_PATHS, type TodoApiStats, type Todo } from "./apps/todo-api";
 export { startHelloHttp, HELLO_HTTP_BODY, type HelloHttpStats } from "./apps/hello-http";
-export { startWsShop, WS_SHOP_PATHS, type WsShopStats } from "./apps/ws-shop";
+export { startWsShop, WS_SHOP_PATHS, type WsShop, type WsShopStats } from "./apps/ws-shop";
 export { startMsgpackWs, MSGPACK_WS_PATH, type MsgpackWsStats } from "./apps/msgpack-ws";
 export { startProtobufWs, PROTOBUF_WS_PATH, TRADE_PROTO, type ProtobufWsStats } from "./apps/protobuf-ws";
 export { startSocketioMsgpack, type SocketioMsgpackStats } from "./apps/socketio-msgpack";

@@ -96,6 +96,14 @@ export const importPlanBodySchema = z.strictObject({
     .optional(),
   /** Point the plan at this server instead of the recorded one (its origin; its path when it has one). */
   targetUrl: z.url({ protocol: /^(wss?|https?)$/, error: "must be an absolute ws://, wss://, http:// or https:// URL" }).optional(),
+  /** HAR requests recorded on another origin than the socket (a login service): recorded origin → the origin to send them to. */
+  origins: z
+    .record(
+      z.url({ protocol: /^https?$/, error: "each key must be a recorded http:// or https:// origin, as the import's notes name it" }),
+      z.url({ protocol: /^https?$/, error: "must be an http:// or https:// origin to send the recorded requests to" }),
+    )
+    .refine((o) => Object.keys(o).length <= 20, "at most 20 origins")
+    .optional(),
 });
 export type ImportPlanBody = z.infer<typeof importPlanBodySchema>;
 

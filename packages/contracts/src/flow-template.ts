@@ -10,6 +10,7 @@
  * - `msg.id`: a message's correlation id, unique in the run (messages and users' sends); put it
  *   where the server copies it back (a field of your JSON, a header) and match the reply on it
  * - `msg.seq`: the connection's (or user's) message counter, 0, 1, 2… (messages and users' sends)
+ * - `msg.number`: the same counted from 1 (1, 2, 3…), as an app numbers what a user sends
  * - `data.<column>`: the connection's row of flow.data
  * - `vars.<name>`: a value captured by an earlier step; `vars.<name>.<field>…` reads into a
  *   captured object (`vars.order.id`, `vars.items.0.sku`)
@@ -25,7 +26,7 @@
 
 const HOLE = /\{\{\s*([^{}]*?)\s*\}\}/g;
 const NAME =
-  /^(conn\.index|conn\.room|msg\.id|msg\.seq|random\.int|random\.uuid|random\.hex|time\.ms|data\.[A-Za-z_][\w-]*|vars\.[A-Za-z_][\w-]*(?:\.[\w-]+)*)$/;
+  /^(conn\.index|conn\.room|msg\.id|msg\.seq|msg\.number|random\.int|random\.uuid|random\.hex|time\.ms|data\.[A-Za-z_][\w-]*|vars\.[A-Za-z_][\w-]*(?:\.[\w-]+)*)$/;
 /** The generator forms: random.int(1, 150), random.float(0.5, 2), random.pick(red, green, blue). */
 const CALL = /^random\.(int|float|pick)\(\s*([^()]*?)\s*\)$/;
 
@@ -88,6 +89,8 @@ function getter(name: string): Getter {
       return (c) => c.msgId;
     case "msg.seq":
       return (c) => c.msgSeq;
+    case "msg.number":
+      return (c) => c.msgSeq + 1;
     case "random.int":
       return () => Math.floor(Math.random() * 2 ** 31);
     case "random.uuid":
@@ -122,7 +125,7 @@ export function templateNames(text: string): { names: string[]; problems: string
     } else if (NAME.test(name)) names.push(name);
     else
       problems.push(
-        `unknown variable {{ ${name} }}: use conn.index, conn.room, msg.id, msg.seq, data.<column>, vars.<capture> (or vars.<capture>.<field>), random.int, random.int(min, max), random.float(min, max), random.pick(a, b), random.uuid, random.hex or time.ms`,
+        `unknown variable {{ ${name} }}: use conn.index, conn.room, msg.id, msg.seq, msg.number, data.<column>, vars.<capture> (or vars.<capture>.<field>), random.int, random.int(min, max), random.float(min, max), random.pick(a, b), random.uuid, random.hex or time.ms`,
       );
   }
   const stray = text.replace(HOLE, "");

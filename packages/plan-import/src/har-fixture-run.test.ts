@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { COUNTERS, planSchema } from "@volley/contracts";
 import { runShard, type EngineFrame } from "@volley/agent";
-import { startJsonRpcWs, startMsgpackWs, startSocketioChat, type TestApp } from "@volley/targets";
+import { startJsonRpcWs, startMsgpackWs, startSocketioChat, startWsShop, type TestApp } from "@volley/targets";
 import { importHar } from "./import-har";
 
 /**
@@ -51,7 +51,7 @@ describe("the recorded chat HAR, imported and run", { timeout: 30_000 }, () => {
     // Only the origin is given: the recorded path (/rpc) is kept.
     const { plan } = importHar(fixture("jsonrpc-ws.har"), { targetUrl: app.httpUrl, connections: 3, rate: 5, duration: "2s" });
     expect(plan.flow?.messages?.[0]).toMatchObject({
-      json: { id: "{{ msg.id }}", method: "echo", params: { text: "ping {{ msg.seq }}" } },
+      json: { id: "{{ msg.id }}", method: "echo", params: { text: "ping {{ msg.number }}" } },
       reply: { match: { path: "$.id", equals: "{{ msg.id }}" } },
     });
     const frames: EngineFrame[] = [];
@@ -80,5 +80,26 @@ describe("the recorded chat HAR, imported and run", { timeout: 30_000 }, () => {
     expect(total(frames, COUNTERS.received)).toBe(sent);
     expect(total(frames, COUNTERS.lost)).toBe(0);
     expect(total(frames, COUNTERS.unmatched)).toBe(0);
+  });
+
+  it("a login on another origin than the socket: each connection logs in there and connects with its own token, the recorded one never sent", async () => {
+    const app = await startWsShop({ loginPort: 0 });
+    apps.push(app);
+    const har = fixture("ws-shop-sso.har") as { log: { entries: { request: { method: string; url: string } }[] } };
+    const login = har.log.entries.find((e) => e.request.method === "POST")!.request.url;
+    const recordedToken = har.log.entries.find((e) => e.request.url.startsWith("ws"))!.request.url.split("token=")[1]!;
+    const { plan, notes } = importHar(har, { targetUrl: app.url, origins: { [new URL(login).origin]: app.loginUrl }, connections: 3, rate: 5, duration: "2s" });
+    expect(JSON.stringify(plan)).not.toContain(recordedToken);
+    expect(plan.flow?.setup?.[0]).toMatchObject({ request: { method: "POST", url: `${app.loginUrl}/api/login`, capture: { token: "$.token" } } });
+    expect(notes.join("\n")).toContain(`is on another origin than the socket`);
+    const frames: EngineFrame[] = [];
+    const outcome = await runShard(planSchema.parse(plan), { startAt: Date.now() + 20, onFrame: (f) => frames.push(f) });
+    expect(outcome.status, outcome.error).toBe("completed");
+    const sent = total(frames, COUNTERS.sent);
+    expect(sent).toBeGreaterThanOrEqual(3 * 9);
+    // One login per connection at the auth service, each socket admitted with the token it got there.
+    expect(app.stats()).toEqual({ logins: 3, badTokens: 0, connections: 3, ordersCreated: sent, ordersCancelled: 0, errors: 0, drops: 0 });
+    expect(total(frames, COUNTERS.received)).toBe(sent);
+    expect(total(frames, COUNTERS.lost)).toBe(0);
   });
 });

@@ -55,7 +55,7 @@ describe("importHar: the committed Chromium recording of the Socket.IO chat", ()
       {
         name: "chat",
         event: "chat",
-        json: { room: "lobby", text: "hello #{{ msg.seq }}", clientMsgId: "{{ msg.id }}" },
+        json: { room: "lobby", text: "hello #{{ msg.number }}", clientMsgId: "{{ msg.id }}" },
         reply: { event: "message", match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } },
       },
     ]);
@@ -122,7 +122,7 @@ describe("importHar: raw WebSocket", () => {
     expect(notes.join("\n")).toMatch(/received but not awaited by the plan: tick/);
   });
 
-  it("without an echoed id the reply is the next message in order; counters become msg.seq", () => {
+  it("without an echoed id the reply is the next message in order; counters become msg.number when the recording counts from 1", () => {
     const { plan, notes } = importHar(
       har(
         wsEntry("ws://127.0.0.1:9001/echo", [
@@ -135,8 +135,31 @@ describe("importHar: raw WebSocket", () => {
       ),
     );
     valid(plan);
-    expect(plan.flow!.messages).toEqual([{ name: "message", json: { n: "{{ msg.seq }}", text: "ping" }, reply: {} }]);
+    expect(plan.flow!.messages).toEqual([{ name: "message", json: { n: "{{ msg.number }}", text: "ping" }, reply: {} }]);
     expect(notes.join("\n")).toMatch(/"text" was sent once, after the messages began/);
+    const fromZero = importHar(
+      har(
+        wsEntry(
+          "ws://127.0.0.1:9001/echo",
+          [0, 1, 2].map((n) => ({ type: "send" as const, data: JSON.stringify({ n, text: `ping ${n}` }) })),
+        ),
+      ),
+    );
+    expect(fromZero.plan.flow!.messages?.[0]).toMatchObject({ json: { n: "{{ msg.seq }}", text: "ping {{ msg.seq }}" } });
+  });
+
+  it("a login on another origin (the committed Chromium recording of the shop behind an auth service) stays a per-connection step with its absolute URL", () => {
+    const { plan, notes } = importHar(JSON.parse(readFileSync(path.resolve(import.meta.dirname, "../fixtures/ws-shop-sso.har"), "utf8")));
+    valid(plan);
+    expect(plan.target.url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/shop$/);
+    const login = plan.flow!.setup![0] as { request: { url: string; capture: unknown } };
+    expect(login.request.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/login$/);
+    expect(new URL(login.request.url).port).not.toBe(new URL(plan.target.url).port);
+    expect(login.request.capture).toEqual({ token: "$.token" });
+    expect(plan.flow!.setup![1]).toEqual({ connect: { query: { token: "{{ vars.token }}" } } });
+    expect(notes.join("\n")).toContain(
+      `is on another origin than the socket, so every connection calls it there first (what it captures is its own); pointing the plan at another server does not move it: import with --origin ${new URL(login.request.url).origin}=`,
+    );
   });
 });
 
@@ -180,7 +203,7 @@ describe("importHar: Socket.IO framing", () => {
     valid(plan);
     expect(plan.target).toEqual({ url: "http://10.0.0.5:3000/game", protocol: "socketio", socketio: { version: 2, transports: ["websocket"] } });
     expect(plan.flow!.setup).toEqual([{ connect: { query: { key: "k" } } }]);
-    expect(plan.flow!.messages).toEqual([{ name: "move", event: "move", json: { x: "{{ msg.seq }}" }, reply: { ack: true } }]);
+    expect(plan.flow!.messages).toEqual([{ name: "move", event: "move", json: { x: "{{ msg.number }}" }, reply: { ack: true } }]);
   });
 });
 
@@ -213,7 +236,7 @@ describe("importHar: binary WebSocket frames (the committed Chromium recording o
     expect(plan.flow!.messages).toEqual([
       {
         name: "add",
-        json: { id: "{{ msg.id }}", op: "add", a: "{{ msg.seq }}", b: 2 },
+        json: { id: "{{ msg.id }}", op: "add", a: "{{ msg.number }}", b: 2 },
         codec: "msgpack",
         reply: { match: { path: "$.id", equals: "{{ msg.id }}" } },
       },

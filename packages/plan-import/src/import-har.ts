@@ -28,7 +28,7 @@ export function importHar(har: unknown, options: ImportOptions = {}): ImportResu
       `the WebSocket session ${session.entry.request.url} sent no ${session.protocol === "socketio" ? "Socket.IO events" : "text messages"}: record while using the feature you want to load (send a few messages), then export again`,
     );
   }
-  const requests = new SessionRequests(entries, session.index, session.url.host, notes);
+  const requests = new SessionRequests(entries, session.index, session.url.host, notes, options.origins);
   const parts = analyzeFrames(session.frames, session.protocol, notes);
 
   // The handshake: credentials and the app's own headers; cookies a recorded login set come from the agent's cookie jar.

@@ -219,7 +219,8 @@ function templated(path: Path, values: unknown[], key: string, kind: string, not
   const field = String(path[path.length - 1] ?? "");
   if (values.every((v) => typeof v === "number")) {
     const nums = values as number[];
-    if (nums.every((n, i) => i === 0 || n > nums[i - 1]!)) return "{{ msg.seq }}";
+    // Counted from 1 in the recording (the page's own numbering), from 0 otherwise.
+    if (nums.every((n, i) => i === 0 || n > nums[i - 1]!)) return nums[0] === 1 ? "{{ msg.number }}" : "{{ msg.seq }}";
     if (nums.every((n) => Math.abs(n - Date.now()) < 10 * 365 * 86_400_000)) return "{{ time.ms }}";
   }
   if (values.every((v) => typeof v === "string")) {
@@ -232,7 +233,7 @@ function templated(path: Path, values: unknown[], key: string, kind: string, not
       .join("");
     const middles = strs.map((s) => s.slice(prefix.length, s.length - suffix.length));
     if (prefix.length + suffix.length < Math.min(...strs.map((s) => s.length)) + 1 && middles.every((m) => /^\d+$/.test(m)))
-      return `${prefix}{{ msg.seq }}${suffix}`;
+      return `${prefix}{{ ${middles[0] === "1" ? "msg.number" : "msg.seq"} }}${suffix}`;
   }
   notes.push(
     `${kind}: ${key} varies across the recorded messages (${values

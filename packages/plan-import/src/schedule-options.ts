@@ -9,6 +9,11 @@ export interface ImportOptions {
    * the recorded path is kept unless this URL has its own.
    */
   targetUrl?: string;
+  /**
+   * Recorded origins of requests on another origin than the socket (a login service) → the origin
+   * to send them to instead, like `{ "https://auth.example.com": "http://127.0.0.1:8081" }`.
+   */
+  origins?: Record<string, string>;
   connections?: number;
   /** Messages per second per connection. */
   rate?: number;

@@ -12,6 +12,8 @@ interface Candidate {
   /** Cookies it set (Set-Cookie names). */
   cookies: string[];
   used: boolean;
+  /** On another origin than the socket: its URL stays absolute. */
+  elsewhere: boolean;
   /** The capture names a later value used. */
   captured: Set<string>;
 }
@@ -20,9 +22,11 @@ const SESSION_PATH = /log-?in|sign-?in|session|auth|token|register|connect/i;
 
 /**
  * The HTTP calls before the WebSocket that look like logging in or making a session (POST/PUT
- * with JSON, same origin): they become setup requests when a later header, handshake or message
- * carries a value of their response (the value becomes `{{ vars.<name> }}`, captured from the
- * response) or when they set a cookie the handshake sends.
+ * with JSON): they become setup requests when a later header, handshake or message carries a value
+ * of their response (the value becomes `{{ vars.<name> }}`, captured from the response) or when
+ * they set a cookie the handshake sends. One on the socket's own host keeps a relative URL (it
+ * follows the target when the plan is pointed elsewhere); one on another origin (a login or
+ * single sign-on service) keeps its absolute URL, moved by `origins` when the caller maps it.
  */
 export class SessionRequests {
   private readonly candidates: Candidate[] = [];
@@ -31,12 +35,14 @@ export class SessionRequests {
   constructor(
     entries: HarEntry[],
     before: number,
-    origin: string,
+    socketHost: string,
     private readonly notes: string[],
+    private readonly origins: Record<string, string> = {},
   ) {
     for (const entry of entries.slice(0, before)) {
       const url = URL.canParse(entry.request.url) ? new URL(entry.request.url) : undefined;
-      if (!url || url.host !== origin || url.pathname.includes("/socket.io")) continue;
+      if (!url || !/^https?:$/.test(url.protocol) || url.pathname.includes("/socket.io")) continue;
+      const elsewhere = url.host !== socketHost;
       const method = entry.request.method.toUpperCase();
       if (!["POST", "PUT", "PATCH"].includes(method) && !(method === "GET" && SESSION_PATH.test(url.pathname))) continue;
       const bodyText = entry.request.postData?.text;
@@ -54,7 +60,7 @@ export class SessionRequests {
       const step: RequestStep = {
         name: safeName(url.pathname.split("/").filter(Boolean).pop() ?? "request", "request"),
         method: method as RequestStep["method"] & string,
-        url: `${url.pathname}${url.search}`,
+        url: elsewhere ? `${this.origin(url.origin)}${url.pathname}${url.search}` : `${url.pathname}${url.search}`,
         ...(Object.keys(headers).length > 0 ? { headers } : {}),
         ...(json !== undefined ? { json: json as never } : {}),
       };
@@ -71,8 +77,14 @@ export class SessionRequests {
         .filter((h) => h.name.toLowerCase() === "set-cookie")
         .flatMap((h) => h.value.split("\n"))
         .map((c) => c.split("=")[0]!.trim());
-      this.candidates.push({ entry, step, values, cookies, used: false, captured: new Set() });
+      this.candidates.push({ entry, step, values, cookies, used: false, elsewhere, captured: new Set() });
     }
+  }
+
+  /** The recorded origin, or what the caller maps it to. */
+  private origin(recorded: string): string {
+    const mapped = this.origins[recorded];
+    return mapped === undefined ? recorded : new URL(mapped).origin;
   }
 
   private name(raw: string): string {
@@ -116,6 +128,15 @@ export class SessionRequests {
       }
       const capture = Object.fromEntries(c.values.filter((v) => c.captured.has(v.name)).map((v) => [v.name, v.path]));
       out.push({ request: { ...c.step, ...(Object.keys(capture).length > 0 ? { capture } : {}) } });
+      const recorded = new URL(c.entry.request.url).origin;
+      if (c.elsewhere)
+        this.notes.push(
+          `${c.step.name}: ${c.step.method} ${c.step.url} is on another origin than the socket, so every connection calls it there first (what it captures is its own)${
+            this.origins[recorded] === undefined
+              ? `; pointing the plan at another server does not move it: import with --origin ${recorded}=<its origin there> (CLI) or edit flow.setup`
+              : ` (recorded on ${recorded})`
+          }`,
+        );
       if (c.step.json !== undefined)
         this.notes.push(
           `${c.step.name}: every connection sends the recorded body ${JSON.stringify(c.step.json)}; give each its own user with flow.data (rows or csv) and "{{ data.<column> }}"`,

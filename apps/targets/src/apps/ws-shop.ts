@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { createServer } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
 import { closeHttp, hostPort, listenHttp } from "../listen-http";
 import { asObject, HttpError, idMaker, readJson, requiredString, sendError, sendJson, serveStats, type TestApp, type TestAppOptions } from "./app-http";
@@ -24,7 +24,16 @@ export interface WsShopStats {
 export interface WsShopOptions extends TestAppOptions {
   /** Close every socket this long after it opened, with 1012 "service restart" (absent: never). */
   dropAfterMs?: number;
+  /**
+   * Serve `POST /api/login` from an auth service of its own on this port (0: a free one), another
+   * origin than the socket's, as an app behind a single sign-on service does; it answers CORS so a
+   * page on the shop's origin can call it. Absent: the login is on the socket's own server.
+   */
+  loginPort?: number;
 }
+
+/** The shop; `loginUrl` is the origin its login is served on (the shop's own unless `loginPort` was given). */
+export type WsShop = TestApp<WsShopStats> & { loginUrl: string };
 
 interface Order {
   id: string;
@@ -44,8 +53,8 @@ interface Order {
  * socket that long after it opened (1012), as a deploy does. The server's counters are the truth a
  * load test's counts are checked against.
  */
-export async function startWsShop(options: WsShopOptions = {}): Promise<TestApp<WsShopStats>> {
-  const { port = 0, host = "127.0.0.1", dropAfterMs } = options;
+export async function startWsShop(options: WsShopOptions = {}): Promise<WsShop> {
+  const { port = 0, host = "127.0.0.1", dropAfterMs, loginPort } = options;
   const counters: WsShopStats = { logins: 0, badTokens: 0, connections: 0, ordersCreated: 0, ordersCancelled: 0, errors: 0, drops: 0 };
   const stats = () => ({ ...counters });
   const sessions = new Map<string, string>();
@@ -53,13 +62,7 @@ export async function startWsShop(options: WsShopOptions = {}): Promise<TestApp<
   const userIds = idMaker("usr");
   const orderIds = idMaker("ord");
 
-  const http = createServer((req, res) => {
-    if (serveStats(req, res, stats)) return;
-    const path = new URL(req.url ?? "/", "http://x").pathname;
-    if (path !== WS_SHOP_PATHS.login || req.method !== "POST")
-      return sendJson(res, 404, {
-        error: `no route ${req.method} ${path}: POST ${WS_SHOP_PATHS.login}, a WebSocket at ${WS_SHOP_PATHS.socket}, or GET /stats`,
-      });
+  const login = (req: IncomingMessage, res: ServerResponse) =>
     void readJson(req)
       .then((raw) => {
         const body = asObject(raw, `POST ${WS_SHOP_PATHS.login}`);
@@ -72,6 +75,30 @@ export async function startWsShop(options: WsShopOptions = {}): Promise<TestApp<
         sendJson(res, 200, { token, userId });
       })
       .catch((err: unknown) => sendError(res, err));
+
+  const auth =
+    loginPort === undefined
+      ? undefined
+      : createServer((req, res) => {
+          // A browser page on the shop's origin calls it: the preflight and the answer carry CORS.
+          res.setHeader("access-control-allow-origin", req.headers.origin ?? "*");
+          res.setHeader("access-control-allow-headers", "content-type");
+          res.setHeader("access-control-allow-methods", "POST");
+          const path = new URL(req.url ?? "/", "http://x").pathname;
+          if (req.method === "OPTIONS") return void res.writeHead(204).end();
+          if (path === WS_SHOP_PATHS.login && req.method === "POST") return login(req, res);
+          sendJson(res, 404, { error: `no route ${req.method} ${path}: this auth service serves POST ${WS_SHOP_PATHS.login}` });
+        });
+  const authPort = auth ? await listenHttp(auth, loginPort!, host) : undefined;
+  const loginUrl = (bound: number) => `http://${hostPort(host, authPort ?? bound)}`;
+
+  const http = createServer((req, res) => {
+    if (serveStats(req, res, stats)) return;
+    const path = new URL(req.url ?? "/", "http://x").pathname;
+    if (path === WS_SHOP_PATHS.login && req.method === "POST" && !auth) return login(req, res);
+    sendJson(res, 404, {
+      error: `no route ${req.method} ${path}: POST ${WS_SHOP_PATHS.login}${auth ? ` (on the auth service, ${loginUrl(0)})` : ""}, a WebSocket at ${WS_SHOP_PATHS.socket}, or GET /stats`,
+    });
   });
 
   const wss = new WebSocketServer({
@@ -137,11 +164,13 @@ export async function startWsShop(options: WsShopOptions = {}): Promise<TestApp<
     port: bound,
     url: `ws://${hostPort(host, bound)}${WS_SHOP_PATHS.socket}`,
     httpUrl: `http://${hostPort(host, bound)}`,
+    loginUrl: loginUrl(bound),
     stats,
     async close() {
       for (const c of wss.clients) c.terminate();
       wss.close();
       await closeHttp(http);
+      if (auth) await closeHttp(auth);
     },
   };
 }

@@ -367,6 +367,25 @@ describe("POST /api/v1/plans/import", () => {
     expect(body.notes.join("\n")).toMatch(/schedule is a small default/);
   });
 
+  it("moves a login recorded on another origin with origins, and refuses a key that is not an origin naming the field", async () => {
+    const content = read("ws-shop-sso.har");
+    const login = (JSON.parse(content) as { log: { entries: { request: { method: string; url: string } }[] } }).log.entries.find(
+      (e) => e.request.method === "POST",
+    )!;
+    const res = await routes.importPlan(
+      post("/api/v1/plans/import", { format: "har", content, origins: { [new URL(login.request.url).origin]: "http://127.0.0.1:9005" } }),
+      ctx(),
+    );
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { plan: string }).plan).toContain("url: http://127.0.0.1:9005/api/login");
+    const bad = await routes.importPlan(
+      post("/api/v1/plans/import", { format: "har", content, origins: { "auth.example.com": "http://127.0.0.1:9005" } }),
+      ctx(),
+    );
+    expect(bad.status).toBe(400);
+    expect((await readError(bad)).issues?.[0]).toMatchObject({ path: "origins.auth.example.com" });
+  });
+
   it("takes Artillery payload files by name", async () => {
     const res = await routes.importPlan(
       post("/api/v1/plans/import", { format: "artillery", content: read("artillery/socketio-chat.yml"), files: { "users.csv": "username,password\nann,x\n" } }),

@@ -3,7 +3,7 @@ import { importArtillery, importHar, PlanImportError, planToYaml } from "@volley
 import { apiHandler, invalidBody, json } from "@/server/http/api-handler";
 
 /**
- * POST /api/v1/plans/import {"format": "har" | "artillery", "content", "files"?, "targetUrl"?} →
+ * POST /api/v1/plans/import {"format": "har" | "artillery", "content", "files"?, "targetUrl"?, "origins"?} →
  * {"plan": <YAML>, "notes": [...]}: a plan to review (nothing is saved), and what to check in it.
  * Input that cannot become a plan is a 400 naming what is wrong with it.
  */
@@ -11,7 +11,10 @@ export const POST = apiHandler({
   permission: "plans:read",
   body: importPlanBodySchema,
   handler: async ({ body }) => {
-    const options = body.targetUrl !== undefined ? { targetUrl: body.targetUrl } : {};
+    const options = {
+      ...(body.targetUrl !== undefined ? { targetUrl: body.targetUrl } : {}),
+      ...(body.origins !== undefined ? { origins: Object.fromEntries(Object.entries(body.origins).map(([k, v]) => [new URL(k).origin, v])) } : {}),
+    };
     try {
       const result = body.format === "har" ? importHar(body.content, options) : importArtillery(body.content, { ...options, files: body.files ?? {} });
       return json({ plan: planToYaml(result.plan), notes: result.notes } satisfies ImportPlanResponse);
