@@ -46,7 +46,16 @@ function cpuOf(pid: number): number {
 
 /** apps/targets on core 0 (every app on port 0); resolves with the ws echo and Socket.IO echo URLs. */
 async function startTarget(): Promise<{ p: Pinned; ws: string; socketio: string }> {
-  const ports = ["WS_ECHO_PORT", "SOCKETIO_ECHO_PORT", "SOCKJS_ECHO_PORT", "STOMP_ECHO_PORT", "HTTP_ECHO_PORT", "SOCKETCLUSTER_ECHO_PORT", "HTTP_CLUSTER_PORT"];
+  const ports = [
+    "WS_ECHO_PORT",
+    "SOCKETIO_ECHO_PORT",
+    "SOCKJS_ECHO_PORT",
+    "STOMP_ECHO_PORT",
+    "HTTP_ECHO_PORT",
+    "SOCKETCLUSTER_ECHO_PORT",
+    "HTTP_CLUSTER_PORT",
+    "MQTT_BROKER_PORT",
+  ];
   const p = spawnPinned(0, [process.execPath, "--import", "tsx", "apps/targets/src/main.ts"], {
     env: { ...process.env, ...Object.fromEntries(ports.map((k) => [k, "0"])), HTTP_CLUSTER_WORKERS: "0", LOG_LEVEL: "info" },
     limitMs: 1_800_000,

@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 export const REPO = fileURLToPath(new URL("../..", import.meta.url));
 
 /** The default ports `npm start` uses (packages/devstack/src/env.ts). */
-export const PORTS = { web: 3000, hub: 3001, postgres: 54329, redis: 6390, targets: [9001, 9002, 9003, 9004, 9005, 9006, 9007] } as const;
+export const PORTS = { web: 3000, hub: 3001, postgres: 54329, redis: 6390, targets: [9001, 9002, 9003, 9004, 9005, 9006, 9007, 9017] } as const;
 const ALL_PORTS = [PORTS.web, PORTS.hub, PORTS.postgres, PORTS.redis, ...PORTS.targets];
 
 export type Victim = "agent" | "hub" | "web" | "redis" | "postgres";

@@ -77,7 +77,16 @@ export function spawnPinned(core: number, args: string[], opts: { env?: NodeJS.P
  * `extraEnv` adds to the targets' env (e.g. ECHO_HOLD=precise).
  */
 export async function startTarget(extraEnv: NodeJS.ProcessEnv = {}): Promise<{ url: string; socketioUrl: string; stop: () => Promise<void> }> {
-  const ports = ["WS_ECHO_PORT", "SOCKETIO_ECHO_PORT", "SOCKJS_ECHO_PORT", "STOMP_ECHO_PORT", "HTTP_ECHO_PORT", "SOCKETCLUSTER_ECHO_PORT", "HTTP_CLUSTER_PORT"];
+  const ports = [
+    "WS_ECHO_PORT",
+    "SOCKETIO_ECHO_PORT",
+    "SOCKJS_ECHO_PORT",
+    "STOMP_ECHO_PORT",
+    "HTTP_ECHO_PORT",
+    "SOCKETCLUSTER_ECHO_PORT",
+    "HTTP_CLUSTER_PORT",
+    "MQTT_BROKER_PORT",
+  ];
   const p = spawnPinned(0, [process.execPath, "--import", "tsx", "apps/targets/src/main.ts"], {
     env: { ...process.env, ...Object.fromEntries(ports.map((k) => [k, "0"])), HTTP_CLUSTER_WORKERS: "0", LOG_LEVEL: "info", ...extraEnv },
     limitMs: 600_000,

@@ -18,7 +18,7 @@ import { chromiumInstalled, launchChromium, screenshot, signUp } from "./support
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const WEB = "http://localhost:3000";
 /** Every port `npm start` listens on by default (README): web, hub, the demo targets, PostgreSQL, Redis. */
-const DEFAULT_PORTS = [3000, 3001, 9001, 9002, 9003, 9004, 9005, 9006, 9007, 54329, 6390];
+const DEFAULT_PORTS = [3000, 3001, 9001, 9002, 9003, 9004, 9005, 9006, 9007, 9017, 54329, 6390];
 
 const hasChromium = chromiumInstalled("first-hour.test");
 const hasBuild = existsSync(path.join(ROOT, "apps/web/.next/BUILD_ID"));

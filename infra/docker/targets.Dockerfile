@@ -27,13 +27,14 @@ ENV NODE_ENV=production \
     STOMP_ECHO_PORT=9004 \
     HTTP_ECHO_PORT=9005 \
     SOCKETCLUSTER_ECHO_PORT=9006 \
-    HTTP_CLUSTER_PORT=9007
+    HTTP_CLUSTER_PORT=9007 \
+    MQTT_BROKER_PORT=9017
 WORKDIR /app
 COPY --from=deps /app ./
 COPY . .
 WORKDIR /app/apps/targets
 USER node
-EXPOSE 9001 9002 9003 9004 9005 9006 9007
+EXPOSE 9001 9002 9003 9004 9005 9006 9007 9017
 # A Socket.IO polling handshake: answered only once the echo servers listen.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.SOCKETIO_ECHO_PORT}/socket.io/?EIO=4&transport=polling`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]

@@ -16,6 +16,7 @@ describe("targets env", () => {
       SOCKETCLUSTER_ECHO_PORT: 9006,
       HTTP_CLUSTER_PORT: 9007,
       HTTP_CLUSTER_WORKERS: availableParallelism(),
+      MQTT_BROKER_PORT: 9017,
       TARGETS_TEST_APPS: false,
       SOCKETIO_CHAT_PORT: 9010,
       JSONRPC_WS_PORT: 9011,
@@ -30,6 +31,7 @@ describe("targets env", () => {
     expect(loadEnv({ WS_ECHO_PORT: "0" }).WS_ECHO_PORT).toBe(0);
     expect(loadEnv({ SOCKETIO_ECHO_PORT: "0", SOCKJS_ECHO_PORT: "" })).toMatchObject({ SOCKETIO_ECHO_PORT: 0, SOCKJS_ECHO_PORT: 9003 });
     expect(loadEnv({ HTTP_CLUSTER_WORKERS: "0" }).HTTP_CLUSTER_WORKERS).toBe(0);
+    expect(loadEnv({ MQTT_BROKER_PORT: "0" }).MQTT_BROKER_PORT).toBe(0);
     expect(loadEnv({ ECHO_HOLD: "precise" }).ECHO_HOLD).toBe("precise");
     expect(loadEnv({ TARGETS_TEST_APPS: "1", SSE_NEWS_PORT: "0" })).toMatchObject({ TARGETS_TEST_APPS: true, SSE_NEWS_PORT: 0 });
   });

@@ -20,6 +20,8 @@ const envSchema = z.object({
     .min(0, "set it to 0 (no cluster target) or more worker processes")
     .max(256, "set it to at most 256 worker processes")
     .default(() => availableParallelism()),
+  /** The MQTT broker (aedes), MQTT 3.1.1 over WebSocket at /mqtt. */
+  MQTT_BROKER_PORT: port(9017),
   /** 1 also starts the test apps that behave like real ones (issue 16), on the seven ports below; off by default so the demo stack and the tests that start targets keep their ports. */
   TARGETS_TEST_APPS: z
     .enum(["0", "1"], { error: "set it to 1 to also start the test apps (ports 9010-9016) or 0 to leave them off" })

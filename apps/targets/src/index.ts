@@ -10,6 +10,7 @@ export type { HoldSummary } from "./hold-stats";
 export { startHttpTargetServer, HTTP_PATHS, type HttpTargetServer } from "./http-target-server";
 export { startHttpClusterServer, type HttpClusterServer, type HttpClusterServerOptions } from "./http-cluster-server";
 export { RoomHub } from "./room-hub";
+export { startMqttBroker, MQTT_PATH, type MqttBrokerStats } from "./mqtt-broker";
 export { startStompEchoServer, STOMP_PATH, STOMP_SOCKJS_PREFIX, STOMP_ECHO_DESTINATION, STOMP_ROOM_PREFIX, type StompEchoServer } from "./stomp-echo-server";
 export { StompParser, serializeFrame, type StompFrame } from "./stomp-frame";
 export { STATS_PATH, type TestApp, type TestAppOptions } from "./apps/app-http";

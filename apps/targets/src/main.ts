@@ -10,6 +10,7 @@ import { startSseNews } from "./apps/sse-news";
 import { startStompSockjsChat } from "./apps/stomp-sockjs-chat";
 import { startHttpClusterServer } from "./http-cluster-server";
 import { startHttpTargetServer } from "./http-target-server";
+import { startMqttBroker } from "./mqtt-broker";
 import { startSocketclusterEchoServer } from "./socketcluster-echo-server";
 import { startSocketioEchoServer } from "./socketio-echo-server";
 import { startSockjsEchoServer } from "./sockjs-echo-server";
@@ -30,6 +31,7 @@ type PortVar =
   | "HTTP_ECHO_PORT"
   | "SOCKETCLUSTER_ECHO_PORT"
   | "HTTP_CLUSTER_PORT"
+  | "MQTT_BROKER_PORT"
   | "SOCKETIO_CHAT_PORT"
   | "JSONRPC_WS_PORT"
   | "GRAPHQL_WS_PORT"
@@ -61,6 +63,7 @@ const servers: { close(): Promise<void> }[] = [
   await start("stomp echo", "STOMP_ECHO_PORT", startStompEchoServer),
   await start("http echo", "HTTP_ECHO_PORT", startHttpTargetServer),
   await start("socketcluster echo", "SOCKETCLUSTER_ECHO_PORT", startSocketclusterEchoServer),
+  await start("mqtt broker (aedes, MQTT 3.1.1 over WebSocket; counters at /stats)", "MQTT_BROKER_PORT", startMqttBroker),
 ];
 if (env.HTTP_CLUSTER_WORKERS > 0) {
   const workers = env.HTTP_CLUSTER_WORKERS;

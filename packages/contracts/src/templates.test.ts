@@ -3,7 +3,7 @@ import { parsePlanDocument } from "./plan-document";
 import { TEMPLATES } from "./templates";
 
 describe("built-in templates", () => {
-  it("are the six of the design, the flow starter and virtual users, each a valid plan", () => {
+  it("are the six of the design, the flow starter, virtual users and MQTT fan-out, each a valid plan", () => {
     expect(TEMPLATES.map((t) => t.id)).toEqual([
       "broadcast-sweep",
       "ping-throughput",
@@ -13,6 +13,7 @@ describe("built-in templates", () => {
       "capacity-search",
       "app-flow",
       "virtual-users",
+      "mqtt-fanout",
     ]);
     for (const t of TEMPLATES) {
       const r = parsePlanDocument(t.yaml);
@@ -37,6 +38,8 @@ describe("built-in templates", () => {
     expect(plan("capacity-search").sweep?.stopWhen).toEqual({ p95: "200ms" });
     // The flow starter: JSON events, each reply matched by the id the message carries.
     expect(plan("app-flow").flow?.messages?.[0]?.reply).toEqual({ event: "chat", match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } });
-    for (const t of TEMPLATES) expect(new URL(plan(t.id).target.url).port).toMatch(/^900[1-6]$/);
+    expect(plan("mqtt-fanout").target).toMatchObject({ protocol: "mqtt", url: "ws://127.0.0.1:9017/mqtt" });
+    expect(plan("mqtt-fanout").scenario).toMatchObject({ kind: "broadcast", echo: true });
+    for (const t of TEMPLATES) expect(new URL(plan(t.id).target.url).port).toMatch(/^(900[1-6]|9017)$/);
   });
 });

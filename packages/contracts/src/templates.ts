@@ -2,7 +2,7 @@
  * The built-in templates: the benchmarks this field is known by, as plans a user can rerun against
  * their own server in one click. Each points at the matching reference server that `npm start`
  * runs (apps/targets: ws 9001, Socket.IO 9002, SockJS 9003, STOMP 9004, HTTP 9005, HTTP under
- * node:cluster 9007), and each parses with the plan schema (templates.test.ts proves it); each,
+ * node:cluster 9007, the aedes MQTT broker 9017), and each parses with the plan schema (templates.test.ts proves it); each,
  * scaled down, runs against its reference server (apps/agent templates-run.test.ts proves it).
  *
  * As shipped each is sized for what `npm start` runs: one local agent on a small (2-core) machine
@@ -11,7 +11,16 @@
  * benchmark's full size with more agents (`agents.count`; Agents → Add agent).
  */
 export interface PlanTemplate {
-  id: "broadcast-sweep" | "ping-throughput" | "concurrency-storm" | "group-location" | "http-rps" | "capacity-search" | "app-flow" | "virtual-users";
+  id:
+    | "broadcast-sweep"
+    | "ping-throughput"
+    | "concurrency-storm"
+    | "group-location"
+    | "http-rps"
+    | "capacity-search"
+    | "app-flow"
+    | "virtual-users"
+    | "mqtt-fanout";
   title: string;
   description: string;
   /** The plan, as YAML with comments. */
@@ -233,6 +242,29 @@ flow:
     # Branch like a user: - choice: [ { weight: 3, steps: [...] }, { weight: 1, steps: [] } ]
     - disconnect: true
 thresholds: [ "user_time.p95 < 10s", "users.failed_rate < 1%", "latency.p95 < 200ms" ]
+agents: { pool: default, count: 1 }
+`,
+  },
+  {
+    id: "mqtt-fanout",
+    title: "MQTT fan-out: one room topic",
+    description:
+      "MQTT 3.1.1 over WebSocket: 50 clients subscribe to one room topic and publish on it, 20 messages/s among them, and the broker fans every message out to all 50 subscribers (1,000 deliveries/s). Each publisher times its own copy back from the broker as a round trip, each other subscriber every delivery: delivery latency and ratio, as the MQTT broker benchmarks measure fan-out. Points at the aedes broker `npm start` runs at ws://127.0.0.1:9017/mqtt (its own counts at http://127.0.0.1:9017/stats); rerun against your broker's WebSocket listener (mosquitto, EMQX, HiveMQ, RabbitMQ Web-MQTT).",
+    yaml: `name: mqtt fan-out — 50 subscribers on one room topic
+target:
+  url: ws://127.0.0.1:9017/mqtt              # the MQTT reference broker (aedes), MQTT over WebSocket
+  protocol: mqtt
+  mqtt: { version: "3.1.1", qos: 0, roomTopic: "chat/rooms/{{ conn.room }}" }   # qos: 1 or 2 adds PUBACKs (mqtt.acked)
+connections: { count: 50, rate: 50 }
+scenario:
+  kind: broadcast
+  room: lobby                                # every client subscribes to chat/rooms/lobby and publishes there
+  echo: true                                 # MQTT hands the publisher its own copy too: timed as its round trip
+  message: { bytes: 64, rate: 20, per: aggregate, timeout: 10s }   # 20 publishes/s among all 50: 1,000 deliveries/s
+  duration: 30s
+# Larger: deliveries/s = publishes/s × subscribers. Raise count or rate; when the run flags the agent
+# saturated, add agents (agents.count): every agent's clients join the same topic.
+thresholds: [ "delivery.p95 < 200ms", "delivery.ratio > 99%" ]
 agents: { pool: default, count: 1 }
 `,
   },

@@ -26,6 +26,7 @@ const schema = z.object({
   HTTP_ECHO_PORT: port(9005),
   SOCKETCLUSTER_ECHO_PORT: port(9006),
   HTTP_CLUSTER_PORT: port(9007),
+  MQTT_BROKER_PORT: port(9017),
   /** Set, these replace the secrets npm start generates into VOLLEY_DATA_DIR (auth-secret, secrets-key). */
   AUTH_SECRET: z
     .string()

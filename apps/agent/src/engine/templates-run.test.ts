@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { ERROR_PREFIX, TEMPLATES, durationMs, parsePlanDocument, planSchema, type Plan, type PlanInput, type PlanTemplate } from "@volley/contracts";
+import { COUNTERS, ERROR_PREFIX, TEMPLATES, durationMs, parsePlanDocument, planSchema, type Plan, type PlanInput, type PlanTemplate } from "@volley/contracts";
 import {
   startHttpClusterServer,
   startHttpTargetServer,
+  startMqttBroker,
   startSocketioEchoServer,
   startSockjsEchoServer,
   startStompEchoServer,
@@ -25,6 +26,7 @@ const REFERENCE_BY_PORT: Record<string, () => Promise<Started>> = {
   "9004": () => startStompEchoServer(),
   "9005": () => startHttpTargetServer(),
   "9007": () => startHttpClusterServer({ workers: 2 }),
+  "9017": () => startMqttBroker(),
 };
 
 const servers: Started[] = [];
@@ -201,5 +203,31 @@ describe("built-in templates run against their reference servers", () => {
     const target: PlanInput["target"] = { url: await serve(pingUrl), protocol: "socketio", socketio: { event: "ping", ack: true, transports: ["websocket"] } };
     const small = scaled(plan, target);
     expectClean("concurrency-storm over socket.io", small, await run(small));
+  }, 60_000);
+
+  it("mqtt-fanout: Volley's counts are the broker's own (publishes received, copies fanned out)", async () => {
+    const t = template("mqtt-fanout");
+    const plan = templatePlan(t);
+    expect(t.description).toContain(plan.target.url);
+    const broker = await startMqttBroker();
+    servers.push(broker);
+    const u = new URL(plan.target.url);
+    u.port = String(broker.port);
+    const small = scaled(plan, { ...plan.target, url: u.toString() });
+    const result = await run(small);
+    expectClean("mqtt-fanout", small, result);
+    const { totals } = result.outcome;
+    expect(totals.deliveries!.received).toBeGreaterThan(totals.sent);
+    // The broker counts a publish and its copies once it has handled them, a moment after the last reply.
+    await expect.poll(() => broker.stats().connected, { timeout: 3000 }).toBe(0);
+    const b = broker.stats();
+    expect(b).toMatchObject({ connections: CONNECTIONS, subscriptions: CONNECTIONS, published: totals.sent });
+    // Every copy the broker handed a subscriber, Volley received: the publisher's own (its round
+    // trip), the other members' (deliveries) and those reaching a member that joined after the send
+    // left (late joiners). Copies the broker sent before a member's SUBACK (MQTT allows it) reach a
+    // client that listens from its SUBACK on, so only they may be missing.
+    const counted = totals.received + totals.deliveries!.received + sum(result.frames, COUNTERS.deliveriesLateJoiner);
+    expect(counted).toBeLessThanOrEqual(b.forwarded);
+    expect(counted).toBeGreaterThanOrEqual(b.forwarded - b.forwardedBeforeSuback);
   }, 60_000);
 });

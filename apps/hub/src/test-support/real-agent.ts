@@ -9,6 +9,7 @@ export const TARGET_PORTS_ANY = {
   SOCKETCLUSTER_ECHO_PORT: "0",
   STOMP_ECHO_PORT: "0",
   HTTP_ECHO_PORT: "0",
+  MQTT_BROKER_PORT: "0",
   HTTP_CLUSTER_WORKERS: "0",
 } as const;
 

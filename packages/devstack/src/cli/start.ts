@@ -57,6 +57,7 @@ async function main() {
     HTTP_ECHO_PORT: String(env.HTTP_ECHO_PORT),
     SOCKETCLUSTER_ECHO_PORT: String(env.SOCKETCLUSTER_ECHO_PORT),
     HTTP_CLUSTER_PORT: String(env.HTTP_CLUSTER_PORT),
+    MQTT_BROKER_PORT: String(env.MQTT_BROKER_PORT),
   };
   const webPort = env.WEB_PORT;
   const app = (name: AppName): ChildSpec => ({
@@ -110,6 +111,7 @@ async function main() {
     `            ws://127.0.0.1:${env.STOMP_ECHO_PORT}/stomp (stomp), http://127.0.0.1:${env.HTTP_ECHO_PORT}/echo (http; /sse, /poll), ws://127.0.0.1:${env.SOCKETCLUSTER_ECHO_PORT}/socketcluster/ (socketcluster)`,
   );
   say(`            http://127.0.0.1:${env.HTTP_CLUSTER_PORT}/echo (http under node:cluster, unless HTTP_CLUSTER_WORKERS=0)`);
+  say(`            ws://127.0.0.1:${env.MQTT_BROKER_PORT}/mqtt (mqtt: an aedes broker, counters at /stats)`);
   say(`  postgres  ${services.describe.postgres}`);
   say(`  redis     ${services.describe.redis}`);
   say("Ctrl-C stops everything.");

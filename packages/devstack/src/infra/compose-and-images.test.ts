@@ -142,6 +142,7 @@ describe("infra/compose.yaml", () => {
         "HTTP_ECHO_PORT",
         "SOCKETCLUSTER_ECHO_PORT",
         "HTTP_CLUSTER_PORT",
+        "MQTT_BROKER_PORT",
       ].map((k) => envOf(byApp("targets").service)[k] as string),
     };
     for (const [app, ports] of Object.entries(listens)) {
@@ -254,7 +255,15 @@ describe("infra/docker", () => {
     const hc = finalStage(readDockerfile("targets")).find((i) => i.op === "HEALTHCHECK") as { args: string };
     const probe = JSON.parse(hc.args.slice(hc.args.indexOf("CMD") + 3).trim()) as string[];
     const env: Record<string, string> = { TARGETS_HOST: "127.0.0.1", HTTP_CLUSTER_WORKERS: "0" };
-    for (const k of ["WS_ECHO_PORT", "SOCKETIO_ECHO_PORT", "SOCKJS_ECHO_PORT", "STOMP_ECHO_PORT", "HTTP_ECHO_PORT", "SOCKETCLUSTER_ECHO_PORT"])
+    for (const k of [
+      "WS_ECHO_PORT",
+      "SOCKETIO_ECHO_PORT",
+      "SOCKJS_ECHO_PORT",
+      "STOMP_ECHO_PORT",
+      "HTTP_ECHO_PORT",
+      "SOCKETCLUSTER_ECHO_PORT",
+      "MQTT_BROKER_PORT",
+    ])
       env[k] = String(await freePort());
     const runProbe = () => spawnSync(probe[0] as string, probe.slice(1), { env: { PATH: process.env.PATH, ...env }, encoding: "utf8", timeout: 30_000 }).status;
     const targets = startApp("targets", { PATH: process.env.PATH, ...env, LOG_LEVEL: "info" });
