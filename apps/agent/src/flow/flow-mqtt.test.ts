@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { COUNTERS, HISTOGRAMS } from "@volley/contracts";
+import { COUNTERS, HISTOGRAMS, validatePlan } from "@volley/contracts";
 import { mergeEncoded } from "@volley/metrics";
 import { runFlow as run } from "./flow-test-kit";
 import { total } from "../engine/engine-test-kit";
+import { freePort } from "../drivers/driver-test-kit";
 import { mosquittoInstalled, startMosquitto } from "../drivers/mosquitto-broker";
 import { startDeviceService } from "./mqtt-device-service";
 
@@ -130,5 +131,75 @@ describe.skipIf(!mosquittoInstalled)("flows over MQTT against a device service o
     expect(total(frames, COUNTERS.received)).toBe(sent);
     expect(total(frames, "events.devices/+/ack")).toBe(sent * 3);
     expect(total(frames, COUNTERS.lost)).toBe(0);
+  });
+});
+
+const pingFlow = {
+  messages: [
+    {
+      event: "devices/{{ conn.index }}/cmd",
+      json: { cmd: "ping", ref: "{{ msg.id }}" },
+      reply: { event: ack, match: { path: "$.ref", equals: "{{ msg.id }}" } },
+    },
+  ],
+};
+
+describe.skipIf(!mosquittoInstalled)("flows over MQTT: bad input", { timeout: 30_000 }, () => {
+  it("a refused CONNACK (a wrong password in mosquitto's password file) fails every connection with the broker's reason code, never a crash", async () => {
+    const { broker } = await deviceBroker();
+    const { frames, outcome } = await run({
+      name: "mqtt flow refused",
+      target: { url: broker.authUrl, protocol: "mqtt", connectTimeout: "5s", mqtt: { username: broker.user, password: "wrong" } },
+      connections: { count: 3, rate: 1000 },
+      scenario: { kind: "echo", duration: "300ms", message: { rate: 5, timeout: "1s" } },
+      flow: pingFlow,
+      sanity: false,
+    });
+    expect(outcome.status).toBe("errored");
+    expect(outcome.error).toContain("Connection refused: Not authorized (CONNACK reason code 5)");
+    expect(total(frames, COUNTERS.connectionsFailed)).toBe(3);
+    expect(total(frames, "errors.handshake")).toBe(3);
+    expect(total(frames, COUNTERS.sent)).toBe(0);
+  });
+
+  it("the right password on the same listener: the flow runs", async () => {
+    const { broker, app } = await deviceBroker();
+    const { frames, outcome } = await run({
+      name: "mqtt flow auth",
+      target: { url: broker.authUrl, protocol: "mqtt", connectTimeout: "5s", mqtt: { username: broker.user, password: broker.password } },
+      connections: { count: 2, rate: 1000 },
+      scenario: { kind: "echo", duration: "500ms", message: { rate: 4, timeout: "3s" } },
+      flow: pingFlow,
+    });
+    expect(outcome.status).toBe("completed");
+    expect(total(frames, COUNTERS.received)).toBe(app.stats.replied.ack);
+    expect(total(frames, COUNTERS.received)).toBe(total(frames, COUNTERS.sent));
+  });
+
+  it("an unreachable broker: every connection fails as refused, never a crash", async () => {
+    const { frames, outcome } = await run({
+      name: "mqtt flow unreachable",
+      target: { url: `ws://127.0.0.1:${await freePort()}/mqtt`, protocol: "mqtt", connectTimeout: "2s" },
+      connections: { count: 2, rate: 1000 },
+      scenario: { kind: "echo", duration: "200ms", message: { rate: 5, timeout: "1s" } },
+      flow: pingFlow,
+      sanity: false,
+    });
+    expect(outcome.status).toBe("errored");
+    expect(outcome.error).toContain("connect refused");
+    expect(total(frames, "errors.refused")).toBe(2);
+  });
+
+  it("a topic template with an unknown variable is refused before the run, naming the field and what is known", () => {
+    const r = validatePlan({
+      name: "t",
+      target: { url: "ws://127.0.0.1:1/mqtt", protocol: "mqtt" },
+      connections: { count: 1 },
+      scenario: { kind: "echo", duration: "1s", message: { rate: 1 } },
+      flow: { messages: [{ ...pingFlow.messages[0], event: "devices/{{ conn.id }}/cmd" }] },
+    });
+    expect(r.ok).toBe(false);
+    const issues = r.ok ? [] : r.issues.map((i) => `${i.path}: ${i.message}`);
+    expect(issues).toEqual([expect.stringMatching(/^flow\.messages\.0\.event: .*\{\{ conn\.id \}\}.*conn\.index/)]);
   });
 });

@@ -13,6 +13,8 @@ export interface DeviceServiceStats {
   devices: Set<string>;
   orders: number;
   confirmed: number;
+  /** `shipped` events published (one per confirmed order, after its reply). */
+  shipped: number;
   /** Confirmations naming an order this service never made. */
   unknownOrders: number;
   /** Payloads it could not read as what their topic says. */
@@ -30,14 +32,24 @@ export interface DeviceService {
  * and counter:
  * - `devices/<id>/cmd` (JSON `{ cmd, ref? }`): `ping` → `devices/<id>/ack` `{ ackId, device, ref, n, status }`;
  *   `order` → `{ orderId, ref, item }` (a new order); `confirm` (`{ orderId }`) → `{ confirmed, ref }`
- *   for an order it made, `{ error, ref }` otherwise.
+ *   for an order it made, then `devices/<id>/events` `{ event: "shipped", orderId, at }`; `{ error, ref }` otherwise.
  * - `devices/<id>/say` (text): → `devices/<id>/said` `ok <n>: <text>`.
  * - `devices/<id>/bin` (MessagePack `{ ref }`): → `devices/<id>/bin-ack` MessagePack `{ ref, n }`.
  * - `devices/<id>/raw` (bytes): counted, not answered.
  * `delayMs` holds every reply back that long (a slow application).
  */
 export async function startDeviceService(url: string, opts: { delayMs?: number; username?: string; password?: string } = {}): Promise<DeviceService> {
-  const stats: DeviceServiceStats = { received: {}, replied: {}, qos: [0, 0, 0], devices: new Set(), orders: 0, confirmed: 0, unknownOrders: 0, malformed: 0 };
+  const stats: DeviceServiceStats = {
+    received: {},
+    replied: {},
+    qos: [0, 0, 0],
+    devices: new Set(),
+    orders: 0,
+    confirmed: 0,
+    shipped: 0,
+    unknownOrders: 0,
+    malformed: 0,
+  };
   const orders = new Set<string>();
   let n = 0;
   const client: MqttClient = await mqtt.connectAsync(url, { clientId: `device-service-${process.pid}-${Date.now()}`, reconnectPeriod: 0, ...opts });
@@ -68,9 +80,14 @@ export async function startDeviceService(url: string, opts: { delayMs?: number; 
         }
         if (body.cmd === "confirm") {
           const known = body.orderId !== undefined && orders.delete(body.orderId);
-          if (known) stats.confirmed++;
-          else stats.unknownOrders++;
-          return reply(device, "ack", JSON.stringify(known ? { confirmed: body.orderId, ref: body.ref } : { error: "unknown order", ref: body.ref }));
+          if (!known) {
+            stats.unknownOrders++;
+            return reply(device, "ack", JSON.stringify({ error: "unknown order", ref: body.ref }));
+          }
+          stats.confirmed++;
+          reply(device, "ack", JSON.stringify({ confirmed: body.orderId, ref: body.ref }));
+          stats.shipped++;
+          return reply(device, "events", JSON.stringify({ event: "shipped", orderId: body.orderId, at: Date.now() }));
         }
         if (body.cmd !== "ping") throw new Error(`unknown cmd ${body.cmd}`);
         return reply(device, "ack", JSON.stringify({ ackId: `a${n}`, device, ref: body.ref, n, status: "ok" }));
