@@ -1,9 +1,11 @@
 import type { Plan } from "./plan";
+import { walkUserSteps } from "./user-connections";
 
 /**
  * Every URL a plan's flow may send requests to besides target.url: setup requests, message
- * requests and the polling target's own poll, with the plan field each sits in. Relative URLs
- * resolve against target.url's host, so only absolute ones (`http://…`, `https://…`) are listed:
+ * requests, a user's requests and connections, and the polling target's own poll, with the plan
+ * field each sits in. Relative URLs resolve against target.url's host, so only absolute ones
+ * (`http://…`, `ws://…`) are listed:
  * the target policy (allowlist, hosted mode's public addresses and ownership proof) checks each
  * of their hosts as it checks target.url's.
  */
@@ -18,6 +20,11 @@ export function flowAbsoluteUrls(plan: Pick<Plan, "target" | "flow">): { field: 
   plan.flow?.messages?.forEach((m, i) => {
     add(`plan.flow.messages.${i}.request.url`, m.request?.url);
   });
+  // A user's requests and the connections its connect steps open with a url of their own.
+  for (const { step, path } of walkUserSteps(plan.flow?.steps ?? [])) {
+    if ("request" in step) add(`plan.flow.steps.${path.join(".")}.request.url`, step.request.url);
+    if ("connect" in step) add(`plan.flow.steps.${path.join(".")}.connect.url`, step.connect.url);
+  }
   add("plan.target.polling.poll.url", plan.target.polling?.poll?.url);
   return out;
 }

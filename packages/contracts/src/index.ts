@@ -1,5 +1,6 @@
 export * from "./duration";
 export * from "./plan";
+export * from "./user-connections";
 export * from "./threshold-metrics";
 export * from "./errors";
 export * from "./run";

@@ -312,7 +312,7 @@ export const socketclusterOptionsSchema = z.strictObject({
 export type SocketclusterOptions = z.output<typeof socketclusterOptionsSchema>;
 
 /** The URL schemes each protocol connects with; the fix names an example URL of the reference targets. */
-const URL_SCHEMES: Record<Protocol, { schemes: string[]; example: string }> = {
+export const URL_SCHEMES: Record<Protocol, { schemes: string[]; example: string }> = {
   ws: { schemes: ["ws:", "wss:"], example: "ws://127.0.0.1:9001/echo" },
   socketio: { schemes: ["http:", "https:"], example: "http://127.0.0.1:9002" },
   sockjs: { schemes: ["http:", "https:"], example: "http://127.0.0.1:9003/echo" },
@@ -325,7 +325,7 @@ const URL_SCHEMES: Record<Protocol, { schemes: string[]; example: string }> = {
   mqtt: { schemes: ["ws:", "wss:"], example: "ws://127.0.0.1:8080/mqtt" },
 };
 
-function schemeFix(protocol: Protocol): string {
+export function schemeFix(protocol: Protocol): string {
   const { schemes, example } = URL_SCHEMES[protocol];
   const names = schemes.map((s) => `${s}//`).join(" or ");
   return `use a URL starting with ${names} for protocol ${protocol}, like ${example}`;

@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import { durationMs } from "./duration";
-import type { UserStep } from "./flow";
 import type { Plan } from "./plan";
+import { checkUserConnections } from "./user-connections";
 
 const USER_PROTOCOLS = new Set(["ws", "socketio", "socketcluster", "stomp", "sockjs", "sse", "http"]);
 
@@ -35,22 +35,7 @@ export function validateUsers(plan: Plan, ctx: z.RefinementCtx): void {
   if (plan.sweep) issue(["sweep"], "a sweep steps a message rate, and users have none: remove sweep and compare runs at different scenario.arrivalRate");
   if (plan.connections.stages)
     issue(["connections", "stages"], "users arrive at scenario.arrivalRate: remove stages (connections.count is the most users at once)");
-  if (plan.target.protocol === "http") {
-    // HTTP users make requests: nothing opens a connection, so nothing is sent on one or pushed to wait for.
-    const walk = (steps: readonly UserStep[], at: (string | number)[]): void =>
-      steps.forEach((step, i) => {
-        const here = [...at, i];
-        if ("connect" in step || "send" in step || "waitFor" in step || "disconnect" in step)
-          issue(here, "an HTTP target has no connection to open, send on or wait on: use request steps (capture from their responses)");
-        if ("loop" in step) walk(step.loop.steps, [...here, "loop", "steps"]);
-        if ("choice" in step) for (const [k, b] of step.choice.entries()) walk(b.steps, [...here, "choice", k, "steps"]);
-        if ("if" in step) {
-          walk(step.steps, [...here, "steps"]);
-          if (step.else) walk(step.else, [...here, "else"]);
-        }
-      });
-    walk(flow.steps, ["flow", "steps"]);
-  }
+  checkUserConnections(plan, USER_PROTOCOLS, issue);
   if (!USER_PROTOCOLS.has(plan.target.protocol))
     issue(
       ["target", "protocol"],
