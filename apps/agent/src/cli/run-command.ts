@@ -4,7 +4,7 @@ import { dirname, resolve } from "node:path";
 import { hostname } from "node:os";
 import { durationMs, parsePlanDocument, unjudgedCapacityReason } from "@volley/contracts";
 import { summarizeRun } from "@volley/metrics";
-import { runShard } from "../engine/run-shard";
+import { armShard, runShard } from "../engine/run-shard";
 import { EngineWorkers } from "../workers/engine-workers";
 import { splitAcrossWorkers } from "../workers/worker-split";
 import { shardPreflight } from "../engine/shard-preflight";
@@ -89,6 +89,9 @@ export async function runCommand(file: string, options: RunCommandOptions, io: R
   // As many as the plan can use: a sweep or a broadcast runs in one, a plan of 3 connections in 3 at most.
   const engines = options.workers ? new EngineWorkers(splitAcrossWorkers(plan, options.workers, "cli").length) : undefined;
   await engines?.warm().catch(() => {}); // a thread that cannot start fails the run below, with its reason
+  // Each thread that will run a part warms its engine on it before the start instant is set
+  // (armShard: the sleeper thread, a dry run on a loopback), so the first second is not cold code.
+  await (engines ? engines.arm(plan, "cli", options.sourceAddresses) : armShard(plan));
   if (plan.agents.count !== 1) err(`note: agents.count is ${JSON.stringify(plan.agents.count)}; standalone runs the whole plan on this machine`);
   const { connections: c, scenario: sc, sweep } = plan;
   const population = c.stages ? `${c.stages.length} stages up to ${c.count} connections` : `${c.count} connections`;

@@ -66,6 +66,55 @@ for (;;) {
 }
 `;
 
+/** A sleeper thread and the memory it shares with its engine. */
+interface Sleeper {
+  worker: Worker;
+  control: Int32Array;
+  deadline: Float64Array;
+  /** Resolves once the thread runs (its start-up done), or failed. */
+  online: Promise<void>;
+  dead: boolean;
+}
+
+/** Parked sleepers a closed PreciseWake handed back or prestartSleeper started, for the next engine on this thread. */
+const idle: Sleeper[] = [];
+/** Idle sleepers kept per thread (each is a Node worker: a few MB and no CPU while parked). */
+const MAX_IDLE = 1;
+
+function startSleeper(): Sleeper {
+  const shared = new SharedArrayBuffer(16);
+  const worker = new Worker(SLEEPER_SOURCE, { eval: true, workerData: shared, stdout: false, stderr: false });
+  const sleeper: Sleeper = { worker, control: new Int32Array(shared, 0, 2), deadline: new Float64Array(shared, 8, 1), online: Promise.resolve(), dead: false };
+  sleeper.deadline[0] = Number.NaN;
+  sleeper.online = new Promise<void>((resolve) => {
+    worker.once("online", resolve);
+    // A sleeper that fails (a worker thread refused by a resource limit) is never handed out again.
+    const gone = () => {
+      sleeper.dead = true;
+      const at = idle.indexOf(sleeper);
+      if (at >= 0) idle.splice(at, 1);
+      resolve();
+    };
+    worker.once("error", gone);
+    worker.once("exit", gone);
+  });
+  worker.unref();
+  return sleeper;
+}
+
+/**
+ * Starts a sleeper thread now, parked, for the next engine on this thread to take: a thread's own
+ * start-up (tens of ms of CPU) then happens while a shard arms, not at its start instant on the core
+ * the first sends need. Resolves once it runs.
+ */
+export function prestartSleeper(): Promise<void> {
+  const ready = idle.find((s) => !s.dead);
+  if (ready) return ready.online;
+  const s = startSleeper();
+  idle.push(s);
+  return s.online;
+}
+
 /**
  * Wakes the engine at a monotonic instant to within tens of µs, where a Node timer wakes it up to a
  * millisecond off. A send scheduled for t must leave at t: its latency is timed from t either way,
@@ -80,10 +129,7 @@ for (;;) {
  * or a parked sleeper): thread wake-ups are what precision costs.
  */
 export class PreciseWake {
-  private readonly shared = new SharedArrayBuffer(16);
-  private readonly control = new Int32Array(this.shared, 0, 2);
-  private readonly deadline = new Float64Array(this.shared, 8, 1);
-  private sleeper: Worker | undefined;
+  private sleeper: Sleeper | undefined;
   /** The number of the deadline last written (what the sleeper posts back when it is due). */
   private armed = 0;
   /** The latest the sleeper looks at its deadline again, on the monotonic clock (Infinity: unknown, signal it). */
@@ -108,22 +154,23 @@ export class PreciseWake {
   constructor(
     private readonly monoUs: () => number,
     private readonly fire: () => void,
-  ) {
-    this.deadline[0] = Number.NaN;
-  }
+  ) {}
 
-  /** Starts the sleeper thread ahead of the first wait that needs it (a thread takes tens of ms to start). */
-  prepare(): void {
-    if (this.sleeper || this.closed) return;
-    const sleeper = new Worker(SLEEPER_SOURCE, { eval: true, workerData: this.shared, stdout: false, stderr: false });
-    sleeper.on("message", this.onSleeperMessage);
-    // A sleeper that fails (a worker thread refused by a resource limit) leaves the ordinary timer.
-    sleeper.on("error", () => {
-      this.sleeper = undefined;
-      if (!Number.isNaN(this.targetUs)) this.arm();
-    });
-    sleeper.unref();
+  /**
+   * Takes a parked sleeper thread (prestartSleeper, or one a closed waker handed back), else starts
+   * one, ahead of the first wait that needs it (a thread takes tens of ms to start). Resolves once it runs.
+   */
+  prepare(): Promise<void> {
+    if (this.sleeper || this.closed) return this.sleeper?.online ?? Promise.resolve();
+    let sleeper = idle.shift();
+    while (sleeper?.dead) sleeper = idle.shift();
+    sleeper ??= startSleeper();
+    sleeper.worker.on("message", this.onSleeperMessage);
+    sleeper.worker.on("error", this.onSleeperError);
+    // Whatever it posted for an earlier owner carries a number below this one and is ignored.
+    this.armed = Atomics.load(sleeper.control, ARMED);
     this.sleeper = sleeper;
+    return sleeper.online;
   }
 
   /** Calls fire once, at `atUs` on the monotonic clock or as soon after as the thread can; replaces any earlier request. */
@@ -143,20 +190,33 @@ export class PreciseWake {
     this.turning = false;
     if (this.waiting) {
       this.waiting = false;
-      this.sleeper?.unref();
+      this.sleeper?.worker.unref();
     }
   }
 
+  /** Parks the sleeper and hands it back for the next engine on this thread (or ends it, when one is already kept). */
   close(): void {
     if (this.closed) return;
     this.cancel();
     this.closed = true;
-    this.deadline[0] = -1;
-    Atomics.add(this.control, ARMED, 1);
-    Atomics.notify(this.control, ARMED);
-    void this.sleeper?.terminate();
+    const s = this.sleeper;
     this.sleeper = undefined;
+    if (!s) return;
+    s.worker.off("message", this.onSleeperMessage);
+    s.worker.off("error", this.onSleeperError);
+    const keep = !s.dead && idle.length < MAX_IDLE;
+    s.deadline[0] = keep ? Number.NaN : -1;
+    Atomics.add(s.control, ARMED, 1);
+    Atomics.notify(s.control, ARMED);
+    if (keep) idle.push(s);
+    else void s.worker.terminate();
   }
+
+  /** A sleeper that failed leaves the ordinary timer. */
+  private readonly onSleeperError = (): void => {
+    this.sleeper = undefined;
+    if (!Number.isNaN(this.targetUs)) this.arm();
+  };
 
   private arm = (): void => {
     this.timer = this.immediate = undefined;
@@ -207,19 +267,20 @@ export class PreciseWake {
   }
 
   private setSleeper(aimUs: number, nowUs: number): void {
+    const { worker, control, deadline } = this.sleeper!;
     if (!this.waiting) {
       this.waiting = true;
-      this.sleeper!.ref();
+      worker.ref();
     }
     this.aimedUs = aimUs;
-    this.deadline[0] = hrNowMs() + (aimUs - nowUs) / 1000;
-    this.armed = Atomics.add(this.control, ARMED, 1) + 1;
+    deadline[0] = hrNowMs() + (aimUs - nowUs) / 1000;
+    this.armed = Atomics.add(control, ARMED, 1) + 1;
     // The sleeper looks again by sleeperLooksUs: a later deadline it finds then, unsignalled.
-    const signal = aimUs < this.sleeperLooksUs || Atomics.load(this.control, PARKED) === 1;
+    const signal = aimUs < this.sleeperLooksUs || Atomics.load(control, PARKED) === 1;
     this.sleeperLooksUs = Math.max(this.sleeperLooksUs === Infinity ? aimUs : this.sleeperLooksUs, aimUs);
     if (signal) {
       this.sleeperLooksUs = aimUs;
-      Atomics.notify(this.control, ARMED);
+      Atomics.notify(control, ARMED);
     }
   }
 

@@ -1,7 +1,7 @@
 import { parentPort } from "node:worker_threads";
 import { systemClock } from "../engine/clock";
 import { RateFeed } from "../engine/rate-feed";
-import { runShard } from "../engine/run-shard";
+import { armShard, runShard } from "../engine/run-shard";
 import type { FromWorker, ToWorker } from "./worker-messages";
 
 /**
@@ -19,6 +19,7 @@ export function serveEngineWorker(): void {
   port.on("message", (m: ToWorker) => {
     if (m.type === "abort") return controller?.abort(m.reason);
     if (m.type === "rate") return rate?.push({ scale: m.scale, at: m.at, what: m.what });
+    if (m.type === "arm") return void armShard(m.plan).then((warmUp) => post({ type: "armed", warmUp }));
     const run = new AbortController();
     controller = run;
     rate = new RateFeed();

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { Worker } from "node:worker_threads";
 import type { Plan } from "@volley/contracts";
 import { systemClock } from "../engine/clock";
+import type { WarmUp } from "../engine/shard-warmup";
 import type { EngineFrame, RunShardOptions, ShardOutcome, ShardTotals } from "../engine/types";
 import { FrameMerge } from "./frame-merge";
 import { ENGINE_WORKER, type FromWorker, type ToWorker } from "./worker-messages";
@@ -39,6 +40,39 @@ export class EngineWorkers {
   /** Starts every thread now (each loads the engine), so a shard's start is not spent loading code. */
   warm(): Promise<void> {
     return this.ensure(this.size).then(() => undefined);
+  }
+
+  /**
+   * Warms each thread that will run `plan` for its own part (armShard: its driver loaded, its engine
+   * dry-run on a loopback), before the start instant is set; starts threads not yet started.
+   * Resolves when every part is warm, or failed to be (the run then says why). Never rejects.
+   */
+  async arm(plan: Plan, shard = "arm", sourceAddresses?: readonly string[]): Promise<WarmUp[]> {
+    const shares = splitAcrossWorkers(plan, this.size, shard, sourceAddresses);
+    let threads: Thread[];
+    try {
+      threads = await this.ensure(shares.length);
+    } catch {
+      return [];
+    }
+    return Promise.all(
+      shares.map(
+        (share, w) =>
+          new Promise<WarmUp>((resolve) => {
+            const { worker } = threads[w]!;
+            const done = (warmUp: WarmUp) => {
+              worker.off("message", onMessage);
+              worker.off("exit", onExit);
+              resolve(warmUp);
+            };
+            const onMessage = (m: FromWorker) => m.type === "armed" && done(m.warmUp);
+            const onExit = () => done({ roundTrips: 0, skipped: "the thread exited", ms: 0 });
+            worker.on("message", onMessage);
+            worker.on("exit", onExit);
+            worker.postMessage({ type: "arm", plan: share.plan } satisfies ToWorker);
+          }),
+      ),
+    );
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { Plan } from "@volley/contracts";
 import type { LiveRate } from "../engine/rate-feed";
+import type { WarmUp } from "../engine/shard-warmup";
 import type { EngineFrame, ShardOutcome } from "../engine/types";
 
 /** Marks the agent's own engine workers in workerData (the packed agent's one file is also their entry). */
@@ -18,6 +19,8 @@ export type ToWorker =
       sourceAddresses: string[];
       publicOnly: boolean;
     }
+  /** Warm the engine for this part before its start instant is set (armShard); answered with "armed". */
+  | { type: "arm"; plan: Plan }
   | { type: "abort"; reason: string }
   /** A live rate change for the part it runs (hub-clock epoch ms). */
   | ({ type: "rate" } & LiveRate);
@@ -25,6 +28,7 @@ export type ToWorker =
 /** Worker → main thread. */
 export type FromWorker =
   | { type: "ready" }
+  | { type: "armed"; warmUp: WarmUp }
   | { type: "start"; startedAt: number }
   | { type: "frame"; frame: EngineFrame }
   | { type: "end"; outcome: ShardOutcome };
