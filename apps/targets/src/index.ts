@@ -37,6 +37,7 @@ export {
   type SocketclusterPingpongStats,
 } from "./apps/socketcluster-pingpong";
 export { startSseNews, SSE_NEWS_PATHS, SSE_NEWS_EVENT, type SseNewsOptions, type SseNewsStats, type Headline } from "./apps/sse-news";
+export { startFeedChat, FEED_CHAT_PATHS, FEED_CHAT_EVENT, type FeedChatOptions, type FeedChatStats, type FeedChatMessage } from "./apps/feed-chat";
 export {
   startLongpollChat,
   LONGPOLL_CHAT_PATHS,

@@ -1,7 +1,24 @@
-import { userStepName, userStepPosition, COUNTERS, durationMs, HISTOGRAMS, type Plan, type Reconnect, type Think, type UserStep } from "@volley/contracts";
+import {
+  userStepName,
+  userStepPosition,
+  compileText,
+  defaultConnectionName,
+  durationMs,
+  HISTOGRAMS,
+  stepConnectionName,
+  userConnections,
+  userConnectUrl,
+  walkUserSteps,
+  type Plan,
+  type Reconnect,
+  type Think,
+  type UserConnection,
+  type UserStep,
+} from "@volley/contracts";
 import type { IntervalRecorder } from "@volley/metrics";
 import type { Agent } from "undici";
 import { ConnectError } from "../drivers/connect-error";
+import { connectOptionsFor } from "../drivers/connect-options";
 import type { Connection, Driver } from "../drivers/driver";
 import { compileConnect, describeMatch, receive, withTimeout, type SetupState } from "../flow/connection-setup";
 import { bodyCoder } from "../flow/body-codec";
@@ -13,9 +30,28 @@ import { compileCondition } from "./user-condition";
 /** A user's step histogram: from the step's intended instant to its end, µs. */
 export const stepHistogram = (name: string) => `step.${name}`;
 
-/** One user while it runs: its connection state, and the intended instant of its next step. */
-export interface UserRun {
+/**
+ * One of a user's connections (user-connections.ts): its own state (the connection, what arrived on
+ * it, the step waiting on it) over the user's template context and cookies, and its reconnect.
+ */
+export interface UserLink {
+  /** The connection's name, as its connect step names it (or main). */
+  name: string;
   s: SetupState;
+  /** Set by its connect step: the engine calls it when the server closes the connection. */
+  onDrop?: (why: string) => void;
+  /** A send waiting for its reply on this connection: fails it at once when the connection drops (the reply cannot come). */
+  failReply?: (err: Error) => void;
+  /** Under way after a drop, with a reconnect policy: resolves true once reconnected. */
+  reconnecting?: Promise<boolean>;
+}
+
+/** One user while it runs: its connections, and the intended instant of its next step. */
+export interface UserRun {
+  /** The user's own state (context, cookies, connect options); its first connection's state too. */
+  s: SetupState;
+  /** Its connections by name, each made at its first connect. */
+  links: Map<string, UserLink>;
   /** When the next step is meant to start, µs monotonic: the arrival, then each step's end plus think times. */
   at: number;
   /** Past this (arrival + maxUserTime) the user's next step fails it. */
@@ -26,12 +62,6 @@ export interface UserRun {
   sends: number;
   /** The user has left: a reconnect still under way closes what it opens. */
   left?: boolean;
-  /** Set by its connect step: the engine calls it when the server closes the connection. */
-  onDrop?: (why: string) => void;
-  /** A send waiting for its reply: fails it at once when the connection drops (the reply cannot come). */
-  failReply?: (err: Error) => void;
-  /** Under way after a drop, with a reconnect policy: resolves true once reconnected. */
-  reconnecting?: Promise<boolean>;
 }
 
 /** A step failed: the user stops, counted under errors.step.<name> with why. */
@@ -54,13 +84,15 @@ export interface UserHost {
   sent(lagUs: number): void;
   /** A reply arrived (received), or never did (lost). */
   replied(ok: boolean): void;
-  connected(u: UserRun, connectUs: number): void;
+  connected(u: UserRun, link: UserLink, connectUs: number): void;
   /** `retry`: a reconnect attempt (never a reason to give up on the whole shard). */
   connectFailed(err: unknown, retry?: boolean): void;
+  /** A dropped connection came back `afterUs` after the drop, or (undefined) every attempt failed. */
+  reconnected(link: UserLink, afterUs: number | undefined): void;
   /** A send that could not go out: the connection was down. */
   unsent(): void;
-  /** The user closed its connection itself (a disconnect step). */
-  disconnected(u: UserRun): void;
+  /** The user closed a connection itself (a disconnect step). */
+  disconnected(u: UserRun, link: UserLink): void;
   random(): number;
 }
 
@@ -72,10 +104,17 @@ type Exec = (u: UserRun) => Promise<void>;
  * from the moment the previous step happened to end, and each timed step records its time from
  * that instant, so a slow server shows in step times rather than in fewer, later steps.
  */
-export function compileUserSteps(plan: Plan, host: UserHost, driver: Driver, dispatcher: Agent, listen: string[]): Exec {
+export function compileUserSteps(plan: Plan, host: UserHost, driverOf: (protocol: string) => Driver, dispatcher: Agent, listen: string[]): Exec {
   const base = httpBase(plan.target.url);
   const poll = compilePoll(plan);
   const { recorder } = host;
+  const steps = plan.flow?.steps ?? [];
+  const links = userConnections(plan);
+  const fallback = defaultConnectionName(steps);
+  const linkOf = linkMaker(plan, links, fallback);
+  // One connection: it listens for every event the steps name, as before; several: each for its own steps'.
+  const listenOf = links.size <= 1 ? () => listen : linkEvents(steps, fallback);
+  const nameOf = (step: UserStep) => stepConnectionName(step, fallback) ?? fallback;
 
   /** Waits for the step's instant, runs it and times it; a failure names the step. */
   const timed =
@@ -115,23 +154,32 @@ export function compileUserSteps(plan: Plan, host: UserHost, driver: Driver, dis
       });
     }
     if ("connect" in step) {
-      const connect = compileConnect(step.connect, listen, driver, poll, () => host.monoUs());
+      const link = nameOf(step);
+      const protocol = links.get(link)?.protocol ?? plan.target.protocol;
+      // Only the target's own protocol polls (users hold no polling connections).
+      const connect = compileConnect(step.connect, listenOf(link), driverOf(protocol), protocol === plan.target.protocol ? poll : undefined, () =>
+        host.monoUs(),
+      );
       const name = step.connect.name ?? "connect";
+      // A URL with templates (a room of the user's own) is the user's: rendered at its connect, kept for its reconnects.
+      const url = step.connect.url?.includes("{{") ? compileText(step.connect.url) : undefined;
       const reconnect = step.connect.reconnect ? reconnector(step.connect.reconnect, connect, host) : undefined;
       return async (u) => {
         if (host.monoUs() > u.deadline) throw new StepFailure(name, "the user was still busy at maxUserTime");
         await host.sleepUntil(u.at);
-        if (u.s.conn) return; // already connected: a connect inside a loop keeps the connection
+        const l = linkOf(u, link);
+        if (l.s.conn) return; // already connected: a connect inside a loop keeps the connection
+        if (url) l.s.base = { ...l.s.base, url: userConnectUrl(plan.target.url, protocol, url(u.s.ctx)) };
         try {
-          await connect(u.s);
+          await connect(l.s);
         } catch (err) {
           host.connectFailed(err);
           throw new ConnectFailed();
         }
-        host.connected(u, u.s.connectUs);
-        u.onDrop = (why) => {
-          u.failReply?.(new Error(`the server closed the connection before the reply came (${why})`));
-          if (reconnect) u.reconnecting = reconnect(u);
+        host.connected(u, l, l.s.connectUs);
+        l.onDrop = (why) => {
+          l.failReply?.(new Error(`the server closed the connection before the reply came (${why})`));
+          if (reconnect) l.reconnecting = reconnect(u, l);
         };
         u.at = host.monoUs();
       };
@@ -146,10 +194,12 @@ export function compileUserSteps(plan: Plan, host: UserHost, driver: Driver, dis
       const reply = send.reply ? compileMatch(send.reply.match, send.reply.event, coder.decode) : undefined;
       const what = send.reply ? describeMatch(send.reply.event, send.reply.match) : "";
       const awaits = send.ack || reply !== undefined;
+      const link = nameOf(step);
       return timed(
         name,
         async (u) => {
-          const conn = await connection(u, () => host.unsent());
+          const l = linkOf(u, link);
+          const conn = await connection(l, () => host.unsent());
           const ctx = u.s.ctx as { msgSeq: number; msgId: string; connIndex: number };
           ctx.msgSeq = u.sends++;
           ctx.msgId = `${ctx.connIndex}.${u.serial}.${ctx.msgSeq}`;
@@ -157,20 +207,20 @@ export function compileUserSteps(plan: Plan, host: UserHost, driver: Driver, dis
           if (!awaits) return conn.emit!(render(u.s.ctx));
           let data: unknown;
           try {
-            const dropped = new Promise<never>((_, reject) => (u.failReply = reject));
+            const dropped = new Promise<never>((_, reject) => (l.failReply = reject));
             if (send.ack) {
               const acked = withTimeout(new Promise<unknown>((resolve) => conn.emit!(render(u.s.ctx), resolve)), timeoutMs, "no acknowledgement");
               data = await Promise.race([acked, dropped]);
               if (!coder.json) data = coder.decode(data);
             } else {
               conn.emit!(render(u.s.ctx));
-              data = reply!.decode((await Promise.race([receive(u.s, reply!, timeoutMs, what), dropped])).data);
+              data = reply!.decode((await Promise.race([receive(l.s, reply!, timeoutMs, what), dropped])).data);
             }
           } catch (err) {
             host.replied(false);
             throw err;
           } finally {
-            u.failReply = undefined;
+            l.failReply = undefined;
           }
           host.replied(true);
           recorder.recordMicros(HISTOGRAMS.messageLatency, host.monoUs() - u.at);
@@ -187,10 +237,12 @@ export function compileUserSteps(plan: Plan, host: UserHost, driver: Driver, dis
       const captures = compileCaptures(waitFor.capture);
       const timeoutMs = durationMs(waitFor.timeout);
       const what = describeMatch(waitFor.event, waitFor.match);
+      const link = nameOf(step);
       return timed(name, async (u) => {
-        await connection(u);
+        const l = linkOf(u, link);
+        await connection(l);
         // A drop meanwhile does not end the wait: with a reconnect policy the event may come on the new connection.
-        const got = await receive(u.s, match, timeoutMs, what);
+        const got = await receive(l.s, match, timeoutMs, what);
         const missing = captures(u.s.ctx.vars as Record<string, unknown>, { json: match.decode(got.data) });
         if (missing) throw new Error(`capture ${missing}: not found in ${got.event ?? "the message"}`);
       });
@@ -242,26 +294,65 @@ export function compileUserSteps(plan: Plan, host: UserHost, driver: Driver, dis
       const otherwise = step.else ? compileList(step.else, `${position}-else`) : async () => {};
       return async (u) => (holds(u.s.ctx) ? then(u) : otherwise(u));
     }
+    const link = nameOf(step);
     return async (u) => {
       await host.sleepUntil(u.at);
-      if (!u.s.conn) return;
-      host.disconnected(u);
+      const l = u.links.get(link);
+      if (!l?.s.conn) return;
+      host.disconnected(u, l);
     };
   };
 
-  return compileList(plan.flow?.steps ?? [], "");
+  return compileList(steps, "");
+}
+
+/**
+ * Makes a user's connection state at its first use: the first connection's is the user's own
+ * (u.s); another shares the user's context and cookies and connects with its own protocol and URL.
+ */
+function linkMaker(plan: Plan, links: ReadonlyMap<string, UserConnection>, fallback: string): (u: UserRun, name: string) => UserLink {
+  return (u, name) => {
+    let l = u.links.get(name);
+    if (l) return l;
+    const spec = links.get(name);
+    const own = spec !== undefined && (spec.protocol !== plan.target.protocol || spec.url !== new URL(plan.target.url).toString());
+    const base = own
+      ? connectOptionsFor({ ...plan.target, protocol: spec.protocol, url: spec.url }, { localAddress: u.s.base.localAddress, lookup: u.s.base.lookup }, true)
+      : u.s.base;
+    if (name === fallback) {
+      u.s.base = base;
+      l = { name, s: u.s };
+    } else l = { name, s: { ...u.s, conn: undefined, connectUs: 0, inbox: [], waiter: undefined, base } };
+    u.links.set(name, l);
+    return l;
+  };
+}
+
+/** Each connection's events: the ones its own waitFor steps and replies name (what a STOMP or Socket.IO 2 connection subscribes to). */
+function linkEvents(steps: readonly UserStep[], fallback: string): (name: string) => string[] {
+  const by = new Map<string, Set<string>>();
+  const add = (name: string, event: string | undefined) => {
+    if (event === undefined) return;
+    if (!by.has(name)) by.set(name, new Set());
+    by.get(name)!.add(event);
+  };
+  for (const { step } of walkUserSteps(steps)) {
+    if ("waitFor" in step) add(step.waitFor.connection ?? fallback, step.waitFor.event);
+    if ("send" in step) add(step.send.connection ?? fallback, step.send.reply?.event);
+  }
+  return (name) => [...(by.get(name) ?? [])];
 }
 
 /**
  * The user's open connection: the current one, or the one a reconnect under way brings back;
  * `unsent` counts a send that cannot go out. Fails saying why there is none.
  */
-async function connection(u: UserRun, unsent?: () => void): Promise<Connection> {
-  if (!u.s.conn && u.reconnecting) await u.reconnecting;
-  if (u.s.conn) return u.s.conn;
+async function connection(l: UserLink, unsent?: () => void): Promise<Connection> {
+  if (!l.s.conn && l.reconnecting) await l.reconnecting;
+  if (l.s.conn) return l.s.conn;
   unsent?.();
   throw new Error(
-    u.reconnecting
+    l.reconnecting
       ? "the server closed the connection and every reconnect attempt failed"
       : "the connection is closed (the server closed it, or a disconnect step ran): give the connect step a reconnect policy, or connect again first",
   );
@@ -273,10 +364,10 @@ async function connection(u: UserRun, unsent?: () => void): Promise<Connection> 
  * through the same step (same headers, query, captures), up to maxAttempts. Counts
  * connections.reconnected with reconnect.time (drop to reopen), or connections.reconnect_failed.
  */
-function reconnector(policy: Reconnect, connect: (s: SetupState) => Promise<void>, host: UserHost): (u: UserRun) => Promise<boolean> {
+function reconnector(policy: Reconnect, connect: (s: SetupState) => Promise<void>, host: UserHost): (u: UserRun, l: UserLink) => Promise<boolean> {
   const delayUs = durationMs(policy.delay) * 1000;
   const maxDelayUs = durationMs(policy.maxDelay) * 1000;
-  return async (u) => {
+  return async (u, l) => {
     const droppedUs = host.monoUs();
     let waitUs = policy.policy === "immediate" ? 0 : delayUs;
     try {
@@ -284,23 +375,22 @@ function reconnector(policy: Reconnect, connect: (s: SetupState) => Promise<void
         await host.sleepUntil(host.monoUs() + waitUs * (1 + policy.jitter * (2 * host.random() - 1)));
         if (u.left) return false;
         try {
-          await connect(u.s);
+          await connect(l.s);
         } catch (err) {
           host.connectFailed(err, true);
           if (policy.policy === "backoff") waitUs = Math.min(waitUs * 2, maxDelayUs);
           continue;
         }
         if (u.left) {
-          u.s.conn?.close();
-          u.s.conn = undefined;
+          l.s.conn?.close();
+          l.s.conn = undefined;
           return false;
         }
-        host.connected(u, u.s.connectUs);
-        host.recorder.increment(COUNTERS.reconnects);
-        host.recorder.recordMicros(HISTOGRAMS.reconnectTime, host.monoUs() - droppedUs);
+        host.connected(u, l, l.s.connectUs);
+        host.reconnected(l, host.monoUs() - droppedUs);
         return true;
       }
-      host.recorder.increment(COUNTERS.reconnectsFailed);
+      host.reconnected(l, undefined);
     } catch {
       // The shard stopped while the user waited to reconnect.
     }

@@ -1,9 +1,10 @@
-import { COUNTERS, durationMs, flowRows, HISTOGRAMS, planTiming, type Plan, type TemplateContext } from "@volley/contracts";
+import { COUNTERS, durationMs, flowRows, HISTOGRAMS, planTiming, userConnections, type Plan, type TemplateContext } from "@volley/contracts";
 import { publicOnlyLookup } from "@volley/contracts/public-lookup";
 import { IntervalRecorder } from "@volley/metrics";
 import type { Agent } from "undici";
 import { connectOptionsFor } from "../drivers/connect-options";
-import type { Connection, Driver } from "../drivers/driver";
+import type { Driver } from "../drivers/driver";
+import { driverFor } from "../drivers/driver-for";
 import { systemClock, type Clock } from "../engine/clock";
 import { ConnectFailures } from "../engine/connect-failures";
 import { closeText, connectErrorText } from "../engine/error-text";
@@ -20,7 +21,8 @@ import type { RunShardOptions, ShardOutcome, ShardStatus, ShardTotals } from "..
 import { compileFlow } from "../flow/flow-program";
 import { flowDispatcher } from "../flow/http-step";
 import { UserArrivals } from "./user-arrivals";
-import { compileUserSteps, ConnectFailed, StepFailure, Stopped, type UserHost, type UserRun } from "./user-steps";
+import { connectionMetrics, type ConnectionMetrics } from "./connection-metrics";
+import { compileUserSteps, ConnectFailed, StepFailure, Stopped, type UserHost, type UserLink, type UserRun } from "./user-steps";
 
 /** With no connection opened after this many failed connects, the shard errors instead of grinding on. */
 const FAIL_FAST_CONNECTS = 100;
@@ -48,7 +50,10 @@ export class UsersEngine {
   private readonly rows: Record<string, unknown>[];
   private readonly indexBase: number;
   private readonly maxUserUs: number;
-  private readonly steps: ((u: UserRun) => Promise<void>) | undefined;
+  private steps: ((u: UserRun) => Promise<void>) | undefined;
+  /** A user holding several connections: each one's own counts and connect times, by its name. */
+  private readonly perLink: ConnectionMetrics | undefined;
+  private readonly listen: string[];
   private readonly dispatcher: Agent;
   /** Pending step instants: timer id → its resolve, ordered by due time. */
   private readonly timers = new MinHeap();
@@ -90,13 +95,36 @@ export class UsersEngine {
     this.indexBase = plan.flow?.indexBase ?? 0;
     this.free = Array.from({ length: plan.connections.count }, (_, i) => plan.connections.count - 1 - i);
     this.dispatcher = flowDispatcher(this.lookup.lookup, durationMs(plan.target.connectTimeout));
-    const listen = compileFlow(plan)?.listen ?? [];
-    if (this.driver) this.steps = compileUserSteps(plan, this.host, this.driver, this.dispatcher, listen);
+    this.listen = compileFlow(plan)?.listen ?? [];
+    const links = userConnections(plan);
+    this.perLink = links.size > 1 ? connectionMetrics(this.recorder) : undefined;
+  }
+
+  /**
+   * Compiles the steps once every connection's driver is in: the target's (the agent's), and those
+   * of connections with a protocol of their own, loaded on first use. Undefined: the target's is missing.
+   */
+  private async compile(): Promise<string | undefined> {
+    if (!this.driver) return `protocol "${this.plan.target.protocol}" is not supported by this agent`;
+    const drivers = new Map<string, Driver>([[this.plan.target.protocol, this.driver]]);
+    for (const { protocol } of userConnections(this.plan).values()) {
+      if (drivers.has(protocol)) continue;
+      try {
+        const d = await driverFor(protocol);
+        if (!d) return `protocol "${protocol}" (a user's connection) is not supported by this agent`;
+        drivers.set(protocol, d);
+      } catch (err) {
+        return `the ${protocol} driver could not be loaded: ${err instanceof Error ? err.message : String(err)}`;
+      }
+    }
+    this.steps = compileUserSteps(this.plan, this.host, (p) => drivers.get(p)!, this.dispatcher, this.listen);
+    return undefined;
   }
 
   async run(): Promise<ShardOutcome> {
     const { signal } = this.opts;
-    if (!this.driver || !this.steps) return this.outcome("errored", `protocol "${this.plan.target.protocol}" is not supported by this agent`);
+    const missing = await this.compile();
+    if (missing) return this.outcome("errored", missing);
     if (signal?.aborted) return this.outcome("aborted", abortReason(signal));
     const refused = this.opts.publicOnly ? await refusedTarget(this.plan.target.url) : null;
     if (refused) return this.outcome("errored", refused);
@@ -142,21 +170,23 @@ export class UsersEngine {
       if (ok) this.totals.received++;
       else this.totals.lost++;
     },
-    connected: (u, connectUs) => {
-      const conn = u.s.conn!;
+    connected: (u, link, connectUs) => {
+      const conn = link.s.conn!;
       if (this.finished) return conn.close();
       this.recorder.recordMicros(HISTOGRAMS.connect, connectUs);
       this.recorder.increment(COUNTERS.connectionsOpened);
+      this.perLink?.opened(link.name, connectUs);
       this.totals.opened++;
       conn.onClose((info) => {
-        if (u.s.conn !== conn || this.finished) return;
-        u.s.conn = undefined;
+        if (link.s.conn !== conn || this.finished) return;
+        link.s.conn = undefined;
         this.closedOne();
         if (!info.byServer) return;
         this.recorder.increment(COUNTERS.connectionsDropped);
+        this.perLink?.dropped(link.name);
         const why = closeText(info);
         this.accounting.error(info.errorClass ?? "closed", why);
-        if (!u.left) u.onDrop?.(why);
+        if (!u.left) link.onDrop?.(why);
       });
     },
     connectFailed: (err, retry) => {
@@ -166,8 +196,16 @@ export class UsersEngine {
       this.totals.failed++;
       if (!retry && this.totals.opened === 0 && this.totals.failed >= FAIL_FAST_CONNECTS) this.failFast();
     },
+    reconnected: (link, afterUs) => {
+      if (afterUs === undefined) this.recorder.increment(COUNTERS.reconnectsFailed);
+      else {
+        this.recorder.increment(COUNTERS.reconnects);
+        this.recorder.recordMicros(HISTOGRAMS.reconnectTime, afterUs);
+      }
+      this.perLink?.reconnected(link.name, afterUs);
+    },
     unsent: () => this.recorder.increment(COUNTERS.unsent),
-    disconnected: (u) => this.close(u),
+    disconnected: (_u, link) => this.close(link),
     random: () => this.random(),
   };
 
@@ -237,6 +275,7 @@ export class UsersEngine {
     const base = connectOptionsFor(this.plan.target, { ...sourceAddressFor(this.opts.sourceAddresses, slot), ...this.lookup }, true);
     const u: UserRun = {
       s: { id: slot, ctx, jar: new Map(), conn: undefined, connectUs: 0, inbox: [], waiter: undefined, base },
+      links: new Map(),
       at: intendedUs,
       deadline: intendedUs + this.maxUserUs,
       serial: this.arrivals,
@@ -254,7 +293,7 @@ export class UsersEngine {
   private leave(u: UserRun, err: unknown): void {
     if (this.finished || !this.users.delete(u)) return;
     u.left = true;
-    if (u.s.conn) this.close(u);
+    this.closeAll(u);
     const now = this.clock.monoUs();
     if (err === undefined) this.recorder.increment(COUNTERS.usersCompleted);
     else {
@@ -268,11 +307,15 @@ export class UsersEngine {
     if (now >= this.endUs && this.users.size === 0) setImmediate(() => this.tick());
   }
 
-  private close(u: UserRun): void {
-    const conn = u.s.conn as Connection;
-    u.s.conn = undefined;
+  private close(link: UserLink): void {
+    const conn = link.s.conn!;
+    link.s.conn = undefined;
     conn.close();
     this.closedOne();
+  }
+
+  private closeAll(u: UserRun): void {
+    for (const link of u.links.values()) if (link.s.conn) this.close(link);
   }
 
   private closedOne(): void {
@@ -300,7 +343,7 @@ export class UsersEngine {
       u.left = true;
       if (status !== "aborted")
         this.leave(u, new StepFailure("maxUserTime", `still busy when the run reached its end (${this.plan.scenario.duration} of arrivals + maxUserTime)`));
-      else if (u.s.conn) this.close(u);
+      else this.closeAll(u);
     }
     if (status === "errored" && !error) error = this.failures.reason(this.plan.target.url, this.totals.failed, this.totals.failed, this.totals.failed);
     this.finished = true;
