@@ -12,8 +12,12 @@ function thinkText(t: Think): string {
 function detail(step: UserStep): string {
   if ("request" in step)
     return `${step.request.method} ${step.request.url}${keys(step.request.capture).length ? `, captures ${keys(step.request.capture).join(", ")}` : ""}`;
-  if ("connect" in step)
-    return step.connect.reconnect ? `reconnects (${step.connect.reconnect.policy}, up to ${step.connect.reconnect.maxAttempts} tries)` : "";
+  if ("connect" in step) {
+    const c = step.connect;
+    // A connection of its own (a feed beside the socket): what it is and where it goes.
+    const own = [c.protocol, c.url].filter(Boolean).join(" ");
+    return [own, c.reconnect && `reconnects (${c.reconnect.policy}, up to ${c.reconnect.maxAttempts} tries)`].filter(Boolean).join(", ");
+  }
   if ("send" in step) {
     const s = step.send;
     const reply = s.ack
@@ -33,9 +37,31 @@ function detail(step: UserStep): string {
   return "";
 }
 
+/** The connection a step names, when it names one (user-connections.ts: none is the user's first). */
+function namedConnection(step: UserStep): string | undefined {
+  if ("connect" in step) return step.connect.connection;
+  if ("send" in step) return step.send.connection;
+  if ("waitFor" in step) return step.waitFor.connection;
+  if ("disconnect" in step && step.disconnect !== true) return step.disconnect.connection;
+  return undefined;
+}
+
+function ConnectionTag({ step, name }: { step: UserStep; name: string }) {
+  const opens = "connect" in step;
+  return (
+    <span
+      className="muted"
+      title={opens ? `Opens the connection ${name}; its metrics are connections.opened.${name}, connect.time.${name}` : `On the connection ${name}`}
+    >
+      {opens ? `opens ${name}` : `on ${name}`}
+    </span>
+  );
+}
+
 /**
  * A users plan's steps as a nested, read-only list, each timed step with the name it is reported
- * under (step.<name>, the same naming the agent uses), loops, choices and conditions indented.
+ * under (step.<name>, the same naming the agent uses), the connection it names when the user
+ * holds several, loops, choices and conditions indented.
  */
 export function UserStepsList({ steps, where = "" }: { steps: readonly UserStep[]; where?: string }) {
   return (
@@ -44,10 +70,11 @@ export function UserStepsList({ steps, where = "" }: { steps: readonly UserStep[
         const position = userStepPosition(where, i);
         const name = userStepName(step, position);
         const kind = Object.keys(step)[0]!;
+        const on = namedConnection(step);
         return (
           <li key={position}>
             <span className="step-kind">{kind}</span>
-            {name && <code title={`Reported as step.${name}`}>{name}</code>} {detail(step)}
+            {name && <code title={`Reported as step.${name}`}>{name}</code>} {on && <ConnectionTag step={step} name={on} />} {detail(step)}
             {"loop" in step && <UserStepsList steps={step.loop.steps} where={position} />}
             {"choice" in step &&
               step.choice.map((b, k) => (
