@@ -22,4 +22,18 @@ describe("shardPreflight", () => {
     const ok = plan({ setup: [{ send: { json: { type: "hello" } } }], messages: [{ json: { type: "ping" }, reply: false }] });
     expect(shardPreflight(ok, { maxConnections: 100 })).toBeUndefined();
   });
+
+  it("refuses a users plan whose connection speaks a protocol this agent has no driver for (a plan from a newer hub), naming the step", () => {
+    const users = planSchema.parse({
+      name: "users",
+      target: { url: "ws://127.0.0.1:9/ws", protocol: "ws" },
+      connections: { count: 2 },
+      scenario: { kind: "users", arrivalRate: 1, duration: "1s" },
+      flow: { steps: [{ connect: {} }, { connect: { connection: "feed", protocol: "sse", url: "/events" } }] },
+    });
+    expect(shardPreflight(users, { maxConnections: 100 })).toBeUndefined();
+    const feed = users.flow!.steps![1] as { connect: { protocol?: string } };
+    feed.connect.protocol = "quic";
+    expect(shardPreflight(users, { maxConnections: 100 })).toBe('protocol "quic" (flow.steps.2: connection feed) is not supported by this agent');
+  });
 });

@@ -1,4 +1,4 @@
-import { sweepPlanError, type Plan } from "@volley/contracts";
+import { sweepPlanError, userConnections, type Plan } from "@volley/contracts";
 import { speaks } from "../drivers/driver-for";
 
 const ENGINE_SCENARIOS: readonly string[] = ["echo", "broadcast", "groups", "storm", "http-rps", "users"];
@@ -10,6 +10,9 @@ export interface AgentLimits {
 /** Why this agent cannot run the plan, or undefined when it can. Checked before a shard is armed. */
 export function shardPreflight(plan: Plan, limits: AgentLimits): string | undefined {
   if (!speaks(plan.target.protocol)) return `protocol "${plan.target.protocol}" is not supported by this agent`;
+  // A user's connection of its own protocol needs that driver too.
+  for (const c of userConnections(plan).values())
+    if (!speaks(c.protocol)) return `protocol "${c.protocol}" (flow.steps.${c.position}: connection ${c.name}) is not supported by this agent`;
   // The plan schema runs ahead of the engine: refuse what this engine cannot run rather than run it as something else.
   if (!ENGINE_SCENARIOS.includes(plan.scenario.kind)) {
     return `scenario "${plan.scenario.kind}" is not supported by this agent version (it runs: ${ENGINE_SCENARIOS.join(", ")})`;
