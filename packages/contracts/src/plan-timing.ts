@@ -1,6 +1,6 @@
 import { durationMs } from "./duration";
 import type { Plan } from "./plan";
-import { sweepRates, type Stage } from "./scenario";
+import { sweepBaseRate, sweepRates, type Stage } from "./scenario";
 
 /**
  * How long a plan runs, phase by phase, in ms from the synchronized start instant. The one place
@@ -16,7 +16,9 @@ import { sweepRates, type Stage } from "./scenario";
  *   connection sends at most `duration` from its open); sweep: stepping begins on the first whole
  *   second after every connect has settled, and the last step that fits in `duration` ends it.
  * - drain: after the last send, replies and deliveries are awaited up to message.timeout.
- * - users: arrivals for `duration`, then the last users finish, within scenario.maxUserTime (the drain).
+ * - users: arrivals for `duration`, then the last users finish, within scenario.maxUserTime (the drain);
+ *   with a sweep, stepping begins at the start instant (there is nothing to open first) and the
+ *   last step that fits in `duration` ends the arrivals.
  *
  * `sendEndMs` is the plan's own end of sending, as if every connection opened the instant it was
  * attempted; `endByMs` is the latest a shard following the plan should end: a connection may take
@@ -77,15 +79,17 @@ export function planTiming(plan: Plan): PlanTiming {
   if (plan.scenario.kind === "users") {
     // Users arrive for `duration`; the last may stay up to maxUserTime (its steps' own waits are inside it).
     const maxUserMs = durationMs(plan.scenario.maxUserTime);
+    const sweep = plan.sweep ? sweepTiming(plan, duration) : null;
+    const sendEndMs = sweep ? sweep.lengthMs : duration;
     return {
       rampMs: 0,
       stages: [],
-      sweep: null,
+      sweep,
       durationMs: duration,
-      sendEndMs: duration,
+      sendEndMs,
       openWithinMs: 0,
       drainMs: maxUserMs,
-      endByMs: duration + maxUserMs,
+      endByMs: sendEndMs + maxUserMs,
     };
   }
   const { count, rate, stages } = plan.connections;
@@ -139,7 +143,7 @@ function sweepTiming(plan: Plan, duration: number): SweepTiming {
   const periodMs = warmupMs + holdMs + gapMs;
   // Only slots whose whole warm-up and hold fit in scenario.duration: a step is never cut short by the plan itself.
   const slots = duration < warmupMs + holdMs ? 0 : Math.floor((duration - warmupMs - holdMs) / periodMs) + 1;
-  const rates = sweepRates(sweep, plan.scenario.message.rate).slice(0, slots);
+  const rates = sweepRates(sweep, sweepBaseRate(plan.scenario)).slice(0, slots);
   const used = rates.length === 0 ? 0 : sweep.onSaturated === "retry" ? slots : rates.length;
   const lengthMs = used === 0 ? 0 : (used - 1) * periodMs + warmupMs + holdMs;
   return { warmupMs, holdMs, gapMs, periodMs, slots, rates, lengthMs };

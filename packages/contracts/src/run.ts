@@ -106,6 +106,13 @@ export const sweepStepSchema = z.object({
   attempts: z.number().int().optional(),
   /** Why the run before the last was set aside (its generatorReason). */
   retryReason: z.string().nullable().optional(),
+  /**
+   * Users (a sweep of scenario.arrivalRate, plannedRate in users/s): the step's arrivals that
+   * started, and the users that completed or failed during it; dropped: arrivals that found every
+   * user slot busy (connections.count), which makes the step generator-limited. `latency` is then
+   * every timed step's. Absent for connection scenarios.
+   */
+  users: z.object({ started: z.number().int(), completed: z.number().int(), failed: z.number().int(), dropped: z.number().int() }).optional(),
 });
 export type SweepStep = z.infer<typeof sweepStepSchema>;
 

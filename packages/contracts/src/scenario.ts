@@ -206,7 +206,8 @@ const wholeSeconds = (what: string) =>
 /**
  * When a sweep step counts as failed (and the sweep stops). Latency limits apply to the scenario's
  * main measure: the round trip when it has one (echo, broadcast with echo, storm, http-rps), else
- * the delivery latency (groups, broadcast without echo).
+ * the delivery latency (groups, broadcast without echo); for users, every timed step (each
+ * `step.<name>`, merged).
  */
 export const stopWhenSchema = z
   .strictObject({
@@ -221,12 +222,15 @@ export const stopWhenSchema = z
     errorRate: z.number().min(0).max(100).optional(),
     /** More than this many connections dropped during the step (0: any drop). */
     disconnects: z.number().int().min(0).optional(),
+    /** Users only: percent of the users that left during the step who failed a step (or maxUserTime), like 1 for 1 %. */
+    usersFailedRate: z.number().min(0).max(100).optional(),
   })
   .refine((s) => Object.values(s).some((v) => v !== undefined), "name at least one limit, like { p95: 200ms }");
 export type StopWhen = z.output<typeof stopWhenSchema>;
 
 /**
- * Steps the message rate: step k sends at from + k × step (in message.per units) for `warmup`
+ * Steps the message rate (for users: scenario.arrivalRate, users/s over every agent, each step an
+ * open arrival at its rate): step k sends at from + k × step (in message.per units) for `warmup`
  * (not judged) and then `hold` (judged), then pauses for `gap`; the sweep ends after `steps` steps,
  * past `until`, at the first step that breaks `stopWhen`, or when `scenario.duration` of stepping is
  * over. A step in which the agent flagged itself saturated was limited by the load generator, not
@@ -236,7 +240,7 @@ export type StopWhen = z.output<typeof stopWhenSchema>;
  */
 export const sweepSchema = z
   .strictObject({
-    /** The first step's rate; absent, scenario.message.rate. */
+    /** The first step's rate; absent, scenario.message.rate (users: scenario.arrivalRate). */
     from: z.number().positive().max(1_000_000).optional(),
     step: z.number().positive().max(1_000_000),
     /** The last rate to try (inclusive). */
@@ -281,7 +285,12 @@ export const sweepSchema = z
   });
 export type Sweep = z.output<typeof sweepSchema>;
 
-/** The rate of each step a sweep may run, in message.per units. */
+/** What a sweep steps, as the plan writes it: users' arrival rate, else the message rate. */
+export function sweepBaseRate(scenario: { kind: string; message: { rate: number }; arrivalRate?: number }): number {
+  return scenario.kind === "users" ? (scenario.arrivalRate ?? 0) : scenario.message.rate;
+}
+
+/** The rate of each step a sweep may run, in message.per units (users: users/s). */
 export function sweepRates(sweep: Sweep, messageRate: number): number[] {
   const from = sweep.from ?? messageRate;
   const rates: number[] = [];

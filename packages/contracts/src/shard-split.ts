@@ -1,7 +1,7 @@
 import { flowRows } from "./flow-validation";
 import type { Flow } from "./flow";
 import type { Plan } from "./plan";
-import { sweepRates } from "./scenario";
+import { sweepBaseRate, sweepRates } from "./scenario";
 
 /**
  * Splits `total` into parts proportional to `weights` that sum exactly to `total`, each part a
@@ -44,7 +44,7 @@ function splitRate(rate: number, weights: readonly number[]): number[] {
  * its slice of the connections and of an aggregate message rate in proportion to its weight,
  * summing exactly to the plan. Without weights, plan.agents.count equal shards. Per-connection
  * rates stay as written; the connection ramp rate is split in proportion so every shard ramps over
- * the same time; each stage's target and an aggregate sweep's `from` and `step` are split the same
+ * the same time; each stage's target and an aggregate (or users') sweep's `from` and `step` are split the same
  * way (a sweep's `until` becomes its step count, so every shard stops at the same step). A shard
  * needs at least one connection, so a plan asking for more agents than connections gets one shard
  * per connection (the first weights: pass them largest first), and a weight too small for one
@@ -61,9 +61,11 @@ export function planShards(plan: Plan, weights: readonly number[] = equalWeights
   const messageRates = aggregate ? splitRate(message.rate, connections) : connections.map(() => message.rate);
   const stageTargets = plan.connections.stages?.map((s) => splitProportionally(s.target, connections));
   const sweep = plan.sweep;
-  const sweepSteps = sweep ? sweepRates(sweep, message.rate).length : 0;
-  const sweepFrom = sweep && aggregate && sweep.from !== undefined ? splitRate(sweep.from, connections) : null;
-  const sweepStep = sweep && aggregate ? splitRate(sweep.step, connections) : null;
+  const sweepSteps = sweep ? sweepRates(sweep, sweepBaseRate(plan.scenario)).length : 0;
+  // Users' arrival rate is the whole run's, like an aggregate message rate.
+  const splitSweep = aggregate || plan.scenario.kind === "users";
+  const sweepFrom = sweep && splitSweep && sweep.from !== undefined ? splitRate(sweep.from, connections) : null;
+  const sweepStep = sweep && splitSweep ? splitRate(sweep.step, connections) : null;
   // An exact count (http-rps `requests`) splits as the connections do, to the request.
   const requests = plan.scenario.kind === "http-rps" ? plan.scenario.requests : undefined;
   const requestShares = requests !== undefined ? splitProportionally(requests, connections) : null;

@@ -1,10 +1,10 @@
 import type { z } from "zod";
 import { durationMs } from "./duration";
-import { sweepRates, type Sweep } from "./scenario";
+import { sweepBaseRate, sweepRates, type Sweep } from "./scenario";
 
 interface SweepPlan {
   connections: { stages?: unknown };
-  scenario: { duration: string | number; message: { rate: number } };
+  scenario: { kind: string; duration: string | number; message: { rate: number }; arrivalRate?: number };
   sweep?: Sweep;
 }
 
@@ -30,10 +30,17 @@ export function sweepPlanError(plan: SweepPlan): { path: string[]; message: stri
       message: `is ${duration} ms, shorter than one sweep step (sweep.hold ${durationMs(sweep.hold)} ms${warmup}), so no step fits; set duration to at least ${stepMs / 1000}s or shorten the step`,
     };
   }
-  if (sweepRates(sweep, plan.scenario.message.rate).length === 0)
+  const users = plan.scenario.kind === "users";
+  if (sweep.stopWhen?.usersFailedRate !== undefined && !users)
+    return {
+      path: ["sweep", "stopWhen", "usersFailedRate"],
+      message: "judges users (scenario.kind: users): use lossRate or errorRate for a connection scenario's messages",
+    };
+  const base = sweepBaseRate(plan.scenario);
+  if (sweepRates(sweep, base).length === 0)
     return {
       path: ["sweep", "until"],
-      message: `is ${sweep.until}, below the first step's rate (${sweep.from ?? plan.scenario.message.rate}, ${sweep.from === undefined ? "scenario.message.rate" : "sweep.from"}), so no step runs; raise until or set sweep.from below it`,
+      message: `is ${sweep.until}, below the first step's rate (${sweep.from ?? base}, ${sweep.from === undefined ? (users ? "scenario.arrivalRate" : "scenario.message.rate") : "sweep.from"}), so no step runs; raise until or set sweep.from below it`,
     };
   return null;
 }

@@ -7,7 +7,7 @@ const USER_PROTOCOLS = new Set(["ws", "socketio", "socketcluster", "stomp", "soc
 
 /**
  * Scenario kind `users` and `flow.steps` belong together: users run steps (not setup and
- * messages), arrive by rate (not stages or a sweep of message rates). Each refusal says what to
+ * messages), arrive by rate (a sweep steps that rate; connections.stages do not apply). Each refusal says what to
  * write instead.
  */
 export function validateUsers(plan: Plan, ctx: z.RefinementCtx): void {
@@ -24,7 +24,8 @@ export function validateUsers(plan: Plan, ctx: z.RefinementCtx): void {
       issue(["scenario", "duration"], `is shorter than the stages (${total / 1000}s together): set duration to at least ${total / 1000}s`);
     if (scenario.arrivalRate === 0 && scenario.stages.every((st) => st.target === 0))
       issue(["scenario", "stages"], "no user would ever arrive: give a stage a target above 0");
-  } else if (scenario.arrivalRate === 0) issue(["scenario", "arrivalRate"], "must be above 0 (users per second), or ramp it up with stages");
+  } else if (scenario.arrivalRate === 0 && plan.sweep?.from === undefined)
+    issue(["scenario", "arrivalRate"], "must be above 0 (users per second), or ramp it up with stages");
   if (!flow?.steps || flow.steps.length === 0) {
     issue(["flow", "steps"], "a users scenario runs each user's steps: add flow: { steps: [{ connect: {} }, { send: { json: {…}, reply: { match: {…} } } }] }");
     return;
@@ -32,7 +33,7 @@ export function validateUsers(plan: Plan, ctx: z.RefinementCtx): void {
   if (flow.setup.length > 0) issue(["flow", "setup"], "users run flow.steps from their arrival: move these steps to the start of flow.steps");
   if (flow.messages) issue(["flow", "messages"], "users send in their steps: write each message as a { send: {…} } step in flow.steps");
   if (flow.push) issue(["flow", "push"], "server push timing is for connection scenarios: remove push (or wait for the event with a waitFor step)");
-  if (plan.sweep) issue(["sweep"], "a sweep steps a message rate, and users have none: remove sweep and compare runs at different scenario.arrivalRate");
+  if (plan.sweep && scenario.stages) issue(["sweep"], "steps the arrival rate itself: remove scenario.stages, or remove sweep and ramp with the stages");
   if (plan.connections.stages)
     issue(["connections", "stages"], "users arrive at scenario.arrivalRate: remove stages (connections.count is the most users at once)");
   checkUserConnections(plan, USER_PROTOCOLS, issue);

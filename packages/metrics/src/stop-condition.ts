@@ -12,6 +12,9 @@ export interface StepMeasure {
   deliveriesLost: number;
   errors: number;
   disconnects: number;
+  /** Users: those that left during the step (completed or failed), and those of them that failed. */
+  usersLeft?: number;
+  usersFailed?: number;
 }
 
 const PERCENTILES = { p50: 50, p95: 95, p99: 99, max: 100 } as const;
@@ -38,6 +41,10 @@ export function stopReason(stopWhen: StopWhen | undefined, m: StepMeasure): stri
   if (stopWhen.disconnects !== undefined && m.disconnects > stopWhen.disconnects) {
     broken.push(`${m.disconnects} disconnects > ${stopWhen.disconnects}`);
   }
+  if (stopWhen.usersFailedRate !== undefined && (m.usersLeft ?? 0) > 0) {
+    const rate = (100 * (m.usersFailed ?? 0)) / m.usersLeft!;
+    if (rate > stopWhen.usersFailedRate) broken.push(`users failed ${round(rate)}% > ${stopWhen.usersFailedRate}%`);
+  }
   return broken.length > 0 ? broken.join("; ") : null;
 }
 
@@ -48,6 +55,7 @@ export function describeStopWhen(stopWhen: StopWhen): string {
   if (stopWhen.lossRate !== undefined) parts.push(`loss <= ${stopWhen.lossRate}%`);
   if (stopWhen.errorRate !== undefined) parts.push(`errors <= ${stopWhen.errorRate}%`);
   if (stopWhen.disconnects !== undefined) parts.push(`disconnects <= ${stopWhen.disconnects}`);
+  if (stopWhen.usersFailedRate !== undefined) parts.push(`users failed <= ${stopWhen.usersFailedRate}%`);
   return parts.join(", ");
 }
 

@@ -13,17 +13,25 @@ export function mainLatencyMetric(scenario: Plan["scenario"]): string {
   return HISTOGRAMS.messageLatency;
 }
 
+/** Whether histogram `name` is the scenario's main latency: for users, every timed step (`step.<name>`). */
+export function isMainLatency(scenario: Plan["scenario"], name: string): boolean {
+  return scenario.kind === "users" ? name.startsWith(STEP_PREFIX) : name === mainLatencyMetric(scenario);
+}
+
+const STEP_PREFIX = "step.";
+
 const sum = (frames: readonly FrameLike[], name: string) => frames.reduce((n, f) => n + (f.counters[name] ?? 0), 0);
 const errorsOf = (frames: readonly FrameLike[]) => frames.reduce((n, f) => n + errorCount(f.counters), 0);
 const round = (n: number) => Math.round(n * 100) / 100;
 
-function merge(frames: readonly FrameLike[], name: string): Histogram | undefined {
+function merge(frames: readonly FrameLike[], name: string | ((name: string) => boolean)): Histogram | undefined {
   let h: Histogram | undefined;
   for (const f of frames) {
-    const b64 = f.histograms[name];
-    if (!b64) continue;
-    h ??= createHistogram(64);
-    addEncoded(h, b64);
+    for (const [k, b64] of Object.entries(f.histograms)) {
+      if (!b64 || (typeof name === "string" ? k !== name : !name(k))) continue;
+      h ??= createHistogram(64);
+      addEncoded(h, b64);
+    }
   }
   return h;
 }
@@ -69,7 +77,8 @@ export function summarizeSteps(frames: readonly FrameLike[], ctx?: SweepContext)
         plannedRate = Math.max(plannedRate, per === "aggregate" ? rates.reduce((a, b) => a + b, 0) : Math.max(...rates));
         seconds += Math.max(...group.map((f) => f.activeMs ?? f.durationMs)) / 1000;
       }
-      const latency = merge(list, HISTOGRAMS.messageLatency);
+      const users = ctx?.scenario.kind === "users" ? usersOf(list) : undefined;
+      const latency = users ? merge(list, (k) => isMainLatency(ctx!.scenario, k)) : merge(list, HISTOGRAMS.messageLatency);
       const delivery = merge(list, HISTOGRAMS.deliveryLatency);
       const sent = sum(list, COUNTERS.sent);
       const received = sum(list, COUNTERS.received);
@@ -85,6 +94,7 @@ export function summarizeSteps(frames: readonly FrameLike[], ctx?: SweepContext)
         deliveriesLost: sum(list, COUNTERS.deliveriesLost),
         errors,
         disconnects,
+        ...(users ? { usersLeft: users.completed + users.failed, usersFailed: users.failed } : {}),
       });
       const shardFailed = list.some((f) => f.step!.failed);
       // Agents that mark the step say why; a saturated frame from an older agent still limits it.
@@ -115,6 +125,7 @@ export function summarizeSteps(frames: readonly FrameLike[], ctx?: SweepContext)
         generatorLimited: limitedBy !== null,
         generatorReason: limitedBy,
         ...(retry ? { attempts: retry.attempts, retryReason: retry.reason } : {}),
+        ...(users ? { users } : {}),
       };
     });
 }
@@ -140,7 +151,7 @@ export function capacityOf(steps: readonly SweepStep[], ctx: SweepContext | unde
     best = s;
   }
   // Named by rate: the CLIs number steps from 0, the run page from 1.
-  const label = (s: SweepStep) => `the step at ${s.plannedRate}/s per ${s.per}`;
+  const label = (s: SweepStep) => (s.users ? `the step at ${s.plannedRate} users/s` : `the step at ${s.plannedRate}/s per ${s.per}`);
   const endedBy = limited
     ? `${label(limited)} was limited by the load generator, not the server (${limited.generatorReason ?? "an agent was saturated"})`
     : broke
@@ -157,5 +168,14 @@ export function capacityOf(steps: readonly SweepStep[], ctx: SweepContext | unde
     lowerBound: broke === undefined && best !== undefined,
     agentSaturated: limited !== undefined,
     endedBy,
+  };
+}
+
+function usersOf(frames: readonly FrameLike[]): NonNullable<SweepStep["users"]> {
+  return {
+    started: sum(frames, COUNTERS.usersStarted),
+    completed: sum(frames, COUNTERS.usersCompleted),
+    failed: sum(frames, COUNTERS.usersFailed),
+    dropped: sum(frames, COUNTERS.usersDropped),
   };
 }

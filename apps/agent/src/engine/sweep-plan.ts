@@ -1,5 +1,5 @@
 import { COUNTERS, errorCount, planTiming, sweepBeginMs, type Plan } from "@volley/contracts";
-import { addEncoded, createHistogram, mainLatencyMetric, recordMicros, stopReason, type Histogram } from "@volley/metrics";
+import { addEncoded, createHistogram, isMainLatency, mainLatencyMetric, recordMicros, stopReason, type Histogram } from "@volley/metrics";
 
 /**
  * The slots of a sweep in time, in µs from the shard's start instant (whole numbers, so interval
@@ -87,6 +87,10 @@ export class StepJudge {
   private deliveriesLost = 0;
   private errors = 0;
   private disconnects = 0;
+  /** Users: those that left during the hold, failed, and arrivals that found every user slot busy. */
+  private usersLeft = 0;
+  private usersFailed = 0;
+  private usersDropped = 0;
   /** Judged intervals in which the agent flagged itself saturated, and why (first seen first). */
   private saturatedIntervals = 0;
   private intervals = 0;
@@ -96,7 +100,7 @@ export class StepJudge {
     this.metric = mainLatencyMetric(plan.scenario);
   }
 
-  /** Whether awaited messages' ages count as round trips (true) or deliveries (false). */
+  /** Whether awaited messages' ages count as round trips (true) or deliveries (false); users' busy steps count as round trips. */
   get roundTrip(): boolean {
     return this.metric !== "delivery.latency";
   }
@@ -115,6 +119,15 @@ export class StepJudge {
     this.deliveriesLost += c[COUNTERS.deliveriesLost] ?? 0;
     this.disconnects += c[COUNTERS.connectionsDropped] ?? 0;
     this.errors += errorCount(c);
+    if (this.plan.scenario.kind === "users") {
+      this.usersLeft += (c[COUNTERS.usersCompleted] ?? 0) + (c[COUNTERS.usersFailed] ?? 0);
+      this.usersFailed += c[COUNTERS.usersFailed] ?? 0;
+      this.usersDropped += c[COUNTERS.usersDropped] ?? 0;
+      // Every timed step of every user is the users' latency.
+      for (const [name, encoded] of Object.entries(body.histograms))
+        if (isMainLatency(this.plan.scenario, name)) addEncoded((this.latency ??= createHistogram(64)), encoded);
+      return;
+    }
     const encoded = body.histograms[this.metric];
     if (encoded) addEncoded((this.latency ??= createHistogram(64)), encoded);
   }
@@ -125,6 +138,9 @@ export class StepJudge {
    * null. Such a step cannot decide the server's capacity either way.
    */
   generatorLimit(): string | null {
+    // The step's rate was never offered: arrivals were turned away for want of a user slot.
+    if (this.usersDropped > 0)
+      return `${this.usersDropped} arrivals found all ${this.plan.connections.count} user slots busy (connections.count): raise connections.count`;
     if (this.saturatedIntervals === 0) return null;
     const why = this.causes.size > 0 ? [...this.causes].slice(0, 4).join(", ") : "it reported itself saturated";
     return `the agent was saturated in ${this.saturatedIntervals} of ${this.intervals} s: ${why}`;
@@ -144,6 +160,8 @@ export class StepJudge {
       deliveriesLost: this.deliveriesLost,
       errors: this.errors,
       disconnects: this.disconnects,
+      usersLeft: this.usersLeft,
+      usersFailed: this.usersFailed,
     });
   }
 }

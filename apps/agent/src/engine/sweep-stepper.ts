@@ -19,6 +19,11 @@ export interface StepperHost {
   setEnd(endUs: number): void;
   /** Ages of the round trips (or deliveries) still awaited, µs. */
   awaitedAges(roundTrip: boolean): number[];
+  /**
+   * Users: the slot's arrivals at `rate` users/s over [fromUs, untilUs) (µs monotonic), in place of
+   * a send schedule (the stepper then schedules no sends of its own).
+   */
+  startArrivals?(rate: number, fromUs: number, untilUs: number): void;
 }
 
 /**
@@ -105,6 +110,7 @@ export class SweepStepper {
     const intervalUs = S / rate;
     const start = this.t0 + this.sweep.sendStart(j),
       end = this.t0 + this.sweep.holdEnd(j);
+    if (this.host.startArrivals) return this.host.startArrivals(rate, start, end);
     const schedule = new SendSchedule(msg.per === "connection", createArrival(msg.arrival, rate, this.random));
     schedule.endUs = end;
     const open = this.host.openIds();
@@ -134,13 +140,14 @@ export class SweepStepper {
     const step: NonNullable<EngineFrame["step"]> = {
       index: k,
       rate: this.sweep.rates[k]!,
-      per: this.plan.scenario.message.per,
+      // Users arrive at the run's rate, split across agents as an aggregate message rate is.
+      per: this.plan.scenario.kind === "users" ? "aggregate" : this.plan.scenario.message.per,
       ...(attempt > 0 ? { attempt } : {}),
     };
     if (partial || frameUs + S < this.sweep.holdEnd(j)) return step;
     const limited = this.judge.generatorLimit();
     const reason = this.judge.verdict(this.host.awaitedAges(this.judge.roundTrip));
-    const label = `step ${k} (rate ${step.rate} per ${step.per})`;
+    const label = this.plan.scenario.kind === "users" ? `step ${k} (${step.rate} users/s)` : `step ${k} (rate ${step.rate} per ${step.per})`;
     let next: { step: number; attempt: number } | undefined = { step: k + 1, attempt: 0 };
     if (limited !== null) {
       // The generator, not the server, set this step's figures: neither a pass nor a break of stopWhen.

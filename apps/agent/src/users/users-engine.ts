@@ -15,6 +15,7 @@ import { scenarioRoles } from "../engine/scenario-roles";
 import { ShardAccounting } from "../engine/shard-accounting";
 import { abortReason } from "../engine/shard-engine";
 import { ShardFrames } from "../engine/shard-frames";
+import { SweepStepper } from "../engine/sweep-stepper";
 import { sourceAddressFor } from "../engine/source-addresses";
 import { refusedTarget } from "../engine/target-guard";
 import type { RunShardOptions, ShardOutcome, ShardStatus, ShardTotals } from "../engine/types";
@@ -26,6 +27,7 @@ import { compileUserSteps, ConnectFailed, StepFailure, Stopped, type UserHost, t
 
 /** With no connection opened after this many failed connects, the shard errors instead of grinding on. */
 const FAIL_FAST_CONNECTS = 100;
+const S = 1_000_000;
 
 /**
  * A users shard (scenario kind `users`): users arrive open-loop at the shard's arrivalRate from the
@@ -34,6 +36,9 @@ const FAIL_FAST_CONNECTS = 100;
  * sleeper) serves arrivals, frame boundaries and every user's next step instant; users' steps run as
  * promise chains between its turns. The shard ends when arrivals are over and the last user has
  * left, or at the plan's end bound (arrivals + maxUserTime), where users still busy count failed.
+ * With a sweep, the arrival rate steps (SweepStepper, as a connection scenario's message rate
+ * does): each slot's users arrive open-loop at its step's rate over its warm-up and hold, none in
+ * the gaps, and each hold is judged on its users (steps' times, users failed, step failures).
  */
 export class UsersEngine {
   private readonly clock: Clock;
@@ -43,7 +48,10 @@ export class UsersEngine {
   private readonly accounting: ShardAccounting;
   private readonly totals: ShardTotals = { expected: 0, sent: 0, received: 0, lost: 0, shed: 0, duplicated: 0, opened: 0, failed: 0, closed: 0 };
   private readonly wake: PreciseWake;
-  private readonly arrival: UserArrivals;
+  private arrival: UserArrivals;
+  /** Where `arrival`'s offsets count from, µs monotonic: the start instant, or a sweep slot's start. */
+  private arrivalBaseUs = 0;
+  private readonly sweep: SweepStepper | undefined;
   private readonly failures = new ConnectFailures();
   private readonly random: () => number;
   private readonly lookup: { lookup?: ReturnType<typeof publicOnlyLookup> };
@@ -89,7 +97,8 @@ export class UsersEngine {
     );
     this.arrival = new UserArrivals(scenario, this.random);
     this.maxUserUs = durationMs(scenario.maxUserTime) * 1000;
-    this.frames = new ShardFrames(this.recorder, opts, durationMs(scenario.warmup), undefined, undefined);
+    if (plan.sweep) this.sweep = new SweepStepper(plan, this.stepperHost, this.random);
+    this.frames = new ShardFrames(this.recorder, opts, durationMs(scenario.warmup), this.sweep, undefined);
     this.accounting = new ShardAccounting(this.recorder, this.totals, scenarioRoles(scenario, "users"), -1, 64, durationMs(scenario.message.timeout) * 1000);
     this.rows = flowRows(plan.flow?.data);
     this.indexBase = plan.flow?.indexBase ?? 0;
@@ -132,8 +141,14 @@ export class UsersEngine {
     this.t0 = this.clock.monoUs() + (this.opts.startAt - this.clock.hubNowMs()) * 1000;
     this.endUs = this.t0 + timing.sendEndMs * 1000;
     this.hardEndUs = this.t0 + timing.endByMs * 1000;
-    this.nextArrivalUs = this.t0 + this.arrival.next();
+    this.arrivalBaseUs = this.t0;
     this.frames.begin(this.t0);
+    if (this.sweep) {
+      // Nothing to open first: stepping begins at the start instant, with the first slot's arrivals.
+      this.nextArrivalUs = Infinity;
+      this.sweep.begin(this.t0, this.t0);
+      this.sweep.startDue(0);
+    } else this.nextArrivalUs = this.t0 + this.arrival.next();
     this.wake.prepare();
     const done = new Promise<ShardOutcome>((resolve) => (this.resolveRun = resolve));
     const onAbort = () => this.finish("aborted", abortReason(signal!));
@@ -209,14 +224,38 @@ export class UsersEngine {
     random: () => this.random(),
   };
 
+  /** What the sweep needs of the shard: users have no send schedule, so each slot starts arrivals. */
+  private readonly stepperHost = {
+    openIds: () => [],
+    addExpected: () => {},
+    setEnd: (endUs: number) => {
+      this.endUs = endUs;
+      this.hardEndUs = endUs + this.maxUserUs;
+    },
+    // Users busy in a step at the end of a hold: that step's time so far (a lower bound of it).
+    awaitedAges: () => {
+      const now = this.clock.monoUs();
+      return [...this.users].map((u) => now - u.at).filter((age) => age > 0);
+    },
+    startArrivals: (rate: number, fromUs: number, untilUs: number) => {
+      if (this.finished) return;
+      const scenario = this.plan.scenario as Extract<Plan["scenario"], { kind: "users" }>;
+      this.arrival = new UserArrivals({ ...scenario, arrivalRate: rate, stages: undefined, duration: (untilUs - fromUs) / 1000 }, this.random);
+      this.arrivalBaseUs = fromUs;
+      this.nextArrivalUs = fromUs + this.arrival.next();
+      if (this.nextArrivalUs < this.armedUs) this.arm(Math.max(this.clock.monoUs(), this.nextArrivalUs));
+    },
+  };
+
   /** A live rate change: arrivals from its instant on follow the plan's rate line times its scale. */
   private readonly onRate = (c: LiveRate): void => {
-    if (this.finished || c.what !== "rate" || c.scale === this.rateScale) return;
+    // A sweep sets its own rate at every step (rate-control refuses changes to one).
+    if (this.finished || this.sweep || c.what !== "rate" || c.scale === this.rateScale) return;
     this.rateScale = c.scale;
     const now = this.clock.monoUs();
     const atUs = Math.max(now, now + (c.at - this.clock.hubNowMs()) * 1000);
     this.arrival.rescale(atUs - this.t0, c.scale);
-    this.nextArrivalUs = this.t0 + this.arrival.pending();
+    this.nextArrivalUs = this.arrivalBaseUs + this.arrival.pending();
     if (this.nextArrivalUs < this.armedUs) this.arm(Math.max(now, this.nextArrivalUs));
   };
 
@@ -238,7 +277,7 @@ export class UsersEngine {
     while (this.nextArrivalUs <= now && this.nextArrivalUs < this.endUs) {
       this.arrive(this.nextArrivalUs);
       this.arrivals++;
-      this.nextArrivalUs = this.t0 + this.arrival.next();
+      this.nextArrivalUs = this.arrivalBaseUs + this.arrival.next();
     }
     now = this.clock.monoUs();
     while (this.timers.peekKey() <= now) {
@@ -334,6 +373,8 @@ export class UsersEngine {
 
   private emitFrame(partialEndUs?: number): void {
     this.frames.emit({ active: this.users.size, endUs: Infinity, samples: this.accounting.samples }, partialEndUs);
+    // A sweep's slots start on interval boundaries: the next one may start with the interval just begun.
+    if (partialEndUs === undefined) this.sweep?.startDue(this.frames.index * S);
   }
 
   private finish(status: ShardStatus, error?: string): void {
@@ -361,6 +402,12 @@ export class UsersEngine {
   private outcome(status: ShardStatus, error?: string): ShardOutcome {
     this.finished = true;
     this.frames.stop();
-    return { status, ...(error ? { error } : {}), frames: this.frames.index, totals: { ...this.totals } };
+    return {
+      status,
+      ...(error ? { error } : {}),
+      frames: this.frames.index,
+      totals: { ...this.totals },
+      ...(this.sweep?.stopped ? { sweepStopped: this.sweep.stopped } : {}),
+    };
   }
 }

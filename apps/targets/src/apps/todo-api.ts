@@ -28,6 +28,15 @@ export interface TodoApiStats {
   unauthorized: number;
 }
 
+export interface TodoApiOptions extends TestAppOptions {
+  /**
+   * The todo store's throughput: it writes one todo at a time, each taking 1/createsPerSecond s
+   * (as a database with one writer does), so up to this many creates a second are answered at
+   * once and more queue up, each answered later than the one before. Absent: no limit.
+   */
+  createsPerSecond?: number;
+}
+
 export interface Todo {
   id: string;
   title: string;
@@ -43,9 +52,19 @@ export interface Todo {
  * with `authorization: Bearer <token>` JSON `{ title, ref? }` → 201 the todo `{ id, title, owner,
  * ref, createdAt }`; `GET /api/todos` (bearer token or the `sid` cookie) → 200 `{ items, count }`,
  * the caller's todos, newest first, at most 20. Without valid credentials: 401 `{ error }`.
+ * With `createsPerSecond`, creates queue for the store's one writer (see TodoApiOptions).
  */
-export async function startTodoApi(options: TestAppOptions = {}): Promise<TestApp<TodoApiStats>> {
-  const { port = 0, host = "127.0.0.1" } = options;
+export async function startTodoApi(options: TodoApiOptions = {}): Promise<TestApp<TodoApiStats>> {
+  const { port = 0, host = "127.0.0.1", createsPerSecond } = options;
+  const writeMs = createsPerSecond ? 1000 / createsPerSecond : 0;
+  /** When the writer is free again (performance.now() ms). */
+  let writerFreeAt = 0;
+  const written = async (): Promise<void> => {
+    if (writeMs === 0) return;
+    const now = performance.now();
+    writerFreeAt = Math.max(now, writerFreeAt) + writeMs;
+    await new Promise((resolve) => setTimeout(resolve, writerFreeAt - now));
+  };
   const counters: TodoApiStats = { logins: 0, created: 0, listed: 0, unauthorized: 0 };
   const stats = () => ({ ...counters });
   /** token or session id → user */
@@ -93,6 +112,7 @@ export async function startTodoApi(options: TestAppOptions = {}): Promise<TestAp
           ref: optionalString(body, "ref") ?? null,
           createdAt: Date.now(),
         };
+        await written();
         const list = todos.get(user) ?? [];
         list.push(todo);
         todos.set(user, list);

@@ -10,10 +10,12 @@ export function SweepPanel({ run }: { run: Run }) {
   const steps = run.summary?.steps ?? [];
   if (steps.length === 0) return null;
   const capacity = run.summary?.capacity;
-  const unit = steps[0]!.per === "connection" ? "msg/s per connection" : "msg/s";
+  // A users sweep steps the arrival rate: its steps carry their users.
+  const users = steps[0]!.users !== undefined;
+  const unit = users ? "users/s" : steps[0]!.per === "connection" ? "msg/s per connection" : "msg/s";
   return (
     <section className="panel chart-panel" data-testid="sweep-panel">
-      <h2 className="panel-title">Latency vs messages per second</h2>
+      <h2 className="panel-title">{users ? "Step latency vs users arriving per second" : "Latency vs messages per second"}</h2>
       {capacity && (
         <p className="capacity" data-testid="capacity">
           Capacity at <strong>{capacity.slo}</strong> (the highest step that met this stop rule, ringed on the curve):{" "}
@@ -28,7 +30,7 @@ export function SweepPanel({ run }: { run: Run }) {
             <>
               <strong>
                 {capacity.lowerBound ? "≥ " : ""}
-                {fmtMsgRate(capacity.rate)}
+                {users ? `${fmtRateValue(capacity.rate)} users/s` : fmtMsgRate(capacity.rate)}
                 {steps[0]!.per === "connection" ? " per connection" : ""}
               </strong>{" "}
               ({capacity.sendRate === null ? "—" : `${fmtRate(capacity.sendRate)} sent`}
