@@ -53,3 +53,4 @@ export { startWsShop, WS_SHOP_PATHS, type WsShop, type WsShopStats } from "./app
 export { startMsgpackWs, MSGPACK_WS_PATH, type MsgpackWsStats } from "./apps/msgpack-ws";
 export { startProtobufWs, PROTOBUF_WS_PATH, TRADE_PROTO, type ProtobufWsStats } from "./apps/protobuf-ws";
 export { startSocketioMsgpack, type SocketioMsgpackStats } from "./apps/socketio-msgpack";
+export { startSocketioMsgpackGame, type SocketioMsgpackGameStats } from "./apps/socketio-msgpack-game";

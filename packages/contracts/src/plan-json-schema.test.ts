@@ -12,6 +12,9 @@ describe("planJsonSchema", () => {
     expect(JSON.stringify(agents.count)).toContain('"const":"all"');
     for (const protocol of ["ws", "socketio", "sockjs", "stomp", "sse", "long-polling", "short-polling", "http", "socketcluster"])
       expect(text).toContain(`"${protocol}"`);
+    // The editor completes target options from here: the Socket.IO parser choice included.
+    const target = (s.properties.target as { properties: Record<string, { properties: Record<string, unknown> }> }).properties;
+    expect(target.socketio!.properties.parser).toMatchObject({ enum: ["default", "msgpack"], default: "default" });
   });
 
   it("describes the flow: data, every setup step kind with its fields, messages with reply and match, push", () => {

@@ -20,6 +20,7 @@ describe("plan targets per protocol", () => {
       event: "echo",
       ack: true,
       version: 4,
+      parser: "default",
     });
     const sj = withTarget({ url: "https://example.com/echo", protocol: "sockjs", sockjs: { transports: ["xhr-streaming"] } });
     expect(sj.ok && sj.plan.target.sockjs).toEqual({ transports: ["xhr-streaming"] });
@@ -42,6 +43,15 @@ describe("plan targets per protocol", () => {
       expect(r.issues[0]!.message).toContain(fix);
       expect(r.issues[0]!.message).toContain(protocol);
     }
+  });
+
+  it("socketio.parser: msgpack for socket.io-msgpack-parser servers (3 and 4); on a Socket.IO 2 target refused with the fix, a typo named", () => {
+    const ok = withTarget({ url: "http://127.0.0.1:9002", protocol: "socketio", socketio: { parser: "msgpack", version: 3 } });
+    expect(ok.ok && ok.plan.target.socketio).toMatchObject({ parser: "msgpack", version: 3 });
+    const v2 = withTarget({ url: "http://127.0.0.1:9002", protocol: "socketio", socketio: { parser: "msgpack", version: 2 } });
+    expect(v2.ok ? [] : v2.issues).toEqual([{ path: "target.socketio.parser", message: expect.stringMatching(/Socket\.IO 3 and 4, not 2: set version/) }]);
+    const typo = withTarget({ url: "http://127.0.0.1:9002", protocol: "socketio", socketio: { parser: "messagepack" } });
+    expect(typo.ok ? [] : typo.issues).toEqual([{ path: "target.socketio.parser", message: expect.stringContaining('"msgpack" (socket.io-msgpack-parser)') }]);
   });
 
   it("rejects options for another protocol, naming the field", () => {

@@ -83,6 +83,12 @@ export const socketioOptionsSchema = z.strictObject({
   ack: z.boolean().default(false),
   /** The server's major version: 2 speaks Engine.IO 3 (socket.io-client 2); 3 and 4 share the v4 client. */
   version: z.union([z.literal(2), z.literal(3), z.literal(4)], { error: "use 2, 3 or 4 (the server's Socket.IO major version)" }).default(4),
+  /**
+   * The server's packet parser: `default` (Socket.IO's own), or `msgpack` for a server created with
+   * `parser: require("socket.io-msgpack-parser")` (every packet one MessagePack binary frame).
+   * Both ends must use the same one: a server on the other never completes the connect.
+   */
+  parser: z.enum(["default", "msgpack"], { error: 'use "default" (Socket.IO\'s own parser) or "msgpack" (socket.io-msgpack-parser)' }).default("default"),
 });
 export type SocketioOptions = z.output<typeof socketioOptionsSchema>;
 
@@ -394,6 +400,13 @@ export const targetSchema = z
       });
     }
     const io = target.socketio;
+    if (io && io.version === 2 && io.parser === "msgpack") {
+      ctx.addIssue({
+        code: "custom",
+        path: ["socketio", "parser"],
+        message: "socket.io-msgpack-parser 3 speaks Socket.IO 3 and 4, not 2: set version to the server's (3 or 4), or remove parser for a Socket.IO 2 server",
+      });
+    }
     if (io && io.version === 2 && SOCKETIO_V2_RESERVED_EVENTS.has(io.event)) {
       ctx.addIssue({
         code: "custom",

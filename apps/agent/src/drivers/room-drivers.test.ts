@@ -47,7 +47,7 @@ describe("rooms on the echo targets", () => {
 
   it("socket.io: a join event with an ack, replies as events and through the ack", async () => {
     const server = await kit.serve(startSocketioEchoServer());
-    const base = { event: "echo", path: "/socket.io", version: 4 } as const;
+    const base = { event: "echo", path: "/socket.io", version: 4, parser: "default" } as const;
     await roomCase(socketioDriver, server.url, { socketio: { ...base, transports: ["websocket"], ack: false } });
     await roomCase(socketioDriver, server.url, { socketio: { ...base, transports: ["polling"], ack: true } });
     const refused = await connectError(socketioDriver, {

@@ -3,6 +3,7 @@ import type { Agent } from "node:http";
 import type { SocketioOptions } from "@volley/contracts";
 import { io } from "socket.io-client";
 import ioV2 from "socket.io-client-v2";
+import msgpackParser from "socket.io-msgpack-parser";
 import type { ErrorClass } from "./connect-error";
 import { classifyWsError } from "./ws-driver";
 
@@ -18,6 +19,8 @@ export interface IoSocket {
   /** socket.io-client 3+ only: every incoming event. */
   onAny?(listener: (event: string, ...args: unknown[]) => void): unknown;
   disconnect(): unknown;
+  /** The Manager (its Engine.IO connection): "open" once the Engine.IO handshake is done. */
+  readonly io?: { once(event: "open", listener: () => void): unknown };
 }
 
 export interface IoOpenOptions {
@@ -89,7 +92,13 @@ export function openIoSocket(o: IoOpenOptions, failed: (errorClass: ErrorClass, 
   };
   if (o.socketio.version !== 2) {
     const auth = o.auth as Record<string, unknown> | undefined;
-    const socket = io(url, { ...common, agent: o.agent as unknown as string, ...(auth !== undefined ? { auth } : {}) });
+    const socket = io(url, {
+      ...common,
+      agent: o.agent as unknown as string,
+      ...(auth !== undefined ? { auth } : {}),
+      // Both ends must share it: socket.io-msgpack-parser speaks Socket.IO 3 and 4 only (checked in the plan).
+      ...(o.socketio.parser === "msgpack" ? { parser: msgpackParser } : {}),
+    });
     socket.on("connect_error", onConnectError);
     return socket;
   }

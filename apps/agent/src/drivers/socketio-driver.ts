@@ -101,6 +101,19 @@ function dropUnsent(socket: IoSocket): void {
 }
 
 /**
+ * A Socket.IO connect that fails over an open Engine.IO connection (the server closes it, or never
+ * answers) is most often a parser mismatch, which neither end names: say which parser was used and
+ * the fix. `what` is how it failed.
+ */
+function namespaceFailure(what: string, options: SocketioOptions): string {
+  const after = `${what} after the Engine.IO handshake`;
+  if (options.parser === "msgpack")
+    return `${after}, with socketio.parser: msgpack: a server on Socket.IO's default parser cannot read a msgpack connect; remove parser unless the server was created with socket.io-msgpack-parser`;
+  if (options.version === 2) return after;
+  return `${after}, with Socket.IO's default parser: a server created with socket.io-msgpack-parser needs socketio.parser: msgpack`;
+}
+
+/**
  * Socket.IO: the message is one event, its reply an event or an ack. v3 and v4 servers (Engine.IO
  * 4) get socket.io-client 4, v2 servers (Engine.IO 3) socket.io-client 2 (socketio.version).
  */
@@ -127,18 +140,30 @@ export const socketioDriver: Driver = {
         agent.destroy();
         reject(new ConnectError(errorClass, detail));
       };
-      // socket.io-client times the Engine.IO handshake only; this also covers the namespace connect.
-      const timer = setTimeout(() => fail("timeout", `no answer in ${opts.connectTimeoutMs} ms`), opts.connectTimeoutMs);
+      // socket.io-client times the Engine.IO handshake only; this also covers the namespace connect,
+      // which is what fails (closed, or never answered) when the two ends use different parsers.
+      let engineOpen = false;
+      const timer = setTimeout(
+        () =>
+          fail(
+            "timeout",
+            engineOpen ? namespaceFailure(`no Socket.IO connect in ${opts.connectTimeoutMs} ms`, options) : `no answer in ${opts.connectTimeoutMs} ms`,
+          ),
+        opts.connectTimeoutMs,
+      );
       const opened = openIoSocket(
         { url: opts.url, socketio: options, connectTimeoutMs: opts.connectTimeoutMs, agent, headers: opts.headers, auth: opts.auth },
         fail,
       );
       socket = opened;
+      opened.io?.once("open", () => (engineOpen = true));
       if (settled) {
         opened.disconnect();
         return;
       }
-      opened.once("disconnect", (reason: string) => fail("closed", `closed before the connect completed (${reason})`));
+      opened.once("disconnect", (reason: string) =>
+        fail("closed", engineOpen ? namespaceFailure(`closed (${reason})`, options) : `closed before the connect completed (${reason})`),
+      );
       const ready = () => {
         if (settled) return;
         settled = true;
