@@ -23,11 +23,12 @@
  *   node --import tsx bench/http-side-by-side.ts [runs=3] [all|keepalive|close]
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { ensureAutocannon } from "./lib/autocannon";
-import { AGENT_BIN, agentCpuSeconds, median, spawnPinned } from "./lib/spawn-pinned";
+import { HttpPeers, httpPlan, loadAverage, timeLine } from "./lib/http-peers";
+import { spawnPinned } from "./lib/spawn-pinned";
 
 const RUNS = Math.max(1, Math.min(9, Number(process.argv[2] ?? 3)));
 const MODE = process.argv[3] ?? "all";
@@ -37,64 +38,11 @@ const CLOSE = { conns: 50, requests: 20_000, openSeconds: 10 };
 const dir = mkdtempSync(path.join(tmpdir(), "volley-http-bench-"));
 const acDir = ensureAutocannon();
 for (const tool of ["wrk", "ab"]) execFileSync("which", [tool]); // fails early, naming the missing tool
-
-const load = () =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join(" ");
-const timeLine = (stderr: string) => {
-  const m = /TIME ([\d.]+) ([\d.]+)/.exec(stderr);
-  return m ? Number(m[1]) + Number(m[2]) : NaN;
-};
+const peers = new HttpPeers(dir);
 
 const server = spawnPinned(0, [process.execPath, "--import", "tsx", "bench/lib/hello-http-server.ts", "0"], { limitMs: 3_600_000 });
 const base = /(http:\/\/[^\s]+)/.exec(await server.waitFor(/hello listening on http:\/\//))![1]!;
 const url = `${base}/hello`;
-
-interface Row {
-  who: string;
-  run: number;
-  requests: number;
-  cpu: number;
-  per100k: number;
-  rps: number;
-  whole: number;
-  extra?: Record<string, unknown>;
-}
-const rows: Row[] = [];
-const log = (r: Row) => {
-  rows.push(r);
-  console.error(
-    `${r.who} run ${r.run}: ${r.requests} requests, ${r.rps.toFixed(0)}/s, cpu ${r.cpu.toFixed(3)} s (${r.per100k.toFixed(3)} s per 100k; whole process ${r.whole.toFixed(2)} s)${r.extra ? ` ${JSON.stringify(r.extra)}` : ""} [load ${load()}]`,
-  );
-};
-
-async function agent(who: string, run: number, yaml: string): Promise<void> {
-  const file = path.join(dir, `${who.replace(/\W+/g, "-")}-${run}.yaml`);
-  writeFileSync(file, yaml);
-  const a = spawnPinned(1, ["/usr/bin/time", "-f", "TIME %U %S", process.execPath, AGENT_BIN, "run", file, "--json"], { limitMs: 300_000 });
-  const code = await a.exited;
-  const s = JSON.parse(a.stdout()) as {
-    messages: { sent: number; received: number; lost: number; shed: number; sendRate: number; receiveRate: number };
-    latency: { p50: number; p99: number };
-    closedLoop?: { responseTime: { p50: number; p99: number } };
-    errors: Record<string, number>;
-  };
-  if (code !== 0) console.error(`${who} exited ${code}: ${a.stderr().slice(-300)}`);
-  const cpu = agentCpuSeconds(a.stderr());
-  const m = s.messages;
-  const t = s.closedLoop?.responseTime ?? s.latency;
-  log({
-    who,
-    run,
-    requests: m.received,
-    cpu,
-    per100k: (cpu * 100_000) / m.received,
-    rps: m.receiveRate,
-    whole: timeLine(a.stderr()),
-    extra: { sent: m.sent, lost: m.lost, shed: m.shed, sendRate: m.sendRate, p50: t.p50, p99: t.p99, errors: s.errors },
-  });
-}
 
 async function autocannon(run: number, who = "autocannon", rate = KA.rate, amount = KA.requests): Promise<void> {
   const p = spawnPinned(
@@ -117,7 +65,7 @@ async function autocannon(run: number, who = "autocannon", rate = KA.rate, amoun
   );
   await p.exited;
   const r = JSON.parse(p.stdout().trim().split("\n").pop()!) as { received: number; cpuSeconds: number; rps: number; non2xx: number; errors: number };
-  log({
+  peers.log({
     who,
     run,
     requests: r.received,
@@ -129,39 +77,10 @@ async function autocannon(run: number, who = "autocannon", rate = KA.rate, amoun
   });
 }
 
-/** wrk prints "N requests in Xs" and "Requests/sec: R"; its CPU is the whole process's. */
-async function wrk(who: string, run: number, close: boolean): Promise<void> {
-  const p = spawnPinned(1, ["/usr/bin/time", "-f", "TIME %U %S", "wrk", "-t1", `-c${KA.conns}`, "-d10s", ...(close ? ["-H", "Connection: close"] : []), url], {
-    limitMs: 60_000,
-  });
-  await p.exited;
-  const out = p.stdout();
-  const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? NaN);
-  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
-  const errors = /Socket errors:[^\n]*|Non-2xx[^\n]*/.exec(out)?.[0];
-  const cpu = timeLine(p.stderr());
-  log({ who, run, requests, cpu, per100k: (cpu * 100_000) / requests, rps, whole: cpu, ...(errors ? { extra: { errors } } : {}) });
-}
-
-async function ab(who: string, run: number, keepAlive: boolean, n: number): Promise<number> {
-  const p = spawnPinned(1, ["/usr/bin/time", "-f", "TIME %U %S", "ab", "-q", ...(keepAlive ? ["-k"] : []), "-c", String(KA.conns), "-n", String(n), url], {
-    limitMs: 120_000,
-  });
-  await p.exited;
-  const out = p.stdout();
-  const complete = Number(/Complete requests:\s+(\d+)/.exec(out)?.[1] ?? NaN);
-  const failed = Number(/Failed requests:\s+(\d+)/.exec(out)?.[1] ?? NaN);
-  const rps = Number(/Requests per second:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
-  const cpu = timeLine(p.stderr());
-  log({ who, run, requests: complete - failed, cpu, per100k: (cpu * 100_000) / (complete - failed), rps, whole: cpu, extra: { failed } });
-  return rps;
-}
-
-const plan = (name: string, http: string, scenario: string) => `name: ${name}
-target: { url: "${url}", protocol: http, http: { method: GET${http} } }
-connections: { count: ${KA.conns}, rate: 10000 }
-scenario: { kind: http-rps, ${scenario} }
-`;
+const agent = (who: string, run: number, yaml: string) => peers.agent(who, run, yaml);
+const wrk = (who: string, run: number, close: boolean) => peers.wrk(who, run, url, KA.conns, 10, close);
+const ab = async (who: string, run: number, keepAlive: boolean, n: number) => (await peers.ab(who, run, url, KA.conns, n, keepAlive)).rps;
+const plan = (name: string, http: string, scenario: string) => httpPlan(name, url, KA.conns, http, scenario);
 
 const abClose: number[] = [];
 try {
@@ -213,21 +132,8 @@ try {
   await server.exited;
 }
 
-const by = (who: string) => rows.filter((r) => r.who === who);
-const med = (who: string, k: "per100k" | "rps" | "cpu") => (by(who).length ? Number(median(by(who).map((r) => r[k])).toFixed(3)) : null);
-/** Per round, a's figure over b's (neighbours in time), then the median. */
-const ratio = (a: string, b: string, k: "per100k" | "rps") => {
-  const rs = by(a)
-    .map((r) => r[k] / (by(b).find((x) => x.run === r.run)?.[k] ?? NaN))
-    .filter(Number.isFinite);
-  return rs.length ? Number(median(rs).toFixed(3)) : null;
-};
-const whos = [...new Set(rows.map((r) => r.who))];
-const summary: Record<string, unknown> = {
-  runs: RUNS,
-  loadAverageAtEnd: load(),
-  medians: Object.fromEntries(whos.map((w) => [w, { per100k: med(w, "per100k"), rps: med(w, "rps") }])),
-};
+const summary: Record<string, unknown> = { runs: RUNS, loadAverageAtEnd: loadAverage(), medians: peers.medians() };
+const ratio = (a: string, b: string, k: "per100k" | "rps") => peers.ratio(a, b, k);
 if (MODE !== "close")
   summary.keepAlive = {
     goal: "<= 1.2",
@@ -238,9 +144,9 @@ if (MODE !== "close")
     agentOverAutocannonCpuPer100kAt3000: ratio("agent keep-alive", "autocannon", "per100k"),
   };
 if (MODE !== "keepalive") {
-  const sustained = by("agent keepAlive: false, open loop at 0.8 × ab").map((r) => ({ run: r.run, ...(r.extra as object) }));
+  const sustained = peers.rows.filter((r) => r.who === "agent keepAlive: false, open loop at 0.8 × ab").map((r) => ({ run: r.run, ...(r.extra as object) }));
   summary.connectionPerRequest = {
-    abRate: med("ab -c 50 (new connection per request)", "rps"),
+    abRate: peers.median("ab -c 50 (new connection per request)", "rps"),
     agentClosedLoopOverAb: ratio("agent keepAlive: false, closed loop 50 users", "ab -c 50 (new connection per request)", "rps"),
     openLoopAt08: sustained,
     goal: "agent's highest sustained rate >= 0.8 x ab -c 50",
