@@ -51,6 +51,31 @@ describe("flows over mqtt", () => {
     expect(problems(ws)).toContainEqual("flow.messages.0.qos: qos is MQTT's (this target is ws): remove it");
   });
 
+  it("accepts users over mqtt: connect, publish with a reply, capture, wait on a topic", () => {
+    const r = validatePlan({
+      name: "t",
+      target,
+      connections: { count: 5 },
+      scenario: { kind: "users", arrivalRate: 5, duration: "2s" },
+      flow: {
+        steps: [
+          { connect: {} },
+          {
+            send: {
+              event: "shop/orders",
+              json: { item: "tea", ref: "{{ msg.id }}" },
+              reply: { event: "shop/receipts/+", match: { path: "$.ref", equals: "{{ msg.id }}" } },
+              capture: { orderId: "$.orderId" },
+            },
+          },
+          { send: { event: "shop/orders/{{ vars.orderId }}/pay", qos: 1, json: { orderId: "{{ vars.orderId }}" } } },
+          { waitFor: { event: "shop/paid/{{ vars.orderId }}", timeout: "5s" } },
+        ],
+      },
+    });
+    expect(problems(r)).toEqual([]);
+  });
+
   it("is in the plan's JSON schema: qos on a message, so the editor completes it", () => {
     const schema = JSON.stringify(planJsonSchema());
     expect(schema).toContain("MQTT: this message's quality of service");

@@ -65,6 +65,7 @@ describe.skipIf(!mosquittoInstalled)("flows over MQTT against a device service o
     expect(s.qos).toEqual([got("say"), got("cmd") + got("raw"), got("bin")]);
     expect(got("cmd") * got("say") * got("bin") * got("raw")).toBeGreaterThan(0);
     expect(s.malformed).toBe(0);
+    expect(s.errors).toEqual({});
     expect([...s.devices].sort()).toEqual(["0", "1", "2", "3"]);
     // Every reply the service published came back to its device and was matched; nothing else arrived.
     expect(total(frames, COUNTERS.received)).toBe(sent - got("raw"));

@@ -1,5 +1,5 @@
 import { pack, unpack } from "msgpackr";
-import mqtt, { type MqttClient } from "mqtt";
+import mqtt, { type IClientOptions, type MqttClient } from "mqtt";
 
 /** What the device service counted, by its own reckoning (tests compare Volley's counts with these). */
 export interface DeviceServiceStats {
@@ -19,6 +19,8 @@ export interface DeviceServiceStats {
   unknownOrders: number;
   /** Payloads it could not read as what their topic says. */
   malformed: number;
+  /** Its own connection's errors after it connected, by message. */
+  errors: Record<string, number>;
 }
 
 export interface DeviceService {
@@ -38,6 +40,18 @@ export interface DeviceService {
  * - `devices/<id>/raw` (bytes): counted, not answered.
  * `delayMs` holds every reply back that long (a slow application).
  */
+/** A refused first connect is tried again for a second: a broker just started may not accept yet on a loaded machine. */
+async function connectRetrying(url: string, options: IClientOptions): Promise<MqttClient> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await mqtt.connectAsync(url, options);
+    } catch (err) {
+      if (attempt >= 10 || (err as NodeJS.ErrnoException).code !== "ECONNREFUSED") throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
 export async function startDeviceService(url: string, opts: { delayMs?: number; username?: string; password?: string } = {}): Promise<DeviceService> {
   const stats: DeviceServiceStats = {
     received: {},
@@ -49,10 +63,12 @@ export async function startDeviceService(url: string, opts: { delayMs?: number; 
     shipped: 0,
     unknownOrders: 0,
     malformed: 0,
+    errors: {},
   };
   const orders = new Set<string>();
   let n = 0;
-  const client: MqttClient = await mqtt.connectAsync(url, { clientId: `device-service-${process.pid}-${Date.now()}`, reconnectPeriod: 0, ...opts });
+  const client = await connectRetrying(url, { clientId: `device-service-${process.pid}-${Date.now()}`, reconnectPeriod: 0, ...opts });
+  client.on("error", (err) => void (stats.errors[err.message] = (stats.errors[err.message] ?? 0) + 1));
   await client.subscribeAsync("devices/+/+", { qos: 2 });
   const reply = (device: string, level: string, payload: string | Buffer) => {
     const send = () => {
