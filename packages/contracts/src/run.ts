@@ -255,6 +255,23 @@ export const usersSummarySchema = z.object({
   reconnects: z.object({ reconnected: z.number().int(), failed: z.number().int(), time: latencySummarySchema }),
   /** Sends that could not go out because the user's connection was down (never silently skipped). */
   unsent: z.number().int(),
+  /**
+   * Users holding several connections (user-connections.ts): each connection's own opens, drops,
+   * reconnects and connect and reconnect times, by its name. Absent with one connection a user.
+   */
+  connections: z
+    .array(
+      z.object({
+        connection: z.string(),
+        opened: z.number().int(),
+        dropped: z.number().int(),
+        reconnected: z.number().int(),
+        reconnectFailed: z.number().int(),
+        connect: latencySummarySchema,
+        reconnect: latencySummarySchema,
+      }),
+    )
+    .optional(),
 });
 export type UsersSummary = z.infer<typeof usersSummarySchema>;
 

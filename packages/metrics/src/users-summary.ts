@@ -18,6 +18,7 @@ export function summarizeUsers(frames: readonly FlowFrameLike[]): UsersSummary |
   const stepFailed = new Map<string, number>();
   let timeH: Histogram | undefined;
   let reconnectH: Histogram | undefined;
+  const links = new ConnectionTally();
   for (const f of frames) {
     const c = f.counters;
     if (COUNTERS.usersStarted in c || COUNTERS.usersDropped in c) seen = true;
@@ -28,11 +29,14 @@ export function summarizeUsers(frames: readonly FlowFrameLike[]): UsersSummary |
     counts.unsent += c[COUNTERS.unsent] ?? 0;
     counts.reconnected += c[COUNTERS.reconnects] ?? 0;
     counts.reconnectFailed += c[COUNTERS.reconnectsFailed] ?? 0;
-    for (const [name, n] of Object.entries(c))
+    for (const [name, n] of Object.entries(c)) {
       if (name.startsWith(STEP_ERROR_PREFIX))
         stepFailed.set(name.slice(STEP_ERROR_PREFIX.length), (stepFailed.get(name.slice(STEP_ERROR_PREFIX.length)) ?? 0) + n);
+      else links.count(name, n);
+    }
     if (f.warmup) continue;
     for (const [name, b64] of Object.entries(f.histograms)) {
+      if (links.time(name, b64)) continue;
       if (name === HISTOGRAMS.userTime) addEncoded((timeH ??= createHistogram(64)), b64);
       else if (name === HISTOGRAMS.reconnectTime) addEncoded((reconnectH ??= createHistogram(64)), b64);
       else if (name.startsWith(STEP_PREFIX)) {
@@ -49,5 +53,53 @@ export function summarizeUsers(frames: readonly FlowFrameLike[]): UsersSummary |
     return { step, count: latency.count, failed: stepFailed.get(step) ?? 0, latency };
   });
   const { reconnected, reconnectFailed, ...rest } = counts;
-  return { ...rest, time: latencySummary(timeH), steps, reconnects: { reconnected, failed: reconnectFailed, time: latencySummary(reconnectH) } };
+  const connections = links.summary();
+  return {
+    ...rest,
+    time: latencySummary(timeH),
+    steps,
+    reconnects: { reconnected, failed: reconnectFailed, time: latencySummary(reconnectH) },
+    ...(connections.length > 0 ? { connections } : {}),
+  };
+}
+
+type ConnectionCounts = Omit<NonNullable<UsersSummary["connections"]>[number], "connection" | "connect" | "reconnect">;
+
+/** A connection's own metrics are the shard-wide ones with its name after a dot (`connections.opened.feed`). */
+const LINK_COUNTERS: [keyof ConnectionCounts, string][] = [
+  ["opened", `${COUNTERS.connectionsOpened}.`],
+  ["dropped", `${COUNTERS.connectionsDropped}.`],
+  ["reconnected", `${COUNTERS.reconnects}.`],
+  ["reconnectFailed", `${COUNTERS.reconnectsFailed}.`],
+];
+const LINK_HISTOGRAMS = { connect: `${HISTOGRAMS.connect}.`, reconnect: `${HISTOGRAMS.reconnectTime}.` } as const;
+
+/** Each named connection's counts (every frame) and times (warm-up left out), merged exactly. */
+class ConnectionTally {
+  private readonly byName = new Map<string, { counts: ConnectionCounts; connect?: Histogram; reconnect?: Histogram }>();
+
+  private of(name: string) {
+    let e = this.byName.get(name);
+    if (!e) this.byName.set(name, (e = { counts: { opened: 0, dropped: 0, reconnected: 0, reconnectFailed: 0 } }));
+    return e;
+  }
+
+  count(metric: string, n: number): void {
+    for (const [key, prefix] of LINK_COUNTERS) if (metric.startsWith(prefix)) this.of(metric.slice(prefix.length)).counts[key] += n;
+  }
+
+  /** True when `metric` is a connection's own time (taken). */
+  time(metric: string, b64: string): boolean {
+    for (const key of ["connect", "reconnect"] as const) {
+      if (!metric.startsWith(LINK_HISTOGRAMS[key])) continue;
+      const e = this.of(metric.slice(LINK_HISTOGRAMS[key].length));
+      addEncoded((e[key] ??= createHistogram(64)), b64);
+      return true;
+    }
+    return false;
+  }
+
+  summary(): NonNullable<UsersSummary["connections"]> {
+    return [...this.byName].map(([connection, e]) => ({ connection, ...e.counts, connect: latencySummary(e.connect), reconnect: latencySummary(e.reconnect) }));
+  }
 }

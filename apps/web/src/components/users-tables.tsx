@@ -4,7 +4,8 @@ import { StepsTable } from "./steps-table";
 
 /**
  * A users run's own results: how many users arrived and how they ended, their time in the
- * scenario, and each step's count, failures and time from its intended instant.
+ * scenario, each connection's own counts when users held several, and each step's count,
+ * failures and time from its intended instant.
  */
 export function UsersTables({ users }: { users: UsersSummary }) {
   const failedPct = users.started > 0 ? (100 * users.failed) / users.started : 0;
@@ -57,6 +58,7 @@ export function UsersTables({ users }: { users: UsersSummary }) {
           )}
         </dl>
       </div>
+      {users.connections && <ConnectionsTable connections={users.connections} />}
       <StepsTable
         caption="User steps"
         testId="users-steps"
@@ -65,6 +67,53 @@ export function UsersTables({ users }: { users: UsersSummary }) {
         hint="Timed from the step's intended instant (the arrival, or the previous step's end plus think time) to its end: a slow server shows here, not as fewer steps"
         errorPrefix="step."
       />
+    </div>
+  );
+}
+
+/** Users holding several connections: each one's opens, drops, reconnects and connect time, by name. */
+function ConnectionsTable({ connections }: { connections: NonNullable<UsersSummary["connections"]> }) {
+  return (
+    <div className="panel flush">
+      <table className="table" data-testid="users-connections">
+        <caption>User connections</caption>
+        <thead>
+          <tr>
+            <th>Connection</th>
+            <th className="num">Opened</th>
+            <th className="num">Dropped</th>
+            <th className="num">Reconnected</th>
+            <th className="num">Connect p50</th>
+            <th className="num">p95</th>
+            <th className="num">max</th>
+          </tr>
+        </thead>
+        <tbody>
+          {connections.map((c) => (
+            <tr key={c.connection}>
+              <th
+                scope="row"
+                className="mono"
+                title={`The connection its connect step names ${c.connection} (main: the first, unnamed); metrics connections.opened.${c.connection}, connect.time.${c.connection}`}
+              >
+                {c.connection}
+              </th>
+              <td className="num">{fmtInt(c.opened)}</td>
+              <td className={`num${c.dropped > 0 ? " bad" : ""}`}>{fmtInt(c.dropped)}</td>
+              <td
+                className={`num${c.reconnectFailed > 0 ? " bad" : ""}`}
+                title={c.reconnectFailed > 0 ? `${c.reconnectFailed} drops after which every attempt failed` : undefined}
+              >
+                {fmtInt(c.reconnected)}
+                {c.reconnectFailed > 0 && ` (${fmtInt(c.reconnectFailed)} gave up)`}
+              </td>
+              <td className="num">{fmtMs(c.connect.p50)}</td>
+              <td className="num">{fmtMs(c.connect.p95)}</td>
+              <td className="num">{fmtMs(c.connect.max)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
     </div>
   );
 }
