@@ -3,7 +3,7 @@ import { COUNTERS, planSchema, type Plan } from "@volley/contracts";
 import { startWsEchoServer, type WsEchoServer } from "@volley/targets";
 import { total } from "./engine-test-kit";
 import { armShard, runShard } from "./run-shard";
-import { warmShard } from "./shard-warmup";
+import { warmedAt, warmShard } from "./shard-warmup";
 import type { EngineFrame } from "./types";
 
 const servers: WsEchoServer[] = [];
@@ -26,27 +26,23 @@ const echoPlan = (url: string, protocol?: "socketio"): Plan =>
   });
 
 describe("warming a shard before its start instant", () => {
-  it("dry-runs the engine on a loopback of its own and sends nothing to the target (the target's own counts)", async () => {
+  it("warms in the lead before a start instant and sends nothing to the target before it (the target's own counts)", async () => {
     const t = await target();
     const plan = echoPlan(t.url);
-    const warm = await armShard(plan);
-    expect(warm).toMatchObject({ path: "loopback socket" });
-    expect(warm.roundTrips).toBeGreaterThan(100);
-    expect(t.connections()).toBe(0);
-    expect(t.holdStats().count).toBe(0);
-
-    // A start 700 ms ahead: runShard warms again in the lead, and still nothing reaches the target before the start.
+    expect(warmedAt("ws")).toBeUndefined();
     const startAt = Date.now() + 700;
     const frames: EngineFrame[] = [];
     let startedAt = 0;
     const running = runShard(plan, { startAt, onFrame: (f) => frames.push(f), onStart: (at) => (startedAt = at) });
     await new Promise((r) => setTimeout(r, startAt - Date.now() - 20));
-    const beforeStart = { connections: t.connections(), messages: t.holdStats().count };
+    const beforeStart = { connections: t.connections(), messages: t.holdStats().count, warmedAt: warmedAt("ws") };
     const outcome = await running;
 
-    expect(beforeStart).toEqual({ connections: 0, messages: 0 });
+    expect(beforeStart).toMatchObject({ connections: 0, messages: 0 });
+    // The dry run happened in the lead and was over before the start instant.
+    expect(beforeStart.warmedAt).toBeLessThan(startAt);
     expect(outcome.status).toBe("completed");
-    // The warm-up ended before the start instant: the schedule began on it, not after.
+    // The schedule began on the start instant, not after the warm-up.
     expect(startedAt).toBeGreaterThanOrEqual(startAt);
     expect(startedAt - startAt).toBeLessThan(100);
     // Every message the target echoed is one the shard counted, and the other way round.
@@ -55,6 +51,20 @@ describe("warming a shard before its start instant", () => {
     expect(t.holdStats().count).toBe(sent);
     expect(total(frames, COUNTERS.received)).toBe(sent);
     expect(total(frames, COUNTERS.connectionsOpened)).toBe(10);
+  });
+
+  it("arms ahead of any start instant on a loopback of its own, the target untouched", async () => {
+    const t = await target();
+    const warm = await armShard(echoPlan(t.url));
+    expect(warm).toMatchObject({ path: "loopback socket" });
+    expect(warm.roundTrips).toBeGreaterThan(100);
+    expect(t.connections()).toBe(0);
+    expect(t.holdStats().count).toBe(0);
+    // Armed just now: a start soon after does not dry-run again in its lead.
+    expect(await warmShard(echoPlan(t.url), Date.now() + 400, { reuseWithinMs: 30_000 })).toMatchObject({
+      roundTrips: 0,
+      skipped: expect.stringMatching(/^warmed \d+ ms ago$/),
+    });
   });
 
   it("leaves the first interval of a modest run unsaturated, with its sends counted in it", async () => {

@@ -25,6 +25,14 @@ const DRY_CONNECTIONS = 8;
 /** Messages per second in all: enough calls for V8 to optimize the hot paths within a dry run. */
 const DRY_RATE = 4000;
 
+/** When this thread last finished a dry run, per protocol (local epoch ms). */
+const dryRunAt = new Map<string, number>();
+
+/** When this thread last finished a dry run for `protocol` (local epoch ms), if it has. */
+export function warmedAt(protocol: string): number | undefined {
+  return dryRunAt.get(protocol);
+}
+
 /**
  * Warms a shard's engine before its start instant, on the thread that will run it, so the first
  * measured second is not spent starting threads and running cold code (issue 29: the first seconds
@@ -41,28 +49,36 @@ const DRY_RATE = 4000;
  * Nothing goes to the target: the dry run's URL is this thread's own server (no lookup, no source
  * address, no plan header reaches anyone else). Nothing is hidden from the shard's measurement: the
  * dry run has its own recorder and frames, and ends before `untilMs` (local epoch ms), the shard's
- * start instant less a margin, or at `signal`. Flows, users and HTTP scenarios get the sleeper
- * only (their steps and requests would need the application). Never rejects.
+ * start instant less a margin, or at `signal`. With `reuseWithinMs`, a dry run this thread finished
+ * that recently for the same protocol (the shard's arm) stands, and none runs again this close to
+ * the start. Flows, users and HTTP scenarios get the sleeper only (their steps and requests would
+ * need the application). Never rejects.
  */
-export async function warmShard(plan: Plan, untilMs: number, signal?: AbortSignal): Promise<WarmUp> {
+export async function warmShard(plan: Plan, untilMs: number, opts: { signal?: AbortSignal; reuseWithinMs?: number } = {}): Promise<WarmUp> {
+  const { signal } = opts;
   const began = Date.now();
   const done = (w: Omit<WarmUp, "ms">): WarmUp => ({ ...w, ms: Date.now() - began });
   await byDeadline(prestartSleeper(), untilMs);
   const s = plan.scenario;
   if (s.kind !== "echo") return done({ roundTrips: 0, skipped: `a ${s.kind} scenario is not dry-run` });
   if (plan.flow) return done({ roundTrips: 0, skipped: "a flow is not dry-run" });
+  const protocol = plan.target.protocol;
+  const lastMs = Date.now() - (dryRunAt.get(protocol) ?? -Infinity);
+  if (lastMs < (opts.reuseWithinMs ?? 0)) return done({ roundTrips: 0, skipped: `warmed ${lastMs} ms ago` });
   const runMs = Math.min(DRY_MAX_MS, untilMs - Date.now() - DRY_MIN_MS);
   if (runMs < DRY_MIN_MS) return done({ roundTrips: 0, skipped: "too little time before the start instant" });
   try {
-    if (plan.target.protocol === "ws") {
+    let warm: Omit<WarmUp, "ms">;
+    if (protocol === "ws") {
       const [driver, echo] = await Promise.all([driverFor("ws")!, wsLoopbackEcho()]);
       try {
-        return done({ roundTrips: await dryRun(plan, driver, echo.url, untilMs, runMs, signal), path: "loopback socket" });
+        warm = { roundTrips: await dryRun(plan, driver, echo.url, untilMs, runMs, signal), path: "loopback socket" };
       } finally {
         echo.close();
       }
-    }
-    return done({ roundTrips: await dryRun(plan, memoryEcho(plan.target.protocol), "memory://warm-up/", untilMs, runMs, signal), path: "in memory" });
+    } else warm = { roundTrips: await dryRun(plan, memoryEcho(protocol), "memory://warm-up/", untilMs, runMs, signal), path: "in memory" };
+    if (warm.roundTrips > 0) dryRunAt.set(protocol, Date.now());
+    return done(warm);
   } catch (err) {
     return done({ roundTrips: 0, skipped: `the dry run failed: ${(err as Error).message}` });
   }

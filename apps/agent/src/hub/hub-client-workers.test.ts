@@ -13,6 +13,36 @@ afterEach(async () => {
 });
 
 describe("hub client with engine worker threads", () => {
+  it("starts no engine thread while idle and connected; the first assign starts and warms them before its ack", async () => {
+    const hub = await startTestHub();
+    cleanup.push(() => hub.close());
+    const client = new HubClient({
+      hubUrl: hub.url,
+      hello: buildAgentHello({ token: "t", name: "lazy-agent", pool: "default", maxConnections: 1000 }),
+      log: pino({ level: "silent" }),
+      clockSamples: 2,
+      workers: 2,
+    });
+    cleanup.push(() => client.stop(1000));
+    client.start();
+    const deadline = performance.now() + 30_000;
+    while (!(client.connected && hub.socket()) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(client.engineThreads).toBe(0);
+    const plan = planSchema.parse({
+      name: "arm",
+      target: { url: "ws://127.0.0.1:9/echo" },
+      connections: { count: 4, rate: 100 },
+      scenario: { kind: "echo", message: { rate: 1 }, duration: "1s" },
+    });
+    const job: ShardJob = { runId: "run-l", shardId: "sl", index: 0, count: 1, plan };
+    // From TypeScript sources each thread compiles the engine first: seconds on a busy machine.
+    expect(await hub.ask("shard.assign", job, 30_000)).toEqual({ ok: true });
+    // Both threads are up by the ack: the hub's start instant never waits on a thread still loading.
+    expect(client.engineThreads).toBe(2);
+    expect(await hub.ask("shard.abort", { shardId: "sl", reason: "test over" })).toEqual({ ok: true });
+  }, 60_000);
+
   it("keeps the hub link (heartbeats every 100 ms, one connection) through 100 × 1,700 msg/s on 2 workers, frames flagged saturated, abort ends the shard within 1 s", async () => {
     // Socket.IO's own liveness check tightened to 1 s + 1 s: a main thread stalled that long loses the link.
     const hub = await startTestHub({ pingIntervalMs: 1000, pingTimeoutMs: 1000 });
@@ -33,8 +63,8 @@ describe("hub client with engine worker threads", () => {
     while (!(client.connected && hub.socket()) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     const ask = (event: string, payload: unknown) => hub.ask(event, payload);
     const job: ShardJob = { runId: "run-w", shardId: "sw", index: 0, count: 1, plan: planSchema.parse(pingThroughputPlan(target.url)) };
-    expect(await ask("shard.assign", job)).toEqual({ ok: true });
-    // The threads load the engine at start-up; the shard waits for them, so the start is set well ahead.
+    // The threads start and warm at the assign, before its ack (seconds from TypeScript sources).
+    expect(await hub.ask("shard.assign", job, 30_000)).toEqual({ ok: true });
     expect(await ask("shard.start", { shardId: "sw", startAt: Date.now() + 300 })).toEqual({ ok: true });
     while (hub.frames.length === 0 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     const from = hub.heartbeatArrivals.length;

@@ -9,8 +9,10 @@ import {
   type Ack,
   type AgentHello,
   type Heartbeat,
+  type Plan,
 } from "@volley/contracts";
 import { systemClock } from "../engine/clock";
+import { armShard } from "../engine/run-shard";
 import { HealthMonitor } from "../engine/health-monitor";
 import { EngineWorkers } from "../workers/engine-workers";
 import { estimateClockOffset, type ClockEstimate } from "./clock-sync";
@@ -114,17 +116,15 @@ export class HubClient {
     return this.slot.busy;
   }
 
+  /** Engine worker threads started (0 until the first shard is armed). */
+  get engineThreads(): number {
+    return this.engines?.started ?? 0;
+  }
+
   start(): void {
-    // The engine threads load first, so the hub never hands this agent a shard whose start instant
-    // passes while they are still loading code (seconds from TypeScript sources); a thread that
-    // cannot start is retried by the first shard, which errors naming why if it fails again.
-    const connect = () => void (this.stopped || this.socket.connect());
-    if (this.engines) {
-      this.engines
-        .warm()
-        .catch((err: Error) => this.log.error({ err: err.message }, "engine worker threads did not start; shards will try again"))
-        .finally(connect);
-    } else connect();
+    // The engine threads start at the first shard's arm (see arm), not here: an idle agent holds
+    // only its hub link (resident memory, issue 29).
+    if (!this.stopped) this.socket.connect();
     const beat = this.opts.heartbeatMs ?? 5000;
     this.heartbeatTimer = setInterval(() => this.heartbeat(), beat);
     this.syncTimer = setInterval(() => void this.syncClock(), this.opts.clockSyncMs ?? 30_000);
@@ -178,7 +178,12 @@ export class HubClient {
       this.agentId = w.data.agentId;
       if (w.data.targetPolicy) this.targetPolicy = w.data.targetPolicy;
     });
-    s.on(AGENT_EVENTS.shardAssign, (payload: unknown, ack?: AckFn) => this.answer(ack, this.slot.assign(payload)));
+    s.on(AGENT_EVENTS.shardAssign, async (payload: unknown, ack?: AckFn) => {
+      const result = this.slot.assign(payload);
+      const job = result.ok ? this.slot.armedJob() : undefined;
+      if (job) await this.arm(job.plan, job.shardId);
+      this.answer(ack, result);
+    });
     s.on(AGENT_EVENTS.shardStart, async (payload: unknown, ack?: AckFn) => {
       // The start instant is in hub time: convert with a measured offset, not the default of 0.
       if (!this.offset && this.syncing) await this.syncing;
@@ -186,6 +191,18 @@ export class HubClient {
     });
     s.on(AGENT_EVENTS.shardAbort, (payload: unknown, ack?: AckFn) => this.answer(ack, this.slot.abort(payload)));
     s.on(AGENT_EVENTS.shardRate, (payload: unknown, ack?: AckFn) => this.answer(ack, this.slot.rate(payload)));
+  }
+
+  /**
+   * Before the assign is acknowledged: the hub sets the start instant only once every shard is
+   * armed, so the engine threads start here (the first time: seconds from TypeScript sources) and
+   * each warms its part (armShard), and no start instant passes while they load. A thread that
+   * cannot start is retried by the run, which errors naming why if it fails again.
+   */
+  private async arm(plan: Plan, shardId: string): Promise<void> {
+    const began = performance.now();
+    const warm = this.engines ? await this.engines.arm(plan, shardId, this.opts.hello.capacity.sourceAddresses) : [await armShard(plan)];
+    this.log.debug({ shardId, ms: Math.round(performance.now() - began), warm }, "engine armed");
   }
 
   private answer(ack: AckFn | undefined, result: Ack): void {

@@ -74,6 +74,11 @@ export class ShardSlot {
     return this.state.kind === "idle" ? undefined : this.state.job.shardId;
   }
 
+  /** The shard armed now and waiting for its start, if one is. */
+  armedJob(): ShardJob | undefined {
+    return this.state.kind === "armed" ? this.state.job : undefined;
+  }
+
   /** What the hello tells a hub on (re)connect, so a restarted hub can adopt the shard. */
   held(): HeldShard | undefined {
     const s = this.state;

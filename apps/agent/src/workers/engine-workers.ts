@@ -37,6 +37,11 @@ export class EngineWorkers {
     if (!Number.isInteger(size) || size < 1) throw new Error(`engine workers: size must be a whole number >= 1, got ${size}`);
   }
 
+  /** Threads started and not gone (none until the first warm, arm or run). */
+  get started(): number {
+    return this.threads.filter((t) => !t.gone).length;
+  }
+
   /** Starts every thread now (each loads the engine), so a shard's start is not spent loading code. */
   warm(): Promise<void> {
     return this.ensure(this.size).then(() => undefined);
