@@ -10,8 +10,9 @@ import { isAlias, isScalar, parse as parseYaml, parseDocument, type Node } from 
  *   message requests;
  * - target.stomp.passcode and target.mqtt.password;
  * - every string inside a Socket.IO connect `auth` payload;
- * - in URLs, the password of `user:pass@` and query values whose name looks like a credential
- *   (kind "url": only those parts are secret), and connect `query` values of such names;
+ * - in URLs (a user's connect `url` too), the password of `user:pass@` and query values whose name
+ *   looks like a credential (kind "url": only those parts are secret), and connect `query` values
+ *   of such names;
  * - in JSON bodies (request, poll, send and message `json`/`args`), strings under keys like
  *   password, secret, token, apiKey; in data rows, columns of such names;
  * - whole text bodies that carry such a field (`password=…`, `"token": …`) and CSV data whose header
@@ -129,6 +130,8 @@ export function planSecrets(plan: unknown): PlanSecret[] {
   };
   const connect = (c: unknown, path: SecretPath) => {
     if (!isObject(c)) return;
+    // A user's connection of its own may carry credentials in its URL, as a request's may.
+    url(c.url, [...path, "url"]);
     headers(c.headers, [...path, "headers"]);
     named(c.query, [...path, "query"]);
     json(c.auth, [...path, "auth"], true);

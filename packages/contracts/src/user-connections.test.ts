@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { planSchema } from "./plan";
 import { planJsonSchema } from "./plan-json-schema";
+import { planSecrets, redactPlan } from "./plan-secrets";
 import { flowAbsoluteUrls } from "./flow-hosts";
 import { defaultConnectionName, userConnections, userConnectUrl } from "./user-connections";
 
@@ -110,6 +111,14 @@ describe("a user's named connections", () => {
     expect(issues(users([{ connect: { connection: "feed", protocol: "sse", url: "http://{{ data.host }}/events" } }]))).toEqual(
       expect.arrayContaining([expect.stringMatching(/^flow\.steps\.0\.connect\.url: the URL's host must be written out/)]),
     );
+  });
+
+  it("a credential in a connection's URL is a plan secret, redacted for viewers as a request URL's is", () => {
+    const plan = users([{ connect: {} }, { connect: { connection: "feed", protocol: "sse", url: "/events?token=s3cret&room=r1" } }]);
+    expect(planSecrets(plan)).toContainEqual({ path: ["flow", "steps", 1, "connect", "url"], kind: "url" });
+    const shown = JSON.stringify(redactPlan(plan));
+    expect(shown).not.toContain("s3cret");
+    expect(shown).toContain("room=r1");
   });
 
   it("the JSON Schema offers connection, protocol and url on a user's connect, and connection on its sends, waits and disconnects", () => {
