@@ -60,11 +60,15 @@ export class IndexBits {
   }
 }
 
+const USER_STEP_PREFIX = "step.";
+
 /** A sweep step's attempt: its counters and the two histograms summarizeSteps merges, added up as frames come. */
 interface StepCarrier {
   frame: TallyFrame;
   latency?: Histogram;
   delivery?: Histogram;
+  /** Users: every timed step (`step.<name>`) merged, as summarizeSteps merges them. */
+  userSteps?: Histogram;
   encoded: boolean;
 }
 
@@ -136,6 +140,7 @@ export class RunTally {
       const into: Histogram[] = [slot(carrier.hs, name)];
       if (step && name === HISTOGRAMS.messageLatency) into.push((step.latency ??= createHistogram(64)));
       if (step && name === HISTOGRAMS.deliveryLatency) into.push((step.delivery ??= createHistogram(64)));
+      if (step && name.startsWith(USER_STEP_PREFIX)) into.push((step.userSteps ??= createHistogram(64)));
       if ((measured && (name === HISTOGRAMS.messageLatency || name === HISTOGRAMS.deliveryLatency)) || name === HISTOGRAMS.wsConnect)
         into.push(slot(agent.hs, name));
       const extra = also?.(name);
@@ -324,6 +329,7 @@ export class RunTally {
       const hs: Record<string, string> = {};
       if (c.latency) hs[HISTOGRAMS.messageLatency] = encodeHistogram(c.latency);
       if (c.delivery) hs[HISTOGRAMS.deliveryLatency] = encodeHistogram(c.delivery);
+      if (c.userSteps) hs[`${USER_STEP_PREFIX}all`] = encodeHistogram(c.userSteps);
       c.frame.histograms = hs;
       c.encoded = true;
     }

@@ -273,12 +273,12 @@ export class UsersEngine {
       this.frames.started();
       this.opts.onStart?.(this.clock.hubNowMs());
     }
-    while (now >= this.frames.nextUs) this.emitFrame();
-    while (this.nextArrivalUs <= now && this.nextArrivalUs < this.endUs) {
-      this.arrive(this.nextArrivalUs);
-      this.arrivals++;
-      this.nextArrivalUs = this.arrivalBaseUs + this.arrival.next();
+    // A late turn: arrivals meant before a boundary count in the interval they were meant for (a sweep's hold is judged on them).
+    while (now >= this.frames.nextUs) {
+      this.arriveBefore(this.frames.nextUs);
+      this.emitFrame();
     }
+    this.arriveBefore(now + 0.001);
     now = this.clock.monoUs();
     while (this.timers.peekKey() <= now) {
       const id = this.timers.pop()!;
@@ -293,6 +293,15 @@ export class UsersEngine {
     // Due already (a step instant passed while this turn ran): the next turn, after I/O, never a nested call.
     if (next <= this.clock.monoUs()) return void setImmediate(() => this.tick());
     this.arm(next);
+  }
+
+  /** Starts every arrival meant before `limitUs` (µs monotonic). */
+  private arriveBefore(limitUs: number): void {
+    while (this.nextArrivalUs < limitUs && this.nextArrivalUs < this.endUs) {
+      this.arrive(this.nextArrivalUs);
+      this.arrivals++;
+      this.nextArrivalUs = this.arrivalBaseUs + this.arrival.next();
+    }
   }
 
   private arrive(intendedUs: number): void {

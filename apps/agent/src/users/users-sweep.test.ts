@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { COUNTERS, planSchema, type PlanInput } from "@volley/contracts";
 import { startTodoApi, TODO_API_PATHS, type TestApp, type TodoApiStats } from "@volley/targets";
+import { RunTally } from "@volley/metrics";
 import { runSweep, total } from "../engine/engine-test-kit";
 
 const apps: TestApp<TodoApiStats>[] = [];
@@ -44,29 +45,41 @@ describe("users: a sweep of the arrival rate finds the server's capacity", { tim
   it("holds while the todo store keeps up (50 creates/s), breaks p95 at the first rate above it; started and completed match the app's own counters", async () => {
     const app = await startTodoApi({ createsPerSecond: 50 });
     apps.push(app);
-    const plan = sweepOfUsers(app.httpUrl, 100, { from: 20, step: 20, steps: 4, hold: "2s", gap: "1s", stopWhen: { p95: "150ms", usersFailedRate: 1 } });
+    const plan = sweepOfUsers(app.httpUrl, 100, {
+      from: 20,
+      step: 20,
+      steps: 4,
+      warmup: "1s",
+      hold: "2s",
+      gap: "1s",
+      stopWhen: { p95: "200ms", usersFailedRate: 1 },
+    });
     const { outcome, frames, summary } = await runSweep(plan);
 
     expect(outcome.status).toBe("completed");
     // 20 and 40 users/s: each create waits its 20 ms write. 60/s: the store falls 10 creates behind every second.
-    expect(outcome.sweepStopped).toMatch(/^step 2 \(60 users\/s\) broke stopWhen: p95 \d+(\.\d+)?ms > 150ms$/);
+    expect(outcome.sweepStopped).toMatch(/^step 2 \(60 users\/s\) broke stopWhen: p95 \d+(\.\d+)?ms > 200ms$/);
     const steps = summary.steps!;
     expect(steps.map((s) => [s.plannedRate, s.per, s.failed, s.generatorLimited])).toEqual([
       [20, "aggregate", false, false],
       [40, "aggregate", false, false],
       [60, "aggregate", true, false],
     ]);
-    // Open arrival at the step's rate over each 2 s hold, none in the gaps, none after the failed step.
+    // Open arrival at the step's rate over each 2 s hold (and its 1 s warm-up, not judged), none in the gaps, none after the failed step.
     expect(steps.map((s) => s.users!.started)).toEqual([40, 80, 120]);
+    expect(frames.filter((f) => f.warmup).map((f) => f.counters[COUNTERS.usersStarted])).toEqual([20, 40, 60]);
     expect(steps.every((s) => s.users!.failed === 0 && s.users!.dropped === 0)).toBe(true);
-    expect(steps[0]!.latency.p95).toBeLessThan(100);
-    expect(steps[2]!.latency.p95).toBeGreaterThan(150);
-    expect(summary.capacity).toMatchObject({ slo: "p95 <= 150ms, users failed <= 1%", rate: 40, step: 1, lowerBound: false, agentSaturated: false });
+    expect(steps[2]!.latency.p95).toBeGreaterThan(200);
+    expect(summary.capacity).toMatchObject({ slo: "p95 <= 200ms, users failed <= 1%", rate: 40, step: 1, lowerBound: false, agentSaturated: false });
     expect(summary.capacity!.endedBy).toMatch(/^the step at 60 users\/s broke it: p95/);
+    // The hub's run meter folds frame by frame to the same steps.
+    const tally = new RunTally();
+    for (const f of frames) tally.add({ ...f, agentId: "a", shardId: "s" });
+    expect(tally.sweepSteps(plan)).toEqual(steps);
 
     // Every user that started logged in, and every one that completed created its todo: the app's own counts.
     const started = total(frames, COUNTERS.usersStarted);
-    expect(started).toBe(240);
+    expect(started).toBe(360);
     const stats = app.stats();
     expect(stats.logins).toBe(started);
     expect(total(frames, COUNTERS.usersCompleted)).toBe(stats.created);
