@@ -1,6 +1,6 @@
 "use client";
 
-import { durationMs, parsePlanDocument, thresholdExpression, type FieldIssue, type Plan, type PreflightWarning } from "@volley/contracts";
+import { durationMs, parsePlanDocument, thresholdExpression, userConnections, type FieldIssue, type Plan, type PreflightWarning } from "@volley/contracts";
 import { useRouter } from "next/navigation";
 import { useDeferredValue, useEffect, useMemo, useState } from "react";
 import { parse as parseYaml, stringify } from "yaml";
@@ -25,7 +25,11 @@ function describePlan(plan: Plan): string {
   const kinds = plan.flow?.messages;
   const what = kinds ? `of ${kinds.length === 1 ? "the flow's message" : `the flow's ${kinds.length} message kinds`}` : `of ${fmtInt(s.message.bytes)} bytes`;
   const setup = plan.flow && plan.flow.setup.length > 0 ? `, after ${plan.flow.setup.length} setup step${plan.flow.setup.length === 1 ? "" : "s"}` : "";
-  if (s.kind === "users") return `${plan.target.protocol} to ${plan.target.url}: ${describeScenario(plan)}, ${describeConnections(plan)}${warm}.`;
+  if (s.kind === "users") {
+    const links = [...userConnections(plan).values()];
+    const holds = links.length > 1 ? `; each user holds ${links.map((c) => `${c.name} (${c.protocol})`).join(", ")}` : "";
+    return `${plan.target.protocol} to ${plan.target.url}: ${describeScenario(plan)}, ${describeConnections(plan)}${warm}${holds}.`;
+  }
   return `${plan.target.protocol} to ${plan.target.url}: ${describeConnections(plan)}; ${s.kind}, ${rate} ${what} for ${fmtDuration(durationMs(s.duration))}${setup}${warm}.`;
 }
 
