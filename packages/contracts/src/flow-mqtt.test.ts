@@ -76,6 +76,26 @@ describe("flows over mqtt", () => {
     expect(problems(r)).toEqual([]);
   });
 
+  it("checks a user's steps where they use an MQTT connection, not those on another protocol", () => {
+    const r = validatePlan({
+      name: "t",
+      target,
+      connections: { count: 5 },
+      scenario: { kind: "users", arrivalRate: 5, duration: "2s" },
+      flow: {
+        steps: [
+          { connect: {} },
+          { connect: { connection: "feed", protocol: "sse", url: "http://127.0.0.1:8080/events" } },
+          { waitFor: { connection: "feed", timeout: "5s" } },
+          { loop: { count: 2, steps: [{ waitFor: { timeout: "5s" } }] } },
+        ],
+      },
+    });
+    expect(problems(r).filter((p) => p.includes("on MQTT"))).toEqual([
+      expect.stringMatching(/^flow\.steps\.3\.loop\.steps\.0\.waitFor\.event: on MQTT a message arrives on a subscription/),
+    ]);
+  });
+
   it("is in the plan's JSON schema: qos on a message, so the editor completes it", () => {
     const schema = JSON.stringify(planJsonSchema());
     expect(schema).toContain("MQTT: this message's quality of service");

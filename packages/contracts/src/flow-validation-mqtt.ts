@@ -1,4 +1,6 @@
-import type { Flow, UserStep } from "./flow";
+import type { Flow } from "./flow";
+import type { Plan } from "./plan";
+import { defaultConnectionName, stepConnectionName, userConnections, walkUserSteps } from "./user-connections";
 
 type Path = (string | number)[];
 type Issue = (path: Path, message: string) => void;
@@ -32,32 +34,33 @@ function checkFilter(filter: string | undefined, at: Path, issue: Issue, fix: st
  * Flows on MQTT: messages PUBLISH to their `event` topic (or target.mqtt.topic), and a connection
  * receives only on the topic filters its replies, waitFor steps and push name, which it SUBSCRIBEs
  * to when it opens (templates rendered per connection, like devices/{{ conn.index }}/ack). A reply
- * or wait without a topic would never arrive: refused, naming the fix.
+ * or wait without a topic would never arrive: refused, naming the fix. A user's steps are checked
+ * where they use an MQTT connection (the target's, or one a connect step opens with protocol: mqtt).
  */
-export function checkMqttFlow(flow: Flow, issue: Issue): void {
+export function checkMqttFlow(plan: Pick<Plan, "target" | "flow">, issue: Issue): void {
+  const flow = plan.flow as Flow;
   const fix = 'name the topic it arrives on, like event: "devices/{{ conn.index }}/ack" (the connection subscribes to it)';
-  flow.setup.forEach((step, i) => {
-    if ("send" in step) checkPublished(step.send.event, ["setup", i, "send", "event"], issue);
-    if ("waitFor" in step) checkFilter(step.waitFor.event, ["setup", i, "waitFor", "event"], issue, fix);
-  });
-  flow.messages?.forEach((m, i) => {
-    checkPublished(m.event, ["messages", i, "event"], issue);
-    if (m.reply !== false && !m.reply.ack) checkFilter(m.reply.event, ["messages", i, "reply", "event"], issue, fix);
-  });
-  for (const [i, p] of (flow.push ?? []).entries()) checkFilter(p.event, ["push", i, "event"], issue, fix);
-  const steps = (list: readonly UserStep[], at: Path): void =>
-    list.forEach((step, i) => {
-      const here = [...at, i];
-      if ("send" in step) {
-        checkPublished(step.send.event, [...here, "send", "event"], issue);
-        if (step.send.reply) checkFilter(step.send.reply.event, [...here, "send", "reply", "event"], issue, fix);
-      } else if ("waitFor" in step) checkFilter(step.waitFor.event, [...here, "waitFor", "event"], issue, fix);
-      else if ("loop" in step) steps(step.loop.steps, [...here, "loop", "steps"]);
-      else if ("choice" in step) for (const [k, b] of step.choice.entries()) steps(b.steps, [...here, "choice", k, "steps"]);
-      else if ("if" in step) {
-        steps(step.steps, [...here, "steps"]);
-        if (step.else) steps(step.else, [...here, "else"]);
-      }
+  if (plan.target.protocol === "mqtt") {
+    flow.setup.forEach((step, i) => {
+      if ("send" in step) checkPublished(step.send.event, ["setup", i, "send", "event"], issue);
+      if ("waitFor" in step) checkFilter(step.waitFor.event, ["setup", i, "waitFor", "event"], issue, fix);
     });
-  if (flow.steps) steps(flow.steps, ["steps"]);
+    flow.messages?.forEach((m, i) => {
+      checkPublished(m.event, ["messages", i, "event"], issue);
+      if (m.reply !== false && !m.reply.ack) checkFilter(m.reply.event, ["messages", i, "reply", "event"], issue, fix);
+    });
+    for (const [i, p] of (flow.push ?? []).entries()) checkFilter(p.event, ["push", i, "event"], issue, fix);
+  }
+  // A user's steps on each of its MQTT connections (a user may hold several, on other protocols too).
+  const steps = flow.steps ?? [];
+  const connections = userConnections(plan);
+  const fallback = defaultConnectionName(steps);
+  const onMqtt = (name: string | undefined) => (connections.get(name ?? fallback)?.protocol ?? plan.target.protocol) === "mqtt";
+  for (const { step, path } of walkUserSteps(steps, ["steps"])) {
+    if (!onMqtt(stepConnectionName(step, fallback))) continue;
+    if ("send" in step) {
+      checkPublished(step.send.event, [...path, "send", "event"], issue);
+      if (step.send.reply) checkFilter(step.send.reply.event, [...path, "send", "reply", "event"], issue, fix);
+    } else if ("waitFor" in step) checkFilter(step.waitFor.event, [...path, "waitFor", "event"], issue, fix);
+  }
 }

@@ -293,7 +293,7 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
   protocol = plan.target.protocol;
   if (protocol === "socketcluster") checkSocketclusterFlow(flow, issue);
   if (protocol === "stomp") checkStompFlow(flow, issue);
-  if (protocol === "mqtt") checkMqttFlow(flow, issue);
+  checkMqttFlow({ target: plan.target, flow }, issue);
   checkFlowCodecs(flow, protocol, issue);
   flow.push?.forEach((p, i) => {
     event(p.event, ["push", i, "event"], true);
