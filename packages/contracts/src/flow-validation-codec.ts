@@ -2,6 +2,7 @@ import protobuf from "protobufjs";
 import type { Flow, UserStep } from "./flow";
 import { type BodyCodec, isBinaryCodec, parseProto, type ProtoType, protoType, protoTypeNames } from "./flow-codec";
 import type { Protocol } from "./target";
+import { stepProtocols } from "./user-connections";
 
 type Path = (string | number)[];
 type Issue = (path: Path, message: string) => void;
@@ -29,7 +30,10 @@ interface Body {
  * templates that fit their type (checked as protobufjs's Type.verify does, with each {{ variable }}
  * standing for a value of its field's type). Issues name the field and the fix.
  */
-export function checkFlowCodecs(flow: Flow & { codec?: BodyCodec }, protocol: Protocol, issue: Issue): void {
+export function checkFlowCodecs(flow: Flow & { codec?: BodyCodec }, targetProtocol: Protocol, issue: Issue): void {
+  // Not const: a user's step is checked against the protocol of the connection it uses (user-connections.ts).
+  let protocol = targetProtocol;
+  const protocolOf = stepProtocols(flow.steps ?? [], targetProtocol);
   const flowCodec = flow.codec;
   const flowProto = typeof flowCodec === "object" ? flowCodec.protobuf.proto : undefined;
   const reported = new Set<string>();
@@ -122,6 +126,7 @@ export function checkFlowCodecs(flow: Flow & { codec?: BodyCodec }, protocol: Pr
   const steps = (list: readonly UserStep[], at: Path): void =>
     list.forEach((step, i) => {
       const here = [...at, i];
+      protocol = protocolOf(step);
       if ("send" in step) {
         body(step.send, [...here, "send"]);
         textMatch(step.send.codec ?? flowCodec, step.send.reply?.match?.path, [...here, "send", "reply", "match", "path"]);

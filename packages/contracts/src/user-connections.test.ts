@@ -81,6 +81,13 @@ describe("a user's named connections", () => {
     expect(found.filter((f) => f.startsWith("flow.steps.3"))).toHaveLength(1);
   });
 
+  it("a body codec is checked against the protocol of the connection its step uses", () => {
+    const binary = { send: { connection: "feed", binary: { hex: "0102" } } };
+    expect(issues(users([{ connect: {} }, FEED, binary]))).toEqual([expect.stringMatching(/^flow\.steps\.2\.send\.binary: sse carries text only/)]);
+    // The same bytes on the target's WebSocket go.
+    expect(issues(users([{ connect: {} }, FEED, { send: { binary: { hex: "0102" } } }]))).toEqual([]);
+  });
+
   it("a connection closed in every branch may be opened again; one still open in a branch may not", () => {
     const again = [FEED, { if: { var: "data.x", equals: "1" }, steps: [{ disconnect: { connection: "feed" } }], else: [] }, FEED];
     const withData = (steps: unknown[]) => ({ ...users(steps), flow: { steps, data: { rows: [{ x: "1" }], reuse: true } } });

@@ -70,6 +70,18 @@ export function userConnectUrl(targetUrl: string, protocol: Protocol, url: strin
   return u.toString();
 }
 
+/** The protocol of the connection a step uses (its first connect's, else the target's); the target's for steps on none. */
+export function stepProtocols(steps: readonly UserStep[], target: Protocol): (step: UserStep) => Protocol {
+  const fallback = defaultConnectionName(steps);
+  const by = new Map<string, Protocol>();
+  for (const { step } of walkUserSteps(steps)) {
+    if (!("connect" in step)) continue;
+    const name = step.connect.connection ?? fallback;
+    if (!by.has(name)) by.set(name, step.connect.protocol ?? target);
+  }
+  return (step) => by.get(stepConnectionName(step, fallback) ?? "") ?? target;
+}
+
 /** Every connection the steps open, by name, as its first connect step defines it. */
 export function userConnections(plan: Pick<Plan, "target" | "flow">): Map<string, UserConnection> {
   const steps = plan.flow?.steps ?? [];
