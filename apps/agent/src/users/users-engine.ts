@@ -192,6 +192,10 @@ export class UsersEngine {
       this.recorder.increment(COUNTERS.connectionsOpened);
       this.perLink?.opened(link.name, connectUs);
       this.totals.opened++;
+      // Protocol counts (MQTT: acknowledged publishes, retained copies), as connection scenarios count them.
+      conn.onCount?.((counter) => {
+        if (!this.finished) this.recorder.increment(counter);
+      });
       conn.onClose((info) => {
         if (link.s.conn !== conn || this.finished) return;
         link.s.conn = undefined;

@@ -65,6 +65,8 @@ describe.skipIf(!mosquittoInstalled)("users over MQTT against a device service o
     expect(s.qos).toEqual([20, 20, 0]);
     expect(total(frames, COUNTERS.sent)).toBe(40);
     expect(total(frames, COUNTERS.received)).toBe(40);
+    // The broker acknowledged each QoS 1 order (PUBACK), counted as connection scenarios count it.
+    expect(total(frames, COUNTERS.mqttAcked)).toBe(20);
     for (const step of ["order", "confirm", "shipped"]) expect(histogramCount(frames, `step.${step}`)).toBe(20);
     expect(histogramCount(frames, HISTOGRAMS.messageLatency)).toBe(40);
   });
