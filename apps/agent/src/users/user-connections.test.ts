@@ -1,11 +1,20 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { COUNTERS, HISTOGRAMS, type PlanInput } from "@volley/contracts";
-import { FEED_CHAT_EVENT, startFeedChat, type FeedChatOptions, type FeedChatStats, type TestApp } from "@volley/targets";
+import {
+  FEED_CHAT_EVENT,
+  SOCKETIO_CHAT_LOGIN_PATH,
+  startFeedChat,
+  startSocketioChat,
+  type FeedChatOptions,
+  type FeedChatStats,
+  type SocketioChatStats,
+  type TestApp,
+} from "@volley/targets";
 import { histogramCount, runFlow as run } from "../flow/flow-test-kit";
 import { total } from "../engine/engine-test-kit";
 import { perConnection } from "./connection-metrics";
 
-const apps: TestApp<FeedChatStats>[] = [];
+const apps: TestApp<FeedChatStats | SocketioChatStats>[] = [];
 afterEach(async () => {
   for (const a of apps.splice(0)) await a.close();
 });
@@ -152,5 +161,53 @@ describe("users holding several connections", { timeout: 60_000 }, () => {
     expect(histogramCount(frames, "step.seen")).toBe(stats.streamDeliveries);
     expect(stats.streams).toBe(5);
     expect(stats.activeStreams).toBe(0);
+  });
+
+  it("any protocol beside the target's: a user on the chat's WebSocket also logs in to a Socket.IO chat on another server and talks there, acknowledged", async () => {
+    const app = await chat();
+    const io = await startSocketioChat();
+    apps.push(io);
+    const steps = [
+      { connect: { query: { room: ROOM } } },
+      {
+        request: {
+          name: "login",
+          method: "POST",
+          url: `${io.httpUrl}${SOCKETIO_CHAT_LOGIN_PATH}`,
+          json: { user: "u{{ conn.index }}" },
+          capture: { token: "$.token" },
+        },
+      },
+      { connect: { connection: "io", protocol: "socketio", url: io.httpUrl, auth: { token: "{{ vars.token }}" } } },
+      { send: { name: "join", connection: "io", event: "join", json: { room: ROOM } } },
+      { waitFor: { name: "joined", connection: "io", event: "joined", match: { path: "$.room", equals: ROOM } } },
+      {
+        send: {
+          name: "chat",
+          connection: "io",
+          event: "chat",
+          json: { room: ROOM, text: "hi", clientMsgId: "{{ msg.id }}" },
+          ack: true,
+          capture: { sent: "$.id" },
+        },
+      },
+      { waitFor: { name: "echoed", connection: "io", event: "message", match: { path: "$.id", equals: "{{ vars.sent }}" } } },
+      // And on the first connection, the chat it came for.
+      POST,
+      { waitFor: { name: "on-socket", match: { path: "$.message.id", equals: "{{ vars.posted }}" } } },
+      { disconnect: { connection: "io" } },
+      { disconnect: true },
+    ];
+    const { frames, outcome } = await run(usersPlan(app.url, steps));
+    expect(outcome.status, outcome.error).toBe("completed");
+    const ioStats = io.stats() as SocketioChatStats;
+    const stats = app.stats() as FeedChatStats;
+    expect(total(frames, COUNTERS.usersCompleted)).toBe(5);
+    expect(ioStats).toMatchObject({ logins: 5, connections: 5, joins: 5, chatsReceived: 5, messagesDelivered: 5 });
+    expect(histogramCount(frames, "step.echoed")).toBe(ioStats.messagesDelivered);
+    expect(total(frames, perConnection(COUNTERS.connectionsOpened, "io"))).toBe(ioStats.connections);
+    expect(stats.sockets).toBe(5);
+    expect(histogramCount(frames, "step.on-socket")).toBe(stats.socketDeliveries);
+    expect(stats.socketDeliveries).toBe(5);
   });
 });
