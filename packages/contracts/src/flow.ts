@@ -30,7 +30,15 @@ const headers = z.record(z.string().max(MAX_NAME_LENGTH), text()).refine((h) => 
 export const captureSourceSchema = z.union(
   [
     z.string().startsWith("$", 'a capture is a JSON path like "$.token", or { header: "x-session" }, or { cookie: "sid" }'),
-    z.strictObject({ json: z.string().startsWith("$", "must be a JSON path like $.token") }),
+    z.strictObject({
+      json: z.string().startsWith("$", "must be a JSON path like $.token"),
+      /**
+       * `random`: the value there is a list, and the capture is one of its items, drawn evenly for
+       * each capture (Artillery's `$[{{ $randomNumber(0, 149) }}]`, k6's randomItem); a value that
+       * is not a list, or an empty one, finds nothing.
+       */
+      pick: z.literal("random", { error: 'pick is "random" (one item of the list at json, drawn evenly)' }).optional(),
+    }),
     z.strictObject({ header: z.string().min(1).max(MAX_NAME_LENGTH) }),
     z.strictObject({ cookie: z.string().min(1).max(MAX_NAME_LENGTH) }),
   ],

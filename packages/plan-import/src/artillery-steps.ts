@@ -52,8 +52,8 @@ export interface Outgoing {
   namespace?: string;
   body: Pick<MessageInput, "event" | "json" | "text" | "args">;
   ack: boolean;
-  ackCapture?: Record<string, string | { header: string }>;
-  response?: { event?: string; match?: { path: string; equals?: string }; capture?: Record<string, string | { header: string }> };
+  ackCapture?: Captures;
+  response?: { event?: string; match?: { path: string; equals?: string }; capture?: Captures };
 }
 
 /** An emit (socketio: { channel, data } or [event, ...args]) or send (ws: text, JSON, or { payload }). */
@@ -92,8 +92,8 @@ export function outgoing(step: Step, protocol: "ws" | "socketio", scope: Templat
   const [first, ...rest] = converted;
   const body: Outgoing["body"] = { event, json: (first ?? {}) as never, ...(rest.length > 0 ? { args: rest as never[] } : {}) };
   const response = responseRaw ? convertResponse(responseRaw, scope) : undefined;
-  if (responseRaw?.data !== undefined)
-    scope.notes.push(`${scope.where}: the expected response data is not compared (match on a field with match: { json, value } instead)`);
+  if (responseRaw?.data !== undefined && responseRaw.match !== undefined)
+    scope.notes.push(`${scope.where}: the expected response data is not compared beside its match (only the match is)`);
   const ack = convertResponse(ackRaw ?? {}, scope);
   if (ack.match)
     scope.notes.push(
@@ -112,16 +112,34 @@ export function outgoing(step: Step, protocol: "ws" | "socketio", scope: Templat
 function convertResponse(r: ArtilleryResponse & { on?: string }, scope: TemplateScope): NonNullable<Outgoing["response"]> {
   const event = r.channel ?? r.on;
   const m = Array.isArray(r.match) ? r.match[0] : r.match;
-  const match = m ? { path: m.json, ...(m.value !== undefined ? { equals: convertText(String(m.value), scope) } : {}) } : undefined;
+  // Artillery checks that the response's data equals `data`: the whole payload matched against it.
+  const data = m === undefined && r.data !== undefined ? (typeof r.data === "string" ? r.data : JSON.stringify(r.data)) : undefined;
+  const match = m
+    ? { path: m.json, ...(m.value !== undefined ? { equals: convertText(String(m.value), scope) } : {}) }
+    : data !== undefined
+      ? { path: "$", equals: convertText(data, scope) }
+      : undefined;
   const capture = captures(r.capture, scope);
   return { ...(event ? { event } : {}), ...(match ? { match } : {}), ...(capture ? { capture } : {}) };
 }
 
-function captures(c: ArtilleryCapture | undefined, scope: TemplateScope): Record<string, string | { header: string }> | undefined {
+/** An imported step's captures, as the plan writes them. */
+type Captures = Record<string, string | { header: string } | { json: string; pick: "random" }>;
+
+const DRAWN_INDEX = /^(\$.*?)\[\s*\{\{[^{}]*\}\}\s*\]$/;
+
+function captures(c: ArtilleryCapture | undefined, scope: TemplateScope): Captures | undefined {
   if (!c) return undefined;
-  const out: Record<string, string | { header: string }> = {};
+  const out: Captures = {};
   for (const one of Array.isArray(c) ? c : [c]) {
-    if (one.json?.includes("{{")) {
+    const drawn = one.json === undefined ? null : DRAWN_INDEX.exec(one.json);
+    if (drawn && !drawn[1]!.includes("{{")) {
+      // An item of a list at an index drawn per user: the same as one item drawn at random.
+      out[one.as] = { json: drawn[1]!, pick: "random" };
+      scope.notes.push(
+        `${scope.where}: capture ${one.as} reads ${one.json}, an item at an index drawn per user: it captures one item of the list at ${drawn[1]} drawn at random (pick: random), every index equally likely (an index past the list's end, which finds nothing in Artillery, never comes)`,
+      );
+    } else if (one.json?.includes("{{")) {
       // Volley's capture paths are fixed (compiled once): a path drawn per user has no equivalent.
       const fixed = one.json.replace(/\{\{[^{}]*\}\}/g, "0");
       out[one.as] = fixed;

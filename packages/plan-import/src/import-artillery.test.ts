@@ -183,7 +183,20 @@ describe("Artillery's own examples, unchanged (fixtures/artillery/examples)", ()
     expect(plan.flow!.steps).toEqual([
       {
         choice: [
-          { weight: 1, steps: [{ connect: {} }, { send: { name: "echo", event: "echo", json: "Hello from Artillery", reply: { event: "echoResponse" } } }] },
+          {
+            weight: 1,
+            steps: [
+              { connect: {} },
+              {
+                send: {
+                  name: "echo",
+                  event: "echo",
+                  json: "Hello from Artillery",
+                  reply: { event: "echoResponse", match: { path: "$", equals: "Hello from Artillery" } },
+                },
+              },
+            ],
+          },
           { weight: 1, steps: [{ connect: {} }, { send: { name: "userDetails", event: "userDetails", json: {}, ack: true } }] },
         ],
       },
@@ -196,15 +209,25 @@ describe("Artillery's own examples, unchanged (fixtures/artillery/examples)", ()
     const p = valid(plan);
     expect(p.scenario).toMatchObject({ kind: "users", arrivalRate: 5, duration: "30s" });
     expect(plan.flow!.steps).toEqual([
-      { request: { name: "movies", method: "GET", url: "/movies", capture: { chosenMovie: "$[0]" } } },
+      { request: { name: "movies", method: "GET", url: "/movies", capture: { chosenMovie: { json: "$", pick: "random" } } } },
       { request: { name: "movies-2", method: "GET", url: "/movies/{{ vars.chosenMovie.id }}", capture: { chosenMovieTitle: "$.title" } } },
       { connect: {} },
-      { send: { name: "echo", event: "echo", json: "{{ vars.chosenMovieTitle }}", reply: { event: "echoResponse" } } },
+      {
+        send: {
+          name: "echo",
+          event: "echo",
+          json: "{{ vars.chosenMovieTitle }}",
+          reply: { event: "echoResponse", match: { path: "$", equals: "{{ vars.chosenMovieTitle }}" } },
+        },
+      },
     ]);
     const text = notes.join("\n");
     expect(text).toMatch(/before: runs once per test in Artillery/);
     expect(text).toMatch(/after: runs once per test in Artillery/);
-    expect(text).toMatch(/capture chosenMovie reads \$\[\{\{ \$randomNumber\(1, 150\) \}\}\], a path made by a template/);
+    expect(text).toMatch(
+      /capture chosenMovie reads \$\[\{\{ \$randomNumber\(1, 150\) \}\}\], an item at an index drawn per user: it captures one item of the list at \$ drawn at random \(pick: random\)/,
+    );
+    expect(text).not.toMatch(/response data is not compared/);
   });
 });
 

@@ -173,11 +173,22 @@ export class FlowCodec {
   }
 }
 
-/** An incoming message as a JSON value: objects as they are, text and bytes parsed (or NO_JSON). */
+/**
+ * An incoming message as a JSON value: objects as they are, text and bytes parsed. Text that is
+ * not JSON is the string itself (a Socket.IO event's plain string argument, a text body: `$` reads
+ * it, any deeper path finds nothing); bytes that are not JSON are NO_JSON.
+ */
 export function asJson(data: unknown): unknown {
-  if (typeof data === "string" || Buffer.isBuffer(data)) {
+  if (typeof data === "string") {
     try {
-      return JSON.parse(typeof data === "string" ? data : data.toString("utf8"));
+      return JSON.parse(data);
+    } catch {
+      return data;
+    }
+  }
+  if (Buffer.isBuffer(data)) {
+    try {
+      return JSON.parse(data.toString("utf8"));
     } catch {
       return NO_JSON;
     }

@@ -88,7 +88,15 @@ export function compileCaptures(capture: Record<string, CaptureSource> | undefin
   const readers = Object.entries(capture ?? {}).map(([name, source]) => {
     if (typeof source === "string" || "json" in source) {
       const path = compileJsonPath(typeof source === "string" ? source : source.json);
-      return [name, (f: Parameters<CompiledCaptures>[1]) => path(f.json !== undefined ? f.json : parseJson(f.body))] as const;
+      const read = (f: Parameters<CompiledCaptures>[1]) => path(f.json !== undefined ? f.json : parseJson(f.body));
+      if (typeof source === "string" || source.pick === undefined) return [name, read] as const;
+      return [
+        name,
+        (f: Parameters<CompiledCaptures>[1]) => {
+          const list = read(f);
+          return Array.isArray(list) && list.length > 0 ? (list[Math.floor(Math.random() * list.length)] as unknown) : undefined;
+        },
+      ] as const;
     }
     if ("header" in source) {
       const key = source.header.toLowerCase();
