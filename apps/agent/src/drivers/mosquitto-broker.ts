@@ -89,9 +89,10 @@ async function spawnMosquitto(dir: string, lines: string[], ports: number[]): Pr
 /**
  * Test-only: a real mosquitto with two MQTT-over-WebSocket listeners on free loopback ports, its
  * own config in a temp dir (plus `settings`, global config lines), $SYS published every second
- * (for counts checked against the broker's own), stopped and removed by close().
+ * (for counts checked against the broker's own), stopped and removed by close(). `acl`: the
+ * password listener's ACL file (mosquitto's syntax: `user volley` then `topic read devices/#`).
  */
-export async function startMosquitto(settings: string[] = []): Promise<MosquittoBroker> {
+export async function startMosquitto(settings: string[] = [], opts: { acl?: string } = {}): Promise<MosquittoBroker> {
   const dir = await mkdtemp(join(tmpdir(), "volley-mosquitto-"));
   const [port, authPort] = [await freePort(), await freePort()];
   const user = "volley";
@@ -113,7 +114,9 @@ export async function startMosquitto(settings: string[] = []): Promise<Mosquitto
     ...protocol,
     "allow_anonymous false",
     `password_file ${join(dir, "passwd")}`,
+    ...(opts.acl === undefined ? [] : [`acl_file ${join(dir, "acl")}`]),
   ];
+  if (opts.acl !== undefined) await writeFile(join(dir, "acl"), `${opts.acl}\n`);
   let broker = await spawnMosquitto(dir, config(["protocol websockets"]), [port, authPort]);
   const bridges: Bridge[] = [];
   if (typeof broker === "string") {

@@ -177,6 +177,35 @@ describe.skipIf(!mosquittoInstalled)("flows over MQTT: bad input", { timeout: 30
     expect(total(frames, COUNTERS.received)).toBe(total(frames, COUNTERS.sent));
   });
 
+  it("MQTT 5: a publish the broker's ACL refuses is counted by class with the PUBACK's reason, the connection and the rest of the flow go on", async () => {
+    // The flow's user may publish commands and read acks, nothing else.
+    const acl = "user volley\ntopic write devices/+/cmd\ntopic read devices/+/ack";
+    const broker = await startMosquitto([], { acl });
+    closers.push(() => broker.close());
+    const { frames, outcome } = await run({
+      name: "mqtt flow acl",
+      target: { url: broker.authUrl, protocol: "mqtt", connectTimeout: "5s", mqtt: { username: broker.user, password: broker.password, version: "5" } },
+      connections: { count: 2, rate: 1000 },
+      scenario: { kind: "echo", duration: "1s", message: { rate: 6, timeout: "2s" } },
+      flow: {
+        messages: [
+          { name: "allowed", event: "devices/{{ conn.index }}/cmd", qos: 1, text: "ok", reply: false },
+          { name: "forbidden", event: "devices/{{ conn.index }}/firmware", qos: 1, text: "flash", reply: false },
+        ],
+      },
+      sanity: false,
+    });
+    expect(outcome.status).toBe("completed");
+    const sent = total(frames, COUNTERS.sent);
+    const refused = total(frames, "errors.protocol");
+    expect(refused).toBeGreaterThan(0);
+    expect(total(frames, COUNTERS.mqttAcked) + refused).toBe(sent);
+    expect(total(frames, COUNTERS.mqttAcked)).toBeGreaterThan(0);
+    expect(total(frames, COUNTERS.connectionsDropped)).toBe(0);
+    const samples = frames.flatMap((f) => f.samples ?? []).map((x) => String(x.data));
+    expect(samples.join("\n")).toMatch(/Not authorized/i);
+  });
+
   it("an unreachable broker: every connection fails as refused, never a crash", async () => {
     const { frames, outcome } = await run({
       name: "mqtt flow unreachable",
