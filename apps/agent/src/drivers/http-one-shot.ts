@@ -112,7 +112,17 @@ class Exchange {
     if (dataEvents) socket.on("data", (chunk: Buffer) => this.onRead(chunk.length, chunk));
     socket.on("error", this.onError);
     socket.on("close", this.onClose);
+    socket.on("end", this.onEnd);
   }
+
+  /**
+   * The server closed its side (it closes first after `Connection: close`, so the TIME_WAIT is its
+   * own): close ours at once. Left to itself, a socket that is not half-open ends its writable side
+   * first (a shutdown call and the stream's end steps) and only then closes, once per request.
+   */
+  private readonly onEnd = (): void => {
+    this.socket.destroy();
+  };
 
   /** `buf` is valid only during the call (the shared read buffer). */
   readonly onRead = (n: number, buf: Buffer): void => {
