@@ -73,13 +73,18 @@ export function validatePoll(target: Target, flow: Flow | undefined, ctx: z.Refi
   for (const [name, path] of Object.entries(poll.capture ?? {})) checkPath(path, ["capture", name], issue);
 }
 
-/** Captures made by the setup steps that run before the connect (an explicit one, else the first send or waitFor). */
+/**
+ * Captures made by the steps that run before the connect (an explicit one, else the first send or
+ * waitFor): flow.setup's, or a user's leading flow.steps.
+ */
 function capturedBeforeConnect(flow: Flow): Set<string> {
   const made = new Set<string>();
-  const explicit = flow.setup.findIndex((s) => "connect" in s);
-  const firstOnConnection = flow.setup.findIndex((s) => "send" in s || "waitFor" in s);
-  const end = explicit >= 0 ? explicit : firstOnConnection >= 0 ? firstOnConnection : flow.setup.length;
-  for (const step of flow.setup.slice(0, end)) if ("request" in step) for (const k of Object.keys(step.request.capture ?? {})) made.add(k);
+  const steps: readonly object[] = flow.steps ?? flow.setup;
+  const explicit = steps.findIndex((s) => "connect" in s);
+  const firstOnConnection = steps.findIndex((s) => "send" in s || "waitFor" in s);
+  const end = explicit >= 0 ? explicit : firstOnConnection >= 0 ? firstOnConnection : steps.length;
+  for (const step of steps.slice(0, end))
+    if ("request" in step) for (const k of Object.keys((step as { request: { capture?: object } }).request.capture ?? {})) made.add(k);
   return made;
 }
 

@@ -69,7 +69,9 @@ describe("a user's named connections", () => {
         'flow.steps.1.waitFor.connection: waitFor uses connection "feed", which no earlier step opens (it has main): add { connect: { connection: feed } } before it, or name one of those',
         'flow.steps.3.connect: connection "feed" is already opened by flow.steps.2 (sse to http://127.0.0.1:8080/api/rooms/r1/events); this step opens it as ws to ws://127.0.0.1:8080/other: give this one its own name, like connection: feed-2',
         expect.stringMatching(/^flow\.steps\.4\.loop\.steps\.0: connection "feed" is already open here/),
-        expect.stringMatching(/^flow\.steps\.5\.connect\.protocol: users cannot hold a long-polling connection yet: use ws, /),
+        expect.stringMatching(
+          /^flow\.steps\.5\.connect\.protocol: a long-polling connection polls the application.s route in target\.polling\.poll, which belongs to the target: make the plan.s target the long-polling one/,
+        ),
         "flow.steps.6.connect.protocol: HTTP has no connection to hold: make HTTP calls with request steps (capture from their responses)",
         "flow.steps.7.connect.url: use a URL starting with http:// or https:// for protocol sse, like http://127.0.0.1:9005/sse",
         expect.stringMatching(/^flow\.steps\.8\.disconnect\.connection: disconnect uses connection "nope", which no earlier step opens/),

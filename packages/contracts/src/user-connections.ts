@@ -143,6 +143,12 @@ export function checkUserConnections(
       );
     else if (!protocols.has(protocol))
       issue([...here, "connect", "protocol"], `users cannot hold a ${protocol} connection yet: use ${[...protocols].filter((p) => p !== "http").join(", ")}`);
+    else if (protocol !== target && (protocol === "long-polling" || protocol === "short-polling"))
+      // The application's poll (target.polling.poll) belongs to the target's own connection.
+      issue(
+        [...here, "connect", "protocol"],
+        `a ${protocol} connection polls the application's route in target.polling.poll, which belongs to the target: make the plan's target the ${protocol} one (target.protocol: ${protocol}) and open the others with a protocol of their own`,
+      );
     let url: string;
     try {
       url = userConnectUrl(plan.target.url, protocol, c.url);

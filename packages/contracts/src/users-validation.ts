@@ -3,7 +3,7 @@ import { durationMs } from "./duration";
 import type { Plan } from "./plan";
 import { checkUserConnections } from "./user-connections";
 
-const USER_PROTOCOLS = new Set(["ws", "socketio", "socketcluster", "stomp", "mqtt", "sockjs", "sse", "http"]);
+const USER_PROTOCOLS = new Set(["ws", "socketio", "socketcluster", "stomp", "mqtt", "sockjs", "sse", "long-polling", "short-polling", "http"]);
 
 /**
  * Scenario kind `users` and `flow.steps` belong together: users run steps (not setup and
@@ -40,6 +40,6 @@ export function validateUsers(plan: Plan, ctx: z.RefinementCtx): void {
   if (!USER_PROTOCOLS.has(plan.target.protocol))
     issue(
       ["target", "protocol"],
-      `users over ${plan.target.protocol} are not supported yet: use ws, socketio, socketcluster, stomp, mqtt, sockjs, sse or http (or a connection scenario with a flow)`,
+      `users over ${plan.target.protocol} are not supported yet: use ws, socketio, socketcluster, stomp, mqtt, sockjs, sse, long-polling, short-polling or http (or a connection scenario with a flow)`,
     );
 }
