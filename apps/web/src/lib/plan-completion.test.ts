@@ -51,4 +51,10 @@ describe("plan editor completion", () => {
     expect(await complete(`${base}flow:\n  messages:\n    - json: {}\n      bi|`)).toEqual(["binary"]);
     expect(await complete(`${base}flow:\n  codec:\n    protobuf:\n      type: shop.Order\n      re|`)).toEqual(["replyType"]);
   });
+
+  it("completes an MQTT message's and a user's send's qos", async () => {
+    const mqtt = base.replace("protocol: ws", "protocol: mqtt");
+    expect(await complete(`${mqtt}flow:\n  messages:\n    - event: devices/1/cmd\n      qo|`)).toEqual(["qos"]);
+    expect(await complete(`${mqtt}flow:\n  steps:\n    - send:\n        event: devices/1/cmd\n        qo|`)).toEqual(["qos"]);
+  });
 });
