@@ -12,7 +12,6 @@ import {
   type Plan,
 } from "@volley/contracts";
 import { systemClock } from "../engine/clock";
-import { armShard } from "../engine/run-shard";
 import { HealthMonitor } from "../engine/health-monitor";
 import { EngineWorkers } from "../workers/engine-workers";
 import { estimateClockOffset, type ClockEstimate } from "./clock-sync";
@@ -201,7 +200,9 @@ export class HubClient {
    */
   private async arm(plan: Plan, shardId: string): Promise<void> {
     const began = performance.now();
-    const warm = this.engines ? await this.engines.arm(plan, shardId, this.opts.hello.capacity.sourceAddresses) : [await armShard(plan)];
+    const warm = this.engines
+      ? await this.engines.arm(plan, shardId, this.opts.hello.capacity.sourceAddresses)
+      : [await (await import("../engine/run-shard")).armShard(plan)];
     this.log.debug({ shardId, ms: Math.round(performance.now() - began), warm }, "engine armed");
   }
 

@@ -16,7 +16,6 @@ import {
   type ShardJob,
 } from "@volley/contracts";
 import { RateFeed } from "../engine/rate-feed";
-import { runShard } from "../engine/run-shard";
 import { shardPreflight, type AgentLimits } from "../engine/shard-preflight";
 import type { Clock } from "../engine/clock";
 import type { EngineFrame, RunShardOptions, ShardOutcome } from "../engine/types";
@@ -193,7 +192,8 @@ export class ShardSlot {
     log.info({ shardId: job.shardId, inMs: Math.round(startAt - clock.hubNowMs()) }, `shard ${job.shardId} starting`);
     let ended: Pick<ShardOutcome, "status" | "error">;
     try {
-      const engine = this.deps.engine ?? runShard;
+      // The engine's code loads on first use: an agent with engine threads never runs it on this thread.
+      const engine = this.deps.engine ?? (await import("../engine/run-shard")).runShard;
       const outcome = await engine(job.plan, {
         startAt,
         clock,
