@@ -13,6 +13,13 @@
  *   reply in a processor; it has no intended send time, so it has no send lag to report.
  * - `fast`: 100 connections × 100 msg/s for 10 s, undelayed echo: send lag p50/p99 and CPU per 100k,
  *   agent and baseline.
+ * - `start`: the first second at 10,000 msg/s on one core (100 connections × 100 msg/s for 5 s,
+ *   undelayed), agent only: the first interval's CPU, send lag p99/max and saturation beside the
+ *   full seconds after it (goal: the first interval not saturated by the engine's own start).
+ *
+ * Every agent row also reads its frames (`--frames`): send lag p99 of the first interval and of
+ * the full intervals after it, and which intervals were flagged saturated, so a cold start shows
+ * apart from the steady state (nothing is left out of the summary figures above).
  *
  * Goals: agent send lag p50 ≤ 0.1 ms and p99 ≤ 1 ms at both shapes (when not saturated); at `held`,
  * latency minus hold p50 ≤ 0.25 ms and p99 ≤ 1 ms, closer than the baseline and Artillery; CPU per
@@ -20,20 +27,22 @@
  *
  *   node --import tsx bench/send-lag.ts [runs=3] [all|held|fast] [artillery|no-artillery]
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { decodeHistogram, mergeEncoded } from "@volley/metrics";
 import { checkArtillery, counter, RTT_PROCESSOR, rttLoopScript, runArtillery } from "./lib/artillery-run";
 import { AGENT_BIN, agentCpuSeconds, median, spawnPinned, startTarget } from "./lib/spawn-pinned";
 
 const RUNS = Math.max(1, Math.min(9, Number(process.argv[2] ?? 3)));
 const WHAT = process.argv[3] ?? "all";
-if (!["all", "held", "fast"].includes(WHAT)) throw new Error(`second argument must be all, held or fast (got ${WHAT})`);
+if (!["all", "held", "fast", "start"].includes(WHAT)) throw new Error(`second argument must be all, held, fast or start (got ${WHAT})`);
 const ARTILLERY = (process.argv[4] ?? "artillery") === "artillery";
 
 const SHAPES = {
   held: { conns: 50, rate: 20, seconds: 20, holdMs: 25 },
   fast: { conns: 100, rate: 100, seconds: 10, holdMs: 0 },
+  start: { conns: 100, rate: 100, seconds: 5, holdMs: 0 },
 } as const;
 type ShapeName = keyof typeof SHAPES;
 const GOAL = { sendLagP50: 0.1, sendLagP99: 1, excessP50: 0.25, excessP99: 1, cpuRatio: 1 };
@@ -55,6 +64,59 @@ interface Row {
   cpuPer100k?: number;
   saturated?: number;
   hold?: Hold;
+  /** The agent's own intervals: the first one's and the later full ones'. */
+  intervals?: Intervals;
+}
+
+interface Intervals {
+  first: { cpu: number; sendLagP99: number; sendLagMax: number; saturated: boolean; sent: number };
+  /** Send lag p99 over the full intervals after the first, merged exactly. */
+  laterP99: number;
+  /**
+   * The engine thread's CPU per 1,000 sends in the first interval over that of the full intervals
+   * after it (each interval's CPU share × its length): what running cold costs, read from CPU time,
+   * which a machine busy with other work does not inflate as it does lag.
+   */
+  firstCpuPerSendRatio: number;
+  /** Each interval's send lag p99 (ms), in order, `S` where it was flagged saturated. */
+  perSecond: string;
+}
+
+interface FrameLine {
+  counters: Record<string, number>;
+  histograms: Record<string, string>;
+  durationMs: number;
+  health: { cpu: number; saturated: boolean };
+}
+
+function intervalsOf(file: string): Intervals {
+  const frames = readFileSync(file, "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as FrameLine);
+  const lag = (f: FrameLine) => f.histograms["message.send_lag"];
+  const ms = (us: number) => Math.round(us) / 1000;
+  const first = frames[0]!;
+  const h = lag(first) ? decodeHistogram(lag(first)!) : undefined;
+  const later = frames.slice(1).filter((f) => f.durationMs === 1000 && lag(f));
+  const cpuPerSend = (fs: FrameLine[]) =>
+    fs.reduce((n, f) => n + f.health.cpu * f.durationMs, 0) /
+    Math.max(
+      1,
+      fs.reduce((n, f) => n + (f.counters["messages.sent"] ?? 0), 0),
+    );
+  return {
+    first: {
+      cpu: first.health.cpu,
+      sendLagP99: h ? ms(h.getValueAtPercentile(99)) : 0,
+      sendLagMax: h ? ms(h.maxValue) : 0,
+      saturated: first.health.saturated,
+      sent: first.counters["messages.sent"] ?? 0,
+    },
+    laterP99: later.length ? ms(mergeEncoded(later.map((f) => lag(f)!)).getValueAtPercentile(99)) : Number.NaN,
+    firstCpuPerSendRatio: Math.round((cpuPerSend([first]) / cpuPerSend(later)) * 100) / 100,
+    perSecond: frames.map((f) => (lag(f) ? `${ms(decodeHistogram(lag(f)!).getValueAtPercentile(99))}${f.health.saturated ? "S" : ""}` : "-")).join(" "),
+  };
 }
 
 const dir = mkdtempSync(path.join(tmpdir(), "volley-send-lag-"));
@@ -89,7 +151,8 @@ connections: { count: ${s.conns}, rate: ${s.conns * s.rate} }
 scenario: { kind: echo, message: { rate: ${s.rate}, bytes: 64 }, duration: ${s.seconds}s }
 `,
     );
-    const a = spawnPinned(1, [process.execPath, AGENT_BIN, "run", plan, "--json"]);
+    const frames = path.join(dir, `${shape}-${run}.frames`);
+    const a = spawnPinned(1, [process.execPath, AGENT_BIN, "run", plan, "--json", "--frames", frames]);
     const code = await a.exited;
     if (code !== 0) throw new Error(`agent exited ${code}: ${a.stderr().slice(-500)}`);
     const out = JSON.parse(a.stdout()) as {
@@ -108,6 +171,7 @@ scenario: { kind: echo, message: { rate: ${s.rate}, bytes: 64 }, duration: ${s.s
       sendLag: out.sendLag,
       cpuPer100k: (agentCpuSeconds(a.stderr()) * 100_000) / Math.max(1, out.messages.received),
       saturated: out.intervals.saturated,
+      intervals: intervalsOf(frames),
     };
   });
 }
@@ -173,15 +237,19 @@ const rows: Row[] = [];
 const shapes: ShapeName[] = WHAT === "all" ? ["held", "fast"] : [WHAT as ShapeName];
 for (let run = 1; run <= RUNS; run++) {
   for (const shape of shapes) {
-    const round = [await agent(shape, run), await baseline(shape, run)];
+    const round = shape === "start" ? [await agent(shape, run)] : [await agent(shape, run), await baseline(shape, run)];
     if (shape === "held" && ARTILLERY) round.push(await artillery(run));
     for (const r of round) {
       const excess = r.hold
         ? ` | minus the target's hold (p50 ${r.hold.p50Ms} / p99 ${r.hold.p99Ms}): ${r3(r.latency.p50 - r.hold.p50Ms)} / ${r3(r.latency.p99 - r.hold.p99Ms)} ms`
         : "";
       const lag = r.sendLag ? ` | send lag p50 ${r.sendLag.p50} / p99 ${r.sendLag.p99} ms` : "";
+      const i = r.intervals;
+      const first = i
+        ? ` | first interval: CPU ${i.first.cpu} %, send lag p99 ${i.first.sendLagP99} / max ${i.first.sendLagMax} ms, saturated ${i.first.saturated}; later full intervals p99 ${i.laterP99} ms; first CPU per send ${i.firstCpuPerSendRatio}× the later; per second p99 ${i.perSecond}`
+        : "";
       console.error(
-        `${shape} run ${run}, ${r.who}: latency p50 ${r.latency.p50} / p99 ${r.latency.p99} ms${excess}${lag} | ${r.cpuPer100k?.toFixed(2) ?? "?"} CPU-s per 100k | sent ${r.sent}, received ${r.received}${r.saturated === undefined ? "" : `, saturated ${r.saturated}`}`,
+        `${shape} run ${run}, ${r.who}: latency p50 ${r.latency.p50} / p99 ${r.latency.p99} ms${excess}${lag} | ${r.cpuPer100k?.toFixed(2) ?? "?"} CPU-s per 100k | sent ${r.sent}, received ${r.received}${r.saturated === undefined ? "" : `, saturated ${r.saturated}`}${first}`,
       );
       rows.push(r);
     }
@@ -208,12 +276,28 @@ function summarise(shape: ShapeName, who: string) {
     sent: m((r) => r.sent),
     planned: SHAPES[shape].conns * SHAPES[shape].rate * SHAPES[shape].seconds,
     ...(mine[0]!.saturated === undefined ? {} : { saturatedIntervals: m((r) => r.saturated) }),
+    ...(mine[0]!.intervals
+      ? {
+          firstInterval: {
+            cpu: m((r) => r.intervals?.first.cpu),
+            sendLagP99: m((r) => r.intervals?.first.sendLagP99),
+            sendLagMax: m((r) => r.intervals?.first.sendLagMax),
+            saturated: `${mine.filter((r) => r.intervals?.first.saturated).length} of ${mine.length}`,
+          },
+          laterFullIntervalsSendLagP99: m((r) => r.intervals?.laterP99),
+          firstCpuPerSendRatio: m((r) => r.intervals?.firstCpuPerSendRatio),
+        }
+      : {}),
   };
 }
 
 const result = Object.fromEntries(
   shapes.map((shape) => {
     const a = summarise(shape, "volley-agent run")!;
+    if (shape === "start") {
+      const clean = rows.filter((r) => r.shape === "start" && !r.intervals?.first.saturated).length;
+      return [shape, { load: SHAPES[shape], agent: a, goals: { firstIntervalNotSaturated: clean === RUNS } }];
+    }
     const b = summarise(shape, "baseline ws client")!;
     const art = summarise(shape, "artillery");
     const goals = {

@@ -7,8 +7,10 @@
  *   - the agent daemon idle and connected to a hub (a real hub on a fresh database): its resident
  *     memory 5 s after it joined.
  * Medians of `runs` (5). Needs the bins built: `npm run build -w @volley/cli -w @volley/agent`.
+ * `daemon` measures the idle daemon alone (3 agents, each 5 s after joining), optionally of another
+ * build's agent bundle (an older checkout's, to compare).
  *
- *   node --import tsx bench/start-floor.ts [runs=5]
+ *   node --import tsx bench/start-floor.ts [runs=5] [all|daemon] [agent bundle]
  */
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -19,9 +21,12 @@ import { freePort, leaseRedisDb, startApp, startTestServices } from "@volley/dev
 import { REPO, median, startTarget } from "./lib/spawn-pinned";
 
 const RUNS = Math.max(1, Math.min(15, Number(process.argv[2] ?? 5)));
+const WHAT = process.argv[3] ?? "all";
+if (!["all", "daemon"].includes(WHAT)) throw new Error(`second argument must be all or daemon (got ${WHAT})`);
 const CLI_BUNDLE = path.join(REPO, "apps/cli/dist/volley.mjs");
-const AGENT_BUNDLE = path.join(REPO, "apps/agent/dist/volley-agent.mjs");
-for (const f of [CLI_BUNDLE, AGENT_BUNDLE]) if (!existsSync(f)) throw new Error(`${f} is missing: run npm run build -w @volley/cli -w @volley/agent`);
+const AGENT_BUNDLE = path.resolve(process.argv[4] ?? path.join(REPO, "apps/agent/dist/volley-agent.mjs"));
+for (const f of WHAT === "all" ? [CLI_BUNDLE, AGENT_BUNDLE] : [AGENT_BUNDLE])
+  if (!existsSync(f)) throw new Error(`${f} is missing: run npm run build -w @volley/cli -w @volley/agent`);
 
 interface Cost {
   wall: number;
@@ -50,25 +55,31 @@ const row = (what: string, c: Cost) => {
   process.stderr.write(`${what}: ${fmt(c)}\n`);
 };
 
-process.stderr.write(`load ${loadavg().map((l) => l.toFixed(1)).join(" ")}; ${RUNS} runs each\n`);
-row("volley --version (bin)", medianOf(["apps/cli/bin/volley.js", "--version"]));
-row("volley validate, compiled", medianOf([CLI_BUNDLE, "validate", "examples/ws-echo.yaml"]));
-row("volley validate, tsx from source", medianOf(["--import", "tsx", "apps/cli/src/main.ts", "validate", "examples/ws-echo.yaml"]));
-row("volley-agent --version (bin)", medianOf(["apps/agent/bin/volley-agent.js", "--version"]));
-row("volley-agent --help, compiled", medianOf([AGENT_BUNDLE, "--help"]));
-
-// A run that does almost nothing: what the agent costs around a run (start, threads, summary).
-const target = await startTarget();
-const dir = mkdtempSync(path.join(tmpdir(), "volley-floor-"));
-const plan = path.join(dir, "tiny.yaml");
-writeFileSync(
-  plan,
-  `name: floor\ntarget: { url: "${target.url}", protocol: ws }\nconnections: { count: 1, rate: 10 }\nscenario: { kind: echo, message: { bytes: 32, rate: 1 }, duration: 1s }\nagents: { pool: default, count: 1 }\n`,
+process.stderr.write(
+  `load ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" ")}; ${RUNS} runs each\n`,
 );
-row("volley-agent run (1 conn, 1 msg, 1 s), compiled, 1 engine thread", medianOf([AGENT_BUNDLE, "run", plan, "--workers", "1"]));
-row("volley-agent run (same), compiled, main thread", medianOf([AGENT_BUNDLE, "run", plan, "--workers", "0"]));
-row("volley-agent run (same), tsx from source, 1 engine thread", medianOf(["--import", "tsx", "apps/agent/src/main.ts", "run", plan, "--workers", "1"]));
-await target.stop();
+const dir = mkdtempSync(path.join(tmpdir(), "volley-floor-"));
+if (WHAT === "all") {
+  row("volley --version (bin)", medianOf(["apps/cli/bin/volley.js", "--version"]));
+  row("volley validate, compiled", medianOf([CLI_BUNDLE, "validate", "examples/ws-echo.yaml"]));
+  row("volley validate, tsx from source", medianOf(["--import", "tsx", "apps/cli/src/main.ts", "validate", "examples/ws-echo.yaml"]));
+  row("volley-agent --version (bin)", medianOf(["apps/agent/bin/volley-agent.js", "--version"]));
+  row("volley-agent --help, compiled", medianOf([AGENT_BUNDLE, "--help"]));
+
+  // A run that does almost nothing: what the agent costs around a run (start, threads, summary).
+  const target = await startTarget();
+  const plan = path.join(dir, "tiny.yaml");
+  writeFileSync(
+    plan,
+    `name: floor\ntarget: { url: "${target.url}", protocol: ws }\nconnections: { count: 1, rate: 10 }\nscenario: { kind: echo, message: { bytes: 32, rate: 1 }, duration: 1s }\nagents: { pool: default, count: 1 }\n`,
+  );
+  row("volley-agent run (1 conn, 1 msg, 1 s), compiled, 1 engine thread", medianOf([AGENT_BUNDLE, "run", plan, "--workers", "1"]));
+  row("volley-agent run (same), compiled, main thread", medianOf([AGENT_BUNDLE, "run", plan, "--workers", "0"]));
+  row("volley-agent run (same), tsx from source, 1 engine thread", medianOf(["--import", "tsx", "apps/agent/src/main.ts", "run", plan, "--workers", "1"]));
+  await target.stop();
+}
 
 // The daemon idle and connected: a real hub on a fresh database and a leased Redis database.
 const services = await startTestServices();
@@ -83,7 +94,14 @@ try {
   for (let i = 0; i < Math.min(RUNS, 3); i++) {
     const agent = spawn(process.execPath, [AGENT_BUNDLE], {
       cwd: REPO,
-      env: { ...process.env, HUB_URL: `http://127.0.0.1:${hubPort}`, AGENT_TOKEN: token, AGENT_NAME: `floor-${i}`, AGENT_STATE_DIR: mkdtempSync(path.join(dir, "state-")), LOG_LEVEL: "info" },
+      env: {
+        ...process.env,
+        HUB_URL: `http://127.0.0.1:${hubPort}`,
+        AGENT_TOKEN: token,
+        AGENT_NAME: `floor-${i}`,
+        AGENT_STATE_DIR: mkdtempSync(path.join(dir, "state-")),
+        LOG_LEVEL: "info",
+      },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";
@@ -105,7 +123,10 @@ try {
     agent.kill("SIGTERM");
     await new Promise((r) => agent.once("exit", r));
   }
-  rows.push(["volley-agent daemon, idle and connected to a hub, 5 s after joining, compiled", `${median(rss).toFixed(0)} MB RSS (runs: ${rss.map((r) => r.toFixed(0)).join(", ")})`]);
+  rows.push([
+    "volley-agent daemon, idle and connected to a hub, 5 s after joining, compiled",
+    `${median(rss).toFixed(0)} MB RSS (runs: ${rss.map((r) => r.toFixed(0)).join(", ")})`,
+  ]);
   process.stderr.write(`${rows.at(-1)!.join(": ")}\n`);
 } finally {
   await hub.stop(5000);
