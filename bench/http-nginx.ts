@@ -10,8 +10,9 @@
  * new connection per request: 50 users — the agent with `keepAlive: false` as a closed loop of 50
  * (`requests: 20000`) beside `ab -c 50 -n 20000` (no -k). Goal: the agent's rate ≥ 1.0 × ab's.
  *
- * Each agent row also says in how many of its seconds it flagged itself saturated: against nginx
- * the agent is the limit of both closed loops, so those seconds should be flagged.
+ * Each agent row also says in how many of its seconds it flagged itself saturated, and the medians
+ * of its engine thread's CPU and event-loop busy share: a closed loop busy over 90 % of a second
+ * was the limit itself and flags it. The agent is compiled from the working tree at the start.
  *
  *   node --import tsx bench/http-nginx.ts [runs=3] [all|keepalive|close]
  */
@@ -19,6 +20,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { buildAgentBundle } from "./lib/agent-bundle";
 import { HttpPeers, httpPlan, loadAverage } from "./lib/http-peers";
 import { startNginx } from "./lib/nginx";
 
@@ -31,7 +33,9 @@ const CLOSE = { requests: 20_000 };
 // Fails early, naming the missing tool (apt-get install -y nginx-light wrk apache2-utils).
 for (const tool of ["wrk", "ab"]) execFileSync("which", [tool]);
 
-const peers = new HttpPeers(mkdtempSync(path.join(tmpdir(), "volley-http-nginx-")));
+// Compiled from the working tree at the start (lib/agent-bundle.ts), not the bin's tsx fallback.
+const agentBin = await buildAgentBundle();
+const peers = new HttpPeers(mkdtempSync(path.join(tmpdir(), "volley-http-nginx-")), agentBin);
 const nginx = await startNginx(0);
 const url = nginx.url;
 const plan = (name: string, http: string, requests: number) =>

@@ -35,8 +35,11 @@ const TIME = ["/usr/bin/time", "-f", "TIME %U %S"];
 export class HttpPeers {
   readonly rows: Row[] = [];
 
-  /** `dir` holds the agent's plan files. */
-  constructor(private readonly dir: string) {}
+  /** `dir` holds the agent's plan files; `agentBin` is what runs the agent (the repo's bin unless a bench built its own). */
+  constructor(
+    private readonly dir: string,
+    private readonly agentBin = AGENT_BIN,
+  ) {}
 
   log(r: Row): void {
     this.rows.push(r);
@@ -50,7 +53,7 @@ export class HttpPeers {
     const file = path.join(this.dir, `${who.replace(/\W+/g, "-")}-${run}.yaml`);
     writeFileSync(file, yaml);
     const framesFile = file.replace(/\.yaml$/, ".frames.jsonl");
-    const a = spawnPinned(1, [...TIME, process.execPath, AGENT_BIN, "run", file, "--json", "--frames", framesFile], { limitMs: 300_000 });
+    const a = spawnPinned(1, [...TIME, process.execPath, this.agentBin, "run", file, "--json", "--frames", framesFile], { limitMs: 300_000 });
     const code = await a.exited;
     const s = JSON.parse(a.stdout()) as {
       messages: { sent: number; received: number; lost: number; shed: number; sendRate: number; receiveRate: number };
