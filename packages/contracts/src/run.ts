@@ -275,6 +275,34 @@ export const usersSummarySchema = z.object({
 });
 export type UsersSummary = z.infer<typeof usersSummarySchema>;
 
+/**
+ * One reconnect storm: the server dropped connections in a burst (consecutive seconds with
+ * connections.dropped, every shard merged) and those with a reconnect policy came back. `back` is
+ * how long until that share of the burst's dropped connections had reconnected, each timed from
+ * its own drop (reconnect.time, merged exactly): null when fewer came back before the next storm
+ * began or the run ended.
+ */
+export const reconnectStormSchema = z.object({
+  /** The burst's first second: its interval index, and its start, epoch ms (hub clock). */
+  index: z.number().int(),
+  startedAt: z.number(),
+  /** How many consecutive seconds the drops lasted. */
+  seconds: z.number().int(),
+  dropped: z.number().int(),
+  /** Open connections at the end of the second before the burst (null: the burst began the run). */
+  connectedBefore: z.number().int().nullable(),
+  /** The fewest open at the end of a second from the burst until every dropped one was back or given up (or, short of that, the next storm or the run's end). */
+  connectedLowest: z.number().int(),
+  /** Reconnects, and drops after which every attempt failed, from the burst until the next storm or the run's end. */
+  reconnected: z.number().int(),
+  failed: z.number().int(),
+  /** ms from the drop until 50, 90 and 99 % of the dropped were back. */
+  back: z.object({ p50: z.number().nullable(), p90: z.number().nullable(), p99: z.number().nullable() }),
+  /** Open connections at the end of each second from the burst's first until the next storm or the run's end (at most 300). */
+  connected: z.array(z.number().int()),
+});
+export type ReconnectStorm = z.infer<typeof reconnectStormSchema>;
+
 /** The run summary. CI scripts depend on these names: extend, never rename. */
 export const runSummarySchema = z.object({
   messages: z.object({
@@ -332,6 +360,11 @@ export const runSummarySchema = z.object({
   flow: flowSummarySchema.optional(),
   /** Users (scenario kind users): arrivals, outcomes, time in the scenario and per step (absent otherwise). */
   users: usersSummarySchema.optional(),
+  /**
+   * Reconnect storms, in order (at most 100): bursts of server drops in a run whose connections
+   * reconnect, with how long until 50/90/99 % were back. Absent when nothing reconnected or tried to.
+   */
+  reconnectStorms: z.array(reconnectStormSchema).optional(),
   /** How far apart the agents actually started (absent when no agent reported its start, and in summaries from before). */
   start: startReportSchema.optional(),
   intervals: z.object({ measured: z.number().int(), warmup: z.number().int(), saturated: z.number().int() }),

@@ -13,3 +13,4 @@ export * from "./sweep-steps";
 export * from "./sanity-checks";
 export * from "./run-tally";
 export * from "./left-out";
+export * from "./reconnect-storms";

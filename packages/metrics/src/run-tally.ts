@@ -14,6 +14,7 @@ import { summarizeFrames, type FrameLike } from "./aggregate";
 import { FLOW_SAMPLES_PER_EVENT } from "./flow-summary";
 import { addHistogram, createHistogram, encodeHistogram, type Histogram } from "./histogram";
 import { LeftOutHistograms } from "./left-out";
+import { StormSeconds } from "./reconnect-storms";
 import { percentileSpectrum } from "./run-analysis";
 import { sanityChecks, type AgentEvidence } from "./sanity-checks";
 import { latencySummary } from "./summary";
@@ -119,6 +120,8 @@ export class RunTally {
    */
   private readonly stepSeconds = new Map<string, TallyFrame>();
   private readonly stepCarriers = new Map<string, StepCarrier>();
+  /** The seconds reconnect storms are read from (summary.reconnectStorms). */
+  private readonly stormSeconds = new StormSeconds();
   private readonly agents = new Map<string, AgentTally>();
   /** Each shard's first interval start (hub clock), for the start spread when agents sent no start report. */
   private readonly firstStart = new Map<string, number>();
@@ -141,12 +144,14 @@ export class RunTally {
       if (step && name === HISTOGRAMS.messageLatency) into.push((step.latency ??= createHistogram(64)));
       if (step && name === HISTOGRAMS.deliveryLatency) into.push((step.delivery ??= createHistogram(64)));
       if (step && name.startsWith(USER_STEP_PREFIX)) into.push((step.userSteps ??= createHistogram(64)));
+      if (name === HISTOGRAMS.reconnectTime) into.push(this.stormSeconds.histogramFor(f));
       if ((measured && (name === HISTOGRAMS.messageLatency || name === HISTOGRAMS.deliveryLatency)) || name === HISTOGRAMS.wsConnect)
         into.push(slot(agent.hs, name));
       const extra = also?.(name);
       if (extra) into.push(extra);
       this.leftOut.add(into, b64, { metric: name, index: f.index, shard });
     }
+    this.stormSeconds.count(f);
     for (const [k, v] of Object.entries(f.counters)) {
       carrier.first(k, [f.index, shard, position++], "counter");
       carrier.counters.set(k, (carrier.counters.get(k) ?? 0) + v);
@@ -352,7 +357,8 @@ export class RunTally {
     const measured = this.measuredSummary();
     const steps = this.sweepSteps(plan);
     const capacity = capacityOf(steps, plan);
-    const full = { ...measured, ...(steps.length > 0 ? { steps } : {}), ...(capacity ? { capacity } : {}) };
+    const storms = this.stormSeconds.storms();
+    const full = { ...measured, ...(steps.length > 0 ? { steps } : {}), ...(capacity ? { capacity } : {}), ...(storms ? { reconnectStorms: storms } : {}) };
     const sanity = plan ? sanityChecks(full, plan.sanity, this.evidence()) : [];
     const leftOut = this.leftOut.note();
     return { ...full, ...(leftOut ? { leftOut } : {}), thresholds: [...evaluateThresholds(thresholds, full), ...sanity] };

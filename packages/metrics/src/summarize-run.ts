@@ -1,6 +1,7 @@
 import type { Plan, RunSummary, Threshold } from "@volley/contracts";
 import { summarizeFrames, type FrameLike } from "./aggregate";
 import { capacityOf, summarizeSteps, type SweepContext } from "./sweep-steps";
+import { reconnectStorms } from "./reconnect-storms";
 import { agentEvidence, sanityChecks } from "./sanity-checks";
 import { evaluateThresholds } from "./thresholds";
 
@@ -17,7 +18,8 @@ export function summarizeRun(
   const measured = summarizeFrames(frames);
   const steps = summarizeSteps(frames, plan);
   const capacity = capacityOf(steps, plan);
-  const full = { ...measured, ...(steps.length > 0 ? { steps } : {}), ...(capacity ? { capacity } : {}) };
+  const storms = reconnectStorms(frames);
+  const full = { ...measured, ...(steps.length > 0 ? { steps } : {}), ...(capacity ? { capacity } : {}), ...(storms ? { reconnectStorms: storms } : {}) };
   // Without the plan (a partial view) only the thresholds are judged; with it, the sanity checks too.
   const sanity = plan ? sanityChecks(full, plan.sanity, agentEvidence(frames)) : [];
   return { ...full, thresholds: [...evaluateThresholds(thresholds, full), ...sanity] };

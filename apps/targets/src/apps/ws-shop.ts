@@ -32,8 +32,12 @@ export interface WsShopOptions extends TestAppOptions {
   loginPort?: number;
 }
 
-/** The shop; `loginUrl` is the origin its login is served on (the shop's own unless `loginPort` was given). */
-export type WsShop = TestApp<WsShopStats> & { loginUrl: string };
+/**
+ * The shop; `loginUrl` is the origin its login is served on (the shop's own unless `loginPort` was
+ * given). `restart()` closes every open socket at once with 1012, as a deploy does (each counted in
+ * drops), and says how many it closed; the shop goes on taking connections.
+ */
+export type WsShop = TestApp<WsShopStats> & { loginUrl: string; restart(): number };
 
 interface Order {
   id: string;
@@ -166,6 +170,16 @@ export async function startWsShop(options: WsShopOptions = {}): Promise<WsShop> 
     httpUrl: `http://${hostPort(host, bound)}`,
     loginUrl: loginUrl(bound),
     stats,
+    restart() {
+      let closed = 0;
+      for (const c of wss.clients) {
+        if (c.readyState !== c.OPEN) continue;
+        counters.drops++;
+        closed++;
+        c.close(1012, "service restart");
+      }
+      return closed;
+    },
     async close() {
       for (const c of wss.clients) c.terminate();
       wss.close();

@@ -15,6 +15,7 @@ import { RunHeadline } from "./run-headline";
 import { RunLiveControl } from "./run-live-control";
 import { RunExports } from "./run-exports";
 import { StatusBadge } from "./status-badge";
+import { ReconnectStormPanel } from "./reconnect-storm-panel";
 import { SweepPanel } from "./sweep-panel";
 import { SummaryTables } from "./summary-tables";
 
@@ -175,6 +176,8 @@ export function RunView({
       <RunCharts run={run} intervals={intervals} />
 
       <SweepPanel run={run} />
+
+      <ReconnectStormPanel run={run} />
 
       <SummaryTables run={run} />
 
