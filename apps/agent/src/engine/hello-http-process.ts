@@ -1,6 +1,6 @@
-import { fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { HelloHttpStats } from "@volley/targets";
+import { forkTarget } from "./target-process";
 
 const CHILD = fileURLToPath(new URL("./hello-http-child.ts", import.meta.url));
 
@@ -14,24 +14,6 @@ export interface HelloHttpProcess {
 
 /** Test support: the hello-http target (apps/targets) in a child process (see hello-http-child.ts). */
 export async function startHelloHttpProcess(): Promise<HelloHttpProcess> {
-  const child = fork(CHILD, [], { execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("hello-http process did not start in 20 s")), 20_000);
-    child.once("message", (m) => {
-      clearTimeout(timer);
-      resolve((m as { url: string }).url);
-    });
-    child.once("exit", (code) => reject(new Error(`hello-http process exited with ${code}`)));
-  });
-  return {
-    url,
-    stats: () =>
-      new Promise((resolve) => {
-        child.once("message", (m) => resolve((m as { stats: HelloHttpStats }).stats));
-        child.send("stats");
-      }),
-    stop: () => {
-      if (child.connected) child.disconnect();
-    },
-  };
+  const target = await forkTarget(CHILD, "hello-http process");
+  return { url: target.url, stats: () => target.ask<HelloHttpStats>("stats", "stats"), stop: target.stop };
 }

@@ -1,5 +1,5 @@
-import { fork, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { forkTarget } from "./target-process";
 
 const CHILD = fileURLToPath(new URL("./ping-target-child.ts", import.meta.url));
 
@@ -17,26 +17,8 @@ export interface PingTarget {
  * overload test measures the agent's event loop and not the server's work on it too.
  */
 export async function startPingTarget(): Promise<PingTarget> {
-  const child: ChildProcess = fork(CHILD, [], { execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("ping target did not start in 20 s")), 20_000);
-    child.once("message", (m) => {
-      clearTimeout(timer);
-      resolve((m as { url: string }).url);
-    });
-    child.once("exit", (code) => reject(new Error(`ping target exited with ${code}`)));
-  });
-  return {
-    url,
-    count: () =>
-      new Promise<number>((resolve) => {
-        child.once("message", (m) => resolve((m as { count: number }).count));
-        child.send("count");
-      }),
-    stop: () => {
-      if (child.connected) child.disconnect();
-    },
-  };
+  const target = await forkTarget(CHILD, "ping target");
+  return { url: target.url, count: () => target.ask<number>("count", "count"), stop: target.stop };
 }
 
 /** The ping-throughput template's load (100 clients × 1700 pings/s over Socket.IO with acks), all connected at once. */
