@@ -139,6 +139,7 @@ export function SweepChart({ runs }: { runs: Run[] }) {
             <option value="delivery">deliveries/s</option>
             <option value="sent">sent/s</option>
             <option value="received">received/s</option>
+            {runs.some((r) => r.summary?.steps?.some((s) => s.users)) ? <option value="users">users started/s</option> : null}
           </select>
         </label>
         <label>

@@ -33,8 +33,12 @@ export function SweepPanel({ run }: { run: Run }) {
                 {users ? `${fmtRateValue(capacity.rate)} users/s` : fmtMsgRate(capacity.rate)}
                 {steps[0]!.per === "connection" ? " per connection" : ""}
               </strong>{" "}
-              ({capacity.sendRate === null ? "—" : `${fmtRate(capacity.sendRate)} sent`}
-              {capacity.deliveryRate ? `, ${fmtRate(capacity.deliveryRate)} delivered` : ""})
+              {users ? null : (
+                <>
+                  ({capacity.sendRate === null ? "—" : `${fmtRate(capacity.sendRate)} sent`}
+                  {capacity.deliveryRate ? `, ${fmtRate(capacity.deliveryRate)} delivered` : ""})
+                </>
+              )}
               {capacity.lowerBound && !capacity.agentSaturated ? (
                 <span className="muted"> — never broke: the server holds at least this; add steps to find where it breaks</span>
               ) : null}
@@ -61,9 +65,19 @@ export function SweepPanel({ run }: { run: Run }) {
             <tr>
               <th className="num">Step</th>
               <th className="num">Planned ({unit})</th>
-              <th className="num">Sent/s</th>
-              <th className="num">Received/s</th>
-              <th className="num">Deliveries/s</th>
+              {users ? (
+                <>
+                  <th className="num">Users started</th>
+                  <th className="num">Completed</th>
+                  <th className="num">Failed</th>
+                </>
+              ) : (
+                <>
+                  <th className="num">Sent/s</th>
+                  <th className="num">Received/s</th>
+                  <th className="num">Deliveries/s</th>
+                </>
+              )}
               <th className="num">p50</th>
               <th className="num">p95</th>
               <th className="num">p99</th>
@@ -78,9 +92,19 @@ export function SweepPanel({ run }: { run: Run }) {
                 <tr key={s.index} className={s.failed ? "step-failed" : s.generatorLimited ? "step-limited" : undefined}>
                   <td className="num">{s.index + 1}</td>
                   <td className="num">{fmtRateValue(s.plannedRate)}</td>
-                  <td className="num">{fmtRateValue(s.sendRate)}</td>
-                  <td className="num">{fmtRateValue(s.receiveRate)}</td>
-                  <td className="num">{s.deliveryRate ? fmtRateValue(s.deliveryRate) : "—"}</td>
+                  {s.users ? (
+                    <>
+                      <td className="num">{s.users.started}</td>
+                      <td className="num">{s.users.completed}</td>
+                      <td className={`num${s.users.failed > 0 ? " bad" : ""}`}>{s.users.failed}</td>
+                    </>
+                  ) : (
+                    <>
+                      <td className="num">{fmtRateValue(s.sendRate)}</td>
+                      <td className="num">{fmtRateValue(s.receiveRate)}</td>
+                      <td className="num">{s.deliveryRate ? fmtRateValue(s.deliveryRate) : "—"}</td>
+                    </>
+                  )}
                   <td className="num">{fmtMs(l.p50)}</td>
                   <td className="num">{fmtMs(l.p95)}</td>
                   <td className="num">{fmtMs(l.p99)}</td>

@@ -1,6 +1,6 @@
 import { durationMs, type LatencySummary, type Run, type SweepStep } from "@volley/contracts";
 
-export type CurveX = "delivery" | "sent" | "received";
+export type CurveX = "delivery" | "sent" | "received" | "users";
 export type CurvePercentile = "p50" | "p90" | "p95" | "p99" | "max";
 
 export interface CurvePoint {
@@ -86,16 +86,30 @@ export function linesOnScale(
   };
 }
 
-/** The x a curve shows first: deliveries/s when a run fans out (broadcast, groups), else sent/s (echo has no deliveries). */
+/**
+ * The x a curve shows first: users arriving per second for a users sweep, deliveries/s when a run
+ * fans out (broadcast, groups), else sent/s (echo has no deliveries).
+ */
 export function defaultCurveX(runs: Run[]): CurveX {
+  if (runs.some((r) => r.summary?.steps?.some((s) => s.users))) return "users";
   return runs.some((r) => r.summary?.steps?.some((s) => s.deliveryRate > 0)) ? "delivery" : "sent";
 }
 
-export const CURVE_X_LABEL: Record<CurveX, string> = { delivery: "deliveries/s", sent: "sent/s", received: "received/s" };
+export const CURVE_X_LABEL: Record<CurveX, string> = { delivery: "deliveries/s", sent: "sent/s", received: "received/s", users: "users started/s" };
 
 export const CURVE_COLORS = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#d97706", "#0891b2", "#be123c", "#4d7c0f", "#6b7280", "#c026d3"];
 
-export const xOf = (s: SweepStep, x: CurveX) => (x === "delivery" ? s.deliveryRate : x === "sent" ? s.sendRate : s.receiveRate);
+/** A users step's x is its achieved arrivals: users started per second of its hold. */
+export const xOf = (s: SweepStep, x: CurveX) =>
+  x === "users"
+    ? s.users && s.seconds > 0
+      ? Math.round((100 * s.users.started) / s.seconds) / 100
+      : 0
+    : x === "delivery"
+      ? s.deliveryRate
+      : x === "sent"
+        ? s.sendRate
+        : s.receiveRate;
 
 /** Which latency a step's point shows: delivery latency when the scenario delivers (broadcast, groups), else the round trip. */
 export function stepLatency(s: SweepStep): LatencySummary {
