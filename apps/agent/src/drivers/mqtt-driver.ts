@@ -119,7 +119,11 @@ class MqttConnection extends ConnectionBase {
     const { body } = msg;
     const payload = Buffer.isBuffer(body) || (typeof body === "string" && !msg.json) ? body : JSON.stringify(body);
     const qos = msg.qos ?? this.publishOptions.qos!;
-    this.client.publish(msg.event ?? this.topic, payload, { qos, retain: this.publishOptions.retain }, qos > 0 ? this.onAck : undefined);
+    const topic = msg.event ?? this.topic;
+    // A topic rendered from data or a capture: a wildcard or an empty one would make the broker drop the connection.
+    if (topic === "" || /[+#]/.test(topic))
+      return this.messageError("protocol", `not published: the topic "${topic}" is empty or has a wildcard (+ or #); check the values its template reads`);
+    this.client.publish(topic, payload, { qos, retain: this.publishOptions.retain }, qos > 0 ? this.onAck : undefined);
   }
 
   send(payload: Buffer | string): void {

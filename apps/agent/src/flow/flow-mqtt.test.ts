@@ -206,6 +206,29 @@ describe.skipIf(!mosquittoInstalled)("flows over MQTT: bad input", { timeout: 30
     expect(samples.join("\n")).toMatch(/Not authorized/i);
   });
 
+  it("a topic a data row renders with a wildcard is not published, counted by class with the topic; the connection and the others go on", async () => {
+    const { broker, app } = await deviceBroker();
+    const { frames, outcome } = await run({
+      name: "mqtt flow bad topic",
+      target: { url: broker.url, protocol: "mqtt", connectTimeout: "5s" },
+      connections: { count: 2, rate: 1000 },
+      scenario: { kind: "echo", duration: "1s", message: { rate: 5, timeout: "1s" } },
+      flow: {
+        data: { rows: [{ device: "pump-1" }, { device: "pump/+" }] },
+        messages: [{ event: "devices/{{ data.device }}/raw", binary: { hex: "01" }, reply: false }],
+      },
+      sanity: false,
+    });
+    expect(outcome.status).toBe("completed");
+    const sent = total(frames, COUNTERS.sent);
+    await expect.poll(() => app.stats.received.raw ?? 0).toBeGreaterThan(0);
+    expect(total(frames, "errors.protocol")).toBe(sent - app.stats.received.raw!);
+    expect(total(frames, "errors.protocol")).toBeGreaterThan(0);
+    expect(total(frames, COUNTERS.connectionsDropped)).toBe(0);
+    const samples = frames.flatMap((f) => f.samples ?? []).map((x) => String(x.data));
+    expect(samples.join("\n")).toContain('the topic "devices/pump/+/raw" is empty or has a wildcard');
+  });
+
   it("an unreachable broker: every connection fails as refused, never a crash", async () => {
     const { frames, outcome } = await run({
       name: "mqtt flow unreachable",
