@@ -60,7 +60,11 @@ async function startBroker(): Promise<{ url: string; stop: () => Promise<void> }
         s.once("connect", () => (s.destroy(), resolve(true)));
         s.once("error", () => resolve(false));
       });
-      if (open) return { p, port };
+      if (open) {
+        // Without WebSocket support it binds the port before it gives up: still running a moment later is up.
+        await new Promise((r) => setTimeout(r, 200));
+        return { p: p.child.exitCode === null ? p : undefined, port };
+      }
       await new Promise((r) => setTimeout(r, 50));
     }
     throw new Error(`mosquitto did not start: ${p.stderr().slice(-300)}`);

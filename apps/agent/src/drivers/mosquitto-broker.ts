@@ -76,6 +76,10 @@ async function spawnMosquitto(dir: string, lines: string[], ports: number[]): Pr
     if (i > 100) throw new Error(`mosquitto did not start: ${stderr}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+  // A mosquitto without WebSocket support binds the port before it gives up ("Unable to start any
+  // listening sockets"): one that is still running a moment after its ports answer is up.
+  await new Promise((r) => setTimeout(r, 200));
+  if (child.exitCode !== null) return stderr;
   return {
     async stop() {
       if (child.exitCode === null) {
