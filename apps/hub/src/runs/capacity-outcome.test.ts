@@ -1,4 +1,4 @@
-import { planSchema, type IntervalFrame } from "@volley/contracts";
+import { COUNTERS, planSchema, type IntervalFrame } from "@volley/contracts";
 import { describe, expect, it } from "vitest";
 import type { ScriptedAgent } from "../test-support/scripted-agent";
 import { useHubHarness } from "../test-support/use-hub-harness";
@@ -50,6 +50,30 @@ describe("capacity search outcome", () => {
       `no step of the capacity search could be judged: the step at 1000/s per connection was limited by the load generator, not the server (${why}); add agents (or start the sweep at a lower rate) and rerun`,
     );
     expect(run.summary?.capacity).toMatchObject({ rate: null, agentSaturated: true });
+  });
+
+  it("a users sweep whose first step's arrivals found every user slot busy ends inconclusive, in users/s", async () => {
+    const a = await h.connect({ name: "cap-users", pool: "cap-users" });
+    const plan = planSchema.parse({
+      ...testPlan({ agents: { pool: "cap-users" }, duration: "10s" }),
+      scenario: { kind: "users", arrivalRate: 20, duration: "10s" },
+      flow: { steps: [{ connect: {} }, { disconnect: true }] },
+      sweep: { step: 20, steps: 3, hold: "1s", gap: "1s", stopWhen: { p95: "200ms", usersFailedRate: 1 } },
+    });
+    const runId = await h.startRun(plan);
+    const { ids, startAt } = await started(a, runId);
+    const why = "7 arrivals found all 10 user slots busy (connections.count): raise connections.count";
+    const frame = stepFrame(ids, 0, startAt, why);
+    frame.health = testHealth;
+    frame.step = { index: 0, rate: 20, per: "aggregate", generatorLimited: why };
+    frame.counters = { ...frame.counters, [COUNTERS.usersStarted]: 13, [COUNTERS.usersCompleted]: 13, [COUNTERS.usersDropped]: 7 };
+    expect(await a.sendFrame(frame)).toEqual({ ok: true });
+    await a.end({ runId, shardId: ids.shardId, status: "completed", frames: 1 });
+
+    const run = await h.waitForFinal(runId);
+    expect(run.status).toBe("inconclusive");
+    expect(run.reason).toContain(`the step at 20 users/s was limited by the load generator, not the server (${why})`);
+    expect(run.summary?.steps?.[0]?.users).toEqual({ started: 13, completed: 13, failed: 0, dropped: 7 });
   });
 
   it("passes when a step held before the agent limited the next, its capacity a lower bound", async () => {
