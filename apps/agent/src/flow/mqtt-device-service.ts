@@ -1,5 +1,5 @@
 import { pack, unpack } from "msgpackr";
-import mqtt, { type IClientOptions, type MqttClient } from "mqtt";
+import mqtt from "mqtt";
 
 /** What the device service counted, by its own reckoning (tests compare Volley's counts with these). */
 export interface DeviceServiceStats {
@@ -40,18 +40,6 @@ export interface DeviceService {
  * - `devices/<id>/raw` (bytes): counted, not answered.
  * `delayMs` holds every reply back that long (a slow application).
  */
-/** A refused first connect is tried again for a second: a broker just started may not accept yet on a loaded machine. */
-async function connectRetrying(url: string, options: IClientOptions): Promise<MqttClient> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await mqtt.connectAsync(url, options);
-    } catch (err) {
-      if (attempt >= 10 || (err as NodeJS.ErrnoException).code !== "ECONNREFUSED") throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
-
 export async function startDeviceService(url: string, opts: { delayMs?: number; username?: string; password?: string } = {}): Promise<DeviceService> {
   const stats: DeviceServiceStats = {
     received: {},
@@ -67,7 +55,7 @@ export async function startDeviceService(url: string, opts: { delayMs?: number; 
   };
   const orders = new Set<string>();
   let n = 0;
-  const client = await connectRetrying(url, { clientId: `device-service-${process.pid}-${Date.now()}`, reconnectPeriod: 0, ...opts });
+  const client = await mqtt.connectAsync(url, { clientId: `device-service-${process.pid}-${Date.now()}`, reconnectPeriod: 0, ...opts });
   client.on("error", (err) => void (stats.errors[err.message] = (stats.errors[err.message] ?? 0) + 1));
   await client.subscribeAsync("devices/+/+", { qos: 2 });
   const reply = (device: string, level: string, payload: string | Buffer) => {
