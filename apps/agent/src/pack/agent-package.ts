@@ -69,7 +69,7 @@ export async function packAgent(outDir: string): Promise<PackedAgent> {
   try {
     mkdirSync(path.join(stage, "bin"));
     const bin = path.join(stage, "bin", "volley-agent.js");
-    await bundleNodeApp({ entry: path.join(AGENT_DIR, "src", "main.ts"), outfile: bin, external: Object.keys(dependencies), shebang: true });
+    await bundleNodeApp({ entry: path.join(AGENT_DIR, "src", "main.ts"), outfile: bin, external: Object.keys(dependencies), shebang: true, compact: true });
     chmodSync(bin, 0o755);
     writeFileSync(
       path.join(stage, "package.json"),

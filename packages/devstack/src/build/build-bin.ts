@@ -19,7 +19,8 @@ export interface BinBuild {
  * unedited checkout starts in a tenth of the time (no TypeScript compiled at every start).
  */
 export async function buildBin({ entry, outfile, external = [] }: BinBuild): Promise<void> {
-  const inputs = await bundleNodeApp({ entry, outfile, external });
+  // Compact: a bin's resident memory is its users' (the idle agent's, issue 29).
+  const inputs = await bundleNodeApp({ entry, outfile, external, compact: true });
   const root = process.cwd();
   const dir = path.dirname(outfile);
   // esbuild names inputs relative to the working directory; the launcher reads them relative to the bundle.

@@ -14,6 +14,12 @@ export interface BundleOptions {
   external?: string[];
   /** A first line, e.g. a shebang. */
   shebang?: boolean;
+  /**
+   * Whitespace and comments left out (names kept, so stack traces still read). V8 keeps a module's
+   * whole source in memory for lazy compilation, and one non-ASCII character in a comment makes it
+   * two bytes a character: the agent's 6 MB bundle held 12 MB, its 4 MB compact one 4 MB.
+   */
+  compact?: boolean;
 }
 
 /** The bundle's inputs, repo-relative (node_modules left out), for a launcher to tell a stale bundle: see build-bin.ts. */
@@ -24,7 +30,7 @@ export type BundleInputs = string[];
  * what its image runs instead of TypeScript through tsx, so no dev dependency is needed at run
  * time. CommonJS dependencies inside get a `require` (createRequire), as they expect.
  */
-export async function bundleNodeApp({ entry, outfile, external = [], shebang = false }: BundleOptions): Promise<BundleInputs> {
+export async function bundleNodeApp({ entry, outfile, external = [], shebang = false, compact = false }: BundleOptions): Promise<BundleInputs> {
   const requireShim = "import { createRequire as __volleyCreateRequire } from 'node:module'; const require = __volleyCreateRequire(import.meta.url);";
   const { metafile } = await build({
     entryPoints: [entry],
@@ -37,6 +43,7 @@ export async function bundleNodeApp({ entry, outfile, external = [], shebang = f
     banner: { js: shebang ? `#!/usr/bin/env node\n${requireShim}` : requireShim },
     logLevel: "warning",
     legalComments: "none",
+    minifyWhitespace: compact,
     metafile: true,
   });
   return Object.keys(metafile.inputs).filter((f) => !f.includes("node_modules/"));
