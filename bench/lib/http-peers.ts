@@ -147,19 +147,23 @@ export class HttpPeers {
 
 /**
  * The agent's own readings over its full seconds (the final partial one left out), medians: its
- * engine thread's CPU and event-loop busy share, percent. A closed loop whose loop is mostly idle
- * was waiting for the server; one busy throughout was the limit itself (and flags those seconds).
+ * engine thread's CPU, event-loop busy share and wait for a CPU, percent. A closed loop whose loop
+ * is mostly idle and whose thread hardly waits for a core was waiting for the server; one busy, or
+ * on a CPU or waiting for one, throughout was the limit itself (and flags those seconds).
  */
-function secondsHealth(framesFile: string): { cpuP50?: number; loopBusyP50?: number } {
+function secondsHealth(framesFile: string): { cpuP50?: number; loopBusyP50?: number; cpuWaitP50?: number } {
   const full = readFileSync(framesFile, "utf8")
     .trim()
     .split("\n")
-    .map((l) => JSON.parse(l) as { durationMs: number; health: { cpu: number; loopBusy?: number } })
+    .map((l) => JSON.parse(l) as { durationMs: number; health: { cpu: number; loopBusy?: number; cpuWait?: number } })
     .filter((f) => f.durationMs === 1000);
   if (full.length === 0) return {};
-  const busy = full.map((f) => f.health.loopBusy).filter((b): b is number => b !== undefined);
   const r1 = (n: number) => Math.round(n * 10) / 10;
-  return { cpuP50: r1(median(full.map((f) => f.health.cpu))), ...(busy.length ? { loopBusyP50: r1(median(busy)) } : {}) };
+  const p50 = (k: "loopBusy" | "cpuWait") => {
+    const xs = full.map((f) => f.health[k]).filter((b): b is number => b !== undefined);
+    return xs.length ? { [`${k}P50`]: r1(median(xs)) } : {};
+  };
+  return { cpuP50: r1(median(full.map((f) => f.health.cpu))), ...p50("loopBusy"), ...p50("cpuWait") };
 }
 
 /** A plan for `volley-agent run`: http-rps GET at `url`, `conns` connections, `http` and `scenario` spliced in. */

@@ -140,6 +140,7 @@ export const workerHealthSchema = z.object({
   cpu: z.number().nonnegative(),
   eventLoopDelayMs: z.object({ p50: z.number().nonnegative(), max: z.number().nonnegative() }),
   loopBusy: z.number().nonnegative().optional(),
+  cpuWait: z.number().nonnegative().optional(),
   sendLagMaxMs: z.number().nonnegative(),
   saturated: z.boolean(),
 });
@@ -158,10 +159,16 @@ export const healthSchema = z.object({
    * waited for the agent: the interval is flagged saturated. Absent from older agents.
    */
   loopBusy: z.number().nonnegative().optional(),
+  /**
+   * Of the interval, percent of wall time the engine thread was ready to run but waiting for a CPU
+   * (Linux run-queue delay): its cores taken by other processes. In a closed loop, CPU plus this
+   * over 90 % flags the interval saturated. Absent where the kernel does not report it.
+   */
+  cpuWait: z.number().nonnegative().optional(),
   rssMb: z.number().nonnegative(),
   /** Worst send lag in the interval, ms. */
   sendLagMaxMs: z.number().nonnegative(),
-  /** True when the agent itself was the bottleneck (CPU, event loop, send lag, or a closed loop's busy share over limits); with threads, when any one was. */
+  /** True when the agent itself was the bottleneck (CPU, event loop, send lag, or a closed loop's busy share or CPU demand over limits); with threads, when any one was. */
   saturated: z.boolean(),
   /**
    * Engine worker threads (AGENT_WORKERS), each one's readings, when the shard ran on more than

@@ -1,5 +1,12 @@
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import type { Health } from "@volley/contracts";
 import { describe, expect, it, vi } from "vitest";
 import { HealthMonitor, saturationCauses } from "./health-monitor";
+
+const SAMPLE_CHILD = fileURLToPath(new URL("./health-sample-child.ts", import.meta.url));
+const canPin = existsSync("/proc/thread-self/schedstat") && spawnSync("taskset", ["-c", "0", "true"]).status === 0;
 
 describe("health monitor", () => {
   it("reports CPU, memory and send lag, and flags a busy loop", async () => {
@@ -70,6 +77,29 @@ describe("health monitor", () => {
     m.stop();
   });
 
+  it.skipIf(!canPin)(
+    "reads how long the thread waited for a CPU: pinned to a core two spinners share, it waits most of the time it wants to run",
+    async () => {
+      const sample = (): Health =>
+        JSON.parse(execFileSync("taskset", ["-c", "0", process.execPath, "--import", "tsx", SAMPLE_CHILD, "400"], { encoding: "utf8" }));
+      // Two busy processes on the same core, each bounded in time.
+      const spinners = [0, 1].map(() =>
+        spawn("taskset", ["-c", "0", process.execPath, "-e", "const u = Date.now() + 6000; while (Date.now() < u);"], { stdio: "ignore" }),
+      );
+      try {
+        await new Promise((r) => setTimeout(r, 200));
+        const starved = sample();
+        // A third of the core at most: it waited for the rest, and wanted the core throughout.
+        expect(starved.cpuWait).toBeGreaterThan(30);
+        expect(starved.cpu + starved.cpuWait!).toBeGreaterThan(80);
+        expect(starved.saturated).toBe(true);
+      } finally {
+        for (const s of spinners) s.kill();
+      }
+    },
+    30_000,
+  );
+
   it("says which limits an interval broke, in words", () => {
     const calm = { cpu: 40, eventLoopDelayMs: { p50: 1, max: 30 } };
     expect(saturationCauses(calm, { sends: 100, late: 5 })).toEqual([]);
@@ -84,6 +114,15 @@ describe("health monitor", () => {
       "event loop busy 96.4% > 90% in a closed loop (replies waited for the agent)",
     ]);
     expect(saturationCauses({ ...calm, loopBusy: 85 }, { sends: 100, late: 0, closedLoop: true })).toEqual([]);
+    // A closed loop's thread on a CPU or waiting for one: replies waited for the agent's core, its loop idle meanwhile.
+    const starved = { cpu: 30.04, eventLoopDelayMs: { p50: 1, max: 30 }, loopBusy: 50, cpuWait: 64.96 };
+    expect(saturationCauses(starved, { sends: 100, late: 0, closedLoop: true })).toEqual([
+      "CPU 30% + waiting for a CPU 65% > 90% in a closed loop (replies waited for the agent's core)",
+    ]);
+    expect(saturationCauses(starved, { sends: 100, late: 0 })).toEqual([]);
+    expect(saturationCauses({ ...starved, cpuWait: 50 }, { sends: 100, late: 0, closedLoop: true })).toEqual([]);
+    // Over 90 % on its own, CPU is the cause, said once.
+    expect(saturationCauses({ ...starved, cpu: 95, cpuWait: 4 }, { sends: 100, late: 0, closedLoop: true })).toEqual(["CPU 95% > 90%"]);
   });
 
   it("does not judge a slow interval on a handful of late sends", () => {

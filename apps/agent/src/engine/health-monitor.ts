@@ -1,6 +1,6 @@
 import { performance } from "node:perf_hooks";
 import type { Health } from "@volley/contracts";
-import { threadCpuClock } from "./thread-cpu";
+import { threadCpuClock, threadWaitClock } from "./thread-cpu";
 
 const RESOLUTION_MS = 10;
 
@@ -21,6 +21,9 @@ const RESOLUTION_MS = 10;
  *   so replies waited for it, and the rate is the agent's. Counted in wall time, so it also catches
  *   an agent starved of its core by other processes (its CPU share reads low while the loop is
  *   still never idle). A server that is the limit leaves the loop idle waiting for its replies.
+ *   Likewise a closed loop whose thread was on a CPU or waiting for one (run-queue delay) over 90 %
+ *   of the interval: time a woken thread waits for its core is idle to its event loop, yet the
+ *   replies that woke it wait with it.
  */
 export const SATURATION = {
   cpuPercent: 90,
@@ -65,6 +68,9 @@ export class HealthMonitor {
   private lastRss = 0;
   /** This thread's own event loop (a worker's is its own). */
   private lastElu = performance.eventLoopUtilization();
+  /** This thread's run-queue delay, µs (undefined without Linux's schedstat). */
+  private readonly waitUs = threadWaitClock();
+  private lastWait = this.waitUs();
 
   constructor() {
     this.ticker = setInterval(() => this.tick(), RESOLUTION_MS);
@@ -87,6 +93,9 @@ export class HealthMonitor {
     const elu = performance.eventLoopUtilization();
     const loopBusy = performance.eventLoopUtilization(elu, this.lastElu).utilization * 100;
     this.lastElu = elu;
+    const waitNow = this.waitUs();
+    const cpuWait = waitNow !== undefined && this.lastWait !== undefined ? Math.max(0, ((waitNow - this.lastWait) / 1000 / elapsedMs) * 100) : undefined;
+    this.lastWait = waitNow;
 
     // A block still in progress shows as the time since the last tick.
     const lags = [...this.lags, Math.max(0, now - this.lastTick - RESOLUTION_MS)].sort((a, b) => a - b);
@@ -94,12 +103,13 @@ export class HealthMonitor {
     const p50 = lags[Math.floor((lags.length - 1) / 2)] ?? 0;
     const max = lags[lags.length - 1] ?? 0;
 
-    const saturated = saturationCauses({ cpu: cpuPercent, eventLoopDelayMs: { p50, max }, loopBusy }, sendLag).length > 0;
+    const saturated = saturationCauses({ cpu: cpuPercent, eventLoopDelayMs: { p50, max }, loopBusy, cpuWait }, sendLag).length > 0;
 
     return {
       cpu: round(cpuPercent),
       eventLoopDelayMs: { p50: round(p50), max: round(max) },
       loopBusy: round(Number.isFinite(loopBusy) ? loopBusy : 0),
+      ...(cpuWait !== undefined ? { cpuWait: round(cpuWait) } : {}),
       rssMb: round(this.rss() / 1_048_576),
       sendLagMaxMs: round(Math.max(0, sendLag.maxMs)),
       saturated,
@@ -132,7 +142,7 @@ const r1 = (n: number) => Math.round(n * 10) / 10;
  * definition of a saturated interval (HealthMonitor flags with it, a sweep step says why with it).
  */
 export function saturationCauses(
-  health: Pick<Health, "cpu" | "eventLoopDelayMs" | "loopBusy">,
+  health: Pick<Health, "cpu" | "eventLoopDelayMs" | "loopBusy" | "cpuWait">,
   sendLag: Pick<SendLagSample, "sends" | "late" | "shed" | "closedLoop">,
 ): string[] {
   const causes: string[] = [];
@@ -147,5 +157,10 @@ export function saturationCauses(
   if ((sendLag.shed ?? 0) > 0) causes.push(`${sendLag.shed} slot${sendLag.shed === 1 ? "" : "s"} shed unsent`);
   if (sendLag.closedLoop && (health.loopBusy ?? 0) > SATURATION.closedLoopBusyPercent)
     causes.push(`event loop busy ${r1(health.loopBusy!)}% > ${SATURATION.closedLoopBusyPercent}% in a closed loop (replies waited for the agent)`);
+  const wait = health.cpuWait ?? 0;
+  if (sendLag.closedLoop && health.cpu <= SATURATION.cpuPercent && health.cpu + wait > SATURATION.closedLoopBusyPercent)
+    causes.push(
+      `CPU ${r1(health.cpu)}% + waiting for a CPU ${r1(wait)}% > ${SATURATION.closedLoopBusyPercent}% in a closed loop (replies waited for the agent's core)`,
+    );
   return causes;
 }

@@ -48,3 +48,21 @@ function procThreadCpuUs(): number | undefined {
 function loopActiveUs(): number {
   return performance.eventLoopUtilization().active * 1000;
 }
+
+/**
+ * A clock of the time (µs) the calling thread has spent ready to run but waiting for a CPU (the
+ * kernel's run-queue delay, /proc/thread-self/schedstat): on a machine whose cores are taken by
+ * other processes, the time a woken engine thread waits before it can read the replies that woke
+ * it, which its event loop counts as idle. Undefined where Linux's schedstat is not there, or when
+ * it cannot be read (no descriptor left): that interval has no reading.
+ */
+export function threadWaitClock(): () => number | undefined {
+  return () => {
+    try {
+      const ns = Number(readFileSync("/proc/thread-self/schedstat", "utf8").split(" ")[1]);
+      return Number.isFinite(ns) ? ns / 1000 : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+}

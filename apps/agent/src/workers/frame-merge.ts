@@ -107,14 +107,16 @@ export function mergeHealth(healths: readonly (Health | undefined)[]): Health {
     cpu: Math.max(...all.map((h) => h.cpu)),
     eventLoopDelayMs: { p50: Math.max(...all.map((h) => h.eventLoopDelayMs.p50)), max: Math.max(...all.map((h) => h.eventLoopDelayMs.max)) },
     ...(all.some((h) => h.loopBusy !== undefined) ? { loopBusy: Math.max(...all.map((h) => h.loopBusy ?? 0)) } : {}),
+    ...(all.some((h) => h.cpuWait !== undefined) ? { cpuWait: Math.max(...all.map((h) => h.cpuWait ?? 0)) } : {}),
     // One process: every worker reads the same resident set; the largest reading is the latest.
     rssMb: Math.max(...all.map((h) => h.rssMb)),
     sendLagMaxMs: Math.max(...all.map((h) => h.sendLagMaxMs)),
     saturated: all.some((h) => h.saturated),
-    workers: all.map(({ cpu, eventLoopDelayMs, loopBusy, sendLagMaxMs, saturated }) => ({
+    workers: all.map(({ cpu, eventLoopDelayMs, loopBusy, cpuWait, sendLagMaxMs, saturated }) => ({
       cpu,
       eventLoopDelayMs,
       ...(loopBusy !== undefined ? { loopBusy } : {}),
+      ...(cpuWait !== undefined ? { cpuWait } : {}),
       sendLagMaxMs,
       saturated,
     })),
