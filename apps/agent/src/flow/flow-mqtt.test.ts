@@ -1,3 +1,4 @@
+import mqtt from "mqtt";
 import { afterEach, describe, expect, it } from "vitest";
 import { COUNTERS, HISTOGRAMS, validatePlan } from "@volley/contracts";
 import { mergeEncoded } from "@volley/metrics";
@@ -132,6 +133,60 @@ describe.skipIf(!mosquittoInstalled)("flows over MQTT against a device service o
     expect(total(frames, COUNTERS.received)).toBe(sent);
     expect(total(frames, "events.devices/+/ack")).toBe(sent * 3);
     expect(total(frames, COUNTERS.lost)).toBe(0);
+  });
+});
+
+/** Plain mqtt.js beside the run: messages on `filter` seen from outside Volley, and the broker's own count of PUBLISHes it received ($SYS). */
+async function observe(url: string, filter: string): Promise<{ seen: () => number; brokerReceived: () => number }> {
+  const client = await mqtt.connectAsync(url, { reconnectPeriod: 0 });
+  closers.push(() => client.endAsync(true));
+  let seen = 0;
+  let brokerReceived = -1;
+  client.on("message", (topic, payload) => {
+    if (topic.startsWith("$SYS/")) brokerReceived = Number(payload.toString());
+    else seen++;
+  });
+  await client.subscribeAsync([filter, "$SYS/broker/publish/messages/received"], { qos: 2 });
+  return { seen: () => seen, brokerReceived: () => brokerReceived };
+}
+
+describe.skipIf(!mosquittoInstalled)("flows over MQTT: broadcast", { timeout: 30_000 }, () => {
+  it("a room's topic from the scenario's room: every member's copy matched by the message's id, counts the broker's own", async () => {
+    const broker = await startMosquitto();
+    closers.push(() => broker.close());
+    const room = "chat/{{ conn.room }}";
+    const outside = await observe(broker.url, "chat/#");
+    const n = 4;
+    const { frames, outcome } = await run({
+      name: "mqtt flow broadcast",
+      target: { url: broker.url, protocol: "mqtt", connectTimeout: "5s" },
+      connections: { count: n, rate: 1000 },
+      scenario: { kind: "broadcast", room: "lobby", echo: true, duration: "1s", message: { rate: 5, timeout: "3s" } },
+      flow: {
+        messages: [
+          {
+            event: room,
+            qos: 1,
+            json: { text: "hi #{{ msg.seq }}", from: "{{ conn.index }}", clientMsgId: "{{ msg.id }}" },
+            reply: { event: room, match: { path: "$.clientMsgId", equals: "{{ msg.id }}" } },
+          },
+        ],
+      },
+    });
+    expect(outcome.status).toBe("completed");
+    const sent = total(frames, COUNTERS.sent);
+    expect(sent).toBeGreaterThanOrEqual(n * 4);
+    // Each publish reached the broker once (its own $SYS count; only Volley publishes here) and was routed once to an outside subscriber.
+    await expect.poll(outside.seen, { timeout: 3000 }).toBe(sent);
+    await expect.poll(outside.brokerReceived, { timeout: 5000 }).toBe(sent);
+    // The sender's own copy is its reply; every other member's a delivery.
+    expect(total(frames, COUNTERS.received)).toBe(sent);
+    const deliveries = total(frames, COUNTERS.deliveriesReceived);
+    expect(deliveries).toBe(total(frames, COUNTERS.deliveriesExpected));
+    expect(deliveries).toBeGreaterThan(sent * (n - 1) * 0.9);
+    expect(total(frames, COUNTERS.deliveriesLost)).toBe(0);
+    expect(total(frames, `events.${room}`)).toBe(sent + deliveries);
+    expect(total(frames, COUNTERS.unmatched)).toBe(0);
   });
 });
 
