@@ -6,6 +6,8 @@ const target = { url: "ws://127.0.0.1:8080/mqtt", protocol: "mqtt" };
 const echo = { kind: "echo", message: { rate: 1 }, duration: "1s" };
 const plan = (flow: Record<string, unknown>, scenario: Record<string, unknown> = echo, t: Record<string, unknown> = target) =>
   validatePlan({ name: "t", target: t, connections: { count: 1 }, scenario, flow });
+const users = (steps: unknown[]) =>
+  validatePlan({ name: "t", target, connections: { count: 5 }, scenario: { kind: "users", arrivalRate: 5, duration: "2s" }, flow: { steps } });
 const problems = (r: ReturnType<typeof plan>): string[] => (r.ok ? [] : r.issues.map((p) => `${p.path}: ${p.message}`));
 
 describe("flows over mqtt", () => {
@@ -52,45 +54,29 @@ describe("flows over mqtt", () => {
   });
 
   it("accepts users over mqtt: connect, publish with a reply, capture, wait on a topic", () => {
-    const r = validatePlan({
-      name: "t",
-      target,
-      connections: { count: 5 },
-      scenario: { kind: "users", arrivalRate: 5, duration: "2s" },
-      flow: {
-        steps: [
-          { connect: {} },
-          {
-            send: {
-              event: "shop/orders",
-              json: { item: "tea", ref: "{{ msg.id }}" },
-              reply: { event: "shop/receipts/+", match: { path: "$.ref", equals: "{{ msg.id }}" } },
-              capture: { orderId: "$.orderId" },
-            },
-          },
-          { send: { event: "shop/orders/{{ vars.orderId }}/pay", qos: 1, json: { orderId: "{{ vars.orderId }}" } } },
-          { waitFor: { event: "shop/paid/{{ vars.orderId }}", timeout: "5s" } },
-        ],
+    const r = users([
+      { connect: {} },
+      {
+        send: {
+          event: "shop/orders",
+          json: { item: "tea", ref: "{{ msg.id }}" },
+          reply: { event: "shop/receipts/+", match: { path: "$.ref", equals: "{{ msg.id }}" } },
+          capture: { orderId: "$.orderId" },
+        },
       },
-    });
+      { send: { event: "shop/orders/{{ vars.orderId }}/pay", qos: 1, json: { orderId: "{{ vars.orderId }}" } } },
+      { waitFor: { event: "shop/paid/{{ vars.orderId }}", timeout: "5s" } },
+    ]);
     expect(problems(r)).toEqual([]);
   });
 
   it("checks a user's steps where they use an MQTT connection, not those on another protocol", () => {
-    const r = validatePlan({
-      name: "t",
-      target,
-      connections: { count: 5 },
-      scenario: { kind: "users", arrivalRate: 5, duration: "2s" },
-      flow: {
-        steps: [
-          { connect: {} },
-          { connect: { connection: "feed", protocol: "sse", url: "http://127.0.0.1:8080/events" } },
-          { waitFor: { connection: "feed", timeout: "5s" } },
-          { loop: { count: 2, steps: [{ waitFor: { timeout: "5s" } }] } },
-        ],
-      },
-    });
+    const r = users([
+      { connect: {} },
+      { connect: { connection: "feed", protocol: "sse", url: "http://127.0.0.1:8080/events" } },
+      { waitFor: { connection: "feed", timeout: "5s" } },
+      { loop: { count: 2, steps: [{ waitFor: { timeout: "5s" } }] } },
+    ]);
     expect(problems(r).filter((p) => p.includes("on MQTT"))).toEqual([
       expect.stringMatching(/^flow\.steps\.3\.loop\.steps\.0\.waitFor\.event: on MQTT a message arrives on a subscription/),
     ]);
