@@ -4,7 +4,6 @@ import type { Plan } from "@volley/contracts";
 import { systemClock } from "../engine/clock";
 import type { WarmUp } from "../engine/shard-warmup";
 import type { EngineFrame, RunShardOptions, ShardOutcome, ShardTotals } from "../engine/types";
-import { FrameMerge } from "./frame-merge";
 import { ENGINE_WORKER, type FromWorker, type ToWorker } from "./worker-messages";
 import { splitAcrossWorkers } from "./worker-split";
 
@@ -92,6 +91,8 @@ export class EngineWorkers {
     } catch (err) {
       return { status: "errored", error: `agent failure: engine worker threads did not start: ${(err as Error).message}`, frames: 0, totals: zeroTotals() };
     }
+    // Histogram code loads with the first shard: an idle agent never needs it (resident memory, issue 29).
+    const { FrameMerge } = await import("./frame-merge");
     if (opts.signal?.aborted) return { status: "aborted", error: reasonOf(opts.signal.reason), frames: 0, totals: zeroTotals() };
     const clock = opts.clock ?? systemClock();
     const offsetMs = clock.hubNowMs() - Date.now();
