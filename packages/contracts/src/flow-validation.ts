@@ -128,6 +128,33 @@ export function validateFlow(flow: Flow, plan: FlowPlanView, ctx: Ctx): void {
       issue([...path, "headers"], `frame headers are for STOMP (this target is ${protocol}); HTTP headers go in a request`);
   };
 
+  // Once per shard, before the users and after them: requests only, with no user's row, index or message.
+  const hook = (which: "before" | "after") =>
+    flow[which]?.forEach((step, i) => {
+      const at: Path = [which, i, "request"];
+      if (plan.scenarioKind !== "users") {
+        if (i === 0) issue([which], `runs once per shard around the users: set scenario.kind: users, or make the requests setup steps of each connection`);
+        return;
+      }
+      for (const s of templateStrings({ url: step.request.url, headers: step.request.headers, json: step.request.json, body: step.request.body }))
+        for (const n of templateNames(s.text).names)
+          if (n.startsWith("data.") || n.startsWith("msg.") || n === "conn.index" || n === "conn.room")
+            issue(
+              [...at, ...s.path],
+              `{{ ${n} }} belongs to a user, and ${which} runs once for all of them: use a literal or a capture of an earlier ${which} request`,
+            );
+      templates({ url: step.request.url, headers: step.request.headers, json: step.request.json, body: step.request.body }, at, true);
+      if (step.request.json !== undefined && step.request.body !== undefined) issue([...at, "body"], "give json or body, not both");
+      paths(step.request.capture, [...at, "capture"]);
+      addCaptures(step.request.capture, made);
+    });
+  // before's captures are every user's from its arrival; after reads them and what it captures itself.
+  hook("before");
+  const beforeMade = new Set(made);
+  hook("after");
+  made.clear();
+  for (const k of beforeMade) made.add(k);
+
   let connected = false;
   flow.setup.forEach((step, i) => {
     const at: Path = ["setup", i];

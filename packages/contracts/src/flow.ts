@@ -68,8 +68,14 @@ export const httpRequestSchema = z.strictObject({
   /** A text body. */
   body: text(MAX_HTTP_BODY_LENGTH).optional(),
   capture: captures.optional(),
-  /** The statuses that count as success (default: any 2xx). */
-  expect: z.strictObject({ status: z.union([z.number().int().min(100).max(599), z.array(z.number().int().min(100).max(599)).min(1)]) }).optional(),
+  /** The statuses that count as success (default: any 2xx; `any`: every answer, as Artillery and Locust count them). */
+  expect: z
+    .strictObject({
+      status: z.union([z.number().int().min(100).max(599), z.array(z.number().int().min(100).max(599)).min(1), z.literal("any")], {
+        error: "status is a status (201), a list of them ([200, 204]) or any",
+      }),
+    })
+    .optional(),
 });
 export type HttpRequest = z.output<typeof httpRequestSchema>;
 
@@ -358,6 +364,22 @@ export const flowSchema = z.strictObject({
   setup: z.array(setupStepSchema).max(50).default([]),
   /** Scenario kind `users`: what each user does, in order, from its arrival until it leaves. */
   steps: z.array(userStepSchema).max(MAX_USER_STEPS).optional(),
+  /**
+   * Scenario kind `users`: HTTP requests made once per shard (once per agent a run is split over)
+   * before its first user arrives, like Artillery's `before` and k6's setup(); what they capture is
+   * every user's to read (`{{ vars.token }}`). A request that fails errors the shard naming it.
+   */
+  before: z
+    .array(z.strictObject({ request: httpRequestSchema }))
+    .min(1)
+    .max(20)
+    .optional(),
+  /** Scenario kind `users`: HTTP requests made once per shard after its last user left (Artillery's `after`, k6's teardown()). */
+  after: z
+    .array(z.strictObject({ request: httpRequestSchema }))
+    .min(1)
+    .max(20)
+    .optional(),
   /** What the open-loop phase sends; absent: Volley's own binary messages, echoed back. */
   messages: z.array(flowMessageSchema).min(1).max(20).optional(),
   /** Server push to time by the server's own timestamp (see pushSchema). */

@@ -80,6 +80,9 @@ export const scriptSchema = z.object(
         },
       )
       .min(1, "scenarios is empty: add one { engine: ws | socketio, flow: [...] }"),
+    /** Run once per test, before the virtual users and after them. */
+    before: z.looseObject({ flow: z.array(z.record(z.string(), z.unknown())) }).optional(),
+    after: z.looseObject({ flow: z.array(z.record(z.string(), z.unknown())) }).optional(),
   },
   { error: "not an Artillery script: expected a YAML mapping with config and scenarios" },
 );

@@ -137,7 +137,7 @@ describe("importArtillery: the emit list form with acknowledgements", () => {
     expect(text).toMatch(/loop\[3\]: "function" has no Volley equivalent/);
   });
 
-  it("several scenarios become a weighted choice; a step-level namespace goes to the URL; before and after are named", () => {
+  it("several scenarios become a weighted choice; a step-level namespace goes to the URL; a before with no request is named", () => {
     const { plan, notes } = importArtillery(
       "config: { target: 'http://127.0.0.1:3000', phases: [{ duration: 10, arrivalRate: 2 }] }\nbefore:\n  flow: [{ log: hi }]\nscenarios:\n  - engine: socketio\n    weight: 3\n    flow:\n      - namespace: /nsp1\n      - emit: { channel: echo, data: hello }\n  - engine: socketio\n    weight: 1\n    flow:\n      - get: { url: /health }\n",
     );
@@ -151,7 +151,7 @@ describe("importArtillery: the emit list form with acknowledgements", () => {
         ],
       },
     ]);
-    expect(notes.join("\n")).toMatch(/before: runs once per test in Artillery/);
+    expect(notes.join("\n")).toMatch(/before\.flow\[0\]: "log" in before has no Volley equivalent \(only HTTP requests run once around the users\); left out/);
   });
 });
 
@@ -222,8 +222,13 @@ describe("Artillery's own examples, unchanged (fixtures/artillery/examples)", ()
       },
     ]);
     const text = notes.join("\n");
-    expect(text).toMatch(/before: runs once per test in Artillery/);
-    expect(text).toMatch(/after: runs once per test in Artillery/);
+    // before/after: once around the users (per agent shard), as flow.before and flow.after.
+    expect(plan.flow!.before).toEqual([
+      { request: { name: "login", method: "POST", url: "/login", json: { username: "doesnt", password: "matter" }, expect: { status: "any" } } },
+    ]);
+    expect(plan.flow!.after).toEqual([{ request: { name: "logout", method: "POST", url: "/logout", expect: { status: "any" } } }]);
+    expect(text).toMatch(/before: its 1 request\(s\) became flow\.before, made once per agent shard before the first user arrives/);
+    expect(text).toMatch(/after: its 1 request\(s\) became flow\.after/);
     expect(text).toMatch(
       /capture chosenMovie reads \$\[\{\{ \$randomNumber\(1, 150\) \}\}\], an item at an index drawn per user: it captures one item of the list at \$ drawn at random \(pick: random\)/,
     );

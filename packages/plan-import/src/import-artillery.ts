@@ -34,14 +34,13 @@ export function importArtillery(yamlText: string, options: ArtilleryImportOption
 
   const { data, fields } = payloadData(config.payload, options.files ?? {}, notes);
   const scope: TemplateScope = { dataFields: fields, captures: new Set(), constants: constantsOf(config.variables, notes), inLoop: false, notes, where: "" };
-  for (const hook of ["before", "after"]) {
-    if (new RegExp(`^${hook}:`, "m").test(yamlText))
-      notes.push(
-        `${hook}: runs once per test in Artillery; Volley has no such hook: put what it does (a log-in, a seed) in each user's steps or prepare the server`,
-      );
-  }
   const arrivals = options.connections === undefined && options.rate === undefined ? userArrivals(config.phases) : undefined;
   if (arrivals) return checked(usersPlan(script, protocol, arrivals, scope, data, options, notes), notes);
+  for (const hook of ["before", "after"] as const)
+    if (script[hook])
+      notes.push(
+        `${hook}: runs once per test in Artillery; connections have no such hook: put what it does (a log-in, a seed) in flow.setup, or import as users (without --connections and --rate), where it becomes flow.${hook}`,
+      );
 
   if (script.scenarios.length > 1)
     notes.push(`the script has ${script.scenarios.length} scenarios; imported the first (${scenario.name ?? "unnamed"}); make a plan per scenario`);
@@ -252,8 +251,44 @@ function usersPlan(
       duration: options.duration ?? secs(arrivals.seconds),
       ...(arrivals.stages ? { stages: arrivals.stages } : {}),
     },
-    flow: { ...(data ? { data: { ...data, reuse: true } } : {}), steps: steps as NonNullable<FlowInput["steps"]> },
+    flow: {
+      ...(data ? { data: { ...data, reuse: true } } : {}),
+      ...hookRequests(script, "before", scope),
+      steps: steps as NonNullable<FlowInput["steps"]>,
+      ...hookRequests(script, "after", scope),
+    },
   };
+}
+
+/**
+ * The script's `before` or `after` flow as flow.before / flow.after: its HTTP requests (with their
+ * captures, which every user then reads), made once per shard: once per test on one agent.
+ */
+function hookRequests(script: ReturnType<typeof parseArtillery>, hook: "before" | "after", scope: TemplateScope): Pick<FlowInput, "before" | "after"> {
+  const flow = script[hook]?.flow as Step[] | undefined;
+  if (!flow) return {};
+  const names: string[] = [];
+  const requests: NonNullable<FlowInput["before"]> = [];
+  flow.forEach((step, i) => {
+    scope.where = `${hook}.flow[${i}]`;
+    const kind = Object.keys(step)[0]!;
+    if (!HTTP_STEPS.includes(kind)) {
+      scope.notes.push(`${scope.where}: "${kind}" in ${hook} has no Volley equivalent (only HTTP requests run once around the users); left out`);
+      return;
+    }
+    const { request } = httpStep(kind, step[kind] as Record<string, unknown>, scope) as {
+      request: NonNullable<FlowInput["before"]>[number]["request"] & { name: string };
+    };
+    request.name = uniqueName(names, request.name);
+    names.push(request.name);
+    // Artillery's hooks go on whatever they are answered; a Volley request fails on anything but 2xx.
+    requests.push({ request: { ...request, expect: { status: "any" } } });
+  });
+  if (requests.length === 0) return {};
+  scope.notes.push(
+    `${hook}: its ${requests.length} request(s) became flow.${hook}, made once per agent shard ${hook === "before" ? "before the first user arrives (its captures are every user's)" : "after the last user left"}: once per test with one agent, once per agent when the run is split over several; with expect: { status: any } they go on whatever the answer, as Artillery's do (remove it to stop the run when one is refused)`,
+  );
+  return { [hook]: requests };
 }
 
 /** config.payload as flow.data: the CSV file from options.files, with `fields` as its header. */

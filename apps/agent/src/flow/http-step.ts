@@ -52,7 +52,13 @@ export function compileRequest(
   const body = req.body !== undefined ? compileText(req.body) : undefined;
   const expected = req.expect?.status;
   const ok = (status: number) =>
-    expected === undefined ? status >= 200 && status < 300 : Array.isArray(expected) ? expected.includes(status) : status === expected;
+    expected === undefined
+      ? status >= 200 && status < 300
+      : expected === "any"
+        ? true
+        : Array.isArray(expected)
+          ? expected.includes(status)
+          : status === expected;
   return {
     async run(ctx, jar) {
       const h: Record<string, string> = { ...baseHeaders };

@@ -21,6 +21,7 @@ import { refusedTarget } from "../engine/target-guard";
 import type { RunShardOptions, ShardOutcome, ShardStatus, ShardTotals } from "../engine/types";
 import { compileFlow } from "../flow/flow-program";
 import { flowDispatcher } from "../flow/http-step";
+import { ShardHooks } from "./shard-hooks";
 import { UserArrivals } from "./user-arrivals";
 import { connectionMetrics, type ConnectionMetrics } from "./connection-metrics";
 import { compileUserSteps, ConnectFailed, StepFailure, Stopped, type UserHost, type UserLink, type UserRun } from "./user-steps";
@@ -77,6 +78,8 @@ export class UsersEngine {
   private rateScale = 1;
   private nextArrivalUs = 0;
   private armedUs = Infinity;
+  private readonly hooks: ShardHooks;
+  private afterRunning = false;
   private started = false;
   private finished = false;
   private resolveRun: (o: ShardOutcome) => void = () => {};
@@ -105,6 +108,7 @@ export class UsersEngine {
     this.free = Array.from({ length: plan.connections.count }, (_, i) => plan.connections.count - 1 - i);
     this.dispatcher = flowDispatcher(this.lookup.lookup, durationMs(plan.target.connectTimeout));
     this.listen = compileFlow(plan)?.listen ?? [];
+    this.hooks = new ShardHooks(plan, this.dispatcher, this.recorder, () => this.clock.monoUs());
     const links = userConnections(plan);
     this.perLink = links.size > 1 ? connectionMetrics(this.recorder) : undefined;
   }
@@ -137,6 +141,14 @@ export class UsersEngine {
     if (signal?.aborted) return this.outcome("aborted", abortReason(signal));
     const refused = this.opts.publicOnly ? await refusedTarget(this.plan.target.url) : null;
     if (refused) return this.outcome("errored", refused);
+    // Before the start instant where the lead allows: users arrive on the plan's line from it regardless.
+    try {
+      await this.hooks.run("before");
+    } catch (err) {
+      void this.dispatcher.close().catch(() => {});
+      return this.outcome("errored", (err as Error).message);
+    }
+    if (signal?.aborted) return this.outcome("aborted", abortReason(signal));
     const timing = planTiming(this.plan);
     this.t0 = this.clock.monoUs() + (this.opts.startAt - this.clock.hubNowMs()) * 1000;
     this.endUs = this.t0 + timing.sendEndMs * 1000;
@@ -290,7 +302,7 @@ export class UsersEngine {
       this.resolvers.delete(id);
     }
     if (now >= this.hardEndUs) return this.finish("completed");
-    if (now >= this.endUs && this.users.size === 0) return this.finish(this.connectStatus());
+    if (now >= this.endUs && this.users.size === 0) return this.finishAfter(this.connectStatus());
     let next = Math.min(this.frames.nextUs, this.timers.peekKey(), this.hardEndUs);
     if (this.nextArrivalUs < this.endUs) next = Math.min(next, this.nextArrivalUs);
     else if (now < this.endUs) next = Math.min(next, this.endUs);
@@ -322,7 +334,7 @@ export class UsersEngine {
       msgId: "",
       msgSeq: 0,
       data: this.rows.length === 0 ? undefined : this.rows[index % this.rows.length],
-      vars: {},
+      vars: { ...this.hooks.vars },
     };
     const base = connectOptionsFor(this.plan.target, { ...sourceAddressFor(this.opts.sourceAddresses, slot), ...this.lookup }, true);
     const u: UserRun = {
@@ -388,6 +400,17 @@ export class UsersEngine {
     this.frames.emit({ active: this.users.size, endUs: Infinity, samples: this.accounting.samples }, partialEndUs);
     // A sweep's slots start on interval boundaries: the next one may start with the interval just begun.
     if (partialEndUs === undefined) this.sweep?.startDue(this.frames.index * S);
+  }
+
+  /** The users are done: flow.after (once), then the end; a failed after request errors the shard naming it. */
+  private finishAfter(status: ShardStatus): void {
+    if (!this.plan.flow?.after) return this.finish(status);
+    if (this.afterRunning) return;
+    this.afterRunning = true;
+    this.hooks.run("after").then(
+      () => this.finish(status),
+      (err: unknown) => this.finish("errored", (err as Error).message),
+    );
   }
 
   private finish(status: ShardStatus, error?: string): void {
