@@ -3,7 +3,7 @@ import { walkUserSteps } from "./user-connections";
 
 /**
  * Every URL a plan's flow may send requests to besides target.url: setup requests, message
- * requests, a user's requests and connections, and the polling target's own poll, with the plan
+ * requests, a user's requests and connections, flow.before and flow.after, and the polling target's own poll, with the plan
  * field each sits in. Relative URLs resolve against target.url's host, so only absolute ones
  * (`http://…`, `ws://…`) are listed:
  * the target policy (allowlist, hosted mode's public addresses and ownership proof) checks each
@@ -25,6 +25,7 @@ export function flowAbsoluteUrls(plan: Pick<Plan, "target" | "flow">): { field: 
     if ("request" in step) add(`plan.flow.steps.${path.join(".")}.request.url`, step.request.url);
     if ("connect" in step) add(`plan.flow.steps.${path.join(".")}.connect.url`, step.connect.url);
   }
+  for (const hook of ["before", "after"] as const) plan.flow?.[hook]?.forEach((step, i) => add(`plan.flow.${hook}.${i}.request.url`, step.request.url));
   add("plan.target.polling.poll.url", plan.target.polling?.poll?.url);
   return out;
 }

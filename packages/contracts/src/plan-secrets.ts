@@ -6,7 +6,7 @@ import { isAlias, isScalar, parse as parseYaml, parseDocument, type Node } from 
  * "keep the stored secret" rule all walk, so they agree on every field.
  *
  * - header values whose name looks like a credential (Authorization, Cookie, X-Api-Key, …token…),
- *   on the target, the poll request, setup/user request and connect steps, STOMP send headers and
+ *   on the target, the poll request, setup/user/before/after request and connect steps, STOMP send headers and
  *   message requests;
  * - target.stomp.passcode and target.mqtt.password;
  * - every string inside a Socket.IO connect `auth` payload;
@@ -179,6 +179,8 @@ export function planSecrets(plan: unknown): PlanSecret[] {
     }
     steps(flow.setup, ["flow", "setup"]);
     steps(flow.steps, ["flow", "steps"]);
+    steps(flow.before, ["flow", "before"]);
+    steps(flow.after, ["flow", "after"]);
     if (Array.isArray(flow.messages))
       flow.messages.forEach((m, i) => {
         if (!isObject(m)) return;

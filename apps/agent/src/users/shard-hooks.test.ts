@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { COUNTERS, planSchema, type PlanInput } from "@volley/contracts";
+import { COUNTERS, flowAbsoluteUrls, planSchema, planSecrets, type PlanInput } from "@volley/contracts";
 import { startTodoApi, TODO_API_PATHS, type TestApp, type TodoApiStats } from "@volley/targets";
 import { histogramCount, runFlow as run } from "../flow/flow-test-kit";
 import { total } from "../engine/engine-test-kit";
@@ -74,6 +74,14 @@ describe("flow.before and flow.after: once per shard around its users", { timeou
     expect(total(frames, COUNTERS.usersFailed)).toBe(10);
     expect(app.stats()).toMatchObject({ logins: 0, created: 0, unauthorized: 11 });
     expect(histogramCount(frames, "step.before.login")).toBe(1);
+  });
+
+  it("their credentials are sealed like any request's, and an absolute URL of theirs is checked by the target policy", () => {
+    const input = plan("http://127.0.0.1:9/");
+    input.flow!.before![0]!.request.url = "http://auth.example.com/api/login";
+    const parsed = planSchema.parse(input);
+    expect(planSecrets(parsed).map((p) => p.path.join("."))).toContain("flow.before.0.request.json.password");
+    expect(flowAbsoluteUrls(parsed)).toContainEqual({ field: "plan.flow.before.0.request.url", url: "http://auth.example.com/api/login" });
   });
 
   it("is refused outside users, and a user's own variables in before are refused naming the field", () => {
