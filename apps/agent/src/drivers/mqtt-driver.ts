@@ -1,5 +1,5 @@
 import { COUNTERS, compileText, mqttOptionsSchema, type MqttOptions, type TemplateContext } from "@volley/contracts";
-import mqtt, { type IClientPublishOptions, type MqttClient, ReasonCodes } from "mqtt";
+import mqtt, { type IClientPublishOptions, type IPublishPacket, type MqttClient, ReasonCodes } from "mqtt";
 import { WebSocket } from "ws";
 import { ConnectError, type ErrorClass } from "./connect-error";
 import { ConnectionBase } from "./connection-base";
@@ -67,6 +67,8 @@ class MqttConnection extends ConnectionBase {
     lastError: () => Error | undefined,
     /** Flows: the subscriptions, in the plan's order (a message goes under the first that matches its topic). */
     listens: Listen[] | undefined,
+    /** Messages the broker sent between SUBSCRIBE and its SUBACK (MQTT allows it): handled as if they came now. */
+    early: [string, Buffer, IPublishPacket][],
   ) {
     super();
     this.publishOptions = { qos: options.qos, retain: options.retain };
@@ -77,11 +79,14 @@ class MqttConnection extends ConnectionBase {
     this.onAck = acked;
     if (options.qos > 0) this.acked = acked;
     // Retained copies replayed on SUBSCRIBE were not sent live to this connection: counted apart, never a reply or a delivery.
-    client.on("message", (topic, payload, packet) => {
+    const onMessage = (topic: string, payload: Buffer, packet: IPublishPacket) => {
       if (packet.retain) this.count(COUNTERS.mqttRetained);
       else if (listens) this.eventCb(listens.find((l) => topicMatches(l.filter, topic))?.name ?? topic, payload);
+      else if (this.earlyDeliveries) this.earlyDeliveries.push(payload);
       else this.deliver(payload);
-    });
+    };
+    client.on("message", onMessage);
+    for (const [topic, payload, packet] of early) onMessage(topic, payload, packet);
     client.on("close", () => {
       const err = lastError();
       const f = err ? { errorClass: classifyWsError(err as NodeJS.ErrnoException).errorClass, reason: err.message } : undefined;
@@ -96,6 +101,16 @@ class MqttConnection extends ConnectionBase {
       const fix = rc === 142 ? `: another connection used client id ${clientId}; make mqtt.clientId unique per connection, like volley-{{ random.hex }}` : "";
       this.ended({ code: rc, reason: `DISCONNECT: ${why} (reason code ${rc})${fix}` }, "protocol");
     });
+  }
+
+  /** Deliveries that came before the engine listened (with or right after the SUBACK), handed over when it does. */
+  private earlyDeliveries: Buffer[] | null = [];
+
+  override onMessage(cb: (data: Buffer | string) => void): void {
+    super.onMessage(cb);
+    const early = this.earlyDeliveries ?? [];
+    this.earlyDeliveries = null;
+    for (const payload of early) cb(payload);
   }
 
   onCount(cb: (counter: string) => void): void {
@@ -199,6 +214,7 @@ export const mqttDriver: Driver = {
         // A flow listening on nothing (fire and forget) is open at CONNACK.
         if (listens?.length === 0) return open();
         const filters = listens ? [...new Set(listens.map((l) => l.filter))] : [topic];
+        client.on("message", keepEarly);
         client.subscribe(filters, { qos: options.qos }, (err, granted) => {
           if (settled) return;
           const refused = granted?.find((g) => g.qos >= 0x80);
@@ -210,14 +226,18 @@ export const mqttDriver: Driver = {
           open();
         });
       };
+      // The broker may deliver on a subscription before its SUBACK: kept, not lost to a listener not yet there.
+      const early: [string, Buffer, IPublishPacket][] = [];
+      const keepEarly = (t: string, p: Buffer, packet: IPublishPacket) => early.push([t, p, packet]);
       const open = () => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
         client.off("close", onClose);
         client.off("error", onError);
+        client.off("message", keepEarly);
         client.on("error", (e) => (lastError ??= e));
-        resolve(new MqttConnection(client, topic, clientId, options, () => lastError, listens));
+        resolve(new MqttConnection(client, topic, clientId, options, () => lastError, listens, early));
       };
       const fail = (errorClass: ErrorClass, detail: string) => {
         if (settled) return;

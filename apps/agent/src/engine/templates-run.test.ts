@@ -224,10 +224,11 @@ describe("built-in templates run against their reference servers", () => {
     expect(b).toMatchObject({ connections: CONNECTIONS, subscriptions: CONNECTIONS, published: totals.sent });
     // Volley never counts a copy the broker did not send: the publisher's own (its round trip), the
     // other members' (deliveries) and those reaching a member that joined after the send left (late
-    // joiners). Only the edges may go uncounted: copies the broker sent before a member's SUBACK (MQTT
-    // allows it; the broker counts them) or to a member already closing at the end of its duration.
+    // joiners), copies the broker sent before a member's SUBACK included (MQTT allows them; the
+    // driver keeps them). Only copies to a member already closing at the end of its duration may go
+    // uncounted (none in these runs: 156 of 156, 159 of 159 three times, one before its SUBACK).
     const counted = totals.received + totals.deliveries!.received + sum(result.frames, COUNTERS.deliveriesLateJoiner);
     expect(counted).toBeLessThanOrEqual(b.forwarded);
-    expect(counted).toBeGreaterThanOrEqual(Math.floor(0.95 * (b.forwarded - b.forwardedBeforeSuback)));
+    expect(b.forwarded - counted).toBeLessThanOrEqual(Math.ceil(0.01 * b.forwarded));
   }, 60_000);
 });
