@@ -25,7 +25,8 @@ export function flowAbsoluteUrls(plan: Pick<Plan, "target" | "flow">): { field: 
     if ("request" in step) add(`plan.flow.steps.${path.join(".")}.request.url`, step.request.url);
     if ("connect" in step) add(`plan.flow.steps.${path.join(".")}.connect.url`, step.connect.url);
   }
-  for (const hook of ["before", "after"] as const) plan.flow?.[hook]?.forEach((step, i) => add(`plan.flow.${hook}.${i}.request.url`, step.request.url));
+  for (const hook of ["before", "after"] as const)
+    for (const [i, step] of (plan.flow?.[hook] ?? []).entries()) add(`plan.flow.${hook}.${i}.request.url`, step.request.url);
   add("plan.target.polling.poll.url", plan.target.polling?.poll?.url);
   return out;
 }
