@@ -81,11 +81,18 @@ describe("warming a shard before its start instant", () => {
     expect(frames[0]!.counters[COUNTERS.sent]).toBeGreaterThanOrEqual(150);
   });
 
-  it("warms other protocols through an in-memory echo, and gives up on a start too close to warm for", async () => {
+  it("warms other protocols through an in-memory echo, and gives up on a start too close or a plan too slow to warm for", async () => {
     const memory = await warmShard(echoPlan("http://127.0.0.1:9/", "socketio"), Date.now() + 400);
     expect(memory).toMatchObject({ path: "in memory" });
     expect(memory.roundTrips).toBeGreaterThan(100);
     const tooClose = await warmShard(echoPlan("ws://127.0.0.1:9/echo"), Date.now() + 30);
     expect(tooClose).toMatchObject({ roundTrips: 0, skipped: "too little time before the start instant" });
+    // 1 connection × 1 msg/s: nothing a dry run would warm in time to matter.
+    const trickle = planSchema.parse({
+      ...echoPlan("ws://127.0.0.1:9/echo"),
+      connections: { count: 1, rate: 10 },
+      scenario: { kind: "echo", message: { rate: 1 }, duration: "1s" },
+    });
+    expect(await warmShard(trickle, Date.now() + 400)).toMatchObject({ roundTrips: 0, skipped: "1 msg/s in all is below 100" });
   });
 });

@@ -26,6 +26,12 @@ const DRY_CONNECTIONS = 32;
 /** Messages per second in all: enough calls for V8 to optimize the hot paths within a dry run. */
 const DRY_RATE = 4000;
 
+/**
+ * A plan sending less than this in all (msg/s) gets no dry run: its sends are seconds apart and
+ * cold either way, and a standalone run's cost outside the run (issue 29's floor) stays its own.
+ */
+const DRY_FROM_RATE = 100;
+
 /** When this thread last finished a dry run, per protocol (local epoch ms). */
 const dryRunAt = new Map<string, number>();
 
@@ -50,7 +56,8 @@ export function warmedAt(protocol: string): number | undefined {
  * Nothing goes to the target: the dry run's URL is this thread's own server (no lookup, no source
  * address, no plan header reaches anyone else). Nothing is hidden from the shard's measurement: the
  * dry run has its own recorder and frames, and ends before `untilMs` (local epoch ms), the shard's
- * start instant less a margin, or at `signal`. With `reuseWithinMs`, a dry run this thread finished
+ * start instant less a margin, or at `signal`. A plan sending under DRY_FROM_RATE gets the sleeper
+ * only. With `reuseWithinMs`, a dry run this thread finished
  * that recently for the same protocol (the shard's arm) stands, and none runs again this close to
  * the start. Flows, users and HTTP scenarios get the sleeper only (their steps and requests would
  * need the application). Never rejects.
@@ -63,6 +70,8 @@ export async function warmShard(plan: Plan, untilMs: number, opts: { signal?: Ab
   const s = plan.scenario;
   if (s.kind !== "echo") return done({ roundTrips: 0, skipped: `a ${s.kind} scenario is not dry-run` });
   if (plan.flow) return done({ roundTrips: 0, skipped: "a flow is not dry-run" });
+  const totalRate = s.message.per === "connection" ? s.message.rate * plan.connections.count : s.message.rate;
+  if (totalRate < DRY_FROM_RATE) return done({ roundTrips: 0, skipped: `${totalRate} msg/s in all is below ${DRY_FROM_RATE}` });
   const protocol = plan.target.protocol;
   const lastMs = Date.now() - (dryRunAt.get(protocol) ?? -Infinity);
   if (lastMs < (opts.reuseWithinMs ?? 0)) return done({ roundTrips: 0, skipped: `warmed ${lastMs} ms ago` });

@@ -12,21 +12,28 @@ afterEach(async () => {
   for (const fn of cleanup.splice(0).reverse()) await fn();
 });
 
+/** A hub and a client on 2 engine threads, connected to it (30 s at most). */
+async function connected(hubOpts: Parameters<typeof startTestHub>[0], name: string, heartbeatMs?: number) {
+  const hub = await startTestHub(hubOpts);
+  cleanup.push(() => hub.close());
+  const client = new HubClient({
+    hubUrl: hub.url,
+    hello: buildAgentHello({ token: "t", name, pool: "default", maxConnections: 1000 }),
+    log: pino({ level: "silent" }),
+    ...(heartbeatMs ? { heartbeatMs } : {}),
+    clockSamples: 2,
+    workers: 2,
+  });
+  cleanup.push(() => client.stop(1000));
+  client.start();
+  const deadline = performance.now() + 30_000;
+  while (!(client.connected && hub.socket()) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  return { hub, client, deadline };
+}
+
 describe("hub client with engine worker threads", () => {
   it("starts no engine thread while idle and connected; the first assign starts and warms them before its ack", async () => {
-    const hub = await startTestHub();
-    cleanup.push(() => hub.close());
-    const client = new HubClient({
-      hubUrl: hub.url,
-      hello: buildAgentHello({ token: "t", name: "lazy-agent", pool: "default", maxConnections: 1000 }),
-      log: pino({ level: "silent" }),
-      clockSamples: 2,
-      workers: 2,
-    });
-    cleanup.push(() => client.stop(1000));
-    client.start();
-    const deadline = performance.now() + 30_000;
-    while (!(client.connected && hub.socket()) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const { hub, client } = await connected({}, "lazy-agent");
     await new Promise((r) => setTimeout(r, 300));
     expect(client.engineThreads).toBe(0);
     const plan = planSchema.parse({
@@ -44,23 +51,10 @@ describe("hub client with engine worker threads", () => {
   }, 60_000);
 
   it("keeps the hub link (heartbeats every 100 ms, one connection) through 100 × 1,700 msg/s on 2 workers, frames flagged saturated, abort ends the shard within 1 s", async () => {
-    // Socket.IO's own liveness check tightened to 1 s + 1 s: a main thread stalled that long loses the link.
-    const hub = await startTestHub({ pingIntervalMs: 1000, pingTimeoutMs: 1000 });
-    cleanup.push(() => hub.close());
     const target = await startPingTarget();
     cleanup.push(() => target.stop());
-    const client = new HubClient({
-      hubUrl: hub.url,
-      hello: buildAgentHello({ token: "t", name: "workers-agent", pool: "default", maxConnections: 1000 }),
-      log: pino({ level: "silent" }),
-      heartbeatMs: 100,
-      clockSamples: 2,
-      workers: 2,
-    });
-    cleanup.push(() => client.stop(1000));
-    client.start();
-    const deadline = performance.now() + 30_000;
-    while (!(client.connected && hub.socket()) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    // Socket.IO's own liveness check tightened to 1 s + 1 s: a main thread stalled that long loses the link.
+    const { hub, deadline } = await connected({ pingIntervalMs: 1000, pingTimeoutMs: 1000 }, "workers-agent", 100);
     const ask = (event: string, payload: unknown) => hub.ask(event, payload);
     const job: ShardJob = { runId: "run-w", shardId: "sw", index: 0, count: 1, plan: planSchema.parse(pingThroughputPlan(target.url)) };
     // The threads start and warm at the assign, before its ack (seconds from TypeScript sources).
