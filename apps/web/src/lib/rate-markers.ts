@@ -9,9 +9,13 @@ export function describeRateChange(c: RateChange): string {
   return `rate → ${c.rate.toLocaleString("en-US")} ${c.unit}${plan}`;
 }
 
-/** A run's live rate changes as timeline markers, x in seconds from its first stored interval (where x = 0 begins). */
+/**
+ * A run's live rate changes as timeline markers, x in seconds from its first stored interval (where
+ * x = 0 begins). A change made in the start lead (the run shown running, its first second not yet
+ * begun) took effect from the start: it is drawn there, not left off the chart.
+ */
 export function rateMarkers(run: Run, intervals: readonly IntervalPoint[]): ChartMarker[] {
   const first = intervals[0];
   if (!first || !run.rateChanges?.length) return [];
-  return run.rateChanges.map((c) => ({ x: (c.at - first.t) / 1000 - 0.5, label: describeRateChange(c) }));
+  return run.rateChanges.map((c) => ({ x: Math.max(0, (c.at - first.t) / 1000 - 0.5), label: describeRateChange(c) }));
 }
