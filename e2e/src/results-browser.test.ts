@@ -3,7 +3,16 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startJsonRpcWs, startWsEchoServer, type JsonRpcStats, type TestApp, type WsEchoServer } from "@volley/targets";
+import {
+  startJsonRpcWs,
+  startWsEchoServer,
+  startWsShop,
+  WS_SHOP_PATHS,
+  type JsonRpcStats,
+  type TestApp,
+  type WsEchoServer,
+  type WsShop,
+} from "@volley/targets";
 import { api, startStack, waitForFinal, type Stack } from "./stack-fixture";
 import { ARTIFACTS, chromiumInstalled, launchChromium, openPage, screenshot, signUp } from "./support/browser";
 
@@ -19,6 +28,7 @@ const hasChromium = chromiumInstalled("results-browser.test");
 let stack: Stack;
 let echo: WsEchoServer;
 let gateway: TestApp<JsonRpcStats>;
+let shop: WsShop;
 let browser: Browser;
 let page: Page;
 
@@ -28,6 +38,7 @@ beforeAll(async () => {
   if (!hasChromium) return;
   echo = await startWsEchoServer({ port: 0, delayMs: 5 });
   gateway = await startJsonRpcWs({ maxConnections: 4, maxCallsPerSecond: 5 });
+  shop = await startWsShop();
   stack = await startStack();
   browser = await launchChromium();
   page = await openPage(browser, { width: 1440, height: 900 });
@@ -37,6 +48,7 @@ afterAll(async () => {
   await stack?.stop();
   await echo?.close();
   await gateway?.close();
+  await shop?.close();
 });
 
 async function startRun(plan: unknown): Promise<string> {
@@ -184,5 +196,53 @@ describe.skipIf(!hasChromium)("run results in Chromium", () => {
     expect(await page.getByTestId("run-exports").isVisible()).toBe(false);
     await shot("results-04-print-view");
     await page.emulateMedia({ media: "screen" });
+  });
+
+  it("draws a reconnect storm: the shop restarts under 30 users, each back by its backoff, the storm's counts the shop's own", async () => {
+    const USERS = 30;
+    const res = await api<{ id: string }>(stack, "POST", "/api/v1/runs", {
+      plan: {
+        name: "results reconnect storm",
+        target: { url: shop.url, protocol: "ws", connectTimeout: "5s" },
+        connections: { count: USERS },
+        scenario: { kind: "users", arrivalRate: 100, duration: "300ms", maxUserTime: "20s" },
+        flow: {
+          steps: [
+            {
+              request: {
+                name: "login",
+                method: "POST",
+                url: `${shop.httpUrl}${WS_SHOP_PATHS.login}`,
+                json: { user: "u{{ conn.index }}", password: "secret" },
+                capture: { token: "$.token" },
+              },
+            },
+            { connect: { query: { token: "{{ vars.token }}" }, reconnect: { policy: "backoff", delay: "1s", maxDelay: "5s", jitter: 0.5, maxAttempts: 5 } } },
+            { think: "5s" },
+            { disconnect: true },
+          ],
+        },
+      },
+    });
+    expect(res.status).toBe(201);
+    // Once every user is in, and past their first second, the shop restarts: every socket closed at once (1012).
+    const before = shop.stats().connections;
+    const deadline = Date.now() + 60_000;
+    while (shop.stats().connections - before < USERS && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 1300));
+    expect(shop.restart()).toBe(USERS);
+    const run = await waitForFinal<{ status: string; summary: { reconnectStorms?: { dropped: number; reconnected: number }[] } }>(stack, res.body.id, 90_000);
+    expect(run.status).toBe("passed");
+    expect(run.summary.reconnectStorms).toHaveLength(1);
+    expect(run.summary.reconnectStorms![0]).toMatchObject({ dropped: USERS, reconnected: USERS });
+    expect(shop.stats().connections - before).toBe(2 * USERS);
+
+    await page.goto(`${stack.webUrl}/runs/${res.body.id}`);
+    const panel = page.getByTestId("reconnect-storms");
+    await panel.waitFor();
+    await panel.locator("canvas").first().waitFor();
+    expect(await panel.getByRole("table", { name: "Reconnect storms" }).innerText()).toContain(String(USERS));
+    await panel.scrollIntoViewIfNeeded();
+    await shot("results-06-reconnect-storm");
   });
 });
