@@ -30,7 +30,7 @@ import { planSchema, HISTOGRAMS, COUNTERS } from "@volley/contracts";
 import { mergeEncoded } from "@volley/metrics";
 import { pingThroughputPlan } from "../apps/agent/src/engine/ping-target";
 import { startTestHub } from "../apps/agent/src/hub/test-hub";
-import { AGENT_BIN, agentCpuSeconds, median, spawnPinned, type Pinned } from "./lib/spawn-pinned";
+import { AGENT_BIN, agentCpuSeconds, median, spawnPinned, targetsEnv, type Pinned } from "./lib/spawn-pinned";
 
 const RUNS = Math.max(1, Math.min(9, Number(process.argv[2] ?? 3)));
 const SAT = { conns: 100, perConn: 600, seconds: 6 } as const;
@@ -46,18 +46,8 @@ function cpuOf(pid: number): number {
 
 /** apps/targets on core 0 (every app on port 0); resolves with the ws echo and Socket.IO echo URLs. */
 async function startTarget(): Promise<{ p: Pinned; ws: string; socketio: string }> {
-  const ports = [
-    "WS_ECHO_PORT",
-    "SOCKETIO_ECHO_PORT",
-    "SOCKJS_ECHO_PORT",
-    "STOMP_ECHO_PORT",
-    "HTTP_ECHO_PORT",
-    "SOCKETCLUSTER_ECHO_PORT",
-    "HTTP_CLUSTER_PORT",
-    "MQTT_BROKER_PORT",
-  ];
   const p = spawnPinned(0, [process.execPath, "--import", "tsx", "apps/targets/src/main.ts"], {
-    env: { ...process.env, ...Object.fromEntries(ports.map((k) => [k, "0"])), HTTP_CLUSTER_WORKERS: "0", LOG_LEVEL: "info" },
+    env: targetsEnv(),
     limitMs: 1_800_000,
   });
   const [wsLine, ioLine] = await Promise.all([

@@ -70,13 +70,8 @@ export function spawnPinned(core: number, args: string[], opts: { env?: NodeJS.P
   };
 }
 
-/**
- * The echo targets (apps/targets) as one process on core 0; resolves with the raw WebSocket echo's
- * ws:// URL and the Socket.IO v4 echo's http:// URL. Every target listens on a free port (0), so a
- * bench never collides with a dev stack or another bench on 9001-9007; no node:cluster workers.
- * `extraEnv` adds to the targets' env (e.g. ECHO_HOLD=precise).
- */
-export async function startTarget(extraEnv: NodeJS.ProcessEnv = {}): Promise<{ url: string; socketioUrl: string; stop: () => Promise<void> }> {
+/** The env apps/targets runs with in a bench: every target on a free port (0), no node:cluster workers, plus `extraEnv`. */
+export function targetsEnv(extraEnv: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const ports = [
     "WS_ECHO_PORT",
     "SOCKETIO_ECHO_PORT",
@@ -87,8 +82,18 @@ export async function startTarget(extraEnv: NodeJS.ProcessEnv = {}): Promise<{ u
     "HTTP_CLUSTER_PORT",
     "MQTT_BROKER_PORT",
   ];
+  return { ...process.env, ...Object.fromEntries(ports.map((k) => [k, "0"])), HTTP_CLUSTER_WORKERS: "0", LOG_LEVEL: "info", ...extraEnv };
+}
+
+/**
+ * The echo targets (apps/targets) as one process on core 0; resolves with the raw WebSocket echo's
+ * ws:// URL and the Socket.IO v4 echo's http:// URL. Every target listens on a free port (0), so a
+ * bench never collides with a dev stack or another bench on 9001-9007; no node:cluster workers.
+ * `extraEnv` adds to the targets' env (e.g. ECHO_HOLD=precise).
+ */
+export async function startTarget(extraEnv: NodeJS.ProcessEnv = {}): Promise<{ url: string; socketioUrl: string; stop: () => Promise<void> }> {
   const p = spawnPinned(0, [process.execPath, "--import", "tsx", "apps/targets/src/main.ts"], {
-    env: { ...process.env, ...Object.fromEntries(ports.map((k) => [k, "0"])), HTTP_CLUSTER_WORKERS: "0", LOG_LEVEL: "info", ...extraEnv },
+    env: targetsEnv(extraEnv),
     limitMs: 600_000,
   });
   // Both waiters at once: the two lines can arrive in one chunk.
