@@ -78,7 +78,8 @@ export async function orgLoad(db: Db, orgId: string): Promise<{ quotas: OrgQuota
 }
 
 /** How many organizations the user owns (the limit on creating more is web's, VOLLEY_MAX_ORGS_PER_USER). */
-export async function countOwnedOrgs(db: Db, userId: string): Promise<number> {
+/** Takes a transaction too (Pick), so a caller can count under its own lock. */
+export async function countOwnedOrgs(db: Pick<Db, "selectDistinct">, userId: string): Promise<number> {
   const rows = await db
     .selectDistinct({ id: members.organizationId })
     .from(members)

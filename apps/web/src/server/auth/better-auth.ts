@@ -56,14 +56,19 @@ async function assertMayCreateOrg(user: { id: string }, owned?: number): Promise
 /**
  * The check before creation cannot see creations running at the same moment (eight parallel
  * requests made four orgs past a limit of three), so each creation counts again once its own org
- * exists and takes it back when the count is over: whichever creation commits last sees every
- * other one, so the limit holds (a race may refuse one too many, never allow one).
+ * exists and takes it back when the count is over. The recounts run one at a time per account
+ * (an advisory lock): unserialised, eight recounts each saw nine orgs and all eight were taken back.
+ * Serialised, each recount sees every org committed before it and the deletions before it, so the
+ * first ones over the limit go and exactly the limit stays.
  */
 async function undoOrgOverLimit(user: { id: string }, orgId: string): Promise<void> {
-  const owned = await countOwnedOrgs(getDb(), user.id);
-  if (owned <= maxOrgsPerUser()) return;
-  await getDb().delete(schema.orgs).where(eq(schema.orgs.id, orgId));
-  await assertMayCreateOrg(user, owned);
+  const owned = await getDb().transaction(async (tx) => {
+    await tx.execute(sql`select pg_advisory_xact_lock(7340213, hashtext(${user.id}))`);
+    const count = await countOwnedOrgs(tx, user.id);
+    if (count > maxOrgsPerUser()) await tx.delete(schema.orgs).where(eq(schema.orgs.id, orgId));
+    return count;
+  });
+  if (owned > maxOrgsPerUser()) await assertMayCreateOrg(user, owned);
 }
 
 /** Makes the user a member somewhere: owner of the default org if it has no members yet, else owner of a new org. */
