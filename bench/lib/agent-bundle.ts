@@ -15,6 +15,6 @@ export async function buildAgentBundle(): Promise<string> {
   mkdirSync(path.join(dir, "dist"));
   copyFileSync(path.join(REPO, "apps/agent/package.json"), path.join(dir, "package.json"));
   const outfile = path.join(dir, "dist", "volley-agent.mjs");
-  await buildBin({ entry: path.join(REPO, "apps/agent/src/main.ts"), outfile });
+  await buildBin({ entry: path.join(REPO, "apps/agent/src/main.ts"), outfile, splitting: true });
   return outfile;
 }

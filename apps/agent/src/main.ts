@@ -5,8 +5,9 @@
  * engine worker thread of the packed agent (one bundled file) starts here as well.
  */
 import { isMainThread, workerData } from "node:worker_threads";
-import { ENGINE_WORKER } from "./workers/worker-messages";
+import { agentEntry, ENGINE_WORKER } from "./workers/worker-messages";
 
+agentEntry.url = import.meta.url;
 const args = process.argv.slice(2);
 if (!isMainThread && (workerData as Record<string, unknown> | null)?.[ENGINE_WORKER]) {
   // The packed agent is one bundled file, and its engine worker threads start from it too.

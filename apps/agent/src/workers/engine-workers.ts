@@ -4,7 +4,7 @@ import type { Plan } from "@volley/contracts";
 import { systemClock } from "../engine/clock";
 import type { WarmUp } from "../engine/shard-warmup";
 import type { EngineFrame, RunShardOptions, ShardOutcome, ShardTotals } from "../engine/types";
-import { ENGINE_WORKER, type FromWorker, type ToWorker } from "./worker-messages";
+import { agentEntry, ENGINE_WORKER, type FromWorker, type ToWorker } from "./worker-messages";
 import { splitAcrossWorkers } from "./worker-split";
 
 /** As the shard slot: a start instant further in the past than this is not honoured. */
@@ -228,12 +228,12 @@ export class EngineWorkers {
 
 /**
  * From the TypeScript sources (this file is .ts: npm start, the bin, tests), a worker starts at
- * engine-worker-entry.mjs, which registers tsx; in the packed agent this module is part of its one
- * bundled file, and that file is the entry: main.ts serves as a worker when workerData says so.
+ * engine-worker-entry.mjs, which registers tsx; compiled (the bin's bundle, the packed agent), a
+ * worker starts at the agent's entry, where main.ts serves as a worker when workerData says so.
  */
 function spawn(): Thread {
   const fromSources = import.meta.url.endsWith(".ts");
-  const entry = fromSources ? new URL("./engine-worker-entry.mjs", import.meta.url) : new URL(import.meta.url);
+  const entry = fromSources ? new URL("./engine-worker-entry.mjs", import.meta.url) : new URL(agentEntry.url ?? import.meta.url);
   const worker = new Worker(entry, { workerData: { [ENGINE_WORKER]: true }, ...(fromSources ? { execArgv: withoutTsx(process.execArgv) } : {}) });
   // An idle pool never keeps the process alive: the daemon and the CLI decide when to exit.
   worker.unref();

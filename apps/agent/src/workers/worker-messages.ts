@@ -3,8 +3,15 @@ import type { LiveRate } from "../engine/rate-feed";
 import type { WarmUp } from "../engine/shard-warmup";
 import type { EngineFrame, ShardOutcome } from "../engine/types";
 
-/** Marks the agent's own engine workers in workerData (the packed agent's one file is also their entry). */
+/** Marks the agent's own engine workers in workerData (the compiled agent's entry is also theirs). */
 export const ENGINE_WORKER = "volleyEngineWorker";
+
+/**
+ * The compiled agent's entry module (main.ts's own URL, set as it starts): engine threads start
+ * there. The spawning code may sit in a chunk of its own (the bin's split bundle), whose URL is not
+ * an entry. Unset where main.ts did not start the process (tests import the engine directly).
+ */
+export const agentEntry: { url?: string } = {};
 
 /** Main thread → worker. */
 export type ToWorker =

@@ -9,6 +9,8 @@ export interface BinBuild {
   outfile: string;
   /** Packages left to node_modules at run time. */
   external?: string[];
+  /** Dynamic imports as chunks beside outfile, loaded on first use (see bundleNodeApp). */
+  splitting?: boolean;
 }
 
 /**
@@ -18,9 +20,9 @@ export interface BinBuild {
  * newer, else the TypeScript through tsx as before: an edit is never masked by an old build, and an
  * unedited checkout starts in a tenth of the time (no TypeScript compiled at every start).
  */
-export async function buildBin({ entry, outfile, external = [] }: BinBuild): Promise<void> {
+export async function buildBin({ entry, outfile, external = [], splitting = false }: BinBuild): Promise<void> {
   // Compact: a bin's resident memory is its users' (the idle agent's, issue 29).
-  const inputs = await bundleNodeApp({ entry, outfile, external, compact: true });
+  const inputs = await bundleNodeApp({ entry, outfile, external, compact: true, splitting });
   const root = process.cwd();
   const dir = path.dirname(outfile);
   // esbuild names inputs relative to the working directory; the launcher reads them relative to the bundle.
