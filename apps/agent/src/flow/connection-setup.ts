@@ -1,13 +1,12 @@
 import { type BodyCodec, durationMs, type Plan, type SetupStep, type TemplateContext } from "@volley/contracts";
 import { compileText, compileValue } from "@volley/contracts";
 import type { IntervalRecorder } from "@volley/metrics";
-import type { Agent } from "undici";
 import { ConnectError } from "../drivers/connect-error";
 import type { ConnectOptions, Connection, Driver } from "../drivers/driver";
 import { bodyCoder } from "./body-codec";
 import { compileMatch, compileOutgoing, type CompiledMatch } from "./flow-program";
 import { compilePoll } from "./flow-poll";
-import { compileCaptures, compileRequest, cookieHeader, httpBase, type CookieJar } from "./http-step";
+import { compileCaptures, compileRequest, cookieHeader, httpBase, type CookieJar, type FlowDispatcher } from "./http-step";
 
 /** A connection's setup metric for step `name`: its time, µs. */
 export const setupHistogram = (name: string) => `setup.${name}`;
@@ -56,7 +55,7 @@ export class ConnectionSetup {
     plan: Plan,
     private readonly driver: Driver,
     private readonly recorder: IntervalRecorder,
-    dispatcher: Agent,
+    dispatcher: FlowDispatcher,
     private readonly monoUs: () => number,
     listen: string[],
   ) {
@@ -86,7 +85,7 @@ export class ConnectionSetup {
     return { conn: state.conn!, connectUs: state.connectUs, early: state.inbox, jar: state.jar };
   }
 
-  private compile(step: SetupStep, i: number, base: string, dispatcher: Agent, listen: string[]): Step {
+  private compile(step: SetupStep, i: number, base: string, dispatcher: FlowDispatcher, listen: string[]): Step {
     const position = i + 1;
     if ("connect" in step) return { name: "connect", run: compileConnect(step.connect, listen, this.driver, this.poll, this.monoUs) };
     if ("think" in step) {

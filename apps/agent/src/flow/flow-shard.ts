@@ -1,15 +1,14 @@
 import { flowRows, type Plan, type TemplateContext } from "@volley/contracts";
 import type { IntervalRecorder } from "@volley/metrics";
 import type { LookupFunction } from "node:net";
-import type { Agent } from "undici";
-import { classifyHttpError } from "../drivers/http-common";
+import { classifyHttpError } from "../drivers/http-errors";
 import type { ConnectOptions, Connection, Driver } from "../drivers/driver";
 import type { ShardAccounting } from "../engine/shard-accounting";
 import { ConnectionSetup, type Incoming } from "./connection-setup";
 import { EncodeError } from "./body-codec";
 import { asJson } from "./flow-codec";
 import type { CompiledKind, CompiledMatch, FlowProgram } from "./flow-program";
-import { compileRequest, flowDispatcher, httpBase, HttpStatusError, type CompiledRequest, type CookieJar } from "./http-step";
+import { compileRequest, FlowDispatcher, httpBase, HttpStatusError, type CompiledRequest, type CookieJar } from "./http-step";
 
 /**
  * A shard's flow at run time: each connection's setup and template context (its index in the run,
@@ -19,7 +18,7 @@ import { compileRequest, flowDispatcher, httpBase, HttpStatusError, type Compile
  */
 export class FlowShard {
   private readonly setup: ConnectionSetup;
-  private readonly dispatcher: Agent;
+  private readonly dispatcher: FlowDispatcher;
   private readonly rows: Record<string, unknown>[];
   private readonly indexBase: number;
   private readonly requests = new Map<CompiledKind, CompiledRequest>();
@@ -37,7 +36,7 @@ export class FlowShard {
     /** A reply was settled outside the connection's message handler (an ack, an HTTP response). */
     private readonly afterReply: (id: number) => void,
   ) {
-    this.dispatcher = flowDispatcher(lookup, connectTimeoutMs);
+    this.dispatcher = new FlowDispatcher(lookup, connectTimeoutMs);
     this.setup = new ConnectionSetup(plan, driver, recorder, this.dispatcher, monoUs, program.listen);
     this.rows = flowRows(plan.flow!.data);
     this.indexBase = plan.flow!.indexBase ?? 0;

@@ -1,7 +1,7 @@
 import { compileJsonPath, compileText, compileValue, type CaptureSource, type HttpRequest, type TemplateContext } from "@volley/contracts";
 import type { LookupFunction } from "node:net";
-import { Agent, request, type Dispatcher } from "undici";
-import { redirectDetail } from "../drivers/http-common";
+import type { Agent } from "undici";
+import { redirectDetail } from "../drivers/http-errors";
 
 /** Cookies a connection was given, by name (sent back on its later requests and its connect). */
 export type CookieJar = Map<string, string>;
@@ -35,15 +35,36 @@ export interface CompiledRequest {
   run(ctx: TemplateContext, jar: CookieJar): Promise<{ status: number; body: string; headers: Record<string, string | string[] | undefined> }>;
 }
 
-/** One shared keep-alive dispatcher per shard (hosted mode: it resolves through the public-only lookup). */
-export function flowDispatcher(lookup: LookupFunction | undefined, timeoutMs: number): Agent {
-  return new Agent({ connect: { timeout: timeoutMs, ...(lookup ? { lookup } : {}) }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+/**
+ * One shared keep-alive dispatcher per shard (hosted mode: it resolves through the public-only
+ * lookup), built at the shard's first HTTP request: undici (755 kB) is loaded then, so a flow or
+ * users plan with no HTTP step never parses it, and an engine thread starts without it.
+ */
+export class FlowDispatcher {
+  private agent: Promise<Agent> | undefined;
+
+  constructor(
+    private readonly lookup: LookupFunction | undefined,
+    private readonly timeoutMs: number,
+  ) {}
+
+  get(): Promise<Agent> {
+    const { lookup, timeoutMs } = this;
+    this.agent ??= import("undici").then(
+      ({ Agent }) => new Agent({ connect: { timeout: timeoutMs, ...(lookup ? { lookup } : {}) }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs }),
+    );
+    return this.agent;
+  }
+
+  async close(): Promise<void> {
+    if (this.agent) await (await this.agent).close();
+  }
 }
 
 export function compileRequest(
   req: Omit<HttpRequest, "capture">,
   base: string,
-  dispatcher: Dispatcher,
+  dispatcher: FlowDispatcher,
   baseHeaders: Record<string, string> | undefined,
 ): CompiledRequest {
   const url = compileText(req.url);
@@ -71,7 +92,8 @@ export function compileRequest(
         h["content-type"] ??= "application/json";
       } else if (body) payload = body(ctx);
       const target = new URL(url(ctx), base);
-      const res = await request(target, { method: req.method, headers: h, body: payload, dispatcher });
+      const [{ request }, agent] = await Promise.all([import("undici"), dispatcher.get()]);
+      const res = await request(target, { method: req.method, headers: h, body: payload, dispatcher: agent });
       const text = await res.body.text();
       takeCookies(jar, res.headers["set-cookie"]);
       const redirect = redirectDetail(res.statusCode, res.headers.location);

@@ -1,7 +1,6 @@
 import type { HttpRequest, TemplateContext } from "@volley/contracts";
 import type { IntervalRecorder } from "@volley/metrics";
-import type { Agent } from "undici";
-import { compileCaptures, compileRequest, httpBase, type CookieJar } from "../flow/http-step";
+import { compileCaptures, compileRequest, httpBase, type CookieJar, type FlowDispatcher } from "../flow/http-step";
 import { stepHistogram } from "./user-steps";
 
 /**
@@ -20,7 +19,7 @@ export class ShardHooks {
       target: { url: string; headers?: Record<string, string> };
       flow?: { before?: { request: HttpRequest }[]; after?: { request: HttpRequest }[] };
     },
-    private readonly dispatcher: Agent,
+    private readonly dispatcher: FlowDispatcher,
     private readonly recorder: IntervalRecorder,
     private readonly monoUs: () => number,
   ) {}

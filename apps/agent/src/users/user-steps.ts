@@ -16,7 +16,6 @@ import {
   type UserStep,
 } from "@volley/contracts";
 import type { IntervalRecorder } from "@volley/metrics";
-import type { Agent } from "undici";
 import { ConnectError } from "../drivers/connect-error";
 import { connectOptionsFor } from "../drivers/connect-options";
 import type { Connection, Driver } from "../drivers/driver";
@@ -24,7 +23,7 @@ import { compileConnect, describeMatch, receive, withTimeout, type SetupState } 
 import { bodyCoder } from "../flow/body-codec";
 import { compileMatch, compileOutgoing } from "../flow/flow-program";
 import { compilePoll } from "../flow/flow-poll";
-import { compileCaptures, compileRequest, httpBase } from "../flow/http-step";
+import { compileCaptures, compileRequest, httpBase, type FlowDispatcher } from "../flow/http-step";
 import { compileCondition } from "./user-condition";
 
 /** A user's step histogram: from the step's intended instant to its end, µs. */
@@ -104,7 +103,7 @@ type Exec = (u: UserRun) => Promise<void>;
  * from the moment the previous step happened to end, and each timed step records its time from
  * that instant, so a slow server shows in step times rather than in fewer, later steps.
  */
-export function compileUserSteps(plan: Plan, host: UserHost, driverOf: (protocol: string) => Driver, dispatcher: Agent, listen: string[]): Exec {
+export function compileUserSteps(plan: Plan, host: UserHost, driverOf: (protocol: string) => Driver, dispatcher: FlowDispatcher, listen: string[]): Exec {
   const base = httpBase(plan.target.url);
   const poll = compilePoll(plan);
   const { recorder } = host;

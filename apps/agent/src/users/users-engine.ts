@@ -1,7 +1,6 @@
 import { COUNTERS, durationMs, flowRows, HISTOGRAMS, planTiming, userConnections, type Plan, type TemplateContext } from "@volley/contracts";
 import { publicOnlyLookup } from "@volley/contracts/public-lookup";
 import { IntervalRecorder } from "@volley/metrics";
-import type { Agent } from "undici";
 import { connectOptionsFor } from "../drivers/connect-options";
 import type { Driver } from "../drivers/driver";
 import { driverFor } from "../drivers/driver-for";
@@ -20,7 +19,7 @@ import { sourceAddressFor } from "../engine/source-addresses";
 import { refusedTarget } from "../engine/target-guard";
 import type { RunShardOptions, ShardOutcome, ShardStatus, ShardTotals } from "../engine/types";
 import { compileFlow } from "../flow/flow-program";
-import { flowDispatcher } from "../flow/http-step";
+import { FlowDispatcher } from "../flow/http-step";
 import { ShardHooks } from "./shard-hooks";
 import { UserArrivals } from "./user-arrivals";
 import { connectionMetrics, type ConnectionMetrics } from "./connection-metrics";
@@ -63,7 +62,7 @@ export class UsersEngine {
   /** A user holding several connections: each one's own counts and connect times, by its name. */
   private readonly perLink: ConnectionMetrics | undefined;
   private readonly listen: string[];
-  private readonly dispatcher: Agent;
+  private readonly dispatcher: FlowDispatcher;
   /** Pending step instants: timer id → its resolve, ordered by due time. */
   private readonly timers = new MinHeap();
   private readonly resolvers = new Map<number, () => void>();
@@ -106,7 +105,7 @@ export class UsersEngine {
     this.rows = flowRows(plan.flow?.data);
     this.indexBase = plan.flow?.indexBase ?? 0;
     this.free = Array.from({ length: plan.connections.count }, (_, i) => plan.connections.count - 1 - i);
-    this.dispatcher = flowDispatcher(this.lookup.lookup, durationMs(plan.target.connectTimeout));
+    this.dispatcher = new FlowDispatcher(this.lookup.lookup, durationMs(plan.target.connectTimeout));
     this.listen = compileFlow(plan)?.listen ?? [];
     this.hooks = new ShardHooks(plan, this.dispatcher, this.recorder, () => this.clock.monoUs());
     const links = userConnections(plan);
