@@ -38,7 +38,9 @@ export function RunFilters({
   const any = Object.values(f).some(Boolean);
   return (
     <form className={compact ? "run-filters compact" : "run-filters"} onSubmit={submit} action={action} aria-label="Filter runs">
-      <input type="search" name="q" value={f.q} onChange={set("q")} placeholder="Search name or id" aria-label="Search runs by name or id" />
+      {/* Text fields uncontrolled (read from the form on submit, reset by their key when the applied filters change): a
+          controlled field hydrating after the user typed put its empty state back, and Filter then applied no tag. */}
+      <input key={`q:${value.q}`} type="search" name="q" defaultValue={value.q} placeholder="Search name or id" aria-label="Search runs by name or id" />
       <select name="planId" value={f.planId} onChange={set("planId", true)} aria-label="Plan">
         <option value="">Any plan</option>
         {plans.map((p) => (
@@ -55,7 +57,7 @@ export function RunFilters({
           </option>
         ))}
       </select>
-      <input type="text" name="tag" value={f.tag} onChange={set("tag")} placeholder="Tag" aria-label="Tag" size={10} />
+      <input key={`tag:${value.tag}`} type="text" name="tag" defaultValue={value.tag} placeholder="Tag" aria-label="Tag" size={10} />
       <label className="small muted">
         from <input type="date" name="from" value={f.from} onChange={set("from", true)} aria-label="Created from" />
       </label>
