@@ -10,6 +10,11 @@
  * new connection per request: 50 users — the agent with `keepAlive: false` as a closed loop of 50
  * (`requests: 20000`) beside `ab -c 50 -n 20000` (no -k). Goal: the agent's rate ≥ 1.0 × ab's.
  *
+ * Beside both, the Node runtime's floor (baseline/node-net-http-client.ts): the same closed loops on
+ * `node:net` alone, no schedule, histogram or frames. Where the agent sits at that floor, what is
+ * left between it and wrk or ab is Node's own socket path, not the agent's work: the summary gives
+ * agent ÷ floor and floor ÷ wrk / ab so the two gaps read apart.
+ *
  * Each agent row also says in how many of its seconds it flagged itself saturated, and the medians
  * of its engine thread's CPU and event-loop busy share: a closed loop busy over 90 % of a second
  * was the limit itself and flags it. The agent is compiled from the working tree at the start.
@@ -45,16 +50,20 @@ const AGENT_KA = "agent keep-alive, closed loop 50 users";
 const WRK = "wrk -t1 -c50 keep-alive";
 const AGENT_CLOSE = "agent keepAlive: false, closed loop 50 users";
 const AB = "ab -c 50 (new connection per request)";
+const FLOOR_KA = "node:net floor keep-alive, closed loop 50 users";
+const FLOOR_CLOSE = "node:net floor new connection per request, closed loop 50 users";
 const loadAtStart = loadAverage();
 try {
   for (let run = 1; run <= RUNS; run++) {
     if (MODE !== "close") {
       await peers.agent(AGENT_KA, run, plan("http keep-alive, closed", "", KA.requests));
       await peers.wrk(WRK, run, url, USERS, KA.wrkSeconds, false);
+      await peers.nodeFloor(FLOOR_KA, run, url, USERS, KA.requests, true);
     }
     if (MODE !== "keepalive") {
       await peers.ab(AB, run, url, USERS, CLOSE.requests, false);
       await peers.agent(AGENT_CLOSE, run, plan("http per request, closed", ", keepAlive: false", CLOSE.requests));
+      await peers.nodeFloor(FLOOR_CLOSE, run, url, USERS, CLOSE.requests, false);
     }
   }
 } finally {
@@ -75,6 +84,8 @@ if (MODE !== "close")
     agentOverWrkCpuPer100k: peers.ratio(AGENT_KA, WRK, "per100k"),
     agentOverWrkRate: peers.ratio(AGENT_KA, WRK, "rps"),
     agentSaturatedSeconds: saturated(AGENT_KA),
+    agentOverNodeFloorCpuPer100k: peers.ratio(AGENT_KA, FLOOR_KA, "per100k"),
+    nodeFloorOverWrkCpuPer100k: peers.ratio(FLOOR_KA, WRK, "per100k"),
   };
 if (MODE !== "keepalive")
   summary.connectionPerRequest = {
@@ -82,5 +93,7 @@ if (MODE !== "keepalive")
     agentOverAbRate: peers.ratio(AGENT_CLOSE, AB, "rps"),
     agentOverAbCpuPer100k: peers.ratio(AGENT_CLOSE, AB, "per100k"),
     agentSaturatedSeconds: saturated(AGENT_CLOSE),
+    agentOverNodeFloorRate: peers.ratio(AGENT_CLOSE, FLOOR_CLOSE, "rps"),
+    nodeFloorOverAbRate: peers.ratio(FLOOR_CLOSE, AB, "rps"),
   };
 console.log(JSON.stringify(summary, null, 2));

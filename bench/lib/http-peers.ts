@@ -5,7 +5,7 @@ import { AGENT_BIN, agentCpuSeconds, median, spawnPinned } from "./spawn-pinned"
 
 /**
  * The HTTP side-by-side benches' runs (http-side-by-side.ts, http-nginx.ts): `volley-agent run`,
- * wrk and ab, each pinned to core 1 against a server on core 0, one row per run with its request
+ * wrk, ab and the Node runtime's floor (baseline/node-net-http-client.ts), each pinned to core 1 against a server on core 0, one row per run with its request
  * count, rate and CPU per 100k requests (the agent's over the run alone, as its CLI reports it;
  * wrk's and ab's whole process, /usr/bin/time).
  */
@@ -116,6 +116,40 @@ export class HttpPeers {
     const rps = Number(/Requests per second:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
     const cpu = timeLine(p.stderr());
     const row: Row = { who, run, requests: complete - failed, cpu, per100k: (cpu * 100_000) / (complete - failed), rps, whole: cpu, extra: { failed } };
+    this.log(row);
+    return row;
+  }
+
+  /**
+   * The Node floor (baseline/node-net-http-client.ts): a closed loop of `conns` users on `node:net`
+   * alone, `requests` whole responses, kept-alive or a new connection each; its CPU over the run
+   * window, as the agent's is.
+   */
+  async nodeFloor(who: string, run: number, url: string, conns: number, requests: number, keepAlive: boolean): Promise<Row> {
+    const args = [
+      process.execPath,
+      "--import",
+      "tsx",
+      "bench/baseline/node-net-http-client.ts",
+      url,
+      String(conns),
+      String(requests),
+      keepAlive ? "keep-alive" : "close",
+    ];
+    const p = spawnPinned(1, [...TIME, ...args], { limitMs: 120_000 });
+    const code = await p.exited;
+    if (code !== 0) throw new Error(`${who} exited ${code}: ${p.stderr().slice(-300)}`);
+    const out = JSON.parse(p.stdout().trim().split("\n").pop()!) as { requests: number; failed: number; rps: number; cpuSeconds: number };
+    const row: Row = {
+      who,
+      run,
+      requests: out.requests,
+      cpu: out.cpuSeconds,
+      per100k: (out.cpuSeconds * 100_000) / out.requests,
+      rps: out.rps,
+      whole: timeLine(p.stderr()),
+      extra: { failed: out.failed },
+    };
     this.log(row);
     return row;
   }
