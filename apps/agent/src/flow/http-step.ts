@@ -1,6 +1,6 @@
 import { compileJsonPath, compileText, compileValue, type CaptureSource, type HttpRequest, type TemplateContext } from "@volley/contracts";
 import type { LookupFunction } from "node:net";
-import type { Agent } from "undici";
+import type { Agent, request } from "undici";
 import { redirectDetail } from "../drivers/http-errors";
 
 /** Cookies a connection was given, by name (sent back on its later requests and its connect). */
@@ -41,23 +41,25 @@ export interface CompiledRequest {
  * users plan with no HTTP step never parses it, and an engine thread starts without it.
  */
 export class FlowDispatcher {
-  private agent: Promise<Agent> | undefined;
+  private client: Promise<{ agent: Agent; request: typeof request }> | undefined;
 
   constructor(
     private readonly lookup: LookupFunction | undefined,
     private readonly timeoutMs: number,
   ) {}
 
-  get(): Promise<Agent> {
+  /** The shard's agent and undici's `request`, loaded once (every request after the first awaits a settled promise). */
+  get(): Promise<{ agent: Agent; request: typeof request }> {
     const { lookup, timeoutMs } = this;
-    this.agent ??= import("undici").then(
-      ({ Agent }) => new Agent({ connect: { timeout: timeoutMs, ...(lookup ? { lookup } : {}) }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs }),
-    );
-    return this.agent;
+    this.client ??= import("undici").then(({ Agent, request }) => ({
+      agent: new Agent({ connect: { timeout: timeoutMs, ...(lookup ? { lookup } : {}) }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs }),
+      request,
+    }));
+    return this.client;
   }
 
   async close(): Promise<void> {
-    if (this.agent) await (await this.agent).close();
+    if (this.client) await (await this.client).agent.close();
   }
 }
 
@@ -92,7 +94,7 @@ export function compileRequest(
         h["content-type"] ??= "application/json";
       } else if (body) payload = body(ctx);
       const target = new URL(url(ctx), base);
-      const [{ request }, agent] = await Promise.all([import("undici"), dispatcher.get()]);
+      const { request, agent } = await dispatcher.get();
       const res = await request(target, { method: req.method, headers: h, body: payload, dispatcher: agent });
       const text = await res.body.text();
       takeCookies(jar, res.headers["set-cookie"]);
