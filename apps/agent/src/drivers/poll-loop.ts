@@ -2,7 +2,8 @@ import type { Pool } from "undici";
 import { ConnectError, type ErrorClass } from "./connect-error";
 import { ConnectionBase } from "./connection-base";
 import type { ConnectOptions, Connection, PollOut, PollSource } from "./driver";
-import { classifyHttpError, connectionPool, pathOf, redirectDetail, withHeaders } from "./http-common";
+import { connectionPool } from "./connection-pool";
+import { classifyHttpError, pathOf, redirectDetail, withHeaders } from "./http-common";
 
 type EventCb = (event: string | undefined, data: unknown) => void;
 

@@ -4,7 +4,8 @@ import { fetch as undiciFetch, type Pool } from "undici";
 import { ConnectError, type ErrorClass } from "./connect-error";
 import { ConnectionBase } from "./connection-base";
 import type { ConnectOptions, Connection, Driver } from "./driver";
-import { classifyHttpError, connectionPool, isTransportError, pathOf, redirectDetail, withHeaders, withRoom } from "./http-common";
+import { connectionPool } from "./connection-pool";
+import { classifyHttpError, isTransportError, pathOf, redirectDetail, withHeaders, withRoom } from "./http-common";
 import { connectSseStream } from "./sse-stream";
 
 /**

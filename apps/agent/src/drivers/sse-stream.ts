@@ -3,7 +3,8 @@ import type { Readable } from "node:stream";
 import { ConnectError, type ErrorClass } from "./connect-error";
 import { ConnectionBase } from "./connection-base";
 import type { ConnectOptions, Connection } from "./driver";
-import { classifyHttpError, connectionPool, pathOf, redirectDetail, withHeaders } from "./http-common";
+import { connectionPool } from "./connection-pool";
+import { classifyHttpError, pathOf, redirectDetail, withHeaders } from "./http-common";
 
 type EventCb = (event: string | undefined, data: unknown) => void;
 
