@@ -21,19 +21,24 @@ export function RunFilters({
 }) {
   const [f, setF] = useState(value);
   useEffect(() => setF(value), [value]);
-  const set =
-    (k: keyof RunFilterValues, apply = false) =>
-    (e: { target: { value: string } }) => {
-      const next = { ...f, [k]: e.target.value };
-      setF(next);
-      if (apply) onApply(next);
-    };
-  // The form's own fields, not state: a tag typed before hydration is in the DOM but was never seen by onChange.
+  // The form's own fields, not state: a tag typed before hydration is in the DOM but was never seen
+  // by onChange, and a select applied at once takes the search and tag typed beside it.
+  const read = (form: HTMLFormElement): RunFilterValues => {
+    const data = new FormData(form);
+    const field = (k: keyof RunFilterValues) => String(data.get(k) ?? "");
+    return { q: field("q"), planId: field("planId"), status: field("status"), tag: field("tag"), from: field("from"), to: field("to") };
+  };
+  const apply = (form: HTMLFormElement) => {
+    const next = read(form);
+    setF(next);
+    onApply(next);
+  };
+  const change = (e: { currentTarget: { form: HTMLFormElement | null } }) => {
+    if (e.currentTarget.form) apply(e.currentTarget.form);
+  };
   const submit = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
-    const data = new FormData(e.currentTarget);
-    const read = (k: keyof RunFilterValues) => String(data.get(k) ?? "");
-    onApply({ q: read("q"), planId: read("planId"), status: read("status"), tag: read("tag"), from: read("from"), to: read("to") });
+    apply(e.currentTarget);
   };
   const any = Object.values(f).some(Boolean);
   return (
@@ -41,7 +46,7 @@ export function RunFilters({
       {/* Text fields uncontrolled (read from the form on submit, reset by their key when the applied filters change): a
           controlled field hydrating after the user typed put its empty state back, and Filter then applied no tag. */}
       <input key={`q:${value.q}`} type="search" name="q" defaultValue={value.q} placeholder="Search name or id" aria-label="Search runs by name or id" />
-      <select name="planId" value={f.planId} onChange={set("planId", true)} aria-label="Plan">
+      <select name="planId" value={f.planId} onChange={change} aria-label="Plan">
         <option value="">Any plan</option>
         {plans.map((p) => (
           <option key={p.id} value={p.id}>
@@ -49,7 +54,7 @@ export function RunFilters({
           </option>
         ))}
       </select>
-      <select name="status" value={f.status} onChange={set("status", true)} aria-label="Status">
+      <select name="status" value={f.status} onChange={change} aria-label="Status">
         <option value="">Any status</option>
         {runStatusSchema.options.map((s) => (
           <option key={s} value={s}>
@@ -59,10 +64,10 @@ export function RunFilters({
       </select>
       <input key={`tag:${value.tag}`} type="text" name="tag" defaultValue={value.tag} placeholder="Tag" aria-label="Tag" size={10} />
       <label className="small muted">
-        from <input type="date" name="from" value={f.from} onChange={set("from", true)} aria-label="Created from" />
+        from <input type="date" name="from" value={f.from} onChange={change} aria-label="Created from" />
       </label>
       <label className="small muted">
-        to <input type="date" name="to" value={f.to} onChange={set("to", true)} aria-label="Created until" />
+        to <input type="date" name="to" value={f.to} onChange={change} aria-label="Created until" />
       </label>
       <button type="submit" className="button">
         Filter
