@@ -27,7 +27,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { ensureAutocannon } from "./lib/autocannon";
-import { HttpPeers, httpPlan, loadAverage, timeLine } from "./lib/http-peers";
+import { HttpPeers, httpPlan, loadAverage } from "./lib/http-peers";
 import { spawnPinned } from "./lib/spawn-pinned";
 
 const RUNS = Math.max(1, Math.min(9, Number(process.argv[2] ?? 3)));
@@ -65,16 +65,7 @@ async function autocannon(run: number, who = "autocannon", rate = KA.rate, amoun
   );
   await p.exited;
   const r = JSON.parse(p.stdout().trim().split("\n").pop()!) as { received: number; cpuSeconds: number; rps: number; non2xx: number; errors: number };
-  peers.log({
-    who,
-    run,
-    requests: r.received,
-    cpu: r.cpuSeconds,
-    per100k: (r.cpuSeconds * 100_000) / r.received,
-    rps: r.rps,
-    whole: timeLine(p.stderr()),
-    extra: { non2xx: r.non2xx, errors: r.errors },
-  });
+  peers.fromReport(who, run, { requests: r.received, rps: r.rps, cpuSeconds: r.cpuSeconds }, p.stderr(), { non2xx: r.non2xx, errors: r.errors });
 }
 
 const agent = (who: string, run: number, yaml: string) => peers.agent(who, run, yaml);

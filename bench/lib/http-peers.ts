@@ -140,15 +140,20 @@ export class HttpPeers {
     const code = await p.exited;
     if (code !== 0) throw new Error(`${who} exited ${code}: ${p.stderr().slice(-300)}`);
     const out = JSON.parse(p.stdout().trim().split("\n").pop()!) as { requests: number; failed: number; rps: number; cpuSeconds: number };
+    return this.fromReport(who, run, out, p.stderr(), { failed: out.failed });
+  }
+
+  /** A row from a Node client's own report (its CPU over its run window), logged. */
+  fromReport(who: string, run: number, r: { requests: number; rps: number; cpuSeconds: number }, stderr: string, extra: Record<string, unknown>): Row {
     const row: Row = {
       who,
       run,
-      requests: out.requests,
-      cpu: out.cpuSeconds,
-      per100k: (out.cpuSeconds * 100_000) / out.requests,
-      rps: out.rps,
-      whole: timeLine(p.stderr()),
-      extra: { failed: out.failed },
+      requests: r.requests,
+      cpu: r.cpuSeconds,
+      per100k: (r.cpuSeconds * 100_000) / r.requests,
+      rps: r.rps,
+      whole: timeLine(stderr),
+      extra,
     };
     this.log(row);
     return row;

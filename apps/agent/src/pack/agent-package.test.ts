@@ -11,14 +11,23 @@ const out = mkdtempSync(path.join(tmpdir(), "volley-agent-pack-test-"));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
 describe("the packed agent", () => {
-  it("is one bundled bin plus a package.json naming only npm dependencies, pinned, with its sha256 beside it", async () => {
+  it("is a bundle (split at its dynamic imports), its bin and a package.json naming only npm dependencies, pinned, with its sha256 beside it", async () => {
     const { tarball, sha256 } = await packAgent(out);
     expect(path.basename(tarball)).toBe("volley-agent.tgz");
     expect(createHash("sha256").update(readFileSync(tarball)).digest("hex")).toBe(sha256);
     expect(readFileSync(`${tarball}.sha256`, "utf8")).toBe(`${sha256}  volley-agent.tgz\n`);
 
     const list = spawnSync("tar", ["tzf", tarball], { encoding: "utf8" });
-    expect(list.stdout.trim().split("\n").sort()).toEqual(["package/bin/volley-agent.js", "package/package.json"]);
+    const files = list.stdout.trim().split("\n").sort();
+    // The bundle's entry and the chunks it loads on first use (split at its dynamic imports).
+    const chunks = files.filter((f) => /^package\/lib\/volley-agent-[A-Z0-9]+\.mjs$/.test(f));
+    expect(chunks.length).toBeGreaterThan(0);
+    expect(files.filter((f) => !chunks.includes(f))).toEqual([
+      "package/bin/v8-flags.mjs",
+      "package/bin/volley-agent.js",
+      "package/lib/volley-agent.mjs",
+      "package/package.json",
+    ]);
     const extract = spawnSync("tar", ["xzf", tarball, "-C", out], { encoding: "utf8" });
     expect(extract.status, extract.stderr).toBe(0);
     const manifest = JSON.parse(readFileSync(path.join(out, "package", "package.json"), "utf8")) as {
@@ -37,7 +46,10 @@ describe("the packed agent", () => {
 
     const bin = readFileSync(path.join(out, "package", "bin", "volley-agent.js"), "utf8");
     expect(bin.startsWith("#!/usr/bin/env node\n")).toBe(true);
-    expect(bin).not.toMatch(/from "@volley\//);
-    expect(spawnSync(process.execPath, ["--check", path.join(out, "package", "bin", "volley-agent.js")]).status).toBe(0);
+    const bundle = readFileSync(path.join(out, "package", "lib", "volley-agent.mjs"), "utf8");
+    expect(bundle).not.toMatch(/from "@volley\//);
+    expect(chunks.every((c) => !readFileSync(path.join(out, c), "utf8").match(/from "@volley\//))).toBe(true);
+    for (const file of ["bin/volley-agent.js", "bin/v8-flags.mjs", "lib/volley-agent.mjs"])
+      expect(spawnSync(process.execPath, ["--check", path.join(out, "package", file)]).status, file).toBe(0);
   }, 60_000);
 });

@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -57,7 +57,7 @@ export interface PackedAgent {
 
 /**
  * Packs the agent for hosts that have only Node: apps/agent and the workspaces it uses bundled
- * into one ES module (esbuild, the same compiler tsx runs), a package.json naming only the real
+ * into one ES module (lib/, started by a small bin) (esbuild, the same compiler tsx runs), a package.json naming only the real
  * npm dependencies, packed by `npm pack` into `<outDir>/volley-agent.tgz`, with its SHA-256 in
  * `volley-agent.tgz.sha256` (sha256sum format). Web serves both; the installer and the agent image
  * install from them, so an agent host needs nothing from the npm registry but third-party packages.
@@ -68,8 +68,20 @@ export async function packAgent(outDir: string): Promise<PackedAgent> {
   const stage = mkdtempSync(path.join(tmpdir(), "volley-agent-pack-"));
   try {
     mkdirSync(path.join(stage, "bin"));
+    mkdirSync(path.join(stage, "lib"));
+    await bundleNodeApp({
+      entry: path.join(AGENT_DIR, "src", "main.ts"),
+      outfile: path.join(stage, "lib", "volley-agent.mjs"),
+      external: Object.keys(dependencies),
+      compact: true,
+      // As the repo's bin: a process loads only what its role needs (an engine thread not the CLI or hub link).
+      splitting: true,
+    });
+    // The bin sets the agent's V8 flags (bin/v8-flags.mjs, as the repo's bin does) before the
+    // bundle and its dependencies load, which is why the bundle is imported, not the bin itself.
+    copyFileSync(path.join(AGENT_DIR, "bin", "v8-flags.mjs"), path.join(stage, "bin", "v8-flags.mjs"));
     const bin = path.join(stage, "bin", "volley-agent.js");
-    await bundleNodeApp({ entry: path.join(AGENT_DIR, "src", "main.ts"), outfile: bin, external: Object.keys(dependencies), shebang: true, compact: true });
+    writeFileSync(bin, '#!/usr/bin/env node\nimport "./v8-flags.mjs";\n\nawait import("../lib/volley-agent.mjs");\n');
     chmodSync(bin, 0o755);
     writeFileSync(
       path.join(stage, "package.json"),

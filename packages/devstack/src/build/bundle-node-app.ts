@@ -14,8 +14,6 @@ export interface BundleOptions {
   outfile: string;
   /** Packages left to node_modules at run time (besides the optional ones above). */
   external?: string[];
-  /** A first line, e.g. a shebang. */
-  shebang?: boolean;
   /**
    * Whitespace and comments left out (names kept, so stack traces still read). V8 keeps a module's
    * whole source in memory for lazy compilation, and one non-ASCII character in a comment makes it
@@ -38,7 +36,7 @@ export type BundleInputs = string[];
  * what its image runs instead of TypeScript through tsx, so no dev dependency is needed at run
  * time. CommonJS dependencies inside get a `require` (createRequire), as they expect.
  */
-export async function bundleNodeApp({ entry, outfile, external = [], shebang = false, compact = false, splitting = false }: BundleOptions): Promise<BundleInputs> {
+export async function bundleNodeApp({ entry, outfile, external = [], compact = false, splitting = false }: BundleOptions): Promise<BundleInputs> {
   const requireShim = "import { createRequire as __volleyCreateRequire } from 'node:module'; const require = __volleyCreateRequire(import.meta.url);";
   const dir = path.dirname(outfile);
   const ext = path.extname(outfile);
@@ -58,7 +56,7 @@ export async function bundleNodeApp({ entry, outfile, external = [], shebang = f
     format: "esm",
     target: "node20",
     external: [...OPTIONAL, ...external],
-    banner: { js: shebang ? `#!/usr/bin/env node\n${requireShim}` : requireShim },
+    banner: { js: requireShim },
     logLevel: "warning",
     legalComments: "none",
     minifyWhitespace: compact,
