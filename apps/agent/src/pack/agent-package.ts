@@ -57,7 +57,8 @@ export interface PackedAgent {
 
 /**
  * Packs the agent for hosts that have only Node: apps/agent and the workspaces it uses bundled
- * into one ES module (lib/, started by a small bin) (esbuild, the same compiler tsx runs), a package.json naming only the real
+ * into ES modules in lib/ (esbuild, the same compiler tsx runs: an entry and the chunks it loads on
+ * first use), started by a small bin that sets the agent's V8 flags first; a package.json naming only the real
  * npm dependencies, packed by `npm pack` into `<outDir>/volley-agent.tgz`, with its SHA-256 in
  * `volley-agent.tgz.sha256` (sha256sum format). Web serves both; the installer and the agent image
  * install from them, so an agent host needs nothing from the npm registry but third-party packages.

@@ -8,7 +8,7 @@ import { findRepoFile } from "../http/repo-file";
 /** Where `npm run pack -w @volley/agent` (apps/agent/src/pack) writes the agent package, from the repository root. */
 const TARBALL = join("apps", "agent", "dist", "volley-agent.tgz");
 /** What the package is built from: a newer file here means the tarball is stale. */
-const SOURCES = [join("apps", "agent", "src"), join("apps", "agent", "package.json"), join("packages", "contracts", "src"), join("packages", "metrics", "src")];
+const SOURCES = [join("apps", "agent", "src"), join("apps", "agent", "bin", "v8-flags.mjs"), join("apps", "agent", "package.json"), join("packages", "contracts", "src"), join("packages", "metrics", "src")];
 const PACK_SCRIPT = join("apps", "agent", "src", "pack", "pack-agent.ts");
 const BUILD_TIMEOUT_MS = 120_000;
 
