@@ -119,10 +119,16 @@ describe.skipIf(!hasChromium)("baselines, compare and trend in Chromium", () => 
 
     // The runs list filtered by tag shows the tagged run only.
     await page.goto(`${stack.webUrl}/`);
-    // A select applies at once, and takes the tag typed beside it (not only the Filter button does).
     await page.getByLabel("Tag").fill("slow-server");
+    await page.getByRole("button", { name: "Filter" }).click();
+    await page.waitForURL(/tag=slow-server/);
+    await expect.poll(() => page.locator(".runs-table tbody tr").count()).toBe(1);
+    // A select applies at once, and takes the search typed beside it (not the last applied one).
+    await page.getByLabel("Search runs by name or id").fill(regressed);
     await page.getByLabel("Plan").selectOption(planId);
-    await page.waitForURL((u) => u.searchParams.get("tag") === "slow-server" && u.searchParams.get("planId") === planId);
+    await page.waitForURL(
+      (u) => u.searchParams.get("tag") === "slow-server" && u.searchParams.get("planId") === planId && u.searchParams.get("q") === regressed,
+    );
     await expect.poll(() => page.locator(".runs-table tbody tr").count()).toBe(1);
     expect(await page.locator(".runs-table tbody").innerText()).toContain(regressed);
     await shot("04-runs-filtered");
