@@ -25,7 +25,11 @@
  * latency minus hold p50 ≤ 0.25 ms and p99 ≤ 1 ms, closer than the baseline and Artillery; CPU per
  * 100k round trips ≤ 1.0× the baseline's. Median of RUNS rounds.
  *
- *   node --import tsx bench/send-lag.ts [runs=3] [all|held|fast] [artillery|no-artillery]
+ * A fifth argument names another build of the agent's bundle (a copy of apps/agent/dist's
+ * volley-agent.mjs and its chunks, say from before a change): it runs in every round beside the
+ * working tree's, as "volley-agent run (other build)", for a before/after in one invocation.
+ *
+ *   node --import tsx bench/send-lag.ts [runs=3] [all|held|fast] [artillery|no-artillery] [other bundle]
  */
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -38,6 +42,8 @@ const RUNS = Math.max(1, Math.min(9, Number(process.argv[2] ?? 3)));
 const WHAT = process.argv[3] ?? "all";
 if (!["all", "held", "fast", "start"].includes(WHAT)) throw new Error(`second argument must be all, held, fast or start (got ${WHAT})`);
 const ARTILLERY = (process.argv[4] ?? "artillery") === "artillery";
+const OTHER_BUNDLE = process.argv[5] ? path.resolve(process.argv[5]) : undefined;
+const OTHER = "volley-agent run (other build)";
 
 const SHAPES = {
   held: { conns: 50, rate: 20, seconds: 20, holdMs: 25 },
@@ -62,6 +68,8 @@ interface Row {
   latency: { p50: number; p99: number };
   sendLag?: { p50: number; p99: number };
   cpuPer100k?: number;
+  /** Context switches (voluntary + involuntary, every thread, the whole process) per round trip: the wake-ups a send and its reply cost. */
+  switchesPerRoundTrip?: number;
   saturated?: number;
   hold?: Hold;
   /** The agent's own intervals: the first one's and the later full ones'. */
@@ -119,6 +127,13 @@ function intervalsOf(file: string): Intervals {
   };
 }
 
+/** GNU time's counts of the process's context switches (all threads, start to exit), on its last stderr line. */
+const SWITCHES = ["/usr/bin/time", "-f", "switches %w %c"];
+function switchesOf(stderr: string): number {
+  const m = /switches (\d+) (\d+)\s*$/.exec(stderr);
+  return m ? Number(m[1]) + Number(m[2]) : Number.NaN;
+}
+
 const dir = mkdtempSync(path.join(tmpdir(), "volley-send-lag-"));
 const statsUrlOf = (url: string) => url.replace(/^ws:/, "http:").replace(/\/echo$/, "/stats");
 const targetUrl = (url: string, holdMs: number) => (holdMs > 0 ? `${url}?delay=${holdMs}` : url);
@@ -139,7 +154,7 @@ async function onFreshTarget(shape: ShapeName, f: (url: string) => Promise<Omit<
   }
 }
 
-async function agent(shape: ShapeName, run: number): Promise<Row> {
+async function agent(shape: ShapeName, run: number, bundle?: string): Promise<Row> {
   const s = SHAPES[shape];
   return onFreshTarget(shape, async (url) => {
     const plan = path.join(dir, `${shape}-${run}.yaml`);
@@ -152,7 +167,9 @@ scenario: { kind: echo, message: { rate: ${s.rate}, bytes: 64 }, duration: ${s.s
 `,
     );
     const frames = path.join(dir, `${shape}-${run}.frames`);
-    const a = spawnPinned(1, [process.execPath, AGENT_BIN, "run", plan, "--json", "--frames", frames]);
+    // Another build runs as the bin runs its own: the V8 settings first, then the bundle.
+    const bin = bundle ? ["--import", "./apps/agent/bin/v8-flags.mjs", bundle] : [AGENT_BIN];
+    const a = spawnPinned(1, [...SWITCHES, process.execPath, ...bin, "run", plan, "--json", "--frames", frames]);
     const code = await a.exited;
     if (code !== 0) throw new Error(`agent exited ${code}: ${a.stderr().slice(-500)}`);
     const out = JSON.parse(a.stdout()) as {
@@ -162,7 +179,7 @@ scenario: { kind: echo, message: { rate: ${s.rate}, bytes: 64 }, duration: ${s.s
       intervals: { saturated: number };
     };
     return {
-      who: "volley-agent run",
+      who: bundle ? OTHER : "volley-agent run",
       shape,
       run,
       sent: out.messages.sent,
@@ -170,6 +187,7 @@ scenario: { kind: echo, message: { rate: ${s.rate}, bytes: 64 }, duration: ${s.s
       latency: out.latency,
       sendLag: out.sendLag,
       cpuPer100k: (agentCpuSeconds(a.stderr()) * 100_000) / Math.max(1, out.messages.received),
+      switchesPerRoundTrip: switchesOf(a.stderr()) / Math.max(1, out.messages.received),
       saturated: out.intervals.saturated,
       intervals: intervalsOf(frames),
     };
@@ -180,6 +198,7 @@ async function baseline(shape: ShapeName, run: number): Promise<Row> {
   const s = SHAPES[shape];
   return onFreshTarget(shape, async (url) => {
     const b = spawnPinned(1, [
+      ...SWITCHES,
       process.execPath,
       "--import",
       "tsx",
@@ -207,6 +226,7 @@ async function baseline(shape: ShapeName, run: number): Promise<Row> {
       latency: out.latency,
       sendLag: out.sendLag,
       cpuPer100k: (out.cpuSeconds * 100_000) / Math.max(1, out.received),
+      switchesPerRoundTrip: switchesOf(b.stderr()) / Math.max(1, out.received),
     };
   });
 }
@@ -238,6 +258,7 @@ const shapes: ShapeName[] = WHAT === "all" ? ["held", "fast"] : [WHAT as ShapeNa
 for (let run = 1; run <= RUNS; run++) {
   for (const shape of shapes) {
     const round = shape === "start" ? [await agent(shape, run)] : [await agent(shape, run), await baseline(shape, run)];
+    if (OTHER_BUNDLE) round.push(await agent(shape, run, OTHER_BUNDLE));
     if (shape === "held" && ARTILLERY) round.push(await artillery(run));
     for (const r of round) {
       const excess = r.hold
@@ -249,7 +270,7 @@ for (let run = 1; run <= RUNS; run++) {
         ? ` | first interval: CPU ${i.first.cpu} %, send lag p99 ${i.first.sendLagP99} / max ${i.first.sendLagMax} ms, saturated ${i.first.saturated}; later full intervals p99 ${i.laterP99} ms; first CPU per send ${i.firstCpuPerSendRatio}× the later; per second p99 ${i.perSecond}`
         : "";
       console.error(
-        `${shape} run ${run}, ${r.who}: latency p50 ${r.latency.p50} / p99 ${r.latency.p99} ms${excess}${lag} | ${r.cpuPer100k?.toFixed(2) ?? "?"} CPU-s per 100k | sent ${r.sent}, received ${r.received}${r.saturated === undefined ? "" : `, saturated ${r.saturated}`}${first}`,
+        `${shape} run ${run}, ${r.who}: latency p50 ${r.latency.p50} / p99 ${r.latency.p99} ms${excess}${lag} | ${r.cpuPer100k?.toFixed(2) ?? "?"} CPU-s per 100k, ${r.switchesPerRoundTrip?.toFixed(2) ?? "?"} context switches per round trip | sent ${r.sent}, received ${r.received}${r.saturated === undefined ? "" : `, saturated ${r.saturated}`}${first}`,
       );
       rows.push(r);
     }
@@ -273,6 +294,7 @@ function summarise(shape: ShapeName, who: string) {
       : {}),
     ...(mine[0]!.sendLag ? { sendLagP50: m((r) => r.sendLag?.p50), sendLagP99: m((r) => r.sendLag?.p99) } : {}),
     cpuPer100k: m((r) => r.cpuPer100k),
+    switchesPerRoundTrip: m((r) => r.switchesPerRoundTrip),
     sent: m((r) => r.sent),
     planned: SHAPES[shape].conns * SHAPES[shape].rate * SHAPES[shape].seconds,
     ...(mine[0]!.saturated === undefined ? {} : { saturatedIntervals: m((r) => r.saturated) }),
@@ -294,9 +316,11 @@ function summarise(shape: ShapeName, who: string) {
 const result = Object.fromEntries(
   shapes.map((shape) => {
     const a = summarise(shape, "volley-agent run")!;
+    const other = summarise(shape, OTHER);
+    const compared = other ? { otherBuild: { bundle: OTHER_BUNDLE, ...other, cpuRatioToThisBuild: r3(other.cpuPer100k / a.cpuPer100k) } } : {};
     if (shape === "start") {
       const clean = rows.filter((r) => r.shape === "start" && !r.intervals?.first.saturated).length;
-      return [shape, { load: SHAPES[shape], agent: a, goals: { firstIntervalNotSaturated: clean === RUNS } }];
+      return [shape, { load: SHAPES[shape], agent: a, ...compared, goals: { firstIntervalNotSaturated: clean === RUNS } }];
     }
     const b = summarise(shape, "baseline ws client")!;
     const art = summarise(shape, "artillery");
@@ -313,7 +337,7 @@ const result = Object.fromEntries(
             ...(art ? { closerThanArtillery: Math.abs(a.excessP50) <= Math.abs(art.excessP50!) && Math.abs(a.excessP99!) <= Math.abs(art.excessP99!) } : {}),
           }),
     };
-    return [shape, { load: SHAPES[shape], agent: a, baseline: b, ...(art ? { artillery: art } : {}), goals }];
+    return [shape, { load: SHAPES[shape], agent: a, ...compared, baseline: b, ...(art ? { artillery: art } : {}), goals }];
   }),
 );
 console.log(JSON.stringify({ runs: RUNS, goal: GOAL, ...result }, null, 2));

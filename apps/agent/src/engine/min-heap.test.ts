@@ -10,11 +10,15 @@ describe("min heap", () => {
     });
     const out: number[] = [];
     while (h.size) {
+      const sorted = h.size >= 2 ? out.length : -1;
       out.push(h.peekKey());
+      if (sorted >= 0) expect(h.peekSecondKey()).toBe([...keys].sort((a, b) => a - b)[sorted + 1]);
       h.pop();
     }
     expect(out).toEqual([...keys].sort((a, b) => a - b));
     expect(h.pop()).toBeUndefined();
     expect(h.peekKey()).toBe(Infinity);
+    h.push(1, 5);
+    expect(h.peekSecondKey()).toBe(Infinity);
   });
 });

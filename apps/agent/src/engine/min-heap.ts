@@ -15,6 +15,12 @@ export class MinHeap {
     return this.keys.length ? this.keys[0]! : Infinity;
   }
 
+  /** The second smallest key (Infinity with fewer than two): one of the root's children. */
+  peekSecondKey(): number {
+    const keys = this.keys;
+    return Math.min(keys[1] ?? Infinity, keys[2] ?? Infinity);
+  }
+
   push(id: number, key: number): void {
     const ids = this.ids,
       keys = this.keys;

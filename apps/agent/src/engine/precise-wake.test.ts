@@ -116,3 +116,50 @@ describe("PreciseWake", () => {
     expect(fired).toEqual([]);
   });
 });
+
+describe("PreciseWake predictions", () => {
+  /** A chain of requests `gapUs` apart, each passing the one after as its prediction (or `wrongBy` off it). */
+  async function chain(n: number, gapUs: number, wrongByUs: number) {
+    const fires: { targetUs: number; atUs: number }[] = [];
+    let target = 0;
+    let done: () => void = () => {};
+    const finished = new Promise<void>((r) => (done = r));
+    const wake = new PreciseWake(monoUs, () => {
+      fires.push({ targetUs: target, atUs: monoUs() });
+      if (fires.length === n) return done();
+      // The next instant is where the last prediction said; predictions are off by wrongByUs.
+      target += gapUs;
+      wake.at(target, target + gapUs + wrongByUs);
+    });
+    open.push(wake);
+    await wake.prepare();
+    // Idle past the first utilisation window (it opens at construction): judged busy, it waits on timers alone.
+    await sleep(120);
+    target = monoUs() + 2_000;
+    wake.at(target, target + gapUs + wrongByUs);
+    await finished;
+    return { fires, signals: wake.signals };
+  }
+
+  it("a request that lands where the last one predicted needs no signal to the sleeper", async () => {
+    const { fires, signals } = await chain(40, 1_500, 0);
+    expect(fires).toHaveLength(40);
+    for (const f of fires) expect(f.atUs).toBeGreaterThanOrEqual(f.targetUs);
+    // The first request signals the parked sleeper; after it, one only when a wake-up came so late
+    // that the prediction had passed (a preempted thread on a busy machine).
+    const late = fires.filter((f) => f.atUs - f.targetUs > 1_000).length;
+    expect(signals).toBeLessThanOrEqual(1 + late);
+    expect(signals).toBeLessThan(10);
+  });
+
+  it.each([
+    ["too early", -600],
+    ["too late", 600],
+  ])("a prediction %s still fires every request once and never before its instant", async (_, wrongByUs) => {
+    const { fires, signals } = await chain(30, 1_500, wrongByUs);
+    expect(fires).toHaveLength(30);
+    for (const f of fires) expect(f.atUs).toBeGreaterThanOrEqual(f.targetUs);
+    // Too late: each request is earlier than where the sleeper looks again, so it is signalled.
+    if (wrongByUs > 0) expect(signals).toBeGreaterThanOrEqual(25);
+  });
+});

@@ -39,14 +39,17 @@ const PARKED = 1;
 
 /**
  * The sleeper thread, as source: it runs from any build (tsx, the esbuild bundle, the packed agent).
- * control[ARMED] counts deadlines written; deadline[0] is the latest (hrtime ms; NaN none, < 0 exit).
- * It sleeps until the deadline, re-reading it at every wake-up (so the engine moves it later for
- * free), posts the deadline's number once it is due and parks until the next is written.
+ * control[ARMED] counts deadlines written; deadline[0] is the latest (hrtime ms; NaN none, < 0 exit),
+ * deadline[1] where the engine expects the one after it (NaN: no prediction). It sleeps until the
+ * deadline, re-reading it at every wake-up (so the engine moves it later for free), and posts the
+ * deadline's number once it is due. Then it sleeps until the prediction, where the engine's next
+ * deadline usually is by then, written without a signal; it parks (until signalled) once nothing
+ * new was written by the prediction, or without one.
  */
 const SLEEPER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
 const control = new Int32Array(workerData, 0, 2);
-const deadline = new Float64Array(workerData, 8, 1);
+const deadline = new Float64Array(workerData, 8, 2);
 const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
 let posted = -1;
 for (;;) {
@@ -55,6 +58,8 @@ for (;;) {
   if (at < 0) break;
   const now = nowMs();
   if (at !== at || armed === posted) {
+    const then = deadline[1];
+    if (armed === posted && then > now) { Atomics.wait(control, ${ARMED}, armed, then - now); continue; }
     Atomics.store(control, ${PARKED}, 1);
     Atomics.wait(control, ${ARMED}, armed);
     Atomics.store(control, ${PARKED}, 0);
@@ -82,10 +87,10 @@ const idle: Sleeper[] = [];
 const MAX_IDLE = 1;
 
 function startSleeper(): Sleeper {
-  const shared = new SharedArrayBuffer(16);
+  const shared = new SharedArrayBuffer(24);
   const worker = new Worker(SLEEPER_SOURCE, { eval: true, workerData: shared, stdout: false, stderr: false });
-  const sleeper: Sleeper = { worker, control: new Int32Array(shared, 0, 2), deadline: new Float64Array(shared, 8, 1), online: Promise.resolve(), dead: false };
-  sleeper.deadline[0] = Number.NaN;
+  const sleeper: Sleeper = { worker, control: new Int32Array(shared, 0, 2), deadline: new Float64Array(shared, 8, 2), online: Promise.resolve(), dead: false };
+  sleeper.deadline.fill(Number.NaN);
   sleeper.online = new Promise<void>((resolve) => {
     worker.once("online", resolve);
     // A sleeper that fails (a worker thread refused by a resource limit) is never handed out again.
@@ -126,7 +131,11 @@ export function prestartSleeper(): Promise<void> {
  * replies that arrive meanwhile are read and timed when they arrive. The sleeper is aimed early by
  * its own measured overshoot and the last few µs are spun, so the wake lands on the instant. The
  * engine signals the sleeper only when it must (a deadline earlier than the sleeper will look again,
- * or a parked sleeper): thread wake-ups are what precision costs.
+ * or a parked sleeper): thread wake-ups are what precision costs. Each request may carry the engine's
+ * prediction of the one after it (the next send after the next): the sleeper, once it has posted,
+ * looks again at that instant's aim, so a next request that lands where predicted needs no signal
+ * (a signal wakes the parked sleeper, which on a shared core also preempts the engine: both threads
+ * pay a context switch, twice per send without it).
  */
 export class PreciseWake {
   private sleeper: Sleeper | undefined;
@@ -138,6 +147,11 @@ export class PreciseWake {
   private aimedUs = 0;
   private lastWokenUs = -Infinity;
   private targetUs = Number.NaN;
+  /** The current request's prediction of the one after it. */
+  private thenUs = Number.NaN;
+  /** The prediction the sleeper holds with its deadline, and the aim it looks again at once it has posted. */
+  private predictedUs = Number.NaN;
+  private thenAimUs = Number.NaN;
   private earlyUs = INITIAL_EARLY_US;
   private timer: NodeJS.Timeout | undefined;
   private immediate: NodeJS.Immediate | undefined;
@@ -150,6 +164,7 @@ export class PreciseWake {
   private relaxedNow = false;
   private utilisation: EventLoopUtilization = performance.eventLoopUtilization();
   private utilisationAtUs = 0;
+  private signalled = 0;
 
   constructor(
     private readonly monoUs: () => number,
@@ -173,12 +188,21 @@ export class PreciseWake {
     return sleeper.online;
   }
 
-  /** Calls fire once, at `atUs` on the monotonic clock or as soon after as the thread can; replaces any earlier request. */
-  at(atUs: number): void {
+  /** How often the sleeper was signalled (each signal wakes it): what predictions save, for tests. */
+  get signals(): number {
+    return this.signalled;
+  }
+
+  /**
+   * Calls fire once, at `atUs` on the monotonic clock or as soon after as the thread can; replaces any
+   * earlier request. `thenUs` predicts the request that will follow this one (NaN: none): a wrong
+   * prediction costs the sleeper one wake-up (too early) or the signal it would need anyway (too late).
+   */
+  at(atUs: number, thenUs = Number.NaN): void {
     if (this.closed) return;
     this.cancel();
     this.targetUs = atUs;
-    this.arm();
+    this.arm(thenUs);
   }
 
   /** Drops the pending request. The sleeper is not told: a deadline it still holds passes unposted or fires into nothing. */
@@ -205,6 +229,7 @@ export class PreciseWake {
     s.worker.off("message", this.onSleeperMessage);
     s.worker.off("error", this.onSleeperError);
     const keep = !s.dead && idle.length < MAX_IDLE;
+    s.deadline[1] = Number.NaN;
     s.deadline[0] = keep ? Number.NaN : -1;
     Atomics.add(s.control, ARMED, 1);
     Atomics.notify(s.control, ARMED);
@@ -218,8 +243,10 @@ export class PreciseWake {
     if (!Number.isNaN(this.targetUs)) this.arm();
   };
 
-  private arm = (): void => {
+  private arm = (thenUs?: number): void => {
     this.timer = this.immediate = undefined;
+    // A timer's or immediate's re-arm keeps the request's prediction (timers pass no number).
+    if (typeof thenUs === "number") this.thenUs = thenUs;
     const target = this.targetUs;
     if (Number.isNaN(target)) return;
     const now = this.monoUs();
@@ -230,7 +257,9 @@ export class PreciseWake {
       return this.due();
     }
     const coarseOnly = !this.sleeper || this.relaxed(now);
-    if (remaining > COARSE_US || coarseOnly) {
+    // The instant the sleeper will look at anyway, as the last request predicted: no coarse timer, no signal.
+    const predicted = target === this.predictedUs && this.sleeperLooksUs === this.thenAimUs;
+    if ((remaining > COARSE_US && !predicted) || coarseOnly) {
       // Whole ms early, so the coarse timer never overshoots; without the sleeper it is all there is.
       const ms = coarseOnly ? Math.ceil(remaining / 1000) : Math.floor(remaining / 1000) - 2;
       this.timer = setTimeout(this.arm, Math.max(0, ms));
@@ -240,6 +269,7 @@ export class PreciseWake {
       this.immediate = setImmediate(this.arm);
       return;
     }
+    if (predicted) return this.setSleeper(Math.max(this.thenAimUs, now), now);
     // Never sooner than one pace after the last wake-up: what comes due meanwhile waits for it.
     this.setSleeper(Math.max(target - this.earlyUs + LATE_BIAS_US, this.lastWokenUs + this.paceUs, now), now);
   };
@@ -254,6 +284,9 @@ export class PreciseWake {
    * (no flapping at the edge); below that, the least time between wake-ups grows with the load.
    */
   relaxed(nowUs: number): boolean {
+    // The first window opens at construction, so a shard whose set-up kept the thread busy starts
+    // relaxed: judged from its first wait instead, 10,000 msg/s on one core spent its first 100 ms
+    // waking precisely and fell 55 ms behind (bench/send-lag.ts start, Session 24).
     if (nowUs - this.utilisationAtUs >= UTILISATION_EVERY_US) {
       const current = performance.eventLoopUtilization();
       const busy = performance.eventLoopUtilization(current, this.utilisation).utilization;
@@ -273,12 +306,19 @@ export class PreciseWake {
       worker.ref();
     }
     this.aimedUs = aimUs;
-    deadline[0] = hrNowMs() + (aimUs - nowUs) / 1000;
+    const hrNow = hrNowMs();
+    deadline[0] = hrNow + (aimUs - nowUs) / 1000;
+    // Aimed as the engine would aim it now (its overshoot, at least a pace after this wake-up).
+    const then = this.thenUs > this.targetUs && this.thenUs < Infinity ? this.thenUs : Number.NaN;
+    this.predictedUs = then;
+    this.thenAimUs = Number.isNaN(then) ? Number.NaN : Math.max(then - this.earlyUs + LATE_BIAS_US, aimUs + this.paceUs);
+    deadline[1] = Number.isNaN(then) ? Number.NaN : hrNow + (this.thenAimUs - nowUs) / 1000;
     this.armed = Atomics.add(control, ARMED, 1) + 1;
     // The sleeper looks again by sleeperLooksUs: a later deadline it finds then, unsignalled.
     const signal = aimUs < this.sleeperLooksUs || Atomics.load(control, PARKED) === 1;
     this.sleeperLooksUs = Math.max(this.sleeperLooksUs === Infinity ? aimUs : this.sleeperLooksUs, aimUs);
     if (signal) {
+      this.signalled++;
       this.sleeperLooksUs = aimUs;
       Atomics.notify(control, ARMED);
     }
@@ -288,8 +328,8 @@ export class PreciseWake {
     if (armed !== this.armed) return;
     const now = this.monoUs();
     this.lastWokenUs = now;
-    // It parks until signalled: a timed wait costs more than a signal.
-    this.sleeperLooksUs = Infinity;
+    // It looks again at the prediction's aim, or parks until signalled (a prediction already past).
+    this.sleeperLooksUs = this.thenAimUs > now ? this.thenAimUs : Infinity;
     // Aim the sleeper early by its usual overshoot, a moving average, so one preempted wake-up
     // does not move the aim far.
     this.earlyUs = Math.min(MAX_EARLY_US, Math.max(0, this.earlyUs + 0.1 * (now - this.aimedUs - this.earlyUs)));

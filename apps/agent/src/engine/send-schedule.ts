@@ -186,4 +186,16 @@ export class SendSchedule {
   nextDue(): number {
     return Math.min(this.heap.peekKey(), this.aggDue);
   }
+
+  /**
+   * The intended time after nextDue's, as far as it is known now (a prediction for the engine's
+   * waker: a Poisson aggregate's next gap is not drawn yet, and a heap entry may be stale).
+   */
+  afterNextDue(): number {
+    const aggAfter = this.aggDue === Infinity || !this.arrival.pure ? Infinity : this.arrival.next(this.aggK + 1, this.aggT0, this.aggDue);
+    const heapFirst = this.heap.peekKey();
+    const heapSecond = this.heap.peekSecondKey();
+    if (heapFirst <= this.aggDue) return Math.min(heapSecond, this.aggDue);
+    return Math.min(heapFirst, aggAfter);
+  }
 }

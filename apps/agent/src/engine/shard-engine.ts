@@ -23,6 +23,7 @@ import { ConnectFailures } from "./connect-failures";
 import { LivePopulation } from "./live-population";
 import { closeText, connectErrorText } from "./error-text";
 import { PreciseWake } from "./precise-wake";
+import { SoonestTwo } from "./soonest-two";
 import type { LiveRate } from "./rate-feed";
 import { scenarioRoles, type ScenarioRoles } from "./scenario-roles";
 import { SendSchedule } from "./send-schedule";
@@ -131,6 +132,7 @@ export class ShardEngine {
   private readonly sink: SlotSink;
   /** Wakes the engine for its start instant, then for each next due moment (a send, a frame, a deadline). */
   private readonly wakeAt: PreciseWake;
+  private readonly soonest = new SoonestTwo();
   private onWake: () => void = () => {};
   /** When the next tick is due: an event arriving later runs it right after its I/O, ahead of the wake-up. */
   private nextTickUs = Infinity;
@@ -386,23 +388,25 @@ export class ShardEngine {
 
   private scheduleNext(now: number): void {
     // Slots due before the end count even after it (drained waits for them), so they always wake the loop.
-    let next = Math.min(
-      this.frames.nextUs,
-      this.accounting.nextDeadline(),
-      this.schedule.nextDue(),
-      this.sweep?.nextDue() ?? Infinity,
-      this.closed?.nextDue() ?? Infinity,
-    );
-    if (this.rateChange) next = Math.min(next, this.rateChange.atUs);
-    if (this.connectionsChange) next = Math.min(next, this.connectionsChange.atUs);
-    if (this.live) next = Math.min(next, this.live.nextDeadline());
+    // The second soonest predicts the wake-up after this one (usually the next send after the next).
+    const soonest = this.soonest
+      .reset()
+      .add(this.frames.nextUs)
+      .add(this.accounting.nextDeadline())
+      .add(this.schedule.nextDue())
+      .add(this.schedule.afterNextDue())
+      .add(this.sweep?.nextDue() ?? Infinity)
+      .add(this.closed?.nextDue() ?? Infinity);
+    if (this.rateChange) soonest.add(this.rateChange.atUs);
+    if (this.connectionsChange) soonest.add(this.connectionsChange.atUs);
+    if (this.live) soonest.add(this.live.nextDeadline());
     if (now < this.endUs) {
-      next = Math.min(next, this.endUs);
-      if (this.live && this.attempts < this.live.limit) next = Math.min(next, this.live.attemptAt(this.attempts));
+      soonest.add(this.endUs);
+      if (this.live && this.attempts < this.live.limit) soonest.add(this.live.attemptAt(this.attempts));
     }
-    if (this.stages) next = Math.min(next, this.stages.nextDeadline(this.t0, now));
-    this.nextTickUs = next;
-    this.wakeAt.at(next);
+    if (this.stages) soonest.add(this.stages.nextDeadline(this.t0, now));
+    this.nextTickUs = soonest.first;
+    this.wakeAt.at(soonest.first, soonest.second);
   }
 
   private attempt(id: number): void {

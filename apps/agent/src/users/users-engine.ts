@@ -14,6 +14,7 @@ import { scenarioRoles } from "../engine/scenario-roles";
 import { ShardAccounting } from "../engine/shard-accounting";
 import { abortReason } from "../engine/shard-engine";
 import { ShardFrames } from "../engine/shard-frames";
+import { SoonestTwo } from "../engine/soonest-two";
 import { SweepStepper } from "../engine/sweep-stepper";
 import { sourceAddressFor } from "../engine/source-addresses";
 import { refusedTarget } from "../engine/target-guard";
@@ -65,6 +66,7 @@ export class UsersEngine {
   private readonly dispatcher: FlowDispatcher;
   /** Pending step instants: timer id → its resolve, ordered by due time. */
   private readonly timers = new MinHeap();
+  private readonly soonest = new SoonestTwo();
   private readonly resolvers = new Map<number, () => void>();
   private nextTimer = 0;
   private readonly free: number[];
@@ -274,9 +276,10 @@ export class UsersEngine {
     if (this.nextArrivalUs < this.armedUs) this.arm(Math.max(now, this.nextArrivalUs));
   };
 
-  private arm(atUs: number): void {
+  /** `thenUs` predicts the wake-up after this one, for the waker (see PreciseWake.at). */
+  private arm(atUs: number, thenUs = Number.NaN): void {
     this.armedUs = atUs;
-    this.wake.at(atUs);
+    this.wake.at(atUs, thenUs);
   }
 
   private tick(): void {
@@ -302,12 +305,12 @@ export class UsersEngine {
     }
     if (now >= this.hardEndUs) return this.finish("completed");
     if (now >= this.endUs && this.users.size === 0) return this.finishAfter(this.connectStatus());
-    let next = Math.min(this.frames.nextUs, this.timers.peekKey(), this.hardEndUs);
-    if (this.nextArrivalUs < this.endUs) next = Math.min(next, this.nextArrivalUs);
-    else if (now < this.endUs) next = Math.min(next, this.endUs);
+    const soonest = this.soonest.reset().add(this.frames.nextUs).add(this.timers.peekKey()).add(this.timers.peekSecondKey()).add(this.hardEndUs);
+    if (this.nextArrivalUs < this.endUs) soonest.add(this.nextArrivalUs);
+    else if (now < this.endUs) soonest.add(this.endUs);
     // Due already (a step instant passed while this turn ran): the next turn, after I/O, never a nested call.
-    if (next <= this.clock.monoUs()) return void setImmediate(() => this.tick());
-    this.arm(next);
+    if (soonest.first <= this.clock.monoUs()) return void setImmediate(() => this.tick());
+    this.arm(soonest.first, soonest.second);
   }
 
   /** Starts every arrival meant before `limitUs` (µs monotonic). */
