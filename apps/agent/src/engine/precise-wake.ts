@@ -27,6 +27,8 @@ const MAX_EARLY_US = 400;
  * than the send.
  */
 const PACE_US = 60;
+/** How long before its deadline's aim the sleeper may already be past it (the two clocks read µs apart). */
+const POSTED_MARGIN_US = 20;
 /** The event loop's busy share at which the engine stops waking precisely, and below which it starts again (see relaxed()). */
 const RELAX_AT = 0.35;
 const PRECISE_BELOW = 0.2;
@@ -258,7 +260,7 @@ export class PreciseWake {
     }
     const coarseOnly = !this.sleeper || this.relaxed(now);
     // The instant the sleeper will look at anyway, as the last request predicted: no coarse timer, no signal.
-    const predicted = target === this.predictedUs && this.sleeperLooksUs === this.thenAimUs;
+    const predicted = target === this.predictedUs && this.sleeperLooks(now) === this.thenAimUs;
     if ((remaining > COARSE_US && !predicted) || coarseOnly) {
       // Whole ms early, so the coarse timer never overshoots; without the sleeper it is all there is.
       const ms = coarseOnly ? Math.ceil(remaining / 1000) : Math.floor(remaining / 1000) - 2;
@@ -305,6 +307,7 @@ export class PreciseWake {
       this.waiting = true;
       worker.ref();
     }
+    const looks = this.sleeperLooks(nowUs);
     this.aimedUs = aimUs;
     const hrNow = hrNowMs();
     deadline[0] = hrNow + (aimUs - nowUs) / 1000;
@@ -314,14 +317,25 @@ export class PreciseWake {
     this.thenAimUs = Number.isNaN(then) ? Number.NaN : Math.max(then - this.earlyUs + LATE_BIAS_US, aimUs + this.paceUs);
     deadline[1] = Number.isNaN(then) ? Number.NaN : hrNow + (this.thenAimUs - nowUs) / 1000;
     this.armed = Atomics.add(control, ARMED, 1) + 1;
-    // The sleeper looks again by sleeperLooksUs: a later deadline it finds then, unsignalled.
-    const signal = aimUs < this.sleeperLooksUs || Atomics.load(control, PARKED) === 1;
-    this.sleeperLooksUs = Math.max(this.sleeperLooksUs === Infinity ? aimUs : this.sleeperLooksUs, aimUs);
+    // The sleeper looks again by `looks`: a later deadline it finds then, unsignalled.
+    const signal = aimUs < looks || Atomics.load(control, PARKED) === 1;
+    this.sleeperLooksUs = Math.max(looks, aimUs);
     if (signal) {
       this.signalled++;
       this.sleeperLooksUs = aimUs;
       Atomics.notify(control, ARMED);
     }
+  }
+
+  /**
+   * The latest the sleeper looks at its deadline again. Once the last deadline has passed it may
+   * have posted and gone on to sleep until that deadline's prediction, which the engine learns only
+   * when it reads the post: until then a request before the prediction must signal it, or it waits
+   * there (at a shard's start, with the next frame as the prediction, a second).
+   */
+  private sleeperLooks(nowUs: number): number {
+    const mayHavePosted = nowUs >= this.aimedUs - POSTED_MARGIN_US;
+    return mayHavePosted && this.thenAimUs > this.sleeperLooksUs ? this.thenAimUs : this.sleeperLooksUs;
   }
 
   private readonly onSleeperMessage = (armed: number): void => {
