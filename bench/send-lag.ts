@@ -31,7 +31,7 @@
  *
  *   node --import tsx bench/send-lag.ts [runs=3] [all|held|fast] [artillery|no-artillery] [other bundle]
  */
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { decodeHistogram, mergeEncoded } from "@volley/metrics";
@@ -43,6 +43,10 @@ const WHAT = process.argv[3] ?? "all";
 if (!["all", "held", "fast", "start"].includes(WHAT)) throw new Error(`second argument must be all, held, fast or start (got ${WHAT})`);
 const ARTILLERY = (process.argv[4] ?? "artillery") === "artillery";
 const OTHER_BUNDLE = process.argv[5] ? path.resolve(process.argv[5]) : undefined;
+if (OTHER_BUNDLE && !existsSync(OTHER_BUNDLE))
+  throw new Error(
+    `fifth argument: no agent bundle at ${OTHER_BUNDLE}; copy apps/agent/dist (built by npm run setup) inside the repository and name its volley-agent.mjs`,
+  );
 const OTHER = "volley-agent run (other build)";
 
 const SHAPES = {

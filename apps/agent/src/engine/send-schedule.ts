@@ -192,10 +192,9 @@ export class SendSchedule {
    * waker: a Poisson aggregate's next gap is not drawn yet, and a heap entry may be stale).
    */
   afterNextDue(): number {
-    const aggAfter = this.aggDue === Infinity || !this.arrival.pure ? Infinity : this.arrival.next(this.aggK + 1, this.aggT0, this.aggDue);
     const heapFirst = this.heap.peekKey();
-    const heapSecond = this.heap.peekSecondKey();
-    if (heapFirst <= this.aggDue) return Math.min(heapSecond, this.aggDue);
-    return Math.min(heapFirst, aggAfter);
+    if (heapFirst <= this.aggDue) return Math.min(this.heap.peekSecondKey(), this.aggDue);
+    // The aggregate's slot is next (so it is finite): the one after is the heap's first or its own next.
+    return Math.min(heapFirst, this.arrival.pure ? this.arrival.next(this.aggK + 1, this.aggT0, this.aggDue) : Infinity);
   }
 }
